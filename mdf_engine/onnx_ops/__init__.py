@@ -1,0 +1,71 @@
+"""``onnx::`` operators: Numba kernels with their ONNX schemas, and the ONNX-style call.
+
+Each family of operators lives in its own module here (``elementwise``, ``conv``, ...) and
+registers its kernels into :data:`mdf_engine.registry.REGISTRY` with the ``register`` decorator
+(namespace ``onnx``, or ``onnx-legacy``/``onnx-exp``/``onnx-mod`` for the early, experimental and
+modified sets). Importing this package imports every family module.
+
+Public calls::
+
+    run(op_type, inputs, attributes=None, opset=None) -> list[np.ndarray]
+    names() -> list[str]            # "Add", "Conv", ... (bare op names)
+    schema(op_type, opset=None) -> OpSchema
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..registry import REGISTRY, OpSchema, register
+
+__all__ = ["run", "names", "schema", "onnx_op", "DEFAULT_OPSET"]
+
+#: Operators are evaluated with the newest registered version unless an opset is given.
+DEFAULT_OPSET: int | None = None
+
+
+def onnx_op(op: str, **kw: Any):
+    """``register`` for the standard ``onnx`` namespace (see :func:`mdf_engine.registry.register`)."""
+    return register("onnx", op, **kw)
+
+
+def _load_families() -> None:
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def schema(op_type: str, opset: int | None = None) -> OpSchema:
+    """The registered schema of ``op_type`` (bare ONNX name or ``onnx::Name``) at ``opset``."""
+    name = op_type if "::" in op_type else "onnx::" + op_type
+    return REGISTRY.lookup(name, opset)
+
+
+def run(
+    op_type: str,
+    inputs: Sequence[Any],
+    attributes: Mapping[str, Any] | None = None,
+    opset: int | None = None,
+) -> list[Any]:
+    """Run one operator ONNX-style: positional inputs (``None`` = omitted optional input),
+    attributes by name; returns the outputs as a list."""
+    sch = schema(op_type, opset if opset is not None else DEFAULT_OPSET)
+    return list(sch.call(list(inputs), attributes))
+
+
+def names() -> list[str]:
+    """Bare names of every registered standard ``onnx::`` operator."""
+    return sorted(n.split("::", 1)[1] for n in REGISTRY.names("onnx"))
+
+
+def as_array(x: Any) -> np.ndarray:
+    """An input as an ndarray (Python scalars become 0-d arrays, never (1,))."""
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
+
+
+_load_families()

@@ -1,0 +1,139 @@
+"""ONNX backend node test cases as plain data, for the conformance tests of ``onnx_ops``.
+
+The oracle is the ONNX package's own ``onnx.backend.test.case.node.collect_testcases()``: each
+single-node case gives the node (op, attributes, which inputs are omitted), the opset it is
+stamped with, input arrays and expected output arrays. Nothing here computes an expected value.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SKIPS_FILE = Path(__file__).parent / "data" / "onnx_conformance_skips.tsv"
+
+
+@dataclass
+class NodeCase:
+    name: str
+    op: str
+    domain: str
+    opset: int
+    attributes: dict[str, Any]
+    inputs: list[Any]          # None for an omitted optional input
+    expected: list[Any]        # None for an output the node does not produce
+    rtol: float
+    atol: float
+
+
+def _attr_value(a) -> Any:
+    from onnx import AttributeProto, helper, numpy_helper
+
+    if a.type == AttributeProto.TENSOR:
+        return numpy_helper.to_array(a.t)
+    if a.type == AttributeProto.TENSORS:
+        return [numpy_helper.to_array(t) for t in a.tensors]
+    v = helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8")
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [x.decode("utf-8") for x in v]
+    return v  # GraphProto stays a GraphProto
+
+
+def _to_numpy(x) -> Any:
+    if isinstance(x, np.ndarray) or x is None:
+        return x
+    if isinstance(x, list):
+        return [_to_numpy(e) for e in x]
+    return np.asarray(x)
+
+
+@functools.lru_cache(maxsize=1)
+def node_cases() -> tuple[NodeCase, ...]:
+    """Every single-node case of the ONNX package, converted once per process."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from onnx.backend.test.case.node import collect_testcases
+
+        raw = collect_testcases()
+    out = []
+    for c in raw:
+        g = c.model.graph
+        if len(g.node) != 1 or not c.data_sets:
+            continue
+        node = g.node[0]
+        opset = max(
+            (o.version for o in c.model.opset_import if o.domain in ("", node.domain)), default=0
+        )
+        graph_inputs = [i.name for i in g.input]
+        feeds = dict(zip(graph_inputs, c.data_sets[0][0]))
+        inputs = [(_to_numpy(feeds[n]) if n else None) for n in node.input]
+        outs = dict(zip([o.name for o in g.output], c.data_sets[0][1]))
+        expected = [(_to_numpy(outs[n]) if n in outs else None) for n in node.output]
+        out.append(
+            NodeCase(
+                name=c.name,
+                op=node.op_type,
+                domain=node.domain,
+                opset=opset,
+                attributes={a.name: _attr_value(a) for a in node.attribute},
+                inputs=inputs,
+                expected=expected,
+                rtol=c.rtol,
+                atol=c.atol,
+            )
+        )
+    return tuple(out)
+
+
+def load_skips() -> dict[str, tuple[str, str]]:
+    """``case name -> (category, reason)`` from the one skip file.
+
+    Category ``era``: outside the spec's era (a dtype such as float8/float16/bfloat16/int4, or an
+    input/attribute introduced after the spec's operator set); left out of the pass-rate
+    denominator. Category ``fail``: a known failure of ours; counted as a failure.
+    """
+    skips = {}
+    if SKIPS_FILE.exists():
+        for line in SKIPS_FILE.read_text().splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            name, category, reason = (line.split("\t") + ["", ""])[:3]
+            skips[name.strip()] = (category.strip(), reason.strip())
+    return skips
+
+
+def compare(case: NodeCase, got: list[Any]) -> None:
+    """Assert that our outputs equal the case's expected outputs (values, shape and dtype kind)."""
+    for k, exp in enumerate(case.expected):
+        if exp is None:
+            continue
+        assert k < len(got), f"{case.name}: output {k} missing"
+        g = got[k]
+        if isinstance(exp, list):  # a sequence output
+            assert isinstance(g, (list, tuple)) and len(g) == len(exp), f"{case.name}: output {k}"
+            for e_i, g_i in zip(exp, g):
+                _compare_array(case, k, np.asarray(e_i), np.asarray(g_i))
+        else:
+            _compare_array(case, k, np.asarray(exp), np.asarray(g))
+
+
+def _compare_array(case: NodeCase, k: int, exp: np.ndarray, got: np.ndarray) -> None:
+    assert got.shape == exp.shape, f"{case.name}: output {k} shape {got.shape} != {exp.shape}"
+    if exp.dtype.kind in "OUS":
+        assert got.tolist() == exp.tolist(), f"{case.name}: output {k} differs"
+        return
+    assert got.dtype == exp.dtype, f"{case.name}: output {k} dtype {got.dtype} != {exp.dtype}"
+    if exp.dtype.kind in "fc":
+        np.testing.assert_allclose(
+            got, exp, rtol=max(case.rtol, 1e-5), atol=max(case.atol, 1e-6), equal_nan=True,
+            err_msg=f"{case.name}: output {k}",
+        )
+    else:
+        np.testing.assert_array_equal(got, exp, err_msg=f"{case.name}: output {k}")
