@@ -1,0 +1,436 @@
+"""``onnx::`` reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare,
+ArgMax/ArgMin, CumSum and TopK, with Numba kernels.
+
+Every reduction is brought to one layout before the kernel runs: the reduced axes are made one
+contiguous block (a transposed copy only when they are not adjacent already) so that the data
+is ``(outer, n, inner)`` in C order; the njit kernel then reduces the middle dimension.
+
+Opset versions: the Reduce* ops take ``axes`` as an attribute up to opset 17 (ReduceSum: 12)
+and as an optional input afterwards, together with ``noop_with_empty_axes``. ArgMax/ArgMin gain
+``select_last_index`` at 12; TopK takes ``k`` as an attribute at 1, as input ``K`` from 10, and
+``largest``/``sorted`` from 11.
+
+``jit=`` versions (nopython, for the compiled backend) are given for CumSum and ArgMax/ArgMin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from . import onnx_op
+
+# kinds of reduction understood by the kernels
+SUM, L1, L2, LOGSUM, LOGSUMEXP, MAX, MEAN, MIN, PROD, SUMSQUARE = range(10)
+
+
+@numba.njit(cache=True)
+def _reduce_core(x, outer, n, inner, kind, acc):
+    """Reduce the middle dim of the C-ordered ``x`` seen as (outer, n, inner) into ``acc``.
+
+    ``acc`` (length outer*inner, float64 or int64) is written in place and returned."""
+    m = outer * inner
+    if kind == MAX or kind == MIN or kind == LOGSUMEXP:
+        for k in range(m):
+            acc[k] = 0
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    v = x[base + i]
+                    a = o * inner + i
+                    if j == 0:
+                        acc[a] = v
+                    elif kind == MIN:
+                        if v < acc[a] or v != v:
+                            acc[a] = v
+                    else:
+                        if v > acc[a] or v != v:
+                            acc[a] = v
+        if kind != LOGSUMEXP:
+            return acc
+        mx = acc.copy()
+        for k in range(m):
+            acc[k] = 0
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    a = o * inner + i
+                    acc[a] += np.exp(x[base + i] - mx[a])
+        for k in range(m):
+            if n == 0:
+                acc[k] = -np.inf
+            elif np.isinf(mx[k]):
+                acc[k] = mx[k]
+            else:
+                acc[k] = mx[k] + np.log(acc[k])
+        return acc
+    if kind == PROD:
+        for k in range(m):
+            acc[k] = 1
+    else:
+        for k in range(m):
+            acc[k] = 0
+    for o in range(outer):
+        for j in range(n):
+            base = (o * n + j) * inner
+            for i in range(inner):
+                v = x[base + i]
+                a = o * inner + i
+                if kind == SUM or kind == MEAN or kind == LOGSUM:
+                    acc[a] += v
+                elif kind == L1:
+                    acc[a] += abs(v)
+                elif kind == L2 or kind == SUMSQUARE:
+                    acc[a] += v * v
+                else:
+                    acc[a] *= v
+    if kind == L2:
+        for k in range(m):
+            acc[k] = np.sqrt(acc[k])
+    elif kind == LOGSUM:
+        for k in range(m):
+            acc[k] = np.log(acc[k])
+    elif kind == MEAN:
+        for k in range(m):
+            acc[k] = acc[k] / n if n > 0 else np.nan
+    return acc
+
+
+def _empty_extreme(kind: int, dtype: np.dtype) -> Any:
+    """The value of max/min over an empty set: -inf/+inf, or the dtype's extreme for ints."""
+    if dtype.kind == "b":
+        return kind == MIN
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if kind == MAX else info.max
+    return -np.inf if kind == MAX else np.inf
+
+
+def _norm_axes(axes: Any, ndim: int, op: str) -> list[int]:
+    out = []
+    for a in np.asarray(axes, dtype=np.int64).reshape(-1).tolist():
+        if not -ndim <= a < max(ndim, 1):
+            raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+        out.append(a % ndim if ndim else 0)
+    return sorted(set(out))
+
+
+def _reduce(kind: int, op: str, data: Any, axes: Any, keepdims: int, noop: int) -> np.ndarray:
+    x = np.asarray(data)
+    if axes is None or np.size(axes) == 0:
+        if noop:
+            return x
+        axes_l = list(range(x.ndim))
+    else:
+        axes_l = _norm_axes(axes, x.ndim, op)
+    nd = x.ndim
+    out_shape = tuple(
+        (1 if i in axes_l else s) for i, s in enumerate(x.shape) if keepdims or i not in axes_l
+    )
+    if nd == 0:
+        axes_l = []
+    # bring the reduced axes into one contiguous block
+    if axes_l and axes_l != list(range(axes_l[0], axes_l[0] + len(axes_l))):
+        keep = [i for i in range(nd) if i not in axes_l]
+        x = np.transpose(x, keep + axes_l)
+        first = len(keep)
+        red = list(range(first, nd))
+    else:
+        red = axes_l
+    shape = x.shape
+    if red:
+        outer = int(np.prod(shape[: red[0]], dtype=np.int64))
+        n = int(np.prod(shape[red[0]: red[-1] + 1], dtype=np.int64))
+        inner = int(np.prod(shape[red[-1] + 1:], dtype=np.int64))
+    else:
+        outer, n, inner = int(x.size), 1, 1
+    dt = x.dtype
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if dt.kind == "b":
+        flat = flat.view(np.uint8)
+    if dt.kind == "f" and dt.itemsize < 4:
+        flat = flat.astype(np.float32)
+    if (kind in (MAX, MIN)) and n == 0:
+        return np.full(out_shape, _empty_extreme(kind, dt), dtype=dt)
+    acc_int = dt.kind in "iub" and kind in (SUM, L1, SUMSQUARE, MAX, MIN, PROD)
+    acc = np.empty(outer * inner, dtype=np.int64 if acc_int else np.float64)
+    if dt.kind == "u" and dt.itemsize == 8 and acc_int:
+        acc = np.empty(outer * inner, dtype=np.uint64)
+    res = _reduce_core(flat, outer, n, inner, kind, acc)
+    return res.astype(dt, copy=False).reshape(out_shape)
+
+
+def _attr_reduction(kind: int, op: str):
+    def kernel(data, *, axes=None, keepdims=1):
+        return (_reduce(kind, op, data, axes, keepdims, 0),)
+
+    kernel.__name__ = op.lower()
+    kernel.__doc__ = f"{op} over the ``axes`` attribute (all axes when absent)."
+    return kernel
+
+
+def _input_reduction(kind: int, op: str):
+    def kernel(data, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+        return (_reduce(kind, op, data, axes, keepdims, noop_with_empty_axes),)
+
+    kernel.__name__ = op.lower()
+    kernel.__doc__ = (
+        f"{op} over the ``axes`` input; empty or absent axes reduce everything unless "
+        "``noop_with_empty_axes`` is set (then the input is returned unchanged)."
+    )
+    return kernel
+
+
+def _register_reduce(op: str, kind: int, input_since: int) -> None:
+    attrs1 = {"axes": None, "keepdims": 1}
+    onnx_op(op, inputs=("data",), attributes=attrs1, outputs=("reduced",), since=1)(
+        _attr_reduction(kind, op)
+    )
+    onnx_op(
+        op, inputs=("data", "axes"), optional=("axes",),
+        attributes={"keepdims": 1, "noop_with_empty_axes": 0}, outputs=("reduced",),
+        since=input_since,
+    )(_input_reduction(kind, op))
+
+
+for _op, _kind in (
+    ("ReduceL1", L1), ("ReduceL2", L2), ("ReduceLogSum", LOGSUM),
+    ("ReduceLogSumExp", LOGSUMEXP), ("ReduceMax", MAX), ("ReduceMean", MEAN),
+    ("ReduceMin", MIN), ("ReduceProd", PROD), ("ReduceSumSquare", SUMSQUARE),
+):
+    _register_reduce(_op, _kind, 18)
+_register_reduce("ReduceSum", SUM, 13)
+
+
+# ---------------------------------------------------------------- ArgMax / ArgMin
+
+
+@numba.njit(cache=True)
+def _arg_core(x, outer, n, inner, want_max, last):
+    out = np.zeros(outer * inner, dtype=np.int64)
+    for o in range(outer):
+        for i in range(inner):
+            best = x[o * n * inner + i]
+            bi = 0
+            for j in range(1, n):
+                v = x[(o * n + j) * inner + i]
+                if want_max:
+                    better = v > best or (last and v == best)
+                else:
+                    better = v < best or (last and v == best)
+                if better:
+                    best = v
+                    bi = j
+            out[o * inner + i] = bi
+    return out
+
+
+def _split3(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return outer, int(shape[axis]), inner
+
+
+def _axis(axis: Any, ndim: int, op: str) -> int:
+    a = int(np.asarray(axis).reshape(-1)[0]) if not isinstance(axis, (int, np.integer)) else int(axis)
+    if not -ndim <= a < ndim:
+        raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
+    return a % ndim
+
+
+def _argreduce(data: Any, axis: int, keepdims: int, last: int, want_max: bool) -> np.ndarray:
+    x = np.asarray(data)
+    op = "ArgMax" if want_max else "ArgMin"
+    ax = _axis(axis, x.ndim, op)
+    if x.shape[ax] == 0:
+        raise MDFError(f"{op}: axis {ax} has length 0, there is no index to return")
+    outer, n, inner = _split3(x.shape, ax)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if flat.dtype.kind == "b":
+        flat = flat.view(np.uint8)
+    res = _arg_core(flat, outer, n, inner, want_max, bool(last))
+    shape = list(x.shape)
+    if keepdims:
+        shape[ax] = 1
+    else:
+        del shape[ax]
+    return res.reshape(shape)
+
+
+@numba.njit(cache=True)
+def _arg_jit(data, axis, keepdims, select_last_index, want_max):
+    x = np.ascontiguousarray(data)
+    nd = x.ndim
+    ax = axis % nd
+    outer = 1
+    inner = 1
+    for i in range(nd):
+        if i < ax:
+            outer *= x.shape[i]
+        elif i > ax:
+            inner *= x.shape[i]
+    res = _arg_core(x.ravel(), outer, x.shape[ax], inner, want_max, select_last_index != 0)
+    # keepdims form: same rank with the axis set to 1
+    shp = x.shape
+    shp = numba.np.unsafe.ndarray.tuple_setitem(shp, ax, 1)
+    return res.reshape(shp)
+
+
+@numba.njit(cache=True)
+def argmax_jit(data, axis, keepdims, select_last_index):
+    """nopython ArgMax; always returns the ``keepdims=1`` layout (same rank as ``data``)."""
+    return _arg_jit(data, axis, keepdims, select_last_index, True)
+
+
+@numba.njit(cache=True)
+def argmin_jit(data, axis, keepdims, select_last_index):
+    """nopython ArgMin; always returns the ``keepdims=1`` layout (same rank as ``data``)."""
+    return _arg_jit(data, axis, keepdims, select_last_index, False)
+
+
+@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",))
+def argmax_v1(data, *, axis=0, keepdims=1):
+    """Indices of the maxima along ``axis`` (first occurrence), as int64."""
+    return (_argreduce(data, axis, keepdims, 0, True),)
+
+
+@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
+         outputs=("reduced",), since=12)
+def argmax(data, *, axis=0, keepdims=1, select_last_index=0):
+    """Indices of the maxima along ``axis`` (the last one among ties if select_last_index)."""
+    return (_argreduce(data, axis, keepdims, select_last_index, True),)
+
+
+@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",))
+def argmin_v1(data, *, axis=0, keepdims=1):
+    """Indices of the minima along ``axis`` (first occurrence), as int64."""
+    return (_argreduce(data, axis, keepdims, 0, False),)
+
+
+@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
+         outputs=("reduced",), since=12)
+def argmin(data, *, axis=0, keepdims=1, select_last_index=0):
+    """Indices of the minima along ``axis`` (the last one among ties if select_last_index)."""
+    return (_argreduce(data, axis, keepdims, select_last_index, False),)
+
+
+# ---------------------------------------------------------------- CumSum
+
+
+@numba.njit(cache=True)
+def _cumsum_core(x, outer, n, inner, exclusive, reverse):
+    out = np.empty_like(x)
+    for o in range(outer):
+        for i in range(inner):
+            acc = x[0] * 0 if x.size > 0 else out.dtype.type(0)
+            for t in range(n):
+                j = n - 1 - t if reverse else t
+                k = (o * n + j) * inner + i
+                v = x[k]
+                if exclusive:
+                    out[k] = acc
+                    acc += v
+                else:
+                    acc += v
+                    out[k] = acc
+    return out
+
+
+@numba.njit(cache=True)
+def cumsum_jit(x, axis, exclusive, reverse):
+    """nopython CumSum; ``axis`` is an integer (or a 0-d/1-element integer array)."""
+    a = np.ascontiguousarray(x)
+    nd = a.ndim
+    ax = int(np.asarray(axis).ravel()[0]) % nd
+    outer = 1
+    inner = 1
+    for i in range(nd):
+        if i < ax:
+            outer *= a.shape[i]
+        elif i > ax:
+            inner *= a.shape[i]
+    res = _cumsum_core(a.ravel(), outer, a.shape[ax], inner, exclusive != 0, reverse != 0)
+    return res.reshape(a.shape)
+
+
+@onnx_op("CumSum", inputs=("x", "axis"), attributes={"exclusive": 0, "reverse": 0},
+         since=11, jit=cumsum_jit)
+def cumsum(x, axis, *, exclusive=0, reverse=0):
+    """Cumulative sum along ``axis`` (an input), optionally exclusive and/or reversed."""
+    a = np.asarray(x)
+    if a.ndim == 0:
+        raise MDFError("CumSum: x must have rank >= 1")
+    ax = _axis(axis, a.ndim, "CumSum")
+    outer, n, inner = _split3(a.shape, ax)
+    res = _cumsum_core(np.ascontiguousarray(a).reshape(-1), outer, n, inner,
+                       bool(exclusive), bool(reverse))
+    return (res.reshape(a.shape),)
+
+
+# ---------------------------------------------------------------- TopK
+
+
+@numba.njit(cache=True)
+def _topk_core(x2, k, largest):
+    rows, n = x2.shape
+    vals = np.empty((rows, k), dtype=x2.dtype)
+    idx = np.empty((rows, k), dtype=np.int64)
+    for r in range(rows):
+        row = x2[r]
+        if largest:
+            # stable ascending sort of the reversed row, read backwards: descending values,
+            # ties in increasing original index
+            order = np.argsort(row[::-1], kind="mergesort")
+            for t in range(k):
+                j = n - 1 - order[n - 1 - t]
+                idx[r, t] = j
+                vals[r, t] = row[j]
+        else:
+            order = np.argsort(row, kind="mergesort")
+            for t in range(k):
+                idx[r, t] = order[t]
+                vals[r, t] = row[order[t]]
+    return vals, idx
+
+
+def _topk(X: Any, k: int, axis: int, largest: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(X)
+    ax = _axis(axis, x.ndim, "TopK")
+    n = x.shape[ax]
+    if not 0 <= k <= n:
+        raise MDFError(f"TopK: K must be between 0 and the axis length {n}, got {k}")
+    moved = np.moveaxis(x, ax, -1)
+    x2 = np.ascontiguousarray(moved).reshape(-1, n)
+    vals, idx = _topk_core(x2, k, bool(largest))
+    shape = moved.shape[:-1] + (k,)
+    vals = np.moveaxis(vals.reshape(shape), -1, ax)
+    idx = np.moveaxis(idx.reshape(shape), -1, ax)
+    return np.ascontiguousarray(vals), np.ascontiguousarray(idx)
+
+
+@onnx_op("TopK", inputs=("X",), attributes={"axis": -1, "k": None}, outputs=("Values", "Indices"))
+def topk_v1(X, *, axis=-1, k=None):
+    """The ``k`` largest elements along ``axis`` (``k`` an attribute, opset 1)."""
+    if k is None:
+        raise MDFError("TopK (opset 1) needs the attribute 'k'")
+    return _topk(X, int(k), axis, 1)
+
+
+@onnx_op("TopK", inputs=("X", "K"), attributes={"axis": -1}, outputs=("Values", "Indices"),
+         since=10)
+def topk_v10(X, K, *, axis=-1):
+    """The ``K`` largest elements along ``axis``, sorted, ties by lower index."""
+    return _topk(X, int(np.asarray(K).reshape(-1)[0]), axis, 1)
+
+
+@onnx_op("TopK", inputs=("X", "K"), attributes={"axis": -1, "largest": 1, "sorted": 1},
+         outputs=("Values", "Indices"), since=11)
+def topk(X, K, *, axis=-1, largest=1, sorted=1):
+    """The ``K`` largest (or smallest) elements along ``axis``; always returned sorted (allowed
+    for ``sorted=0``), equal values ordered by lower index first."""
+    return _topk(X, int(np.asarray(K).reshape(-1)[0]), axis, largest)
