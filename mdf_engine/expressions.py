@@ -1,0 +1,447 @@
+"""The one expression compiler: MDF expression strings into a safe, checked form.
+
+An expression (a parameter ``value``, a ``time_derivative``, a condition ``test``, an output port
+``value``, a function argument) is parsed with :mod:`ast` and accepted only if every node belongs
+to a whitelisted subset: numbers and strings, names, arithmetic, comparisons, boolean operators,
+``a if c else b``, subscripts and slices, lists/tuples, and calls to whitelisted ``math``/``numpy``
+functions, a few builtins, or registered MDF functions. Attribute access other than
+``math.f``/``numpy.f``/``np.f``, dunder names, lambdas, comprehensions, starred arguments and
+imports are refused. Model text is never passed to ``eval``/``exec``.
+
+A parsed :class:`Expr` can be evaluated directly (a tree of Python closures, used by the
+interpreted backend) or written out as Python source over renamed variables (used by the compiled
+backend, which jits that source with Numba).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import MDFError
+
+MAX_EXPRESSION_LENGTH = 20_000
+MAX_AST_NODES = 5_000
+
+MATH_FUNCTIONS = {
+    name: getattr(math, name)
+    for name in (
+        "exp log log10 log2 log1p expm1 sqrt sin cos tan asin acos atan atan2 sinh cosh tanh "
+        "asinh acosh atanh floor ceil fabs pow hypot erf erfc gamma lgamma isnan isinf isfinite "
+        "copysign fmod trunc degrees radians"
+    ).split()
+}
+MATH_CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan, "tau": math.tau}
+
+NUMPY_FUNCTIONS = {
+    name: getattr(np, name)
+    for name in (
+        "exp log log10 log2 log1p expm1 sqrt sin cos tan arcsin arccos arctan arctan2 sinh cosh "
+        "tanh arcsinh arccosh arctanh floor ceil abs absolute fabs power square sign maximum "
+        "minimum clip where sum prod mean max min amax amin argmax argmin dot matmul outer "
+        "transpose reshape array asarray zeros ones full zeros_like ones_like full_like tile "
+        "concatenate stack hstack vstack exp2 round rint heaviside isnan isinf isfinite "
+        "logical_and logical_or logical_not logical_xor greater less equal not_equal "
+        "greater_equal less_equal add subtract multiply divide true_divide floor_divide mod "
+        "remainder fmod negative reciprocal cumsum diff sort linspace arange eye identity "
+        "diag trace shape size ndim float64 float32 int64 int32 squeeze expand_dims ravel "
+        "flip roll all any var std median tanh atleast_1d atleast_2d broadcast_to"
+    ).split()
+}
+NUMPY_CONSTANTS = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan, "newaxis": None}
+
+BUILTIN_FUNCTIONS = {
+    name: getattr(builtins, name)
+    for name in "abs min max round pow sum len int float bool".split()
+}
+
+#: Module names through which math/numpy functions may be called.
+MODULES = {"math": (MATH_FUNCTIONS, MATH_CONSTANTS),
+           "numpy": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS),
+           "np": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS)}
+
+#: Names that are always known to an expression (modules and whitelisted builtins).
+RESERVED_NAMES = set(MODULES) | set(BUILTIN_FUNCTIONS) | {"True", "False", "None"}
+
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+_BINOP_SRC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+              ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+              ast.BitXor: "^"}
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+    ast.Invert: operator.invert,
+}
+_UNARY_SRC = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not ", ast.Invert: "~"}
+_CMP: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+_CMP_SRC = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+            ast.NotEq: "!="}
+
+_ALLOWED_NODES = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
+    ast.Name, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Attribute,
+    ast.Load, ast.keyword, ast.And, ast.Or, *_BINOPS, *_UNARY, *_CMP,
+)
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A checked expression: its text, its free variable names, and its evaluator."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+    functions: frozenset[str]
+    _fn: Callable[[Mapping[str, Any]], Any]
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        """The value of the expression with variables taken from ``env``."""
+        return self._fn(env)
+
+    @property
+    def is_constant(self) -> bool:
+        return not self.names and not self.functions
+
+    def is_bare_name(self) -> bool:
+        return isinstance(self.tree.body, ast.Name)
+
+
+def _fail(msg: str, where: str, text: str) -> MDFError:
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    return MDFError(f"{msg} in expression {shown!r}", where)
+
+
+def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None = None) -> Expr:
+    """Parse and check ``text``; ``functions`` are extra callable names (registered functions).
+
+    Raises :class:`MDFError` naming ``where`` for anything outside the safe subset.
+    """
+    if not isinstance(text, str):
+        raise MDFError(f"expected an expression string, got {type(text).__name__}", where)
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise MDFError(f"expression is {len(text)} characters long; the limit is "
+                       f"{MAX_EXPRESSION_LENGTH}", where)
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as e:
+        raise _fail(f"syntax error ({e.msg})", where, text) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise _fail("expression nested too deeply", where, text) from None
+    count = 0
+    names: set[str] = set()
+    called: set[str] = set()
+    extra = functions or {}
+    for node in ast.walk(tree):
+        count += 1
+        if count > MAX_AST_NODES:
+            raise _fail(f"more than {MAX_AST_NODES} terms", where, text)
+        if not isinstance(node, _ALLOWED_NODES):
+            raise _fail(f"'{type(node).__name__}' is not allowed", where, text)
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise _fail(f"name '{node.id}' is not allowed", where, text)
+        if isinstance(node, ast.Attribute):
+            if not (isinstance(node.value, ast.Name) and node.value.id in MODULES):
+                raise _fail(f"attribute access '.{node.attr}' is not allowed", where, text)
+            funcs, consts = MODULES[node.value.id]
+            if node.attr not in funcs and node.attr not in consts:
+                raise _fail(f"'{node.value.id}.{node.attr}' is not an allowed function",
+                            where, text)
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute):
+                if f.attr not in MODULES.get(getattr(f.value, "id", ""), ({}, {}))[0]:
+                    raise _fail(f"'{ast.unparse(f)}' is not callable", where, text)
+            elif isinstance(f, ast.Name):
+                if f.id not in BUILTIN_FUNCTIONS and f.id not in extra \
+                        and f.id not in MATH_FUNCTIONS:
+                    raise _fail(f"unknown function '{f.id}'", where, text)
+                called.add(f.id)
+            else:
+                raise _fail("only named functions can be called", where, text)
+            for kw in node.keywords:
+                if kw.arg is None:
+                    raise _fail("'**' arguments are not allowed", where, text)
+        if isinstance(node, ast.Constant) and not isinstance(
+                node.value, (int, float, complex, str, bool, type(None))):
+            raise _fail("unsupported constant", where, text)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not _is_call_target(node, tree):
+            if node.id not in MODULES and node.id not in ("True", "False", "None"):
+                names.add(node.id)
+    builder = _ClosureBuilder(extra, where, text)
+    fn = builder.build(tree.body)
+    return Expr(text=text, tree=tree, names=frozenset(names), functions=frozenset(called),
+                _fn=fn)
+
+
+def _is_call_target(name: ast.Name, tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.func is name:
+            return True
+    return False
+
+
+def names_in(text: Any) -> set[str]:
+    """Free variable names of an expression string (empty for non-strings or bad syntax)."""
+    if not isinstance(text, str):
+        return set()
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and id(n) not in calls and n.id not in MODULES}
+
+
+def looks_numeric(text: str) -> Any:
+    """The number a string spells (``"1"``, ``"2.5"``), else None: the reference reads such
+    strings as numbers, not expressions."""
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        pass
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+class _ClosureBuilder:
+    """Turns a checked AST into nested Python closures ``env -> value``."""
+
+    def __init__(self, functions: Mapping[str, Callable], where: str, text: str):
+        self.functions = functions
+        self.where = where
+        self.text = text
+
+    def build(self, node: ast.AST) -> Callable[[Mapping[str, Any]], Any]:
+        method = getattr(self, "_" + type(node).__name__)
+        return method(node)
+
+    def _Constant(self, node: ast.Constant):
+        v = node.value
+        return lambda env: v
+
+    def _Name(self, node: ast.Name):
+        name = node.id
+        if name == "True":
+            return lambda env: True
+        if name == "False":
+            return lambda env: False
+        if name == "None":
+            return lambda env: None
+        where, text = self.where, self.text
+
+        def lookup(env):
+            try:
+                return env[name]
+            except KeyError:
+                raise _fail(f"unknown name '{name}'", where, text) from None
+
+        return lookup
+
+    def _Attribute(self, node: ast.Attribute):
+        funcs, consts = MODULES[node.value.id]  # checked by parse
+        v = consts[node.attr] if node.attr in consts else funcs[node.attr]
+        return lambda env: v
+
+    def _BinOp(self, node: ast.BinOp):
+        op = _BINOPS[type(node.op)]
+        left, right = self.build(node.left), self.build(node.right)
+        return lambda env: op(left(env), right(env))
+
+    def _UnaryOp(self, node: ast.UnaryOp):
+        op = _UNARY[type(node.op)]
+        operand = self.build(node.operand)
+        return lambda env: op(operand(env))
+
+    def _BoolOp(self, node: ast.BoolOp):
+        parts = [self.build(v) for v in node.values]
+        if isinstance(node.op, ast.And):
+            def f_and(env):
+                v = True
+                for p in parts:
+                    v = p(env)
+                    if not v:
+                        return v
+                return v
+            return f_and
+
+        def f_or(env):
+            v = False
+            for p in parts:
+                v = p(env)
+                if v:
+                    return v
+            return v
+        return f_or
+
+    def _Compare(self, node: ast.Compare):
+        left = self.build(node.left)
+        ops = [_CMP[type(o)] for o in node.ops]
+        rights = [self.build(c) for c in node.comparators]
+        if len(ops) == 1:
+            op, right = ops[0], rights[0]
+            return lambda env: op(left(env), right(env))
+
+        def chain(env):
+            a = left(env)
+            result = True
+            for op, r in zip(ops, rights):
+                b = r(env)
+                result = op(a, b)
+                if not result:
+                    return result
+                a = b
+            return result
+        return chain
+
+    def _IfExp(self, node: ast.IfExp):
+        test, body, orelse = self.build(node.test), self.build(node.body), self.build(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
+
+    def _Subscript(self, node: ast.Subscript):
+        value, index = self.build(node.value), self.build(node.slice)
+        return lambda env: value(env)[index(env)]
+
+    def _Slice(self, node: ast.Slice):
+        lo = self.build(node.lower) if node.lower else (lambda env: None)
+        hi = self.build(node.upper) if node.upper else (lambda env: None)
+        st = self.build(node.step) if node.step else (lambda env: None)
+        return lambda env: slice(lo(env), hi(env), st(env))
+
+    def _Tuple(self, node: ast.Tuple):
+        parts = [self.build(e) for e in node.elts]
+        return lambda env: tuple(p(env) for p in parts)
+
+    def _List(self, node: ast.List):
+        parts = [self.build(e) for e in node.elts]
+        return lambda env: [p(env) for p in parts]
+
+    def _Call(self, node: ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            target = MODULES[f.value.id][0][f.attr]
+        elif f.id in self.functions:
+            target = self.functions[f.id]
+        elif f.id in BUILTIN_FUNCTIONS:
+            target = BUILTIN_FUNCTIONS[f.id]
+        else:
+            target = MATH_FUNCTIONS[f.id]
+        args = [self.build(a) for a in node.args]
+        kwargs = [(k.arg, self.build(k.value)) for k in node.keywords]
+        if not kwargs:
+            return lambda env: target(*[a(env) for a in args])
+        return lambda env: target(*[a(env) for a in args], **{k: v(env) for k, v in kwargs})
+
+
+# ---------------------------------------------------------------------------------------------
+# Source emission for the compiled backend
+
+
+def to_source(expr: Expr, rename: Callable[[str], str],
+              call: Callable[[str], str] | None = None) -> str:
+    """Python source of ``expr`` for Numba: variables renamed by ``rename``; math/numpy calls as
+    ``np.<f>``; calls of registered functions renamed by ``call``."""
+    return _Emitter(rename, call or (lambda n: n)).emit(expr.tree.body)
+
+
+class _Emitter:
+    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str]):
+        self.rename = rename
+        self.call = call
+
+    def emit(self, node: ast.AST) -> str:
+        return getattr(self, "_" + type(node).__name__)(node)
+
+    def _Constant(self, node):
+        return repr(node.value)
+
+    def _Name(self, node):
+        if node.id in ("True", "False", "None"):
+            return node.id
+        return self.rename(node.id)
+
+    def _Attribute(self, node):
+        mod = node.value.id
+        if node.attr in MODULES[mod][1]:
+            return repr(MODULES[mod][1][node.attr])
+        return _numpy_name(mod, node.attr)
+
+    def _BinOp(self, node):
+        return f"({self.emit(node.left)} {_BINOP_SRC[type(node.op)]} {self.emit(node.right)})"
+
+    def _UnaryOp(self, node):
+        return f"({_UNARY_SRC[type(node.op)]}{self.emit(node.operand)})"
+
+    def _BoolOp(self, node):
+        op = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + op.join(self.emit(v) for v in node.values) + ")"
+
+    def _Compare(self, node):
+        parts = [self.emit(node.left)]
+        for o, c in zip(node.ops, node.comparators):
+            parts += [_CMP_SRC[type(o)], self.emit(c)]
+        return "(" + " ".join(parts) + ")"
+
+    def _IfExp(self, node):
+        return f"({self.emit(node.body)} if {self.emit(node.test)} else {self.emit(node.orelse)})"
+
+    def _Subscript(self, node):
+        return f"{self.emit(node.value)}[{self.emit(node.slice)}]"
+
+    def _Slice(self, node):
+        lo = self.emit(node.lower) if node.lower else ""
+        hi = self.emit(node.upper) if node.upper else ""
+        st = ":" + self.emit(node.step) if node.step else ""
+        return f"{lo}:{hi}{st}"
+
+    def _Tuple(self, node):
+        inner = ", ".join(self.emit(e) for e in node.elts)
+        return f"({inner},)" if len(node.elts) == 1 else f"({inner})"
+
+    def _List(self, node):
+        return "np.array([" + ", ".join(self.emit(e) for e in node.elts) + "])"
+
+    def _Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            name = _numpy_name(f.value.id, f.attr)
+        elif f.id in MATH_FUNCTIONS:
+            name = _numpy_name("math", f.id)
+        elif f.id in BUILTIN_FUNCTIONS:
+            name = f.id
+        else:
+            name = self.call(f.id)
+        args = [self.emit(a) for a in node.args]
+        args += [f"{k.arg}={self.emit(k.value)}" for k in node.keywords]
+        return f"{name}({', '.join(args)})"
+
+
+_MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
+                  "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power",
+                  "fabs": "abs"}
+
+
+def _numpy_name(module: str, attr: str) -> str:
+    if module == "math":
+        if attr in ("erf", "erfc", "gamma", "lgamma", "copysign", "hypot", "degrees", "radians",
+                    "isnan", "isinf", "isfinite", "trunc", "fmod", "log1p", "expm1"):
+            return f"math.{attr}" if attr in ("erf", "erfc", "gamma", "lgamma") else f"np.{attr}"
+        return "np." + _MATH_TO_NUMPY.get(attr, attr)
+    return "np." + attr

@@ -1,0 +1,271 @@
+"""The interpreted backend: runs a :class:`~mdf_engine.plan.GraphPlan` step by step with numpy,
+driven by graph-scheduler, with the reference engine's semantics.
+
+One :meth:`InterpretedGraph.evaluate` call is one reference ``EvaluableGraph.evaluate()``: the
+initializer sets input ports (by port id, in every node that has such a port), then each time step
+that graph-scheduler yields runs its nodes; before a node runs, its incoming edges whose sender has
+ever run deliver the sender's output (times the edge weight). A node reads (and consumes) its
+inputs, sets every parameter to its previous value, evaluates its functions, then its parameters
+in order (each sees the new values of those before it), then its output ports.
+
+Where the reference has known bugs we do not copy them (see docs/semantics.md): ``reduce``
+add/multiply never modify the sender's arrays in place, and nodes of one time step run in the
+graph's declaration order (the reference uses Python set order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import MDFError
+from .plan import GraphPlan, NodePlan, ParameterPlan
+from .schedulers.conditions import make_scheduler
+
+_UNSET = object()
+
+
+class NodeState:
+    """The current values of one node: pending inputs, parameters, functions and outputs."""
+
+    __slots__ = ("plan", "pending", "params", "funcs", "outputs", "inputs_read")
+
+    def __init__(self, plan: NodePlan):
+        self.plan = plan
+        self.pending = {ip.id: ip.initial_pending() for ip in plan.inputs}
+        self.params: dict[str, Any] = {p.id: _UNSET for p in plan.parameters}
+        self.funcs: dict[str, Any] = {fid: None for fid, _ in plan.functions}
+        self.outputs: dict[str, Any] = {oid: None for oid, _ in plan.outputs}
+        self.inputs_read: dict[str, Any] = {}
+
+    def set_input(self, port_id: str, value: Any) -> None:
+        cur = self.pending[port_id]
+        if cur is None:
+            self.pending[port_id] = value
+            return
+        mode = next(ip.reduce for ip in self.plan.inputs if ip.id == port_id)
+        if mode == "overwrite":
+            self.pending[port_id] = value
+        elif mode == "add":
+            self.pending[port_id] = cur + value
+        else:
+            self.pending[port_id] = cur * value
+
+    def lookup(self, name: str) -> Any:
+        """Current value of a port, parameter, function or output port by id."""
+        if name in self.inputs_read:
+            return self.inputs_read[name]
+        if name in self.params:
+            v = self.params[name]
+            return None if v is _UNSET else v
+        if name in self.funcs:
+            return self.funcs[name]
+        if name in self.outputs:
+            return self.outputs[name]
+        raise KeyError(name)
+
+
+class InterpretedGraph:
+    """A graph ready to run with the interpreted backend."""
+
+    def __init__(self, plan: GraphPlan, check_finite: bool = False):
+        self.plan = plan
+        self.check_finite = check_finite
+        self.states = {nid: NodeState(np_) for nid, np_ in plan.nodes.items()}
+        self.order = list(plan.nodes)
+        self.ever_ran: set[str] = set()
+        self.ran_this_trial: set[str] = set()
+        self.order_of_execution: list[str] = []
+        self.time_steps: list[set[str]] = []
+        self.evaluations = 0
+        self.scheduler, self.sched_nodes = make_scheduler(
+            plan.graph, value_getter=self._threshold_value, finished=self._is_finished,
+            where=plan.where)
+        self._rank = {nid: i for i, nid in enumerate(self.order)}
+
+    # -- values used by conditions -----------------------------------------------------------
+    def _threshold_value(self, node_id: str, name: str) -> Any:
+        st = self.states[node_id]
+        plan = st.plan
+        for kind in ("inputs_read", "params", "funcs", "outputs"):
+            d = getattr(st, kind)
+            if name in d:
+                v = d[name]
+                if v is not None and v is not _UNSET:
+                    return v
+                break
+        for ip in plan.inputs:
+            if ip.id == name:
+                return np.zeros(ip.shape or ())
+        node = self.plan.graph.get_node(node_id)
+        op = node.get("output_ports", name)
+        if op is not None and op.shape is not None:
+            return np.zeros(op.shape)
+        par = node.get("parameters", name)
+        if par is not None and par.default_initial_value is not None:
+            return par.default_initial_value
+        return 0
+
+    def _is_finished(self, node_id: str) -> bool:
+        if node_id not in self.ran_this_trial:
+            return False
+        st = self.states[node_id]
+        for d in (st.params, st.outputs):
+            if "is_finished" in d and d["is_finished"] not in (None, _UNSET):
+                return bool(np.all(d["is_finished"]))
+        return True
+
+    # -- one reference evaluate() ------------------------------------------------------------
+    def set_initializer(self, initializer: Mapping[str, Any] | None) -> None:
+        if not initializer:
+            return
+        matched = set()
+        for key, value in initializer.items():
+            if "." in key:
+                node_id, port = key.split(".", 1)
+                st = self.states.get(node_id)
+                if st is None or port not in st.pending:
+                    raise MDFError(f"initializer key '{key}' names no input port")
+                st.set_input(port, value)
+                matched.add(key)
+                continue
+            for st in self.states.values():
+                if key in st.pending:
+                    st.set_input(key, value)
+                    matched.add(key)
+        unmatched = [k for k in initializer if k not in matched]
+        if unmatched:
+            raise MDFError(f"initializer key '{unmatched[0]}' is not an input port of any node")
+
+    def evaluate(self, time_increment: float | None = None,
+                 initializer: Mapping[str, Any] | None = None) -> None:
+        self.set_initializer(initializer)
+        self.ran_this_trial = set()
+        rank = self._rank
+        for ts in self.scheduler.run():
+            nodes = sorted((str(n) for n in ts), key=rank.__getitem__)
+            self.time_steps.append(set(nodes))
+            for nid in nodes:
+                self.order_of_execution.append(nid)
+                self.run_node(nid, time_increment)
+                self.ever_ran.add(nid)
+                self.ran_this_trial.add(nid)
+        self.evaluations += 1
+
+    def run_node(self, nid: str, dt: float | None) -> None:
+        st = self.states[nid]
+        for ep in self.plan.incoming[nid]:
+            if ep.sender in self.ever_ran:
+                value = self.states[ep.sender].outputs[ep.sender_port]
+                if ep.has_weight:
+                    value = ep.weight * value
+                st.set_input(ep.receiver_port, value)
+        evaluate_node(st, dt)
+        if self.check_finite:
+            _check_finite(st, self.evaluations)
+
+
+def evaluate_node(st: NodeState, dt: float | None) -> None:
+    """One node execution with the reference semantics (see the module docstring)."""
+    plan = st.plan
+    env: dict[str, Any] = {}
+    for ip in plan.inputs:
+        v = st.pending[ip.id]
+        if v is None:
+            v = ip.fallback()
+        st.pending[ip.id] = None
+        env[ip.id] = v
+    st.inputs_read = {ip.id: env[ip.id] for ip in plan.inputs}
+    for pp in plan.parameters:
+        env[pp.id] = _current_value(st, pp, env)
+    for fid, call in plan.functions:
+        env[fid] = st.funcs[fid] = _guard(call.evaluate, env, plan.where, f"functions.{fid}")
+    for pp in plan.parameters:
+        env[pp.id] = st.params[pp.id] = _evaluate_parameter(st, pp, env, dt, plan.where)
+    for oid, vp in plan.outputs:
+        st.outputs[oid] = _guard(vp.evaluate, env, plan.where, f"output_ports.{oid}")
+
+
+def _current_value(st: NodeState, pp: ParameterPlan, env: dict) -> Any:
+    cur = st.params[pp.id]
+    if cur is not _UNSET:
+        return cur
+    if pp.value is not None or pp.initial is not None:
+        if pp.stateful:
+            return pp.initial.evaluate(env) if pp.initial is not None else 0.0
+        env[pp.id] = 0.0
+        v = pp.value.evaluate(env)
+        st.params[pp.id] = v
+        return v
+    return None
+
+
+def _evaluate_parameter(st: NodeState, pp: ParameterPlan, env: dict, dt: float | None,
+                        where: str) -> Any:
+    w = f"parameters.{pp.id}"
+    old = st.params[pp.id]
+    cur = None if old is _UNSET else old
+    if pp.value is not None:
+        cur = _guard(pp.value.evaluate, env, where, w)
+    elif pp.call is not None:
+        cur = _guard(pp.call.evaluate, env, where, w)
+    elif pp.derivative is not None:
+        if dt is None:
+            cur = pp.initial.evaluate(env) if pp.initial is not None else None
+        else:
+            td = _guard(pp.derivative.evaluate, env, where, w + ".time_derivative")
+            base = cur if cur is not None else (
+                pp.initial.evaluate(env) if pp.initial is not None else 0.0)
+            cur = np.add(base, td * dt, casting="safe")
+    for _cid, test, value in pp.conditions:
+        mask = _guard(test.evaluate, env, where, w + ".conditions")
+        val = _guard(value.evaluate, env, where, w + ".conditions")
+        if cur is None:
+            cur = 0.0
+        cur = np.where(mask, val, cur)
+    return cur
+
+
+def _guard(fn, env, where: str, what: str) -> Any:
+    try:
+        return fn(env)
+    except MDFError as e:
+        if e.path:
+            raise
+        raise MDFError(e.message, f"{where}.{what}") from None
+    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as e:
+        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") \
+            from None
+
+
+def _check_finite(st: NodeState, step: int) -> None:
+    for kind, values in (("parameter", st.params), ("output port", st.outputs)):
+        for k, v in values.items():
+            if v is None or v is _UNSET:
+                continue
+            try:
+                arr = np.asarray(v, dtype=float)
+            except (TypeError, ValueError):
+                continue
+            if not np.all(np.isfinite(arr)):
+                raise MDFError(f"non-finite value in {kind} '{k}' at step {step}",
+                               f"{st.plan.where}")
+
+
+def _outputs(self: InterpretedGraph) -> dict[str, dict[str, Any]]:
+    return {nid: dict(st.outputs) for nid, st in self.states.items()}
+
+
+def _value(self: InterpretedGraph, node: str, name: str) -> Any:
+    if node not in self.states:
+        raise MDFError(f"no node '{node}'")
+    try:
+        return self.states[node].lookup(name)
+    except KeyError:
+        raise MDFError(f"node '{node}' has no port, parameter or function '{name}'") from None
+
+
+InterpretedGraph.outputs = _outputs  # type: ignore[attr-defined]
+InterpretedGraph.value = _value  # type: ignore[attr-defined]

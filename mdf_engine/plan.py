@@ -1,0 +1,341 @@
+"""The plan of a graph: every node's ports, parameters, functions and outputs compiled into
+checked expressions and bound function calls, in the order the reference engine evaluates them.
+
+This is the stage between the typed model and a backend. It decides, once, everything that does
+not change from step to step:
+
+* which parameters are stateful (a ``time_derivative``, a ``default_initial_value``, or a
+  ``value`` that mentions the parameter itself);
+* the order of node functions (by dependency; parameters keep their declared order, as in
+  modeci-mdf);
+* that every name an expression uses is known in its node (else :class:`MDFError` naming the
+  field), and which registered function each call binds to, with its arguments split into
+  inputs and attributes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import MDFError
+from .expressions import Expr, looks_numeric, parse
+from .model import Function, Graph, Model, Node, Parameter
+from .registry import REGISTRY, OpSchema
+
+
+def _ensure_functions_loaded() -> None:
+    from . import standard_functions  # noqa: F401
+
+    for mod in ("onnx_ops", "actr", "hexagon"):
+        try:
+            __import__(f"mdf_engine.{mod}")
+        except ImportError as e:  # a sub-package that is not present in this build
+            if f"mdf_engine.{mod}" not in str(e):
+                raise
+
+
+def expression_functions() -> dict[str, Any]:
+    """Registered functions callable by bare name inside expressions (``linear(x, 2, 1)``)."""
+    _ensure_functions_loaded()
+    out = {}
+    for name in REGISTRY.names():
+        if "::" in name:
+            continue
+        sch = REGISTRY.lookup(name)
+        out[name] = _positional_caller(sch)
+    return out
+
+
+def _positional_caller(sch: OpSchema):
+    names = sch.argument_names
+
+    def call(*args, **kwargs):
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        inputs, attrs = sch.bind(bound, sch.name)
+        out = sch.call(inputs, attrs)
+        return out[0] if len(out) == 1 else out
+
+    call.__name__ = sch.op
+    return call
+
+
+@dataclass
+class ValuePlan:
+    """A value: a constant, or an expression over the node's names."""
+
+    const: Any = None
+    expr: Expr | None = None
+    text: Any = None
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        if self.expr is None:
+            return self.const
+        return self.expr.evaluate(env)
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self.expr.names if self.expr is not None else frozenset()
+
+
+@dataclass
+class CallPlan:
+    """A call of a registered function with MDF arguments, or a ``value`` over its args."""
+
+    name: str
+    schema: OpSchema | None
+    args: list[tuple[str, ValuePlan]]
+    input_names: list[str | None] = field(default_factory=list)
+    attribute_names: list[str] = field(default_factory=list)
+    value: ValuePlan | None = None
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        fp = dict(env)
+        for name, v in self.args:
+            fp[name] = v.evaluate(fp)
+        if self.schema is None:
+            return self.value.evaluate(fp)
+        inputs = [fp[n] if n is not None else None for n in self.input_names]
+        attrs = {n: fp[n] for n in self.attribute_names}
+        out = self.schema.call(inputs, attrs)
+        return out[0] if len(out) == 1 else out
+
+
+@dataclass
+class ParameterPlan:
+    id: str
+    stateful: bool
+    value: ValuePlan | None = None
+    call: CallPlan | None = None
+    derivative: ValuePlan | None = None
+    initial: ValuePlan | None = None
+    conditions: list[tuple[str, ValuePlan, ValuePlan]] = field(default_factory=list)
+
+
+@dataclass
+class InputPlan:
+    id: str
+    shape: tuple[int, ...] | None
+    type: str | None
+    default_value: Any
+    reduce: str
+
+    def initial_pending(self) -> Any:
+        """What the port holds before anything is sent (the reference's initial curr_value)."""
+        if self.reduce != "overwrite":
+            return None
+        if self.default_value is not None:
+            return self.default_value
+        fill = 0.0 if (self.type and "float" in self.type) else 0
+        return np.full(self.shape or (), fill)
+
+    def fallback(self) -> Any:
+        """What a read returns when nothing was sent since the last read."""
+        if self.default_value is not None:
+            return self.default_value
+        return np.full(self.shape or (), 0.0)
+
+
+@dataclass
+class NodePlan:
+    id: str
+    inputs: list[InputPlan]
+    functions: list[tuple[str, CallPlan]]
+    parameters: list[ParameterPlan]
+    outputs: list[tuple[str, ValuePlan]]
+    where: str
+
+
+@dataclass
+class EdgePlan:
+    id: str
+    sender: str
+    sender_port: str
+    receiver: str
+    receiver_port: str
+    weight: Any
+    has_weight: bool
+
+
+@dataclass
+class GraphPlan:
+    graph: Graph
+    nodes: dict[str, NodePlan]
+    edges: list[EdgePlan]
+    incoming: dict[str, list[EdgePlan]]
+    opset: int | None
+    where: str
+
+
+def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> GraphPlan:
+    """Check and compile a graph for execution."""
+    where = f"graphs.{graph.id}"
+    opset = getattr(model, "onnx_opset_version", None) if model is not None else None
+    funcs = expression_functions()
+    try:
+        nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset) for n in graph.nodes}
+    except MDFError as e:
+        if source and not e.source:
+            raise MDFError(e.message, e.path, source) from None
+        raise
+    edges = []
+    for e in graph.edges:
+        w = e.weight
+        if isinstance(w, list):
+            w = np.asarray(w)
+        has_weight = not (isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1)
+        edges.append(EdgePlan(e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w,
+                              has_weight))
+    incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
+    for ep in edges:
+        incoming[ep.receiver].append(ep)
+    return GraphPlan(graph, nodes, edges, incoming, opset, where)
+
+
+def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
+           what: str = "value") -> ValuePlan:
+    if isinstance(v, str):
+        num = looks_numeric(v)
+        if num is not None:
+            return ValuePlan(const=num, text=v)
+        expr = parse(v, where, funcs)
+        if known is not None:
+            unknown = sorted(expr.names - known)
+            if unknown:
+                raise MDFError(
+                    f"unknown name '{unknown[0]}' in {what} {v!r} (known here: "
+                    f"{', '.join(sorted(known)) or 'none'})", where)
+        if expr.is_constant:
+            return ValuePlan(const=expr.evaluate({}), text=v)
+        return ValuePlan(expr=expr, text=v)
+    if isinstance(v, list):
+        try:
+            return ValuePlan(const=np.array(v), text=v)
+        except ValueError:
+            return ValuePlan(const=list(v), text=v)
+    if v is None or isinstance(v, (bool, int, float, dict, np.ndarray, np.generic)):
+        return ValuePlan(const=v, text=v)
+    raise MDFError(f"unsupported value of type {type(v).__name__}", where)
+
+
+def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any],
+               known: set[str], opset: int | None) -> CallPlan:
+    args = dict(owner.args or {})
+    fname = owner.function
+    if "opset" in args:
+        opset = args.pop("opset")
+    schema = None
+    if fname is not None:
+        _ensure_functions_loaded()
+        name = fname if fname in REGISTRY else _alias(fname)
+        schema = REGISTRY.lookup(name, opset if name.startswith("onnx::") else None,
+                                 f"{where}.function")
+    arg_plans: list[tuple[str, ValuePlan]] = []
+    scope = set(known)
+    attr_names = set(schema.attributes) if schema is not None else set()
+    for k, v in args.items():
+        w = f"{where}.args.{k}"
+        if schema is not None and k in attr_names and isinstance(v, str):
+            plan = _attribute_value(v, w, funcs, scope)
+        else:
+            plan = _value(v, w, funcs, scope, "argument")
+        arg_plans.append((k, plan))
+        scope.add(k)
+    call = CallPlan(name=fname or "", schema=schema, args=arg_plans)
+    if schema is None:
+        if getattr(owner, "value", None) is None:
+            raise MDFError("a function needs a 'function' name or a 'value'", where)
+        call.value = _value(owner.value, f"{where}.value", funcs, scope)
+        return call
+    bound = {k: k for k in args}
+    inputs, attrs = schema.bind(bound, f"{where}.args")
+    call.input_names = inputs
+    call.attribute_names = list(attrs)
+    return call
+
+
+def _attribute_value(v: str, where: str, funcs: Mapping[str, Any], scope: set[str]) -> ValuePlan:
+    """An attribute given as a string: an expression over known names, else the string itself
+    (ONNX string attributes such as ``mode: "reflect"`` or an Einsum equation)."""
+    try:
+        plan = _value(v, where, funcs, scope, "argument")
+    except MDFError:
+        return ValuePlan(const=v, text=v)
+    return plan
+
+
+def _alias(fname: str) -> str:
+    """Spellings seen in files: ``onnx_ops.add`` -> ``onnx::Add`` is not guessed; only
+    case-insensitive matches of a registered name are accepted."""
+    lowered = {n.lower(): n for n in REGISTRY.names()}
+    return lowered.get(fname.lower(), fname)
+
+
+def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | None) -> NodePlan:
+    inputs = [InputPlan(p.id, p.shape, p.type,
+                        np.array(p.default_value) if isinstance(p.default_value, list)
+                        else p.default_value, p.reduce) for p in node.input_ports]
+    port_ids = {p.id for p in node.input_ports}
+    param_ids = {p.id for p in node.parameters}
+    # Node functions: dependency order (repeated passes), seeing ports and all parameters.
+    known = set(port_ids) | param_ids
+    pending = list(node.functions)
+    ordered: list[tuple[str, CallPlan]] = []
+    while pending:
+        progressed = False
+        for f in list(pending):
+            fw = f"{where}.functions.{f.id}"
+            needed = set()
+            for k, v in (f.args or {}).items():
+                if isinstance(v, str):
+                    needed |= _names(v) - set(f.args or {})
+            if isinstance(f.value, str):
+                needed |= _names(f.value) - set(f.args or {})
+            if needed <= known:
+                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset)))
+                known.add(f.id)
+                pending.remove(f)
+                progressed = True
+        if not progressed:
+            f = pending[0]
+            missing = sorted(
+                set().union(*[_names(v) for v in (f.args or {}).values() if isinstance(v, str)],
+                            _names(f.value) if isinstance(f.value, str) else set())
+                - known - set(f.args or {}))
+            raise MDFError(f"unknown name '{missing[0] if missing else '?'}' (functions may "
+                           "not depend on each other in a cycle)", f"{where}.functions.{f.id}")
+    known_params = port_ids | param_ids | {fid for fid, _ in ordered}
+    params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset)
+              for p in node.parameters]
+    outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
+               for o in node.output_ports]
+    return NodePlan(node.id, inputs, ordered, params, outputs, where)
+
+
+def _names(text: str) -> set[str]:
+    from .expressions import names_in
+
+    return names_in(text)
+
+
+def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: set[str],
+                    opset: int | None) -> ParameterPlan:
+    plan = ParameterPlan(id=p.id, stateful=p.is_stateful())
+    if p.value is not None:
+        plan.value = _value(p.value, f"{where}.value", funcs, known)
+    elif p.function is not None:
+        plan.call = _plan_call(p, where, funcs, known, opset)
+    elif p.time_derivative is not None:
+        plan.derivative = _value(p.time_derivative, f"{where}.time_derivative", funcs, known)
+    if p.default_initial_value is not None:
+        plan.initial = _value(p.default_initial_value, f"{where}.default_initial_value", funcs,
+                              known)
+    for i, c in enumerate(p.conditions):
+        cw = f"{where}.conditions.{c.id or i}"
+        plan.conditions.append((c.id, _value(c.test, f"{cw}.test", funcs, known),
+                                _value(c.value, f"{cw}.value", funcs, known)))
+    return plan

@@ -1,0 +1,156 @@
+"""The public way to run a model: ``Simulation(model).run(steps=N, dt=DT)``.
+
+``run(steps=N, dt=DT)`` is exactly N calls of the reference ``evaluate()``: the first without a
+time increment (which initialises every ``time_derivative`` state), the rest with ``dt``. With
+``dt=None`` every call is made without a time increment. ``duration=T`` gives the steps of the
+reference scripts' loop ``t = 0; while t <= T: ...; t += dt``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import MDFError
+from .loader import load
+from .model import Model
+from .plan import plan_graph
+from .results import Results
+
+log = logging.getLogger("mdf_engine")
+
+BACKENDS = ("interpreted", "compiled")
+
+
+def steps_for_duration(duration: float, dt: float) -> int:
+    """How many evaluate() calls the reference loop ``t=0; while t<=T: ...; t+=dt`` makes
+    (with the same float accumulation)."""
+    if dt is None or dt <= 0:
+        raise MDFError("--duration needs a positive --dt")
+    n, t = 0, 0.0
+    while t <= duration:
+        n += 1
+        t += dt
+    return n
+
+
+class Simulation:
+    """A model (or file) ready to run on one graph with one backend."""
+
+    def __init__(self, model: Any, graph: str | None = None, backend: str = "interpreted",
+                 check_finite: bool = False):
+        self.model: Model = load(model)
+        self.graph = self.model.get_graph(graph)
+        if backend not in BACKENDS:
+            raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
+        self.backend = backend
+        self.check_finite = check_finite
+        source = getattr(self.model, "_source", None)
+        self.plan = plan_graph(self.model, self.graph, source)
+        if backend == "compiled":
+            from .compiler import CompiledGraph
+
+            self.runner = CompiledGraph(self.plan, check_finite=check_finite)
+        else:
+            from .interpreter import InterpretedGraph
+
+            self.runner = InterpretedGraph(self.plan, check_finite=check_finite)
+        self.time = 0.0
+
+    # -- one step --------------------------------------------------------------------------
+    def evaluate(self, initializer: Mapping[str, Any] | None = None,
+                 time_increment: float | None = None) -> None:
+        """One reference ``EvaluableGraph.evaluate()`` call."""
+        self.runner.evaluate(time_increment=time_increment, initializer=initializer)
+        if time_increment is not None:
+            self.time += time_increment
+
+    def value(self, node: str, name: str) -> Any:
+        """Current value of a port, parameter or function of ``node`` by id."""
+        return self.runner.value(node, name)
+
+    @property
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        return self.runner.outputs()
+
+    @property
+    def order_of_execution(self) -> list[str]:
+        return self.runner.order_of_execution
+
+    # -- many steps ------------------------------------------------------------------------
+    def run(self, steps: int | None = None, dt: float | None = None,
+            initializer: Mapping[str, Any] | None = None, record: Iterable[str] | None = None,
+            progress: bool = False, duration: float | None = None) -> Results:
+        """Run ``steps`` reference evaluate() calls (or the steps of ``duration``)."""
+        if duration is not None:
+            if steps is not None:
+                raise MDFError("give steps or duration, not both")
+            steps = steps_for_duration(duration, dt)
+        steps = 1 if steps is None else int(steps)
+        if steps < 0:
+            raise MDFError(f"steps must be >= 0, got {steps}")
+        keys = self._record_keys(record)
+        res = Results(graph=self.graph.id, steps=0, outputs={},
+                      traces={f"{n}.{p}": [] for n, p in keys})
+        bar = _progress_bar(steps) if progress else None
+        done = 0
+        try:
+            if hasattr(self.runner, "run_steps") and not keys and bar is None:
+                self.runner.run_steps(steps, dt, initializer)
+                done = steps
+                self.time += dt * max(0, steps - 1) if dt is not None else 0.0
+            else:
+                for k in range(steps):
+                    inc = None if (k == 0 or dt is None) else dt
+                    self.evaluate(initializer=initializer, time_increment=inc)
+                    done += 1
+                    res.times.append(self.time)
+                    for n, p in keys:
+                        res.traces[f"{n}.{p}"].append(_snapshot(self.value(n, p)))
+                    if bar is not None:
+                        bar.update(1)
+        except KeyboardInterrupt:
+            res.completed = False
+            res.note = f"interrupted: last completed step {done} of {steps}"
+            log.warning(res.note)
+        finally:
+            if bar is not None:
+                bar.close()
+        res.steps = done
+        res.outputs = self.outputs
+        return res
+
+    def _record_keys(self, record: Iterable[str] | None) -> list[tuple[str, str]]:
+        keys = []
+        for r in record or []:
+            if "." not in r:
+                raise MDFError(f"record '{r}': expected NODE.PORT")
+            n, p = r.split(".", 1)
+            node = self.graph.get_node(n)
+            if node is None:
+                raise MDFError(f"record '{r}': no node '{n}'")
+            if not any(node.get(k, p) for k in ("output_ports", "parameters", "input_ports",
+                                                 "functions")):
+                raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
+            keys.append((n, p))
+        return keys
+
+
+def _snapshot(v: Any) -> Any:
+    import numpy as np
+
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    return v
+
+
+def _progress_bar(total: int):
+    if not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, unit="step")
