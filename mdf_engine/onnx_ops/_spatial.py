@@ -1,0 +1,113 @@
+"""Shape and padding arithmetic shared by the convolution, pooling and resize operators.
+
+ONNX describes sliding windows with ``kernel_shape``, ``strides``, ``dilations``, ``pads``
+(``[x1_begin, x2_begin, ..., x1_end, x2_end, ...]``), ``auto_pad`` (NOTSET, SAME_UPPER,
+SAME_LOWER, VALID) and, for pools, ``ceil_mode``. These helpers turn those attributes into
+plain tuples of ints (output size, padding before, padding after per spatial axis), and lift
+1-D and 2-D problems to 3-D by adding leading singleton axes so that one Numba kernel serves
+every rank. Everything here is metadata; no tensor data is touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import MDFError
+
+AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def ints(v: Any, n: int, default: int, name: str, op: str) -> tuple[int, ...]:
+    """An int-list attribute of length ``n`` (``default`` repeated when it is empty/None)."""
+    if v is None or (hasattr(v, "__len__") and len(v) == 0):
+        return (default,) * n
+    out = tuple(int(e) for e in np.asarray(v).reshape(-1))
+    if len(out) != n:
+        raise MDFError(f"{op}: attribute '{name}' should have {n} values, got {list(out)}")
+    return out
+
+
+def auto_pad_name(auto_pad: Any) -> str:
+    s = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad or "NOTSET")
+    s = s.upper()
+    if s not in AUTO_PADS:
+        raise MDFError(f"auto_pad should be one of {', '.join(AUTO_PADS)}, got '{s}'")
+    return s
+
+
+def window_geometry(
+    in_shape: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Any,
+    auto_pad: Any,
+    ceil_mode: int = 0,
+    op: str = "",
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``(out_shape, pads_begin, pads_end)`` of a sliding window over ``in_shape``.
+
+    ``ceil_mode`` rounds the window count up, dropping a last window that would start inside
+    the end padding (as ONNX pools do). For SAME_* the output is ``ceil(in / stride)`` and the
+    padding is split evenly, the odd cell at the end (SAME_UPPER) or the beginning (SAME_LOWER).
+    """
+    n = len(in_shape)
+    mode = auto_pad_name(auto_pad)
+    out, pb, pe = [], [], []
+    pads_t = ints(pads, 2 * n, 0, "pads", op)
+    for i in range(n):
+        size, k, s, d = int(in_shape[i]), int(kernel[i]), int(strides[i]), int(dilations[i])
+        if s < 1 or d < 1 or k < 1:
+            raise MDFError(f"{op}: kernel, strides and dilations must be >= 1")
+        dk = (k - 1) * d + 1
+        if mode in ("SAME_UPPER", "SAME_LOWER"):
+            o = -(-size // s)
+            total = max(0, (o - 1) * s + dk - size)
+            small = total // 2
+            b, e = (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
+        elif mode == "VALID":
+            b = e = 0
+            o = (size - dk) // s + 1
+        else:
+            b, e = pads_t[i], pads_t[n + i]
+            span = size + b + e - dk
+            if ceil_mode:
+                o = -(-span // s) + 1
+                if (o - 1) * s >= size + b:
+                    o -= 1
+            else:
+                o = span // s + 1
+        if o < 1:
+            raise MDFError(
+                f"{op}: the window (kernel {k}, dilation {d}) does not fit an input of size "
+                f"{size} with pads {b},{e}"
+            )
+        out.append(o)
+        pb.append(b)
+        pe.append(e)
+    return tuple(out), tuple(pb), tuple(pe)
+
+
+def lift3(t: Sequence[int], fill: int) -> tuple[int, int, int]:
+    """A per-axis tuple of rank 1-3 padded in front with ``fill`` to rank 3."""
+    t = tuple(int(v) for v in t)
+    if len(t) > 3:
+        raise MDFError(f"only 1-D, 2-D and 3-D spatial operators are supported, got {len(t)}-D")
+    return (fill,) * (3 - len(t)) + t  # type: ignore[return-value]
+
+
+def as5d(x: np.ndarray) -> np.ndarray:
+    """``(N, C, *spatial)`` with 1-3 spatial axes as a 5-D view ``(N, C, D, H, W)``."""
+    if x.ndim < 3 or x.ndim > 5:
+        raise MDFError(f"expected a tensor (N, C, D1[, D2[, D3]]), got shape {x.shape}")
+    return x.reshape(x.shape[:2] + (1,) * (5 - x.ndim) + x.shape[2:])
+
+
+def float_kind(x: np.ndarray) -> np.ndarray:
+    """``x`` C-contiguous as float64 if it is float64, else as float32 (incl. float16, ints)."""
+    if x.dtype == np.float64:
+        return np.ascontiguousarray(x)
+    return np.ascontiguousarray(x, dtype=np.float32)

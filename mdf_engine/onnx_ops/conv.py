@@ -1,0 +1,284 @@
+"""Convolution operators: ``Conv``, ``ConvTranspose``, ``ConvInteger`` and ``QLinearConv``.
+
+Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` gathers the input
+windows of one image and one group into an im2col buffer with a Numba kernel and multiplies it
+by the group's filters with BLAS (``np.dot`` inside ``njit``). ``ConvTranspose`` does the
+reverse: a BLAS product of the transposed filters with the input, then a col2im scatter-add.
+The integer convolutions subtract the zero points and convolve exactly in float64 (products of
+8-bit values summed in float64 are exact), then round back to int32 / 8-bit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from . import as_array, onnx_op
+from ._spatial import as5d, auto_pad_name, float_kind, ints, lift3, window_geometry
+
+CONV_ATTRS = {
+    "auto_pad": "NOTSET",
+    "dilations": None,
+    "group": 1,
+    "kernel_shape": None,
+    "pads": None,
+    "strides": None,
+}
+
+
+@numba.njit(cache=True)
+def _im2col(x, n, c0, cg, k, s, d, pb, o, cols):
+    """Fill ``cols[(c, kd, kh, kw), (od, oh, ow)]`` from image ``n`` channels c0..c0+cg."""
+    D, H, W = x.shape[2], x.shape[3], x.shape[4]
+    row = 0
+    for c in range(cg):
+        for a in range(k[0]):
+            for b in range(k[1]):
+                for e in range(k[2]):
+                    col = 0
+                    for i in range(o[0]):
+                        zi = i * s[0] - pb[0] + a * d[0]
+                        inz = 0 <= zi < D
+                        for j in range(o[1]):
+                            yj = j * s[1] - pb[1] + b * d[1]
+                            iny = inz and 0 <= yj < H
+                            base = -pb[2] + e * d[2]
+                            for q in range(o[2]):
+                                xq = q * s[2] + base
+                                if iny and 0 <= xq < W:
+                                    cols[row, col] = x[n, c0 + c, zi, yj, xq]
+                                else:
+                                    cols[row, col] = 0
+                                col += 1
+                    row += 1
+
+
+@numba.njit(cache=True)
+def conv3d(x, w2, bias, group, k, s, d, pb, o):
+    """Grouped 3-D convolution. ``x`` (N, C, D, H, W), ``w2`` (M, C/group * prod(k)) filters,
+    ``bias`` (M,); returns (N, M, od*oh*ow)."""
+    N, C = x.shape[0], x.shape[1]
+    M = w2.shape[0]
+    cg = C // group
+    mg = M // group
+    kk = cg * k[0] * k[1] * k[2]
+    p = o[0] * o[1] * o[2]
+    out = np.empty((N, M, p), dtype=x.dtype)
+    cols = np.empty((kk, p), dtype=x.dtype)
+    for n in range(N):
+        for g in range(group):
+            _im2col(x, n, g * cg, cg, k, s, d, pb, o, cols)
+            res = np.dot(w2[g * mg:(g + 1) * mg], cols)
+            for m in range(mg):
+                bm = bias[g * mg + m]
+                for t in range(p):
+                    out[n, g * mg + m, t] = res[m, t] + bm
+    return out
+
+
+@numba.njit(cache=True)
+def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
+    """Grouped 3-D transposed convolution. ``x`` (N, C, D, H, W); ``wt`` (group, Mg*prod(k), Cg)
+    transposed filters; output (N, M, o0, o1, o2), output cell ``t`` taking full-result cell
+    ``t + pb`` (``pb`` may be negative)."""
+    N, C = x.shape[0], x.shape[1]
+    D, H, W = x.shape[2], x.shape[3], x.shape[4]
+    mg = wt.shape[1] // (k[0] * k[1] * k[2])
+    cg = C // group
+    M = mg * group
+    out = np.zeros((N, M, o[0], o[1], o[2]), dtype=x.dtype)
+    xin = np.empty((cg, D * H * W), dtype=x.dtype)
+    for n in range(N):
+        for g in range(group):
+            for c in range(cg):
+                t = 0
+                for i in range(D):
+                    for j in range(H):
+                        for q in range(W):
+                            xin[c, t] = x[n, g * cg + c, i, j, q]
+                            t += 1
+            cols = np.dot(wt[g], xin)
+            row = 0
+            for m in range(mg):
+                for a in range(k[0]):
+                    for b in range(k[1]):
+                        for e in range(k[2]):
+                            t = 0
+                            for i in range(D):
+                                zi = i * s[0] + a * d[0] - pb[0]
+                                inz = 0 <= zi < o[0]
+                                for j in range(H):
+                                    yj = j * s[1] + b * d[1] - pb[1]
+                                    iny = inz and 0 <= yj < o[1]
+                                    for q in range(W):
+                                        xq = q * s[2] + e * d[2] - pb[2]
+                                        if iny and 0 <= xq < o[2]:
+                                            out[n, g * mg + m, zi, yj, xq] += cols[row, t]
+                                        t += 1
+                            row += 1
+        for m in range(M):
+            bm = bias[m]
+            if bm != 0:
+                out[n, m] += bm
+    return out
+
+
+def _conv_setup(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
+    if X.ndim < 3 or X.ndim > 5 or W.ndim != X.ndim:
+        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
+                       f"got X {X.shape} and W {W.shape}")
+    nsp = X.ndim - 2
+    group = int(attrs["group"])
+    kernel = ints(attrs["kernel_shape"], nsp, 0, "kernel_shape", op)
+    if attrs["kernel_shape"] is None or len(attrs["kernel_shape"]) == 0:
+        kernel = tuple(int(v) for v in W.shape[2:])
+    strides = ints(attrs["strides"], nsp, 1, "strides", op)
+    dil = ints(attrs["dilations"], nsp, 1, "dilations", op)
+    return nsp, group, kernel, strides, dil
+
+
+def _conv_float(X, W, B, attrs, op) -> np.ndarray:
+    """Conv on float32/float64 arrays; returns the output with X's float dtype."""
+    nsp, group, kernel, strides, dil = _conv_setup(X, W, attrs, op)
+    C, M = X.shape[1], W.shape[0]
+    if group < 1 or C % group or M % group or W.shape[1] * group != C:
+        raise MDFError(f"{op}: X has {C} channels and W {W.shape} for group={group}; expected "
+                       "C == W.shape[1] * group and M divisible by group")
+    out_sp, pb, _ = window_geometry(X.shape[2:], kernel, strides, dil, attrs["pads"],
+                                    attrs["auto_pad"], 0, op)
+    x5 = as5d(X)
+    w2 = np.ascontiguousarray(W.reshape(M, -1), dtype=X.dtype)
+    bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
+    if bias.shape != (M,):
+        raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
+    y = conv3d(x5, w2, bias, group, lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1),
+               lift3(pb, 0), lift3(out_sp, 1))
+    return y.reshape((X.shape[0], M) + out_sp)
+
+
+@onnx_op("Conv", inputs=("X", "W", "B"), optional=("B",), attributes=CONV_ATTRS, since=1)
+def conv(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None, group=1,
+         kernel_shape=None, pads=None, strides=None) -> tuple[np.ndarray]:
+    """N-D (1-3) convolution with groups, dilations, strides, pads / auto_pad, optional bias."""
+    X = as_array(X)
+    dt = X.dtype
+    Xf = float_kind(X)
+    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                 kernel_shape=kernel_shape, pads=pads, strides=strides)
+    W = np.asarray(W, dtype=Xf.dtype)
+    y = _conv_float(Xf, W, None if B is None else np.asarray(B), attrs, "Conv")
+    return (y.astype(dt, copy=False),)
+
+
+@onnx_op("ConvTranspose", inputs=("X", "W", "B"), optional=("B",), since=1,
+         attributes={**CONV_ATTRS, "output_padding": None, "output_shape": None})
+def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None,
+                   group=1, kernel_shape=None, output_padding=None, output_shape=None,
+                   pads=None, strides=None) -> tuple[np.ndarray]:
+    """Transposed convolution (the gradient of Conv with respect to its input)."""
+    op = "ConvTranspose"
+    X = as_array(X)
+    dt = X.dtype
+    X = float_kind(X)
+    W = np.asarray(W, dtype=X.dtype)
+    attrs = dict(group=group, kernel_shape=kernel_shape, strides=strides, dilations=dilations)
+    nsp, group, kernel, s, d = _conv_setup(X, W, attrs, op)
+    C = X.shape[1]
+    if group < 1 or C % group or W.shape[0] != C:
+        raise MDFError(f"{op}: W should have shape (C={C}, M/group, k...), got {W.shape}")
+    mg = W.shape[1]
+    M = mg * group
+    opad = ints(output_padding, nsp, 0, "output_padding", op)
+    mode = auto_pad_name(auto_pad)
+    pads_t = ints(pads, 2 * nsp, 0, "pads", op)
+    ins = X.shape[2:]
+    full = [s[i] * (ins[i] - 1) + opad[i] + (kernel[i] - 1) * d[i] + 1 for i in range(nsp)]
+    if output_shape is not None and len(output_shape) > 0:
+        want = [int(v) for v in output_shape][-nsp:]
+    elif mode in ("SAME_UPPER", "SAME_LOWER"):
+        want = [ins[i] * s[i] for i in range(nsp)]
+    else:
+        want = None
+    if want is not None:
+        pb = []
+        for i in range(nsp):
+            total = full[i] - want[i]
+            half = total // 2
+            pb.append(half if mode == "SAME_UPPER" else total - half)
+        out_sp = tuple(want)
+    else:
+        pb = [0 if mode == "VALID" else pads_t[i] for i in range(nsp)]
+        pe = [0 if mode == "VALID" else pads_t[nsp + i] for i in range(nsp)]
+        out_sp = tuple(full[i] - pb[i] - pe[i] for i in range(nsp))
+    if min(out_sp) < 1:
+        raise MDFError(f"{op}: the output shape {out_sp} is empty")
+    kp = int(np.prod(kernel))
+    wt = W.reshape(group, C // group, mg * kp).transpose(0, 2, 1)
+    wt = np.ascontiguousarray(wt)
+    bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
+    y = convtranspose3d(as5d(X), wt, bias, group, lift3(kernel, 1), lift3(s, 1), lift3(d, 1),
+                        lift3(pb, 0), lift3(out_sp, 1))
+    return (y.reshape((X.shape[0], M) + out_sp).astype(dt, copy=False),)
+
+
+def _zero_point(zp: Any, default_dtype) -> np.ndarray:
+    if zp is None:
+        return np.zeros((), default_dtype)
+    return np.asarray(zp)
+
+
+def _int_conv(x, w, xzp, wzp, B, attrs, op) -> np.ndarray:
+    """Exact integer convolution of (x - xzp) and (w - wzp) (+ int32 B) as float64."""
+    x = as_array(x)
+    w = np.asarray(w)
+    xzp = _zero_point(xzp, x.dtype)
+    wzp = _zero_point(wzp, w.dtype)
+    if xzp.size != 1:
+        raise MDFError(f"{op}: x_zero_point should be a scalar, got shape {xzp.shape}")
+    xf = x.astype(np.float64) - float(xzp.reshape(-1)[0])
+    wz = wzp.astype(np.float64).reshape(-1)
+    if wz.size not in (1, w.shape[0]):
+        raise MDFError(f"{op}: w_zero_point should be a scalar or have {w.shape[0]} values")
+    wf = w.astype(np.float64) - wz.reshape((-1,) + (1,) * (w.ndim - 1))
+    bias = None if B is None else np.asarray(B).astype(np.float64)
+    return _conv_float(xf, wf, bias, attrs, op)
+
+
+@onnx_op("ConvInteger", inputs=("x", "w", "x_zero_point", "w_zero_point"),
+         optional=("x_zero_point", "w_zero_point"), attributes=CONV_ATTRS, since=10)
+def conv_integer(x: Any, w: Any, x_zero_point: Any = None, w_zero_point: Any = None, *,
+                 auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                 strides=None) -> tuple[np.ndarray]:
+    """Integer convolution with zero points; the int32 accumulator is the output."""
+    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                 kernel_shape=kernel_shape, pads=pads, strides=strides)
+    y = _int_conv(x, w, x_zero_point, w_zero_point, None, attrs, "ConvInteger")
+    return (y.astype(np.int32),)
+
+
+@onnx_op("QLinearConv", since=10, attributes=CONV_ATTRS,
+         inputs=("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale",
+                 "y_zero_point", "B"), optional=("B",))
+def qlinear_conv(x: Any, x_scale: Any, x_zero_point: Any, w: Any, w_scale: Any,
+                 w_zero_point: Any, y_scale: Any, y_zero_point: Any, B: Any = None, *,
+                 auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
+                 strides=None) -> tuple[np.ndarray]:
+    """Quantized convolution: int32 accumulation, requantized to y's 8-bit type."""
+    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
+                 kernel_shape=kernel_shape, pads=pads, strides=strides)
+    acc = _int_conv(x, w, x_zero_point, w_zero_point, B, attrs, "QLinearConv")
+    M = acc.shape[1]
+    ws = np.asarray(w_scale, np.float32).reshape(-1)
+    if ws.size not in (1, M):
+        raise MDFError(f"QLinearConv: w_scale should be a scalar or have {M} values")
+    mult = (np.float32(np.asarray(x_scale).reshape(-1)[0]) * ws
+            / np.float32(np.asarray(y_scale).reshape(-1)[0])).astype(np.float32)
+    shape = (1, -1) + (1,) * (acc.ndim - 2)
+    scaled = (acc.astype(np.float32) * mult.reshape(shape)).astype(np.float32)
+    yzp = np.asarray(y_zero_point)
+    info = np.iinfo(yzp.dtype)
+    y = np.rint(scaled).astype(np.float64) + float(yzp.reshape(-1)[0])
+    return (np.clip(y, info.min, info.max).astype(yzp.dtype),)

@@ -1,0 +1,419 @@
+"""Pooling operators: ``AveragePool``, ``MaxPool`` (with ``Indices``), ``LpPool``,
+``MaxUnpool``, the global pools, ``MaxRoiPool`` and ``RoiAlign``.
+
+Windows (kernel, strides, dilations, pads / auto_pad, ceil_mode) are resolved by ``_spatial``;
+1-D and 2-D inputs are lifted to 3-D, so each pool is one Numba loop nest over
+``(N, C, D, H, W)``. Averages and Lp norms accumulate in float64 and are cast back to the
+input dtype; MaxPool keeps the input dtype (floats and 8-bit ints).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from ..registry import REQUIRED
+from . import as_array, onnx_op
+from ._spatial import as5d, ints, lift3, window_geometry
+
+
+@numba.njit(cache=True)
+def _maxpool3d(x, k, s, d, pb, o, storage_order):
+    N, C, D, H, W = x.shape
+    y = np.empty((N, C, o[0], o[1], o[2]), dtype=x.dtype)
+    idx = np.empty((N, C, o[0], o[1], o[2]), dtype=np.int64)
+    for n in range(N):
+        for c in range(C):
+            base = (n * C + c) * D * H * W
+            for i in range(o[0]):
+                for j in range(o[1]):
+                    for q in range(o[2]):
+                        best = x[n, c, 0, 0, 0]
+                        bi = -1
+                        for a in range(k[0]):
+                            zi = i * s[0] - pb[0] + a * d[0]
+                            if zi < 0 or zi >= D:
+                                continue
+                            for b in range(k[1]):
+                                yj = j * s[1] - pb[1] + b * d[1]
+                                if yj < 0 or yj >= H:
+                                    continue
+                                for e in range(k[2]):
+                                    xq = q * s[2] - pb[2] + e * d[2]
+                                    if xq < 0 or xq >= W:
+                                        continue
+                                    v = x[n, c, zi, yj, xq]
+                                    if bi < 0 or v > best:
+                                        best = v
+                                        if storage_order == 0:
+                                            bi = (zi * H + yj) * W + xq
+                                        else:
+                                            bi = zi + D * (yj + H * xq)
+                        y[n, c, i, j, q] = best
+                        idx[n, c, i, j, q] = base + bi
+    return y, idx
+
+
+@numba.njit(cache=True)
+def _sumpool3d(x, k, s, d, pb, o, hi, count_include_pad, p):
+    """Average (``p == 0``) or Lp (``p > 0``) pooling, accumulated in float64.
+
+    ``hi`` is the end of the padded extent on each axis: with ``count_include_pad`` the divisor
+    counts the taps inside ``[-pb, hi)``, else only the taps inside the input."""
+    N, C, D, H, W = x.shape
+    y = np.empty((N, C, o[0], o[1], o[2]), dtype=np.float64)
+    for n in range(N):
+        for c in range(C):
+            for i in range(o[0]):
+                for j in range(o[1]):
+                    for q in range(o[2]):
+                        acc = 0.0
+                        cnt = 0
+                        for a in range(k[0]):
+                            zi = i * s[0] - pb[0] + a * d[0]
+                            if zi >= hi[0]:
+                                continue
+                            zin = 0 <= zi < D
+                            for b in range(k[1]):
+                                yj = j * s[1] - pb[1] + b * d[1]
+                                if yj >= hi[1]:
+                                    continue
+                                yin = zin and 0 <= yj < H
+                                for e in range(k[2]):
+                                    xq = q * s[2] - pb[2] + e * d[2]
+                                    if xq >= hi[2]:
+                                        continue
+                                    if yin and 0 <= xq < W:
+                                        v = float(x[n, c, zi, yj, xq])
+                                        if p > 0:
+                                            acc += abs(v) ** p
+                                        else:
+                                            acc += v
+                                        cnt += 1
+                                    elif count_include_pad:
+                                        cnt += 1
+                        if p > 0:
+                            y[n, c, i, j, q] = acc ** (1.0 / p)
+                        else:
+                            y[n, c, i, j, q] = acc / cnt if cnt > 0 else np.nan
+    return y
+
+
+def _float_in(X: np.ndarray) -> np.ndarray:
+    if X.dtype.kind == "f" and X.dtype != np.float16:
+        return np.ascontiguousarray(X)
+    return np.ascontiguousarray(X, dtype=np.float32)
+
+
+def _window(X: np.ndarray, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op):
+    if X.ndim < 3 or X.ndim > 5:
+        raise MDFError(f"{op}: expected X of shape (N, C, D1[, D2[, D3]]), got {X.shape}")
+    nsp = X.ndim - 2
+    if kernel_shape is None or len(kernel_shape) != nsp:
+        raise MDFError(f"{op}: kernel_shape should have {nsp} values, got {kernel_shape}")
+    k = ints(kernel_shape, nsp, 1, "kernel_shape", op)
+    s = ints(strides, nsp, 1, "strides", op)
+    d = ints(dilations, nsp, 1, "dilations", op)
+    out, pb, pe = window_geometry(X.shape[2:], k, s, d, pads, auto_pad, int(ceil_mode), op)
+    return nsp, k, s, d, out, pb, pe
+
+
+def _sum_pool(X, p, count_include_pad, kernel_shape, strides, dilations, pads, auto_pad,
+              ceil_mode, op):
+    X = as_array(X)
+    nsp, k, s, d, out, pb, pe = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
+                                        ceil_mode, op)
+    hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
+    y = _sumpool3d(as5d(_float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
+                   lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
+    return y.reshape(X.shape[:2] + out).astype(X.dtype)
+
+
+POOL_ATTRS = {"auto_pad": "NOTSET", "ceil_mode": 0, "dilations": None,
+              "kernel_shape": REQUIRED, "pads": None, "strides": None}
+
+
+@onnx_op("AveragePool", inputs=("X",), since=1,
+         attributes={**POOL_ATTRS, "count_include_pad": 0})
+def average_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
+                 pads=None, strides=None, count_include_pad=0) -> tuple[np.ndarray]:
+    """Mean over each window; padding counted in the divisor only with count_include_pad."""
+    return (_sum_pool(X, 0.0, count_include_pad, kernel_shape, strides, dilations, pads,
+                      auto_pad, ceil_mode, "AveragePool"),)
+
+
+@onnx_op("LpPool", inputs=("X",), since=2, attributes={**POOL_ATTRS, "p": 2})
+def lp_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
+            pads=None, strides=None, p=2) -> tuple[np.ndarray]:
+    """``(sum |x|^p)^(1/p)`` over each window (padding contributes zeros)."""
+    if float(p) <= 0:
+        raise MDFError(f"LpPool: p should be positive, got {p}")
+    return (_sum_pool(X, float(p), 0, kernel_shape, strides, dilations, pads, auto_pad,
+                      ceil_mode, "LpPool"),)
+
+
+@onnx_op("MaxPool", inputs=("X",), outputs=("Y", "Indices"), since=1,
+         attributes={**POOL_ATTRS, "storage_order": 0})
+def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
+             pads=None, strides=None, storage_order=0) -> tuple[np.ndarray, np.ndarray]:
+    """Max over each window, and the flat index (over N, C and the unpadded spatial axes,
+    row-major, or column-major in the spatial axes when storage_order=1) of the maximum."""
+    X = as_array(X)
+    nsp, k, s, d, out, pb, _ = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
+                                       ceil_mode, "MaxPool")
+    xin = X if X.dtype.kind in "iu" or X.dtype in (np.float32, np.float64) else \
+        X.astype(np.float32)
+    y, idx = _maxpool3d(as5d(np.ascontiguousarray(xin)), lift3(k, 1), lift3(s, 1),
+                        lift3(d, 1), lift3(pb, 0), lift3(out, 1), int(storage_order))
+    shape = X.shape[:2] + out
+    return y.reshape(shape).astype(X.dtype, copy=False), idx.reshape(shape)
+
+
+@numba.njit(cache=True)
+def _global(x, mode, p):
+    """Reduce the last axis of (R, L): 0 mean, 1 max, 2 Lp norm."""
+    R, L = x.shape
+    y = np.empty(R, dtype=np.float64)
+    for r in range(R):
+        if mode == 1:
+            m = x[r, 0]
+            for t in range(1, L):
+                if x[r, t] > m:
+                    m = x[r, t]
+            y[r] = m
+        else:
+            acc = 0.0
+            for t in range(L):
+                v = float(x[r, t])
+                acc += v if mode == 0 else abs(v) ** p
+            y[r] = acc / L if mode == 0 else acc ** (1.0 / p)
+    return y
+
+
+def _global_pool(X: Any, mode: int, p: float, op: str) -> np.ndarray:
+    X = as_array(X)
+    if X.ndim < 3:
+        raise MDFError(f"{op}: expected X of shape (N, C, D1, ...), got {X.shape}")
+    flat = np.ascontiguousarray(X.reshape(X.shape[0] * X.shape[1], -1))
+    if flat.dtype.kind not in "iu" and flat.dtype not in (np.float32, np.float64):
+        flat = flat.astype(np.float32)
+    y = _global(flat, mode, p)
+    return y.reshape(X.shape[:2] + (1,) * (X.ndim - 2)).astype(X.dtype)
+
+
+@onnx_op("GlobalAveragePool", inputs=("X",), since=1)
+def global_average_pool(X: Any) -> tuple[np.ndarray]:
+    """Mean over all spatial axes (kept as size-1 axes)."""
+    return (_global_pool(X, 0, 1.0, "GlobalAveragePool"),)
+
+
+@onnx_op("GlobalMaxPool", inputs=("X",), since=1)
+def global_max_pool(X: Any) -> tuple[np.ndarray]:
+    """Max over all spatial axes (kept as size-1 axes)."""
+    return (_global_pool(X, 1, 1.0, "GlobalMaxPool"),)
+
+
+@onnx_op("GlobalLpPool", inputs=("X",), attributes={"p": 2}, since=2)
+def global_lp_pool(X: Any, *, p=2) -> tuple[np.ndarray]:
+    """Lp norm over all spatial axes (kept as size-1 axes)."""
+    return (_global_pool(X, 2, float(p), "GlobalLpPool"),)
+
+
+@numba.njit(cache=True)
+def _scatter_flat(y, idx, x):
+    for t in range(x.size):
+        y[idx[t]] = x[t]
+
+
+@onnx_op("MaxUnpool", inputs=("X", "I", "output_shape"), optional=("output_shape",), since=9,
+         attributes={"kernel_shape": REQUIRED, "pads": None, "strides": None})
+def max_unpool(X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, pads=None,
+               strides=None) -> tuple[np.ndarray]:
+    """Inverse of MaxPool: zeros, with X's values put at the flat indices I."""
+    X = as_array(X)
+    I = np.asarray(I, dtype=np.int64)
+    if I.shape != X.shape:
+        raise MDFError(f"MaxUnpool: I should have X's shape {X.shape}, got {I.shape}")
+    nsp = X.ndim - 2
+    k = ints(kernel_shape, nsp, 1, "kernel_shape", "MaxUnpool")
+    s = ints(strides, nsp, 1, "strides", "MaxUnpool")
+    pd = ints(pads, 2 * nsp, 0, "pads", "MaxUnpool")
+    default = X.shape[:2] + tuple((X.shape[2 + i] - 1) * s[i] + k[i] - pd[i] - pd[nsp + i]
+                                  for i in range(nsp))
+    flat_i = I.reshape(-1)
+    if flat_i.size and (flat_i.min() < 0 or flat_i.max() >= int(np.prod(default))):
+        raise MDFError(f"MaxUnpool: an index in I is outside the unpooled shape {default}")
+    shape = default
+    if output_shape is not None:
+        # I indexes the default unpooled layout; place each value at the same coordinates of
+        # the requested (larger) shape.
+        shape = tuple(int(v) for v in np.asarray(output_shape).reshape(-1))
+        if len(shape) != X.ndim or any(a < b for a, b in zip(shape, default)):
+            raise MDFError(f"MaxUnpool: output_shape {shape} should have rank {X.ndim} and be "
+                           f"at least the unpooled shape {default}")
+        flat_i = np.ravel_multi_index(np.unravel_index(flat_i, default), shape)
+    y = np.zeros(int(np.prod(shape)), dtype=X.dtype)
+    _scatter_flat(y, flat_i, np.ascontiguousarray(X).reshape(-1))
+    return (y.reshape(shape),)
+
+
+@numba.njit(cache=True)
+def _max_roi_pool(x, rois, ph_n, pw_n, scale):
+    N, C, H, W = x.shape
+    R = rois.shape[0]
+    y = np.zeros((R, C, ph_n, pw_n), dtype=x.dtype)
+    for r in range(R):
+        b = int(rois[r, 0])
+        sw = int(np.round(rois[r, 1] * scale))
+        sh = int(np.round(rois[r, 2] * scale))
+        ew = int(np.round(rois[r, 3] * scale))
+        eh = int(np.round(rois[r, 4] * scale))
+        rh = max(eh - sh + 1, 1)
+        rw = max(ew - sw + 1, 1)
+        bh = rh / ph_n
+        bw = rw / pw_n
+        for ph in range(ph_n):
+            hs = min(max(int(math.floor(ph * bh)) + sh, 0), H)
+            he = min(max(int(math.ceil((ph + 1) * bh)) + sh, 0), H)
+            for pw in range(pw_n):
+                ws = min(max(int(math.floor(pw * bw)) + sw, 0), W)
+                we = min(max(int(math.ceil((pw + 1) * bw)) + sw, 0), W)
+                if he <= hs or we <= ws:
+                    continue
+                for c in range(C):
+                    m = x[b, c, hs, ws]
+                    for i in range(hs, he):
+                        for j in range(ws, we):
+                            if x[b, c, i, j] > m:
+                                m = x[b, c, i, j]
+                    y[r, c, ph, pw] = m
+    return y
+
+
+@onnx_op("MaxRoiPool", inputs=("X", "rois"), since=1,
+         attributes={"pooled_shape": REQUIRED, "spatial_scale": 1.0})
+def max_roi_pool(X: Any, rois: Any, *, pooled_shape=None, spatial_scale=1.0
+                 ) -> tuple[np.ndarray]:
+    """Max over each bin of each region (rois rows: batch index, x1, y1, x2, y2)."""
+    X = _float_in(as_array(X))
+    rois = np.ascontiguousarray(rois, dtype=np.float64)
+    if X.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5:
+        raise MDFError(f"MaxRoiPool: expected X (N, C, H, W) and rois (R, 5), got {X.shape} "
+                       f"and {rois.shape}")
+    ph, pw = ints(pooled_shape, 2, 1, "pooled_shape", "MaxRoiPool")
+    if rois.size and (rois[:, 0].min() < 0 or rois[:, 0].max() >= X.shape[0]):
+        raise MDFError("MaxRoiPool: a batch index in rois is outside X")
+    return (_max_roi_pool(X, rois, ph, pw, float(spatial_scale)),)
+
+
+@numba.njit(cache=True)
+def _roi_align(x, rois, bidx, oh, ow, sr, scale, offset, clamp_one, use_max):
+    N, C, H, W = x.shape
+    R = rois.shape[0]
+    y = np.zeros((R, C, oh, ow), dtype=np.float64)
+    for r in range(R):
+        b = bidx[r]
+        x0 = rois[r, 0] * scale - offset
+        y0 = rois[r, 1] * scale - offset
+        rw = rois[r, 2] * scale - offset - x0
+        rh = rois[r, 3] * scale - offset - y0
+        if clamp_one:
+            rw = max(rw, 1.0)
+            rh = max(rh, 1.0)
+        bh = rh / oh
+        bw = rw / ow
+        gh = sr if sr > 0 else int(math.ceil(rh / oh))
+        gw = sr if sr > 0 else int(math.ceil(rw / ow))
+        cnt = max(gh * gw, 1)
+        for ph in range(oh):
+            for pw in range(ow):
+                for c in range(C):
+                    acc = 0.0
+                    first = True
+                    for iy in range(gh):
+                        yy = y0 + ph * bh + (iy + 0.5) * bh / gh
+                        for ix in range(gw):
+                            xx = x0 + pw * bw + (ix + 0.5) * bw / gw
+                            t1 = t2 = t3 = t4 = 0.0
+                            if not (yy < -1.0 or yy > H or xx < -1.0 or xx > W):
+                                yc = max(yy, 0.0)
+                                xc = max(xx, 0.0)
+                                yl = int(yc)
+                                xl = int(xc)
+                                if yl >= H - 1:
+                                    yl = yh = H - 1
+                                    yc = float(yl)
+                                else:
+                                    yh = yl + 1
+                                if xl >= W - 1:
+                                    xl = xh = W - 1
+                                    xc = float(xl)
+                                else:
+                                    xh = xl + 1
+                                ly = yc - yl
+                                lx = xc - xl
+                                hy = 1.0 - ly
+                                hx = 1.0 - lx
+                                t1 = hy * hx * x[b, c, yl, xl]
+                                t2 = hy * lx * x[b, c, yl, xh]
+                                t3 = ly * hx * x[b, c, yh, xl]
+                                t4 = ly * lx * x[b, c, yh, xh]
+                            if use_max:
+                                m = max(max(t1, t2), max(t3, t4))
+                                if first or m > acc:
+                                    acc = m
+                                first = False
+                            else:
+                                acc += t1 + t2 + t3 + t4
+                    y[r, c, ph, pw] = acc if use_max else acc / cnt
+    return y
+
+
+def _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
+                    sampling_ratio, spatial_scale, half_pixel):
+    X = as_array(X)
+    rois = np.ascontiguousarray(rois, dtype=np.float64)
+    bidx = np.ascontiguousarray(batch_indices, dtype=np.int64).reshape(-1)
+    if X.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or bidx.size != rois.shape[0]:
+        raise MDFError(f"RoiAlign: expected X (N, C, H, W), rois (R, 4), batch_indices (R,), "
+                       f"got {X.shape}, {rois.shape}, {bidx.shape}")
+    if bidx.size and (bidx.min() < 0 or bidx.max() >= X.shape[0]):
+        raise MDFError("RoiAlign: a batch index is outside X")
+    if mode not in ("avg", "max"):
+        raise MDFError(f"RoiAlign: mode should be 'avg' or 'max', got '{mode}'")
+    y = _roi_align(np.ascontiguousarray(X, dtype=np.float64), rois, bidx, int(output_height),
+                   int(output_width), int(sampling_ratio), float(spatial_scale),
+                   0.5 if half_pixel else 0.0, not half_pixel, mode == "max")
+    return (y.astype(X.dtype),)
+
+
+ROI_ATTRS = {"mode": "avg", "output_height": 1, "output_width": 1, "sampling_ratio": 0,
+             "spatial_scale": 1.0}
+
+
+@onnx_op("RoiAlign", inputs=("X", "rois", "batch_indices"), since=10, attributes=ROI_ATTRS)
+def roi_align_10(X: Any, rois: Any, batch_indices: Any, *, mode="avg", output_height=1,
+                 output_width=1, sampling_ratio=0, spatial_scale=1.0) -> tuple[np.ndarray]:
+    """Bilinear-sampled average/max over each bin of each region (opset 10: no half-pixel
+    offset, regions at least 1x1)."""
+    return _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
+                           sampling_ratio, spatial_scale, False)
+
+
+@onnx_op("RoiAlign", inputs=("X", "rois", "batch_indices"), since=16,
+         attributes={"coordinate_transformation_mode": "half_pixel", **ROI_ATTRS})
+def roi_align_16(X: Any, rois: Any, batch_indices: Any, *,
+                 coordinate_transformation_mode="half_pixel", mode="avg", output_height=1,
+                 output_width=1, sampling_ratio=0, spatial_scale=1.0) -> tuple[np.ndarray]:
+    """RoiAlign with coordinate_transformation_mode half_pixel (default) or
+    output_half_pixel (the opset-10 behaviour)."""
+    if coordinate_transformation_mode not in ("half_pixel", "output_half_pixel"):
+        raise MDFError("RoiAlign: coordinate_transformation_mode should be 'half_pixel' or "
+                       f"'output_half_pixel', got '{coordinate_transformation_mode}'")
+    return _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
+                           sampling_ratio, spatial_scale,
+                           coordinate_transformation_mode == "half_pixel")
