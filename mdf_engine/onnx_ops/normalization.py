@@ -1,0 +1,260 @@
+"""Normalization operators: ``BatchNormalization`` (inference and, from opset 14, training
+mode), ``InstanceNormalization``, ``LRN``, ``MeanVarianceNormalization`` and
+``LpNormalization``.
+
+Statistics are accumulated in float64 by Numba kernels and the results cast back to the input
+dtype. Tensors are viewed as ``(N, C, L)`` (channel statistics) or, after moving the reduced
+axes last, as rows ``(R, L)`` (per-row statistics). The opset <= 6 forms of BatchNormalization
+(``is_test``, ``consumed_inputs``) live in ``legacy.py``, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from ..registry import REQUIRED
+from . import as_array, onnx_op
+
+
+def _float_in(X: np.ndarray) -> np.ndarray:
+    if X.dtype in (np.float32, np.float64):
+        return np.ascontiguousarray(X)
+    return np.ascontiguousarray(X, dtype=np.float32)
+
+
+@numba.njit(cache=True)
+def _affine_channels(x, a, b):
+    """``y[n, c, l] = x[n, c, l] * a[c] + b[c]`` for x (N, C, L)."""
+    N, C, L = x.shape
+    y = np.empty_like(x)
+    for n in range(N):
+        for c in range(C):
+            ac = a[c]
+            bc = b[c]
+            for t in range(L):
+                y[n, c, t] = x[n, c, t] * ac + bc
+    return y
+
+
+@numba.njit(cache=True)
+def _channel_moments(x):
+    """Mean and population variance of each channel of x (N, C, L), in float64."""
+    N, C, L = x.shape
+    mean = np.zeros(C)
+    var = np.zeros(C)
+    cnt = N * L
+    for c in range(C):
+        s = 0.0
+        for n in range(N):
+            for t in range(L):
+                s += x[n, c, t]
+        m = s / cnt
+        q = 0.0
+        for n in range(N):
+            for t in range(L):
+                dv = x[n, c, t] - m
+                q += dv * dv
+        mean[c] = m
+        var[c] = q / cnt
+    return mean, var
+
+
+def _bn_view(X: np.ndarray, spatial: int) -> np.ndarray:
+    if X.ndim < 2:
+        raise MDFError(f"BatchNormalization: X should be (N, C, ...), got shape {X.shape}")
+    if spatial:
+        return X.reshape(X.shape[0], X.shape[1], -1)
+    return X.reshape(X.shape[0], -1, 1)
+
+
+def _param(v: Any, n: int, name: str, op: str) -> np.ndarray:
+    a = np.asarray(v, dtype=np.float64).reshape(-1)
+    if a.size == 1 and n != 1:
+        a = np.full(n, a[0])
+    if a.size != n:
+        raise MDFError(f"{op}: {name} should have {n} values, got {np.shape(v)}")
+    return a
+
+
+def _bn_infer(X, scale, B, mean, var, epsilon, spatial=1) -> np.ndarray:
+    X = as_array(X)
+    xf = _float_in(X)
+    x3 = _bn_view(xf, spatial)
+    C = x3.shape[1]
+    op = "BatchNormalization"
+    a = _param(scale, C, "scale", op) / np.sqrt(_param(var, C, "var", op) + float(epsilon))
+    b = _param(B, C, "B", op) - _param(mean, C, "mean", op) * a
+    y = _affine_channels(x3, a.astype(xf.dtype), b.astype(xf.dtype))
+    return y.reshape(X.shape).astype(X.dtype, copy=False)
+
+
+@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=7,
+         outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
+         attributes={"epsilon": 1e-5, "momentum": 0.9, "spatial": 1})
+def batch_normalization_7(X: Any, scale: Any, B: Any, mean: Any, var: Any, *, epsilon=1e-5,
+                          momentum=0.9, spatial=1) -> tuple[np.ndarray]:
+    """Inference batch normalization; ``spatial=0`` gives per-activation statistics."""
+    return (_bn_infer(X, scale, B, mean, var, epsilon, int(spatial)),)
+
+
+@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=9,
+         outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
+         attributes={"epsilon": 1e-5, "momentum": 0.9})
+def batch_normalization_9(X: Any, scale: Any, B: Any, mean: Any, var: Any, *, epsilon=1e-5,
+                          momentum=0.9) -> tuple[np.ndarray]:
+    """Inference batch normalization: ``(X - mean) / sqrt(var + epsilon) * scale + B``."""
+    return (_bn_infer(X, scale, B, mean, var, epsilon),)
+
+
+@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "input_mean", "input_var"),
+         since=14, outputs=("Y", "running_mean", "running_var"),
+         attributes={"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0})
+def batch_normalization_14(X: Any, scale: Any, B: Any, input_mean: Any, input_var: Any, *,
+                           epsilon=1e-5, momentum=0.9, training_mode=0) -> tuple:
+    """Batch normalization; with training_mode=1 the batch statistics normalize X and the
+    running statistics are updated: ``running = input * momentum + batch * (1 - momentum)``."""
+    if not training_mode:
+        return (_bn_infer(X, scale, B, input_mean, input_var, epsilon),)
+    X = as_array(X)
+    xf = _float_in(X)
+    x3 = _bn_view(xf, 1)
+    C = x3.shape[1]
+    op = "BatchNormalization"
+    bm, bv = _channel_moments(x3)
+    a = _param(scale, C, "scale", op) / np.sqrt(bv + float(epsilon))
+    b = _param(B, C, "B", op) - bm * a
+    y = _affine_channels(x3, a.astype(xf.dtype), b.astype(xf.dtype))
+    mom = float(momentum)
+    pdt = np.asarray(input_mean).dtype
+    rm = _param(input_mean, C, "input_mean", op) * mom + bm * (1 - mom)
+    rv = _param(input_var, C, "input_var", op) * mom + bv * (1 - mom)
+    return (y.reshape(X.shape).astype(X.dtype, copy=False), rm.astype(pdt), rv.astype(pdt))
+
+
+@numba.njit(cache=True)
+def _standardize_rows(x, eps, scale, bias):
+    """``(x - mean) / sqrt(var + eps) * scale[r] + bias[r]`` for each row r of x (R, L)."""
+    R, L = x.shape
+    y = np.empty_like(x)
+    for r in range(R):
+        s = 0.0
+        for t in range(L):
+            s += x[r, t]
+        m = s / L
+        q = 0.0
+        for t in range(L):
+            dv = x[r, t] - m
+            q += dv * dv
+        inv = 1.0 / np.sqrt(q / L + eps)
+        a = inv * scale[r]
+        for t in range(L):
+            y[r, t] = (x[r, t] - m) * a + bias[r]
+    return y
+
+
+@onnx_op("InstanceNormalization", inputs=("input", "scale", "B"), since=6,
+         attributes={"epsilon": 1e-5})
+def instance_normalization(input: Any, scale: Any, B: Any, *, epsilon=1e-5
+                           ) -> tuple[np.ndarray]:
+    """Per (image, channel) standardization over the spatial axes, then ``* scale[c] + B[c]``."""
+    X = as_array(input)
+    if X.ndim < 3:
+        raise MDFError(f"InstanceNormalization: input should be (N, C, D1, ...), got {X.shape}")
+    N, C = X.shape[:2]
+    xf = _float_in(X)
+    op = "InstanceNormalization"
+    sc = np.tile(_param(scale, C, "scale", op), N)
+    bi = np.tile(_param(B, C, "B", op), N)
+    y = _standardize_rows(xf.reshape(N * C, -1), float(epsilon), sc, bi)
+    return (y.reshape(X.shape).astype(X.dtype, copy=False),)
+
+
+def _rows_over(X: np.ndarray, axes: list[int]) -> tuple[np.ndarray, tuple, list[int]]:
+    """X with ``axes`` moved last and flattened: (rows, L), plus how to undo it."""
+    keep = [i for i in range(X.ndim) if i not in axes]
+    perm = keep + axes
+    xt = np.ascontiguousarray(X.transpose(perm))
+    return xt.reshape(int(np.prod([X.shape[i] for i in keep])), -1), xt.shape, perm
+
+
+def _norm_axes(axes: Any, ndim: int, op: str) -> list[int]:
+    out = sorted({int(a) + ndim if int(a) < 0 else int(a) for a in axes})
+    if any(a < 0 or a >= ndim for a in out):
+        raise MDFError(f"{op}: axes {list(axes)} out of range for a {ndim}-D input")
+    return out
+
+
+@onnx_op("MeanVarianceNormalization", inputs=("X",), since=9, attributes={"axes": (0, 2, 3)})
+def mean_variance_normalization(X: Any, *, axes=(0, 2, 3)) -> tuple[np.ndarray]:
+    """``(X - mean) / sqrt(var)`` with mean and variance over ``axes``."""
+    X = as_array(X)
+    ax = _norm_axes(axes, X.ndim, "MeanVarianceNormalization")
+    rows, shape, perm = _rows_over(_float_in(X), ax)
+    R = rows.shape[0]
+    y = _standardize_rows(rows, 0.0, np.ones(R), np.zeros(R))
+    return (y.reshape(shape).transpose(np.argsort(perm)).astype(X.dtype, copy=False),)
+
+
+@numba.njit(cache=True)
+def _lp_rows(x, p):
+    R, L = x.shape
+    y = np.empty_like(x)
+    for r in range(R):
+        s = 0.0
+        for t in range(L):
+            s += abs(x[r, t]) if p == 1 else x[r, t] * x[r, t]
+        nrm = s if p == 1 else np.sqrt(s)
+        for t in range(L):
+            y[r, t] = x[r, t] / nrm if nrm > 0 else 0.0
+    return y
+
+
+@onnx_op("LpNormalization", inputs=("input",), since=1, attributes={"axis": -1, "p": 2})
+def lp_normalization(input: Any, *, axis=-1, p=2) -> tuple[np.ndarray]:
+    """``x / ||x||_p`` along ``axis`` (p = 1 or 2); a zero vector stays zero."""
+    X = as_array(input)
+    if int(p) not in (1, 2):
+        raise MDFError(f"LpNormalization: p should be 1 or 2, got {p}")
+    ax = _norm_axes([axis], X.ndim, "LpNormalization")
+    rows, shape, perm = _rows_over(_float_in(X), ax)
+    y = _lp_rows(rows, int(p))
+    return (y.reshape(shape).transpose(np.argsort(perm)).astype(X.dtype, copy=False),)
+
+
+@numba.njit(cache=True)
+def _lrn(x, alpha, beta, bias, size):
+    N, C, L = x.shape
+    y = np.empty_like(x)
+    lo = (size - 1) // 2
+    hi = size - 1 - lo
+    for n in range(N):
+        for c in range(C):
+            c0 = max(0, c - lo)
+            c1 = min(C - 1, c + hi)
+            for t in range(L):
+                s = 0.0
+                for cc in range(c0, c1 + 1):
+                    v = x[n, cc, t]
+                    s += v * v
+                y[n, c, t] = x[n, c, t] / (bias + alpha / size * s) ** beta
+    return y
+
+
+@onnx_op("LRN", inputs=("X",), since=1,
+         attributes={"alpha": 1e-4, "beta": 0.75, "bias": 1.0, "size": REQUIRED})
+def lrn(X: Any, *, alpha=1e-4, beta=0.75, bias=1.0, size=None) -> tuple[np.ndarray]:
+    """Local response normalization across channels:
+    ``x / (bias + alpha / size * sum of x^2 over the size neighbouring channels) ** beta``."""
+    if size is None or int(size) < 1:
+        raise MDFError(f"LRN: attribute 'size' should be a positive int, got {size}")
+    X = as_array(X)
+    if X.ndim < 3:
+        raise MDFError(f"LRN: X should be (N, C, D1, ...), got shape {X.shape}")
+    xf = _float_in(X)
+    y = _lrn(xf.reshape(X.shape[0], X.shape[1], -1), float(alpha), float(beta), float(bias),
+             int(size))
+    return (y.reshape(X.shape).astype(X.dtype, copy=False),)
