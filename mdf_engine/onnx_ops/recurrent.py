@@ -1,0 +1,396 @@
+"""Recurrent ONNX operators RNN, GRU and LSTM with Numba time-loop kernels.
+
+For each direction the input projection ``X @ W^T + biases`` is computed for the whole sequence
+at once (one BLAS call); the njit kernel then runs the time loop, one ``np.dot`` (BLAS) of the
+hidden state with ``R^T`` per step plus the gates computed element by element. Activations are
+passed to the kernel as integer codes with their ``alpha``/``beta``.
+
+Supported: directions forward/reverse/bidirectional, every activation of the ONNX list
+(Relu Tanh Sigmoid Affine LeakyRelu ThresholdedRelu ScaledTanh HardSigmoid Elu Softsign
+Softplus, names case-insensitive) with ``activation_alpha``/``activation_beta`` consumed in order
+by the activations that take parameters, ``clip`` (applied to every gate pre-activation),
+``sequence_lens`` (steps past a batch entry's length give zeros in ``Y``; ``Y_h``/``Y_c`` hold the
+last valid step; a reverse direction starts from each entry's own last valid step), ``initial_h``,
+``initial_c``, peepholes ``P``, LSTM ``input_forget`` (``f = 1 - i``), GRU
+``linear_before_reset``, and ``layout`` 0 (``[seq, batch, ...]``) or 1 (``[batch, seq, ...]``).
+Computation is in the input's float dtype (float32 or float64); element activations are
+evaluated in float64 scalars.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from ..registry import REQUIRED
+from . import onnx_op
+
+# ------------------------------------------------------------------------------ activations
+_ACT_CODES = {"relu": 0, "tanh": 1, "sigmoid": 2, "affine": 3, "leakyrelu": 4,
+              "thresholdedrelu": 5, "scaledtanh": 6, "hardsigmoid": 7, "elu": 8,
+              "softsign": 9, "softplus": 10}
+#: (number of parameters, default alpha, default beta) per activation code.
+_ACT_PARAMS = {0: (0, 0.0, 0.0), 1: (0, 0.0, 0.0), 2: (0, 0.0, 0.0), 3: (2, 1.0, 0.0),
+               4: (1, 0.01, 0.0), 5: (1, 1.0, 0.0), 6: (2, 1.0, 1.0), 7: (2, 0.2, 0.5),
+               8: (1, 1.0, 0.0), 9: (0, 0.0, 0.0), 10: (0, 0.0, 0.0)}
+
+
+@numba.njit(cache=True)
+def _act(x: float, code: int, alpha: float, beta: float) -> float:
+    if code == 2:
+        if x >= 0.0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+    if code == 1:
+        return math.tanh(x)
+    if code == 0:
+        return x if x > 0.0 else 0.0
+    if code == 3:
+        return alpha * x + beta
+    if code == 4:
+        return x if x >= 0.0 else alpha * x
+    if code == 5:
+        return x if x >= alpha else 0.0
+    if code == 6:
+        return alpha * math.tanh(beta * x)
+    if code == 7:
+        return min(max(alpha * x + beta, 0.0), 1.0)
+    if code == 8:
+        return x if x >= 0.0 else alpha * (math.exp(x) - 1.0)
+    if code == 9:
+        return x / (1.0 + abs(x))
+    # softplus, stable for large |x|
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@numba.njit(cache=True)
+def _clip(x: float, clip: float) -> float:
+    if clip > 0.0:
+        if x > clip:
+            return clip
+        if x < -clip:
+            return -clip
+    return x
+
+
+@numba.njit(cache=True)
+def _gather_step(xw, k, lens, reverse, out):
+    """Row ``k`` of each batch entry's (possibly reversed) projected sequence into ``out``."""
+    for b in range(out.shape[0]):
+        if k < lens[b]:
+            t = lens[b] - 1 - k if reverse else k
+            out[b, :] = xw[t, b, :]
+
+
+# ---------------------------------------------------------------------------------- kernels
+@numba.njit(cache=True)
+def _rnn_dir(xw, RT, h0, lens, reverse, codes, alphas, betas, clip):
+    T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    g = np.zeros((B, H), dtype=xw.dtype)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    for k in range(maxlen):
+        _gather_step(xw, k, lens, reverse, g)
+        rh = np.dot(h, RT)
+        for b in range(B):
+            if k >= lens[b]:
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            for j in range(H):
+                v = _act(_clip(g[b, j] + rh[b, j], clip), codes[0], alphas[0], betas[0])
+                h[b, j] = v
+                Y[t, b, j] = v
+    return Y, h
+
+
+@numba.njit(cache=True)
+def _gru_dir(xw, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip):
+    T, B, H = xw.shape[0], xw.shape[1], RhT.shape[0]
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    g = np.zeros((B, 3 * H), dtype=xw.dtype)
+    rh_ = np.zeros((B, H), dtype=xw.dtype)
+    z = np.zeros((B, H), dtype=xw.dtype)
+    hh = np.zeros((B, H), dtype=xw.dtype)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    f, fa, fb = codes[0], alphas[0], betas[0]
+    gc, ga, gb = codes[1], alphas[1], betas[1]
+    for k in range(maxlen):
+        _gather_step(xw, k, lens, reverse, g)
+        hz = np.dot(h, RzrT)  # [B, 2H]: z and r recurrences
+        if lbr:
+            hh = np.dot(h, RhT)
+        for b in range(B):
+            if k >= lens[b]:
+                continue
+            for j in range(H):
+                z[b, j] = _act(_clip(g[b, j] + hz[b, j], clip), f, fa, fb)
+                r = _act(_clip(g[b, H + j] + hz[b, H + j], clip), f, fa, fb)
+                if lbr:
+                    rh_[b, j] = r * (hh[b, j] + rbh[j])
+                else:
+                    rh_[b, j] = r * h[b, j]
+        if not lbr:
+            hh = np.dot(rh_, RhT)
+        for b in range(B):
+            if k >= lens[b]:
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            for j in range(H):
+                if lbr:
+                    pre = g[b, 2 * H + j] + rh_[b, j]
+                else:
+                    pre = g[b, 2 * H + j] + hh[b, j] + rbh[j]
+                c = _act(_clip(pre, clip), gc, ga, gb)
+                v = (1.0 - z[b, j]) * c + z[b, j] * h[b, j]
+                h[b, j] = v
+                Y[t, b, j] = v
+    return Y, h
+
+
+@numba.njit(cache=True)
+def _lstm_dir(xw, RT, h0, c0, P, lens, reverse, input_forget, codes, alphas, betas, clip):
+    T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    c = c0.copy()
+    g = np.zeros((B, 4 * H), dtype=xw.dtype)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    f, fa, fb = codes[0], alphas[0], betas[0]
+    gc, ga, gb = codes[1], alphas[1], betas[1]
+    hc, ha, hb = codes[2], alphas[2], betas[2]
+    for k in range(maxlen):
+        _gather_step(xw, k, lens, reverse, g)
+        rh = np.dot(h, RT)  # [B, 4H] in gate order i, o, f, c
+        for b in range(B):
+            if k >= lens[b]:
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            for j in range(H):
+                cp = c[b, j]
+                i = _act(_clip(g[b, j] + rh[b, j] + P[j] * cp, clip), f, fa, fb)
+                if input_forget:
+                    fg = 1.0 - i
+                else:
+                    fg = _act(_clip(g[b, 2 * H + j] + rh[b, 2 * H + j] + P[2 * H + j] * cp,
+                                    clip), f, fa, fb)
+                cc = _act(_clip(g[b, 3 * H + j] + rh[b, 3 * H + j], clip), gc, ga, gb)
+                cn = fg * cp + i * cc
+                o = _act(_clip(g[b, H + j] + rh[b, H + j] + P[H + j] * cn, clip), f, fa, fb)
+                v = o * _act(cn, hc, ha, hb)
+                c[b, j] = cn
+                h[b, j] = v
+                Y[t, b, j] = v
+    return Y, h, c
+
+
+# --------------------------------------------------------------------------------- plumbing
+def _activations(names: Any, alpha: Any, beta: Any, per_dir: int, defaults: tuple[str, ...],
+                 n_dir: int, op: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per direction: (codes, alphas, betas) arrays of length ``per_dir``."""
+    names = list(names) if names else list(defaults) * n_dir
+    if len(names) == per_dir and n_dir == 2:
+        names = names * 2
+    if len(names) != per_dir * n_dir:
+        raise MDFError(f"{op}: activations must list {per_dir * n_dir} functions "
+                       f"({per_dir} per direction), got {names}")
+    alpha = list(alpha) if alpha is not None else []
+    beta = list(beta) if beta is not None else []
+    codes, alphas, betas = [], [], []
+    ia = ib = 0
+    for name in names:
+        key = str(name).lower()
+        if key not in _ACT_CODES:
+            raise MDFError(f"{op}: unknown activation '{name}' (known: "
+                           f"{', '.join(sorted(_ACT_CODES))})")
+        code = _ACT_CODES[key]
+        nparam, da, db = _ACT_PARAMS[code]
+        a, b = da, db
+        if nparam >= 1 and ia < len(alpha):
+            a = float(alpha[ia])
+            ia += 1
+        if nparam >= 2 and ib < len(beta):
+            b = float(beta[ib])
+            ib += 1
+        codes.append(code)
+        alphas.append(a)
+        betas.append(b)
+    out = []
+    for d in range(n_dir):
+        s = slice(d * per_dir, (d + 1) * per_dir)
+        out.append((np.array(codes[s], dtype=np.int64), np.array(alphas[s], dtype=np.float64),
+                    np.array(betas[s], dtype=np.float64)))
+    return out
+
+
+class _Prep:
+    """Validated, layout-normalised inputs shared by the three operators."""
+
+    def __init__(self, op: str, gates: int, X: Any, W: Any, R: Any, B: Any, sequence_lens: Any,
+                 initial_h: Any, hidden_size: Any, direction: str, layout: int):
+        X = np.asarray(X)
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        self.dtype = X.dtype
+        if X.ndim != 3:
+            raise MDFError(f"{op}: X must be 3-D, got shape {X.shape}")
+        if layout:
+            X = X.transpose(1, 0, 2)
+        self.X = np.ascontiguousarray(X)
+        T, Bt, _ = self.X.shape
+        self.dirs = {"forward": [False], "reverse": [True],
+                     "bidirectional": [False, True]}.get(direction)
+        if self.dirs is None:
+            raise MDFError(f"{op}: direction must be forward, reverse or bidirectional, "
+                           f"got '{direction}'")
+        nd = len(self.dirs)
+        self.W = np.asarray(W, dtype=self.dtype)
+        self.R = np.asarray(R, dtype=self.dtype)
+        H = int(hidden_size) if hidden_size is not None else self.R.shape[-1]
+        self.H = H
+        if self.W.shape != (nd, gates * H, self.X.shape[2]):
+            raise MDFError(f"{op}: W must have shape {(nd, gates * H, self.X.shape[2])}, "
+                           f"got {self.W.shape}")
+        if self.R.shape != (nd, gates * H, H):
+            raise MDFError(f"{op}: R must have shape {(nd, gates * H, H)}, got {self.R.shape}")
+        self.B = (np.zeros((nd, 2 * gates * H), self.dtype) if B is None
+                  else np.asarray(B, dtype=self.dtype))
+        if self.B.shape != (nd, 2 * gates * H):
+            raise MDFError(f"{op}: B must have shape {(nd, 2 * gates * H)}, got {self.B.shape}")
+        self.lens = (np.full(Bt, T, dtype=np.int64) if sequence_lens is None
+                     else np.asarray(sequence_lens).astype(np.int64).reshape(-1))
+        if self.lens.shape != (Bt,) or (self.lens > T).any() or (self.lens < 0).any():
+            raise MDFError(f"{op}: sequence_lens must hold {Bt} lengths in [0, {T}], "
+                           f"got {self.lens.tolist()}")
+        self.layout = layout
+        self.h0 = self.state(initial_h, "initial_h", op)
+
+    def state(self, s: Any, what: str, op: str) -> np.ndarray:
+        nd, Bt = len(self.dirs), self.X.shape[1]
+        if s is None:
+            return np.zeros((nd, Bt, self.H), self.dtype)
+        s = np.asarray(s, dtype=self.dtype)
+        if self.layout:
+            s = s.transpose(1, 0, 2)
+        if s.shape != (nd, Bt, self.H):
+            raise MDFError(f"{op}: {what} must have shape {(nd, Bt, self.H)} (layout "
+                           f"{self.layout}), got {s.shape}")
+        return np.ascontiguousarray(s)
+
+    def project(self, d: int, bias: np.ndarray) -> np.ndarray:
+        """``X @ W[d]^T + bias`` for every time step at once, as [T, B, G*H]."""
+        T, Bt, I = self.X.shape
+        xw = np.dot(self.X.reshape(T * Bt, I), self.W[d].T)
+        xw += bias
+        return xw.reshape(T, Bt, -1)
+
+    def finish(self, ys: list[np.ndarray], states: list[list[np.ndarray]]) -> tuple:
+        Y = np.stack(ys, axis=1)  # [T, D, B, H]
+        outs = [np.stack(s) for s in states]  # [D, B, H]
+        if self.layout:
+            Y = Y.transpose(2, 0, 1, 3)
+            outs = [o.transpose(1, 0, 2) for o in outs]
+        return (np.ascontiguousarray(Y), *[np.ascontiguousarray(o) for o in outs])
+
+
+_COMMON = {"activation_alpha": None, "activation_beta": None, "activations": None,
+           "clip": None, "direction": "forward", "hidden_size": REQUIRED}
+
+
+@onnx_op("RNN", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+         optional=("B", "sequence_lens", "initial_h"), attributes={**_COMMON, "layout": 0},
+         outputs=("Y", "Y_h"), since=7)
+def rnn(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initial_h: Any = None,
+        *, activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
+        clip: Any = None, direction: str = "forward", hidden_size: Any = None,
+        layout: int = 0) -> tuple:
+    """ONNX RNN: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)``; returns ``Y``, ``Y_h``."""
+    p = _Prep("RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
+    acts = _activations(activations, activation_alpha, activation_beta, 1, ("Tanh",),
+                        len(p.dirs), "RNN")
+    cl = float(clip) if clip else 0.0
+    ys, hs = [], []
+    H = p.H
+    for d, rev in enumerate(p.dirs):
+        xw = p.project(d, p.B[d, :H] + p.B[d, H:])
+        RT = np.ascontiguousarray(p.R[d].T)
+        Y, h = _rnn_dir(xw, RT, p.h0[d], p.lens, rev, *acts[d], cl)
+        ys.append(Y)
+        hs.append(h)
+    return p.finish(ys, [hs])
+
+
+@onnx_op("GRU", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+         optional=("B", "sequence_lens", "initial_h"),
+         attributes={**_COMMON, "linear_before_reset": 0, "layout": 0},
+         outputs=("Y", "Y_h"), since=7)
+def gru(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initial_h: Any = None,
+        *, activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
+        clip: Any = None, direction: str = "forward", hidden_size: Any = None,
+        linear_before_reset: int = 0, layout: int = 0) -> tuple:
+    """ONNX GRU (gate order z, r, h); returns ``Y``, ``Y_h``."""
+    p = _Prep("GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
+    acts = _activations(activations, activation_alpha, activation_beta, 2, ("Sigmoid", "Tanh"),
+                        len(p.dirs), "GRU")
+    cl = float(clip) if clip else 0.0
+    H = p.H
+    ys, hs = [], []
+    for d, rev in enumerate(p.dirs):
+        wb, rb = p.B[d, :3 * H], p.B[d, 3 * H:]
+        bias = wb.copy()
+        bias[:2 * H] += rb[:2 * H]
+        xw = p.project(d, bias)
+        RzrT = np.ascontiguousarray(p.R[d, :2 * H].T)
+        RhT = np.ascontiguousarray(p.R[d, 2 * H:].T)
+        rbh = np.ascontiguousarray(rb[2 * H:])
+        Y, h = _gru_dir(xw, RzrT, RhT, rbh, p.h0[d], p.lens, rev, bool(linear_before_reset),
+                        *acts[d], cl)
+        ys.append(Y)
+        hs.append(h)
+    return p.finish(ys, [hs])
+
+
+@onnx_op("LSTM", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
+         optional=("B", "sequence_lens", "initial_h", "initial_c", "P"),
+         attributes={**_COMMON, "input_forget": 0, "layout": 0},
+         outputs=("Y", "Y_h", "Y_c"), since=7)
+def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
+         initial_h: Any = None, initial_c: Any = None, P: Any = None, *,
+         activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
+         clip: Any = None, direction: str = "forward", hidden_size: Any = None,
+         input_forget: int = 0, layout: int = 0) -> tuple:
+    """ONNX LSTM (gate order i, o, f, c; peepholes i, o, f); returns ``Y``, ``Y_h``, ``Y_c``."""
+    p = _Prep("LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
+    acts = _activations(activations, activation_alpha, activation_beta, 3,
+                        ("Sigmoid", "Tanh", "Tanh"), len(p.dirs), "LSTM")
+    cl = float(clip) if clip else 0.0
+    H = p.H
+    c0 = p.state(initial_c, "initial_c", "LSTM")
+    nd = len(p.dirs)
+    Pa = (np.zeros((nd, 3 * H), p.dtype) if P is None else np.asarray(P, dtype=p.dtype))
+    if Pa.shape != (nd, 3 * H):
+        raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {Pa.shape}")
+    ys, hs, cs = [], [], []
+    for d, rev in enumerate(p.dirs):
+        xw = p.project(d, p.B[d, :4 * H] + p.B[d, 4 * H:])
+        RT = np.ascontiguousarray(p.R[d].T)
+        Y, h, c = _lstm_dir(xw, RT, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]), p.lens, rev,
+                            bool(input_forget), *acts[d], cl)
+        ys.append(Y)
+        hs.append(h)
+        cs.append(c)
+    return p.finish(ys, [hs, cs])
