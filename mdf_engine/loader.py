@@ -371,6 +371,11 @@ def _check_graph(g: Any, path: str, source: str | None) -> None:
 def _modeci_to_dict(obj: Any) -> dict:
     """Read a modeci_mdf.mdf.Model through our field table (its own to_dict fails on models
     whose parameter conditions were loaded as dicts)."""
+    return {obj.id: modeci_element_to_dict(Model, obj)}
+
+
+def modeci_element_to_dict(cls: type, obj: Any) -> dict:
+    """One modeci-mdf element (Model, Graph, Node, ...) as MDF dict data, read field by field."""
     def walk(cls: type, o: Any) -> Any:
         out: dict[str, Any] = {}
         for f in element_fields(cls):
@@ -397,8 +402,7 @@ def _modeci_to_dict(obj: Any) -> dict:
                 out[f.name] = _plain_value(v)
         return out
 
-    body = walk(Model, obj)
-    return {obj.id: body}
+    return walk(cls, obj)
 
 
 def _is_condition(x: Any) -> bool:

@@ -235,6 +235,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Condition):
+        return element_to_dict(value)
     return value
 
 

@@ -27,7 +27,8 @@ from .model import Function, Graph, Model, Node, Parameter
 from .registry import REGISTRY, OpSchema
 
 
-def _ensure_functions_loaded() -> None:
+def load_function_libraries() -> None:
+    """Import every function library so that the registry is complete."""
     from . import standard_functions  # noqa: F401
 
     for mod in ("onnx_ops", "actr", "hexagon"):
@@ -40,7 +41,7 @@ def _ensure_functions_loaded() -> None:
 
 def expression_functions() -> dict[str, Any]:
     """Registered functions callable by bare name inside expressions (``linear(x, 2, 1)``)."""
-    _ensure_functions_loaded()
+    load_function_libraries()
     out = {}
     for name in REGISTRY.names():
         if "::" in name:
@@ -230,7 +231,7 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
         opset = args.pop("opset")
     schema = None
     if fname is not None:
-        _ensure_functions_loaded()
+        load_function_libraries()
         name = fname if fname in REGISTRY else _alias(fname)
         schema = REGISTRY.lookup(name, opset if name.startswith("onnx::") else None,
                                  f"{where}.function")
@@ -290,7 +291,7 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
         for f in list(pending):
             fw = f"{where}.functions.{f.id}"
             needed = set()
-            for k, v in (f.args or {}).items():
+            for v in (f.args or {}).values():
                 if isinstance(v, str):
                     needed |= _names(v) - set(f.args or {})
             if isinstance(f.value, str):
