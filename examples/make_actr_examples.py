@@ -23,8 +23,7 @@ HERE = Path(__file__).resolve().parent
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 
 
-def count_model_dict() -> dict:
-    """Counting from two to five."""
+def _count() -> dict:
     chunks = [
         {"name": f"n-{a}", "ISA": "number", "value": a, "next": b}
         for a, b in zip(NUMBERS[1:6], NUMBERS[2:7])
@@ -45,11 +44,10 @@ def count_model_dict() -> dict:
          "lhs": {"goal": {"ISA": "count-goal", "to": "=c", "current": "=c", "state": "counting"}},
          "rhs": {"goal": {"state": "done"}}},
     ]
-    return build_model_dict("actr_count", chunks=chunks, productions=productions, goal=goal)
+    return {"name": "actr_count", "chunks": chunks, "productions": productions, "goal": goal}
 
 
-def addition_model_dict() -> dict:
-    """3 + 4 by counting up the sum and a counter in turn."""
+def _addition() -> dict:
     chunks = [
         {"name": f"{a}-{b}", "ISA": "count-order", "first": a, "second": b}
         for a, b in zip(NUMBERS[:-1], NUMBERS[1:])
@@ -75,8 +73,23 @@ def addition_model_dict() -> dict:
          "rhs": {"goal": {"count": "nil"}}},
     ]
     types = {"count-order": ["first", "second"], "add": ["arg1", "arg2", "sum", "count"]}
-    return build_model_dict("actr_addition", chunks=chunks, productions=productions, goal=goal,
-                            chunk_types=types)
+    return {"name": "actr_addition", "chunks": chunks, "productions": productions, "goal": goal,
+            "chunk_types": types}
+
+
+#: The descriptions, as keyword arguments of ``build_model``/``build_model_dict``.
+COUNT = _count()
+ADDITION = _addition()
+
+
+def count_model_dict() -> dict:
+    """Counting from two to five."""
+    return build_model_dict(**COUNT)
+
+
+def addition_model_dict() -> dict:
+    """3 + 4 by counting up the sum and a counter in turn."""
+    return build_model_dict(**ADDITION)
 
 
 EXAMPLES = {"actr_count.json": count_model_dict, "actr_addition.json": addition_model_dict}

@@ -388,3 +388,89 @@ def test_examples_compute_what_they_should(reference_goals):
 @pytest.mark.parametrize("name", MODELS)
 def test_direct_chain_matches_reference_engine(name, reference_goals):
     assert run_direct(model_parts(name)) == reference_goals[name]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_our_engine_matches_reference_engine(name, reference_goals):
+    """Same goal after every cycle and the same number of cycles, from the JSON file."""
+    assert builder.run_model(str(EXAMPLES / name)) == reference_goals[name]
+
+
+def test_our_engine_on_built_model(reference_goals):
+    script = _load_script()
+    model = builder.build_model(**script.ADDITION)
+    assert builder.run_model(model) == reference_goals["actr_addition.json"]
+    assert builder.run_model(builder.build_model_dict(**script.COUNT)) == \
+        reference_goals["actr_count.json"]
+    with pytest.raises(MDFError, match="did not terminate within 3 cycles"):
+        builder.run_model(model, max_cycles=3)
+
+
+COUNT_LISP = """(chunk-type number value next)
+(chunk-type count-goal from to current state)
+
+(add-dm
+{dm}
+(count-goal ISA count-goal from two to five current nil state counting)
+
+(goal-focus count-goal)
+
+(P begin
+=goal>
+ISA count-goal
+from =n
+current nil
+==>
+=goal>
+ISA count-goal
+current =n
++retrieval>
+ISA number
+value =n
+)
+
+(P step
+=goal>
+ISA count-goal
+- to =c
+current =c
+=retrieval>
+ISA number
+value =c
+next =nxt
+==>
+=goal>
+ISA count-goal
+current =nxt
++retrieval>
+ISA number
+value =nxt
+)
+
+(P finish
+=goal>
+ISA count-goal
+to =c
+current =c
+state counting
+==>
+=goal>
+ISA count-goal
+state done
+)
+"""
+
+
+def test_builder_agrees_with_actr_to_mdf(tmp_path, reference_goals):
+    """The count model written in ACT-R's Lisp syntax and imported by modeci-mdf's actr_to_mdf
+    runs in the reference engine exactly like our builder's version."""
+    from modeci_mdf.interfaces.actr import actr_to_mdf
+
+    script = _load_script()
+    dm = "\n".join(f"({c['name']} ISA number value {c['value']} next {c['next']})"
+                   for c in script.COUNT["chunks"])
+    lisp = tmp_path / "count.lisp"
+    lisp.write_text(COUNT_LISP.format(dm=dm))
+    with contextlib.redirect_stdout(io.StringIO()):
+        actr_to_mdf(str(lisp))
+    assert run_reference_engine(tmp_path / "count.json") == reference_goals["actr_count.json"]

@@ -1,10 +1,11 @@
 """ACT-R in MDF: the ACT-R functions (registered in namespace ``actr``), a builder for ACT-R
 production-system graphs in the layout of modeci-mdf's ``actr_to_mdf``, and the cycle driver.
 
-Importing this package registers the functions; ``build_model``/``run_model`` live in
-:mod:`mdf_engine.actr.builder`.
+Importing this package registers the functions. ``build_model``/``build_model_dict``/``run_model``
+come from :mod:`mdf_engine.actr.builder`.
 """
 
+from .builder import build_model, build_model_dict, run_model
 from .functions import (
     change_goal,
     check_termination,
@@ -20,6 +21,9 @@ from .functions import (
 )
 
 __all__ = [
+    "build_model",
+    "build_model_dict",
+    "run_model",
     "change_goal",
     "check_termination",
     "chunk_to_string",

@@ -46,7 +46,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .. import __version__
 from ..errors import MDFError
 from .functions import _compile, pattern_to_string
 
@@ -302,7 +301,7 @@ def build_model_dict(
     }}
     return {name: {
         "format": "ModECI MDF v0.4",
-        "generating_application": f"mdf_engine {__version__} (mdf_engine.actr.builder)",
+        "generating_application": "mdf_engine (mdf_engine.actr.builder)",
         "graphs": {f"{name}_graph": {"nodes": nodes, "edges": edges, "conditions": conditions}},
     }}
 
@@ -328,14 +327,14 @@ def run_model(
 ) -> list[dict]:
     """Run an ACT-R model cycle by cycle until no production fires; the goal after each cycle.
 
-    ``model`` is a Model, a dict or a file path. Each cycle is one ``evaluate`` with
+    ``model`` is a Model, a dict, a file path or a ``modeci_mdf.mdf.Model``. Each cycle is one ``evaluate`` with
     ``goal_input``/``dm_input`` set to the previous cycle's ``fire_production`` outputs (``{}``
     at first). The last goal in the list is the one of the cycle in which ``check_termination``
     became true. Raises :class:`MDFError` if that does not happen within ``max_cycles``.
     """
     import mdf_engine
 
-    if not hasattr(model, "graphs"):
+    if not isinstance(model, mdf_engine.Model):
         model = mdf_engine.load(model)
     sim = mdf_engine.Simulation(model, graph=graph, backend=backend)
     goal: Any = {}
