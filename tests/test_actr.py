@@ -24,6 +24,7 @@ from mdf_engine.errors import MDFError
 from mdf_engine.registry import REGISTRY
 
 ref = pytest.importorskip("modeci_mdf.functions.actr")
+PatternException = pytest.importorskip("modeci_mdf.functions.actr.ccm.pattern").PatternException
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MODELS = ["actr_count.json", "actr_addition.json"]
@@ -234,7 +235,9 @@ def test_conflict_resolution_seeded():
 # ------------------------------------------------------------------------------------------
 
 WORDS = ["a", "b", "nil"]
-PATTERN_VALUES = WORDS + ["=x", "=y", "-=x", "-=y", "=", "!a", "?", "b.c", "=x-1"]
+PATTERN_VALUES = WORDS + ["=x", "=y", "-=x", "-=y", "=", "!a", "?", "b.c", "=x-1", "2:a",
+                          "1:=x", "=x!b", "s.t:a"]
+CHUNK_WORDS = WORDS + ["k:a", "2:b"]
 TYPES = {"t": ["s1", "s2", "s3"], "u": ["s1", "s2"]}
 
 
@@ -245,7 +248,7 @@ def chunks(draw, named=True):
     c = {"name": "c"} if named else {}
     c["ISA"] = isa
     for s in TYPES[isa][:n]:
-        c[s] = draw(st.sampled_from(WORDS))
+        c[s] = draw(st.sampled_from(CHUNK_WORDS))
     return c
 
 
@@ -262,7 +265,7 @@ def patterns(draw, buffer):
 def test_retrieve_chunk_property(pattern, dm):
     try:
         expected = ref.retrieve_chunk(copy.deepcopy(pattern), copy.deepcopy(dm), TYPES)
-    except (KeyError, IndexError):
+    except (KeyError, IndexError, PatternException):
         with pytest.raises(MDFError):
             ours.retrieve_chunk(pattern, dm, TYPES)
         return
@@ -275,8 +278,14 @@ def test_retrieve_chunk_property(pattern, dm):
        goal=chunks(), retrieval=st.one_of(st.just({}), chunks()))
 def test_pattern_matching_property(lhs, goal, retrieval):
     prods = [{"name": "p", "lhs": lhs, "rhs": []}, {"name": "q", "lhs": lhs[:1], "rhs": []}]
-    mine, r = call_both("pattern_matching_function", prods, goal, retrieval)
-    assert mine == r
+    try:
+        expected = ref.pattern_matching_function(copy.deepcopy(prods), goal, retrieval)
+    except PatternException:
+        with pytest.raises(MDFError):
+            ours.pattern_matching_function(prods, goal, retrieval)
+        return
+    mine, _ = call_both("pattern_matching_function", prods, goal, retrieval)
+    assert mine == expected
 
 
 def test_pattern_syntax_errors_are_mdf_errors():
