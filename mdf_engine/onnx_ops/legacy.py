@@ -1269,6 +1269,12 @@ def lstm_legacy(X, W, R, B=None, initial_h=None, sequence_lens=None, initial_c=N
 # ---------------------------------------------------------------- thin adapters
 
 
+@legacy_op("Constant", outputs=("output",), attributes={"value": REQUIRED})
+def constant_legacy(*, value):
+    """Constant of opsets 1-8: the tensor attribute ``value`` (a copy)."""
+    return (np.array(value),)
+
+
 def _make_delegate(op: str, inputs: tuple[str, ...], optional: tuple[str, ...],
                    attrs: tuple[str, ...], outputs: tuple[str, ...] = ("Y",)) -> None:
     name = "onnx::" + op
@@ -1300,7 +1306,6 @@ _make_delegate("GlobalMaxPool", ("X",), (), ())
 _make_delegate("LRN", ("X",), (), ("alpha", "beta", "bias", "size"))
 _make_delegate("MatMul", ("A", "B"), (), ())
 _make_delegate("Transpose", ("data",), (), ("perm",), ("transposed",))
-_make_delegate("Constant", (), (), ("value",), ("output",))
 _make_delegate("RandomNormal", (), (), ("dtype", "mean", "scale", "seed", "shape"),
                ("output",))
 _make_delegate("RandomUniform", (), (), ("dtype", "high", "low", "seed", "shape"),
