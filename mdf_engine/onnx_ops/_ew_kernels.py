@@ -1,0 +1,642 @@
+"""Numba kernels shared by the elementwise ONNX families (arithmetic, logic, activations, variadic).
+
+One generic loop per family, dispatched by a small integer op code, keeps the number of compiled
+specializations small (float64, float32, int64, uint64 and bool only):
+
+* ``arith_core``   binary arithmetic (Add Sub Mul Div Pow Mod Max Min PRelu) with broadcasting;
+* ``compare_core`` comparisons and boolean logic (output bool) with broadcasting;
+* ``shift_core``   BitShift on int64/uint64 with the width of the original dtype;
+* ``unary_core``   float unary math and activations (three float parameters);
+* ``unary_int_core`` the unary ops that are defined on integers (Abs Neg Sign Relu Clip ...);
+* ``axis_core``    Softmax/LogSoftmax/Hardmax over the middle axis of an (outer, n, inner) view;
+* ``where_core``   Where with three-way broadcasting.
+
+Broadcast operands are passed flat (1-D, C-contiguous) with ``shape`` (of the output) and element
+strides per operand (0 along broadcast dimensions); equal-size operands and size-1 operands take
+fast linear paths and need no shape information (pass empty arrays). The ``*_nb`` functions are
+nopython entry points taking whole arrays (any rank, or scalars) for the compiled MDF backend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+# ---- op codes --------------------------------------------------------------------------------
+ADD, SUB, MUL, DIV, POW, MOD_PY, MOD_C, MAX, MIN, PRELU = range(10)
+EQ, GT, LT, GE, LE, AND, OR, XOR = range(8)
+(ABS, NEG, RECIP, SQRT, EXP, LOG, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH,
+ ACOSH, ATANH, ERF, CEIL, FLOOR, ROUND, SIGN, RELU, LEAKY, ELU, SELU, CELU, SIGMOID, HSIGMOID,
+ SOFTPLUS, SOFTSIGN, THRELU, SHRINK, CLIP, IDENT) = range(36)
+SOFTMAX, LOGSOFTMAX, HARDMAX = range(3)
+
+# ---- scalar helpers specialised by type at compile time -----------------------------------------
+
+
+def _div(x, y):  # pragma: no cover - replaced by the overload in nopython code
+    raise NotImplementedError
+
+
+def _pow(x, y, one):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _mod_py(x, y):  # pragma: no cover
+    raise NotImplementedError
+
+
+def _mod_c(x, y):  # pragma: no cover
+    raise NotImplementedError
+
+
+@overload(_div)
+def _div_ov(x, y):
+    """Float: true division. Signed int: C division truncating toward zero (0 for y == 0).
+    Unsigned int: floor division (0 for y == 0)."""
+    if isinstance(x, types.Float):
+        return lambda x, y: x / y
+    if isinstance(x, types.Integer) and x.signed:
+        def impl(x, y):
+            if y == 0:
+                return x - x
+            q = x // y
+            if q * y != x and ((x < 0) != (y < 0)):
+                q += 1
+            return q
+        return impl
+    if isinstance(x, types.Integer):
+        def impl_u(x, y):
+            if y == 0:
+                return x - x
+            return x // y
+        return impl_u
+    return None
+
+
+@overload(_pow)
+def _pow_ov(x, y, one):
+    """Float: x**y. Integers: exact repeated squaring (negative exponents give 1/x^k truncated);
+    ``one`` is 1 in x's type (keeps uint64 arithmetic in uint64)."""
+    if isinstance(x, types.Float):
+        return lambda x, y, one: x ** y
+    if isinstance(x, types.Integer):
+        def impl(x, y, one):
+            if y < 0:
+                if x == 1:
+                    return one
+                if x == -1:
+                    return one if (y % 2) == 0 else x
+                return x - x
+            r = one
+            b = x
+            e = y
+            while e > 0:
+                if e & 1:
+                    r = r * b
+                b = b * b
+                e = e >> 1
+            return r
+        return impl
+    return None
+
+
+@overload(_mod_py)
+def _mod_py_ov(x, y):
+    """Remainder with the sign of the divisor (Python/numpy ``%``); int y == 0 gives 0."""
+    if isinstance(x, types.Float):
+        def impl_f(x, y):
+            if y == 0 or x != x or y != y or math.isinf(x):
+                return math.nan
+            r = np.fmod(x, y)
+            if r != 0:
+                if (r < 0) != (y < 0):
+                    r = r + y
+            else:
+                r = math.copysign(0.0, y)
+            return r
+        return impl_f
+    if isinstance(x, types.Integer):
+        def impl_i(x, y):
+            if y == 0:
+                return x - x
+            return x % y
+        return impl_i
+    return None
+
+
+@overload(_mod_c)
+def _mod_c_ov(x, y):
+    """C ``fmod``: remainder with the sign of the dividend; int y == 0 gives 0."""
+    if isinstance(x, types.Float):
+        return lambda x, y: np.fmod(x, y)
+    if isinstance(x, types.Integer) and x.signed:
+        def impl_i(x, y):
+            if y == 0:
+                return x - x
+            r = x % y
+            if r != 0 and ((r < 0) != (x < 0)):
+                r = r - y
+            return r
+        return impl_i
+    if isinstance(x, types.Integer):
+        def impl_u(x, y):
+            if y == 0:
+                return x - x
+            return x % y
+        return impl_u
+    return None
+
+
+@njit(cache=True)
+def _aop(code, x, y, one):
+    if code == ADD:
+        return x + y
+    elif code == SUB:
+        return x - y
+    elif code == MUL:
+        return x * y
+    elif code == DIV:
+        return _div(x, y)
+    elif code == POW:
+        return _pow(x, y, one)
+    elif code == MOD_PY:
+        return _mod_py(x, y)
+    elif code == MOD_C:
+        return _mod_c(x, y)
+    elif code == MAX:
+        return x if (x >= y or x != x) else y
+    elif code == MIN:
+        return x if (x <= y or x != x) else y
+    else:  # PRELU
+        return x if x >= 0 else x * y
+
+
+@njit(cache=True)
+def _cop(code, x, y):
+    if code == EQ:
+        return x == y
+    elif code == GT:
+        return x > y
+    elif code == LT:
+        return x < y
+    elif code == GE:
+        return x >= y
+    elif code == LE:
+        return x <= y
+    elif code == AND:
+        return (x != 0) and (y != 0)
+    elif code == OR:
+        return (x != 0) or (y != 0)
+    else:  # XOR
+        return (x != 0) != (y != 0)
+
+
+# ---- binary loops ---------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def arith_core(code, a, b, out, shape, sa, sb):
+    """out = a <code> b over flat arrays (see the module docstring for the broadcast layout)."""
+    n = out.size
+    one = np.ones(1, out.dtype)[0]
+    if a.size == n and b.size == n:
+        for i in range(n):
+            out[i] = _aop(code, a[i], b[i], one)
+    elif b.size == 1:
+        y = b[0]
+        for i in range(n):
+            out[i] = _aop(code, a[i], y, one)
+    elif a.size == 1:
+        x = a[0]
+        for i in range(n):
+            out[i] = _aop(code, x, b[i], one)
+    elif n > 0:
+        nd = shape.size
+        idx = np.zeros(nd, np.int64)
+        inner = shape[nd - 1]
+        ia_s = sa[nd - 1]
+        ib_s = sb[nd - 1]
+        ia = 0
+        ib = 0
+        o = 0
+        while o < n:
+            for k in range(inner):
+                out[o + k] = _aop(code, a[ia + k * ia_s], b[ib + k * ib_s], one)
+            o += inner
+            d = nd - 2
+            while d >= 0:
+                idx[d] += 1
+                ia += sa[d]
+                ib += sb[d]
+                if idx[d] < shape[d]:
+                    break
+                ia -= sa[d] * shape[d]
+                ib -= sb[d] * shape[d]
+                idx[d] = 0
+                d -= 1
+
+
+@njit(cache=True)
+def compare_core(code, a, b, out, shape, sa, sb):
+    """out (bool) = a <code> b over flat arrays; same layout rules as ``arith_core``."""
+    n = out.size
+    if a.size == n and b.size == n:
+        for i in range(n):
+            out[i] = _cop(code, a[i], b[i])
+    elif b.size == 1:
+        y = b[0]
+        for i in range(n):
+            out[i] = _cop(code, a[i], y)
+    elif a.size == 1:
+        x = a[0]
+        for i in range(n):
+            out[i] = _cop(code, x, b[i])
+    elif n > 0:
+        nd = shape.size
+        idx = np.zeros(nd, np.int64)
+        inner = shape[nd - 1]
+        ia_s = sa[nd - 1]
+        ib_s = sb[nd - 1]
+        ia = 0
+        ib = 0
+        o = 0
+        while o < n:
+            for k in range(inner):
+                out[o + k] = _cop(code, a[ia + k * ia_s], b[ib + k * ib_s])
+            o += inner
+            d = nd - 2
+            while d >= 0:
+                idx[d] += 1
+                ia += sa[d]
+                ib += sb[d]
+                if idx[d] < shape[d]:
+                    break
+                ia -= sa[d] * shape[d]
+                ib -= sb[d] * shape[d]
+                idx[d] = 0
+                d -= 1
+
+
+@njit(cache=True)
+def _shift(x, s, left, width, signed):
+    if s < 0 or s >= width:
+        if left or not signed or x >= 0:
+            return x - x
+        return ~(x - x)
+    if left:
+        return x << s
+    return x >> s
+
+
+@njit(cache=True)
+def shift_core(a, b, out, shape, sa, sb, left, width, signed):
+    """BitShift of a (int64 or uint64) by b (int64): shifts outside [0, width) give 0 (or -1 for
+    a right shift of a negative value); right shifts of signed values are arithmetic. Left
+    shifts are not wrapped here: the caller casts to the ``width``-bit dtype."""
+    n = out.size
+    if a.size == n and b.size == n:
+        for i in range(n):
+            out[i] = _shift(a[i], b[i], left, width, signed)
+    elif b.size == 1:
+        for i in range(n):
+            out[i] = _shift(a[i], b[0], left, width, signed)
+    elif a.size == 1:
+        for i in range(n):
+            out[i] = _shift(a[0], b[i], left, width, signed)
+    elif n > 0:
+        nd = shape.size
+        idx = np.zeros(nd, np.int64)
+        ia = 0
+        ib = 0
+        for o in range(n):
+            out[o] = _shift(a[ia], b[ib], left, width, signed)
+            d = nd - 1
+            while d >= 0:
+                idx[d] += 1
+                ia += sa[d]
+                ib += sb[d]
+                if idx[d] < shape[d]:
+                    break
+                ia -= sa[d] * shape[d]
+                ib -= sb[d] * shape[d]
+                idx[d] = 0
+                d -= 1
+
+
+@njit(cache=True)
+def where_core(c, x, y, out, shape, sc, sx, sy):
+    """out = x where c else y; c bool, all flat with element strides in the output's index
+    space (general path only: every operand is read through its strides)."""
+    n = out.size
+    if c.size == n and x.size == n and y.size == n:
+        for i in range(n):
+            out[i] = x[i] if c[i] else y[i]
+        return
+    if n == 0:
+        return
+    nd = shape.size
+    idx = np.zeros(nd, np.int64)
+    ic = 0
+    ix = 0
+    iy = 0
+    for o in range(n):
+        out[o] = x[ix] if c[ic] else y[iy]
+        d = nd - 1
+        while d >= 0:
+            idx[d] += 1
+            ic += sc[d]
+            ix += sx[d]
+            iy += sy[d]
+            if idx[d] < shape[d]:
+                break
+            ic -= sc[d] * shape[d]
+            ix -= sx[d] * shape[d]
+            iy -= sy[d] * shape[d]
+            idx[d] = 0
+            d -= 1
+
+
+# ---- unary loops ----------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _round_half_even(x):
+    r = math.floor(x)
+    d = x - r
+    if d > 0.5:
+        return r + 1.0
+    if d == 0.5:
+        return r + 1.0 if (r - 2.0 * math.floor(r * 0.5)) != 0.0 else r
+    return r
+
+
+@njit(cache=True)
+def _uop(code, x, p1, p2, p3):
+    if code == ABS:
+        return abs(x)
+    elif code == NEG:
+        return -x
+    elif code == RECIP:
+        return 1.0 / x
+    elif code == SQRT:
+        return math.sqrt(x) if x >= 0 else math.nan
+    elif code == EXP:
+        return math.exp(x)
+    elif code == LOG:
+        if x > 0:
+            return math.log(x)
+        return -math.inf if x == 0 else math.nan
+    elif code == SIN:
+        return math.sin(x)
+    elif code == COS:
+        return math.cos(x)
+    elif code == TAN:
+        return math.tan(x)
+    elif code == ASIN:
+        return math.asin(x) if -1.0 <= x <= 1.0 else math.nan
+    elif code == ACOS:
+        return math.acos(x) if -1.0 <= x <= 1.0 else math.nan
+    elif code == ATAN:
+        return math.atan(x)
+    elif code == SINH:
+        return math.sinh(x)
+    elif code == COSH:
+        return math.cosh(x)
+    elif code == TANH:
+        return math.tanh(x)
+    elif code == ASINH:
+        return math.asinh(x)
+    elif code == ACOSH:
+        return math.acosh(x) if x >= 1.0 else math.nan
+    elif code == ATANH:
+        if -1.0 < x < 1.0:
+            return math.atanh(x)
+        if x == 1.0:
+            return math.inf
+        if x == -1.0:
+            return -math.inf
+        return math.nan
+    elif code == ERF:
+        return math.erf(x)
+    elif code == CEIL:
+        return math.ceil(x) if math.isfinite(x) else x
+    elif code == FLOOR:
+        return math.floor(x) if math.isfinite(x) else x
+    elif code == ROUND:
+        return _round_half_even(x) if math.isfinite(x) else x
+    elif code == SIGN:
+        if x > 0:
+            return 1.0
+        if x < 0:
+            return -1.0
+        return x * 0.0
+    elif code == RELU:
+        return x if x > 0 else x * 0.0
+    elif code == LEAKY:
+        return x if x >= 0 else p1 * x
+    elif code == ELU:
+        return x if x >= 0 else p1 * (math.exp(x) - 1.0)
+    elif code == SELU:
+        return p2 * x if x > 0 else p2 * (p1 * math.exp(x) - p1)
+    elif code == CELU:
+        return max(0.0, x) + min(0.0, p1 * (math.exp(x / p1) - 1.0))
+    elif code == SIGMOID:
+        if x >= 0:
+            return 1.0 / (1.0 + math.exp(-x))
+        e = math.exp(x)
+        return e / (1.0 + e)
+    elif code == HSIGMOID:
+        return max(0.0, min(1.0, p1 * x + p2))
+    elif code == SOFTPLUS:
+        if x > 0:
+            return x + math.log1p(math.exp(-x))
+        return math.log1p(math.exp(x))
+    elif code == SOFTSIGN:
+        return x / (1.0 + abs(x))
+    elif code == THRELU:
+        return x if x > p1 else 0.0
+    elif code == SHRINK:
+        if x < -p2:
+            return x + p1
+        if x > p2:
+            return x - p1
+        return 0.0
+    elif code == CLIP:
+        v = x if x >= p1 else p1
+        return v if v <= p2 else p2
+    else:  # IDENT
+        return x
+
+
+@njit(cache=True)
+def unary_core(code, x, out, p1, p2, p3):
+    """out = f_code(x; p1, p2, p3) over flat float arrays (computed in the input's precision
+    where the math library allows, stored in out's dtype)."""
+    for i in range(x.size):
+        out[i] = _uop(code, x[i], p1, p2, p3)
+
+
+@njit(cache=True)
+def _uiop(code, x, p1, p2, one):
+    if code == ABS:
+        return x if x >= 0 else (x - x) - x
+    elif code == NEG:
+        return (x - x) - x
+    elif code == SIGN:
+        if x > 0:
+            return one
+        if x < 0:
+            return x - x - one
+        return x - x
+    elif code == RELU:
+        return x if x > 0 else x - x
+    elif code == CLIP:
+        v = x if x >= p1 else p1
+        return v if v <= p2 else p2
+    elif code == SHRINK:
+        if x < (p2 - p2) - p2:
+            return x + p1
+        if x > p2:
+            return x - p1
+        return x - x
+    else:  # CEIL FLOOR ROUND IDENT: integers are already integral
+        return x
+
+
+@njit(cache=True)
+def unary_int_core(code, x, out, p1, p2):
+    """Integer unary ops (Abs Neg Sign Relu Clip Shrink; Ceil/Floor/Round are identities);
+    p1, p2 are bounds/bias/lambd already in x's integer dtype."""
+    one = np.ones(1, out.dtype)[0]
+    for i in range(x.size):
+        out[i] = _uiop(code, x[i], p1, p2, one)
+
+
+@njit(cache=True)
+def classify_core(x, out, nan, pos, neg):
+    """out[i] = isnan(x[i]) if nan else (x[i] == +inf and pos) or (x[i] == -inf and neg)."""
+    for i in range(x.size):
+        v = x[i]
+        if nan:
+            out[i] = v != v
+        else:
+            out[i] = (pos and v == math.inf) or (neg and v == -math.inf)
+
+
+# ---- axis ops -------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def axis_core(code, x, out, outer, n, inner):
+    """Softmax / LogSoftmax / Hardmax of x seen as (outer, n, inner) along the middle axis."""
+    for o in range(outer):
+        base = o * n * inner
+        for j in range(inner):
+            m = x[base + j]
+            arg = 0
+            for k in range(1, n):
+                v = x[base + k * inner + j]
+                if v > m or (v != v and m == m):
+                    m = v
+                    arg = k
+            if code == HARDMAX:
+                for k in range(n):
+                    out[base + k * inner + j] = 1.0 if k == arg else 0.0
+                continue
+            s = 0.0
+            for k in range(n):
+                s += math.exp(x[base + k * inner + j] - m)
+            if code == SOFTMAX:
+                for k in range(n):
+                    out[base + k * inner + j] = math.exp(x[base + k * inner + j] - m) / s
+            else:
+                ls = math.log(s)
+                for k in range(n):
+                    out[base + k * inner + j] = x[base + k * inner + j] - m - ls
+
+
+# ---- nopython entry points (whole arrays, any rank) ------------------------------------------
+
+
+@njit(cache=True)
+def bstrides_nb(shape, out_shape):
+    """Element strides of a C-contiguous array of ``shape`` broadcast to ``out_shape``."""
+    nd = len(out_shape)
+    res = np.zeros(nd, np.int64)
+    pad = nd - len(shape)
+    acc = 1
+    for d in range(len(shape) - 1, -1, -1):
+        if shape[d] != 1:
+            res[d + pad] = acc
+        acc *= shape[d]
+    return res
+
+
+@njit(cache=True)
+def shape_array_nb(shape):
+    """A shape tuple as an int64 array."""
+    res = np.zeros(len(shape), np.int64)
+    for d in range(len(shape)):
+        res[d] = shape[d]
+    return res
+
+
+@njit(cache=True)
+def arith_nb(code, A, B):
+    """Broadcasting binary arithmetic on whole arrays (result in A's dtype)."""
+    a = np.asarray(A)
+    b = np.asarray(B)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape, a.dtype)
+    arith_core(code, np.ascontiguousarray(a).reshape(-1),
+               np.ascontiguousarray(b).astype(a.dtype).reshape(-1), out.reshape(-1),
+               shape_array_nb(shape), bstrides_nb(a.shape, shape), bstrides_nb(b.shape, shape))
+    return out
+
+
+@njit(cache=True)
+def compare_nb(code, A, B):
+    """Broadcasting comparison/logic on whole arrays (bool result)."""
+    a = np.asarray(A)
+    b = np.asarray(B)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape, np.bool_)
+    compare_core(code, np.ascontiguousarray(a).reshape(-1),
+                 np.ascontiguousarray(b).reshape(-1), out.reshape(-1),
+                 shape_array_nb(shape), bstrides_nb(a.shape, shape), bstrides_nb(b.shape, shape))
+    return out
+
+
+@njit(cache=True)
+def unary_nb(code, X, p1, p2, p3):
+    """Float unary op on a whole array (result in X's float dtype)."""
+    x = np.asarray(X)
+    out = np.empty(x.shape, x.dtype)
+    unary_core(code, np.ascontiguousarray(x).reshape(-1), out.reshape(-1), p1, p2, p3)
+    return out
+
+
+@njit(cache=True)
+def axis_nb(code, X, axis, coerce_2d):
+    """Softmax-family op along ``axis`` (per axis, or over the trailing block when coerce_2d)."""
+    x = np.ascontiguousarray(np.asarray(X))
+    nd = x.ndim
+    ax = axis + nd if axis < 0 else axis
+    outer = 1
+    for d in range(ax):
+        outer *= x.shape[d]
+    n = 1
+    inner = 1
+    if coerce_2d:
+        for d in range(ax, nd):
+            n *= x.shape[d]
+    else:
+        n = x.shape[ax]
+        for d in range(ax + 1, nd):
+            inner *= x.shape[d]
+    out = np.empty(x.shape, x.dtype)
+    axis_core(code, x.reshape(-1), out.reshape(-1), outer, n, inner)
+    return out
