@@ -1,0 +1,582 @@
+"""Early (opset 1-6, seeds 000/002), experimental (002) and modified (003) ONNX operator forms.
+
+Every expected value is computed here by an independent numpy formula written in the test (or is
+a literal example from the seed text). Legacy kernels are called through
+``mdf_engine.onnx_ops.legacy.call`` (the legacy schema, whether or not a standard version shadows
+it) and, where registered, through ``onnx_ops.run`` at an early opset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mdf_engine import MDFError
+from mdf_engine.onnx_ops import legacy, run
+from mdf_engine.registry import REGISTRY
+
+RNG = np.random.default_rng(1234)
+
+
+def L(op, inputs, attrs=None, since=1):
+    return legacy.call(op, inputs, attrs or {}, since=since)
+
+
+def rand(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# ------------------------------------------------------------------ dispatch
+
+
+def test_legacy_versions_are_picked_at_early_opsets():
+    assert legacy.SCHEMAS, "no legacy schema was built"
+    for (op, since), sch in legacy.SCHEMAS.items():
+        picked = REGISTRY.lookup(sch.name, since)
+        if (op, since) in legacy.SHADOWED:
+            assert picked.namespace == "onnx" and picked.since == since
+        else:
+            assert picked is sch, f"{op}@{since}: registry picked {picked.namespace}"
+
+
+def test_standard_versions_take_over_from_opset_7():
+    for op in ("Add", "Sub", "Mul", "Div", "Pow", "And", "Equal", "Greater", "Less", "Gemm"):
+        std = [v for v in REGISTRY.versions("onnx::" + op) if v.namespace == "onnx"]
+        if not std:
+            continue
+        assert REGISTRY.lookup("onnx::" + op, 7).namespace == "onnx"
+
+
+# ------------------------------------------------------------------ limited broadcast
+
+A4 = rand(2, 3, 4, 5)
+SEED_PAIRS = [  # the shape pairs listed in seed 000/002 for Add's broadcast
+    (np.array(1.5), None, (1, 1, 1, 1)),
+    (rand(5), None, (1, 1, 1, 5)),
+    (rand(4, 5), None, (1, 1, 4, 5)),
+    (rand(3, 4), 1, (1, 3, 4, 1)),
+    (rand(2), 0, (2, 1, 1, 1)),
+]
+ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
+
+
+@pytest.mark.parametrize("op", sorted(ARITH))
+@pytest.mark.parametrize("k", range(len(SEED_PAIRS)))
+def test_arith_seed_broadcast_examples(op, k):
+    B, axis, bshape = SEED_PAIRS[k]
+    attrs = {"broadcast": 1} if axis is None else {"broadcast": 1, "axis": axis}
+    got = L(op, [A4, B], attrs)[0]
+    Bx = np.reshape(B, bshape)
+    exp = np.empty_like(A4)
+    for idx in np.ndindex(A4.shape):
+        bidx = tuple(i if s > 1 else 0 for i, s in zip(idx, bshape))
+        exp[idx] = ARITH[op](A4[idx], Bx[bidx])
+    assert got.shape == A4.shape and got.dtype == A4.dtype
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+
+
+def test_arith_via_run_at_opset_6_and_consumed_inputs():
+    if ("Add", 1) in legacy.SHADOWED:
+        pytest.skip("a standard Add is registered at since=1")
+    B = rand(3, 4)
+    got = run("Add", [A4, B], {"broadcast": 1, "axis": 1, "consumed_inputs": [0, 0]}, opset=6)[0]
+    np.testing.assert_allclose(got, A4 + B[None, :, :, None])
+
+
+def test_arith_no_broadcast_needs_same_shape():
+    x = rand(3, 4)
+    y = rand(3, 4)
+    np.testing.assert_allclose(L("Sub", [x, y])[0], x - y)
+    with pytest.raises(MDFError, match="same shape"):
+        L("Add", [x, rand(4)])
+
+
+@pytest.mark.parametrize("B,axis", [(rand(3), None), (rand(4, 5), 0), (rand(6), None)])
+def test_arith_bad_broadcast_is_mdf_error(B, axis):
+    attrs = {"broadcast": 1} if axis is None else {"broadcast": 1, "axis": axis}
+    with pytest.raises(MDFError, match="contiguous run"):
+        L("Mul", [A4, B], attrs)
+
+
+def test_arith_dtypes_and_int_div():
+    a = np.array([[7, -7, 9], [-9, 5, 4]], dtype=np.int64)
+    b = np.array([2, 2, -4], dtype=np.int64)
+    got = L("Div", [a, b], {"broadcast": 1})[0]
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.trunc(a / b[None, :]).astype(np.int64))
+    f = rand(3, 2, dtype=np.float32)
+    g = L("Add", [f, np.float32(2)], {"broadcast": 1})[0]
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, f + 2, rtol=1e-6)
+
+
+def test_pow_seed000_exponent_and_broadcast():
+    x = np.abs(rand(2, 3)) + 0.1
+    np.testing.assert_allclose(L("Pow", [x], {"exponent": 2.5})[0], np.exp(2.5 * np.log(x)))
+    y = rand(3)
+    got = L("Pow", [x, y], {"broadcast": 1})[0]
+    np.testing.assert_allclose(got, np.exp(y[None, :] * np.log(x)))
+    with pytest.raises(MDFError, match="exponent"):
+        L("Pow", [x])
+
+
+@pytest.mark.parametrize("op,fn", [("Equal", np.equal), ("Greater", np.greater),
+                                   ("Less", np.less)])
+def test_comparisons_legacy(op, fn):
+    a = RNG.integers(0, 3, (2, 3, 4)).astype(np.int64)
+    b = RNG.integers(0, 3, (3,)).astype(np.int64)
+    got = L(op, [a, b], {"broadcast": 1, "axis": 1})[0]
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(got, fn(a, b.reshape(1, 3, 1)))
+
+
+@pytest.mark.parametrize("op,fn", [("And", np.logical_and), ("Or", np.logical_or),
+                                   ("Xor", np.logical_xor)])
+def test_logic_legacy(op, fn):
+    a = RNG.random((3, 4)) > 0.5
+    b = RNG.random((4,)) > 0.5
+    np.testing.assert_array_equal(L(op, [a, b], {"broadcast": 1})[0], fn(a, b[None, :]))
+    with pytest.raises(MDFError, match="bool"):
+        L(op, [a.astype(np.float64), a.astype(np.float64)])
+
+
+# ------------------------------------------------------------------ Gemm, Dot
+
+
+def test_gemm_broadcast_and_transposes():
+    a = rand(4, 3)
+    b = rand(5, 4)
+    c = rand(5)
+    got = L("Gemm", [a, b, c], {"alpha": 0.5, "beta": 2.0, "broadcast": 1, "transA": 1,
+                                "transB": 1})[0]
+    exp = np.array([[0.5 * sum(a[k, i] * b[j, k] for k in range(4)) + 2.0 * c[j]
+                     for j in range(5)] for i in range(3)])
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+    cs = L("Gemm", [a.T, b.T, np.array(3.0)], {"broadcast": 1})[0]
+    np.testing.assert_allclose(cs, a.T @ b.T + 3.0, rtol=1e-12)
+
+
+def test_gemm_without_broadcast_needs_full_c():
+    a, b = rand(2, 3), rand(3, 4)
+    c = rand(2, 4)
+    np.testing.assert_allclose(L("Gemm", [a, b, c])[0], a @ b + c, rtol=1e-12)
+    with pytest.raises(MDFError, match="broadcast=0"):
+        L("Gemm", [a, b, rand(4)])
+
+
+@pytest.mark.parametrize("xs,ys", [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)),
+                                   ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3)), ((), (2, 2))])
+def test_dot_is_numpy_dot(xs, ys):
+    x = rand(*xs)
+    y = rand(*ys)
+    got = L("Dot", [x, y])[0]
+    if x.ndim == 0 or y.ndim == 0:
+        exp = x * y
+    elif y.ndim == 1:
+        exp = (x * y).sum(-1)
+    else:  # sum over the last axis of x and the second-to-last axis of y
+        exp = np.einsum("...k,bkn->...bn", x, y.reshape(-1, *y.shape[-2:])).reshape(
+            x.shape[:-1] + y.shape[:-2] + y.shape[-1:])
+    np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12)
+
+
+def test_dot_misaligned():
+    with pytest.raises(MDFError, match="aligned"):
+        L("Dot", [rand(2, 3), rand(4, 2)])
+
+
+# ------------------------------------------------------------------ Softmax family
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3, -1])
+def test_softmax_family_coerces_to_2d(axis):
+    x = rand(2, 3, 4, 5)
+    a = axis % 4
+    n = int(np.prod(x.shape[:a]))
+    x2 = x.reshape(n, -1)
+    e = np.exp(x2 - x2.max(axis=1, keepdims=True))
+    sm = e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(L("Softmax", [x], {"axis": axis})[0], sm.reshape(x.shape),
+                               rtol=1e-12)
+    np.testing.assert_allclose(L("LogSoftmax", [x], {"axis": axis})[0],
+                               np.log(sm).reshape(x.shape), rtol=1e-10, atol=1e-12)
+    hm = (x2 == x2.max(axis=1, keepdims=True)).astype(np.float64)
+    np.testing.assert_array_equal(L("Hardmax", [x], {"axis": axis})[0], hm.reshape(x.shape))
+
+
+def test_softmax_default_axis_is_1():
+    x = rand(2, 3, 4)
+    s = L("Softmax", [x])[0]
+    np.testing.assert_allclose(s.reshape(2, -1).sum(axis=1), [1.0, 1.0])
+
+
+def test_hardmax_first_maximum():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    np.testing.assert_array_equal(L("Hardmax", [x])[0], [[0, 1, 0], [1, 0, 0]])
+
+
+# ------------------------------------------------------------------ unary and variadic
+
+UNARY = {
+    "Abs": np.abs, "Ceil": np.ceil, "Floor": np.floor, "Neg": np.negative,
+    "Reciprocal": lambda v: 1 / v, "Relu": lambda v: np.maximum(v, 0),
+    "Sigmoid": lambda v: 1 / (1 + np.exp(-v)), "Exp": np.exp, "Tanh": np.tanh,
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_with_consumed_inputs(op):
+    x = rand(3, 4)
+    got = L(op, [x], {"consumed_inputs": [0]})[0]
+    np.testing.assert_allclose(got, UNARY[op](x), rtol=1e-12)
+
+
+def test_log_sqrt_and_parametric_unary():
+    x = np.abs(rand(5)) + 0.5
+    np.testing.assert_allclose(L("Log", [x])[0], np.log(x))
+    np.testing.assert_allclose(L("Sqrt", [x])[0], x ** 0.5)
+    y = rand(20)
+    np.testing.assert_allclose(L("Elu", [y], {"alpha": 0.7})[0],
+                               np.where(y >= 0, y, 0.7 * (np.exp(y) - 1)))
+    np.testing.assert_allclose(L("LeakyRelu", [y])[0], np.where(y >= 0, y, 0.01 * y))
+    np.testing.assert_allclose(L("Selu", [y])[0],
+                               np.where(y > 0, 1.0507 * y, 1.0507 * 1.6732 * (np.exp(y) - 1)))
+
+
+def test_prelu_per_channel():
+    x = rand(2, 3, 4)
+    s = rand(3)
+    exp = np.where(x < 0, x * s[None, :, None], x)
+    np.testing.assert_allclose(L("PRelu", [x, s])[0], exp)
+    np.testing.assert_allclose(L("PRelu", [x, np.array([0.25])])[0], np.where(x < 0, x / 4, x))
+
+
+@pytest.mark.parametrize("op,fn", [("Max", np.maximum), ("Min", np.minimum), ("Sum", np.add)])
+def test_variadic_same_shape(op, fn):
+    xs = [rand(2, 3) for _ in range(3)]
+    np.testing.assert_allclose(L(op, xs)[0], fn(fn(xs[0], xs[1]), xs[2]))
+    with pytest.raises(MDFError, match="same shape"):
+        L(op, [rand(2, 3), rand(3)])
+
+
+# ------------------------------------------------------------------ shape ops with attributes
+
+
+def test_reshape_attribute():
+    x = rand(2, 3, 4)
+    got = L("Reshape", [x], {"shape": [0, -1]})[0]
+    assert got.shape == (2, 12)
+    np.testing.assert_array_equal(got.ravel(), x.ravel())
+
+
+def test_slice_seed_examples():
+    data = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.float32)
+    got = L("Slice", [data], {"axes": [0, 1], "starts": [1, 0], "ends": [2, 3]})[0]
+    np.testing.assert_array_equal(got, [[5, 6, 7]])
+    got = L("Slice", [data], {"starts": [0], "ends": [-1]})[0]
+    np.testing.assert_array_equal(got, [[1, 2, 3, 4]])
+    got = L("Slice", [data], {"axes": [1], "starts": [1], "ends": [1000]})[0]
+    np.testing.assert_array_equal(got, [[2, 3, 4], [6, 7, 8]])
+
+
+def test_squeeze_unsqueeze():
+    x = rand(1, 3, 1, 2)
+    assert L("Squeeze", [x], {"axes": [0]})[0].shape == (3, 1, 2)
+    assert L("Squeeze", [x])[0].shape == (3, 2)
+    with pytest.raises(MDFError, match="not 1"):
+        L("Squeeze", [x], {"axes": [1]})
+    y = L("Unsqueeze", [rand(3, 4)], {"axes": [0, 3]})[0]
+    assert y.shape == (1, 3, 4, 1)
+
+
+def test_split_forms():
+    x = rand(2, 6)
+    parts = L("Split", [x], {"axis": 1, "split": [1, 2, 3]})
+    assert [p.shape for p in parts] == [(2, 1), (2, 2), (2, 3)]
+    np.testing.assert_array_equal(np.concatenate(parts, axis=1), x)
+    parts = L("Split", [x, np.array([4, 2])], {"axis": 1})
+    assert [p.shape for p in parts] == [(2, 4), (2, 2)]
+    parts = L("Split", [x], {"axis": 1, "num_outputs": 3})
+    np.testing.assert_array_equal(parts[1], x[:, 2:4])
+    with pytest.raises(MDFError, match="num_outputs"):
+        L("Split", [x], {"axis": 1})
+
+
+def test_concat_flatten_gather_defaults():
+    a, b = rand(2, 3), rand(2, 4)
+    np.testing.assert_array_equal(L("Concat", [a, b])[0], np.hstack([a, b]))
+    x = rand(2, 3, 4)
+    assert L("Flatten", [x])[0].shape == (2, 12)
+    assert L("Flatten", [x], {"axis": 0})[0].shape == (1, 24)
+    idx = np.array([[1, 0], [-1, 1]])
+    np.testing.assert_array_equal(L("Gather", [x, idx])[0], x[[[1, 0], [1, 1]]])
+
+
+def test_argmax_axes_list_of_seed_000():
+    x = rand(3, 4, 5)
+    np.testing.assert_array_equal(L("ArgMax", [x], {"axes": [1], "keepdims": 0})[0],
+                                  x.argmax(axis=1))
+    np.testing.assert_array_equal(L("ArgMin", [x], {"axis": 2})[0],
+                                  x.argmin(axis=2)[:, :, None])
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                "ReduceProd", "ReduceLogSumExp"])
+def test_reduce_axes_attribute(op):
+    x = rand(2, 3, 4)
+    got = L(op, [x], {"axes": [0, 2], "keepdims": 0})[0]
+    exp = np.array([{
+        "ReduceSum": sum, "ReduceMean": lambda v: sum(v) / len(v), "ReduceMax": max,
+        "ReduceMin": min, "ReduceProd": np.prod,
+        "ReduceLogSumExp": lambda v: np.log(sum(np.exp(t) for t in v)),
+    }[op](list(x[:, j, :].ravel())) for j in range(3)])
+    np.testing.assert_allclose(got, exp, rtol=1e-10)
+    assert L(op, [x])[0].shape == (1, 1, 1)
+
+
+@pytest.mark.parametrize("to,dt", [("FLOAT", np.float32), ("DOUBLE", np.float64),
+                                   ("INT32", np.int32), (7, np.int64)])
+def test_cast_type_names(to, dt):
+    x = np.array([1.7, -2.7, 3.0])
+    got = L("Cast", [x], {"to": to})[0]
+    assert got.dtype == dt
+    exp = np.trunc(x) if np.dtype(dt).kind == "i" else x
+    np.testing.assert_allclose(got, exp.astype(dt))
+    with pytest.raises(MDFError, match="unknown ONNX data type"):
+        L("Cast", [x], {"to": "COMPLEX"})
+
+
+def test_pad_seed_example_and_modes():
+    data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
+    got = L("Pad", [data], {"paddings": [0, 0, 2, 0]})[0]
+    np.testing.assert_array_equal(got, [[0.0, 0.0, 1.0, 1.2], [0.0, 0.0, 2.3, 3.4],
+                                        [0.0, 0.0, 4.5, 5.7]])
+    got = L("Pad", [data], {"paddings": [1, 0, 0, 1], "value": 9.0})[0]
+    np.testing.assert_array_equal(got[0], [9.0, 9.0, 9.0])
+    np.testing.assert_array_equal(got[1:, 2], [9.0, 9.0, 9.0])
+    edge = L("Pad", [data], {"paddings": [0, 0, 1, 1], "mode": "edge"})[0]
+    np.testing.assert_array_equal(edge[:, 0], data[:, 0])
+    np.testing.assert_array_equal(edge[:, -1], data[:, -1])
+    refl = L("Pad", [data], {"paddings": [1, 1, 0, 0], "mode": "reflect"})[0]
+    np.testing.assert_array_equal(refl[0], data[1])
+    np.testing.assert_array_equal(refl[-1], data[-2])
+    with pytest.raises(MDFError, match="2\\*rank"):
+        L("Pad", [data], {"paddings": [1, 1]})
+
+
+# ------------------------------------------------------------------ Upsample
+
+
+def test_upsample_opset1_nearest_and_bilinear():
+    x = rand(1, 2, 3, 4)
+    got = L("Upsample", [x], {"height_scale": 2.0, "width_scale": 3.0})[0]
+    exp = x.repeat(2, axis=2).repeat(3, axis=3)
+    np.testing.assert_array_equal(got, exp)
+    lin = L("Upsample", [x], {"height_scale": 2.0, "width_scale": 2.0, "mode": "bilinear"})[0]
+    assert lin.shape == (1, 2, 6, 8)
+    for i in range(6):
+        for j in range(8):
+            yi, xj = i / 2, j / 2
+            i0, j0 = int(yi), int(xj)
+            i1, j1 = min(i0 + 1, 2), min(j0 + 1, 3)
+            wy, wx = yi - i0, xj - j0
+            e = ((1 - wy) * (1 - wx) * x[0, :, i0, j0] + (1 - wy) * wx * x[0, :, i0, j1]
+                 + wy * (1 - wx) * x[0, :, i1, j0] + wy * wx * x[0, :, i1, j1])
+            np.testing.assert_allclose(lin[0, :, i, j], e, rtol=1e-12)
+
+
+def test_upsample_opset7_scales():
+    x = rand(2, 3, 2)
+    got = L("Upsample", [x], {"scales": [1.0, 2.0, 1.5]})[0]
+    assert got.shape == (2, 6, 3)
+    idx = np.floor(np.arange(3) / 1.5).astype(int)
+    np.testing.assert_array_equal(got, x.repeat(2, axis=1)[:, :, idx])
+    with pytest.raises(MDFError, match="scales"):
+        L("Upsample", [x])
+
+
+# ------------------------------------------------------------------ Dropout
+
+
+def test_dropout_test_mode_is_identity():
+    x = rand(3, 4)
+    y, mask = L("Dropout", [x], {"is_test": 1, "consumed_inputs": [0]})
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(L("Dropout", [x], {"ratio": 0.3}, since=7)[0], x)
+
+
+def test_dropout_training_default_is_random_and_scaled():
+    x = np.abs(rand(200, 50)) + 1.0
+    y, mask = L("Dropout", [x], {"ratio": 0.25, "seed": 7.0})
+    assert set(np.unique(mask)) <= {0.0, 1.0}
+    np.testing.assert_allclose(y, x * mask / 0.75)
+    kept = mask.mean()
+    assert 0.72 < kept < 0.78
+    y2, _ = L("Dropout", [x], {"ratio": 0.25, "seed": 7.0})
+    np.testing.assert_array_equal(y, y2)
+
+
+# ------------------------------------------------------------------ BatchNormalization
+
+
+def _bn_params(c):
+    return (RNG.random(c) + 0.5, rand(c), rand(c), RNG.random(c) + 0.1)
+
+
+def test_batchnorm_test_mode_spatial():
+    x = rand(2, 3, 4, 5)
+    s, b, m, v = _bn_params(3)
+    got = L("BatchNormalization", [x, s, b, m, v], {"is_test": 1, "epsilon": 1e-3})
+    assert len(got) == 1
+    sh = (1, 3, 1, 1)
+    exp = s.reshape(sh) * (x - m.reshape(sh)) / np.sqrt(v.reshape(sh) + 1e-3) + b.reshape(sh)
+    np.testing.assert_allclose(got[0], exp, rtol=1e-12)
+    got7 = L("BatchNormalization", [x, s, b, m, v], {"epsilon": 1e-3}, since=7)
+    np.testing.assert_allclose(got7[0], exp, rtol=1e-12)
+
+
+def test_batchnorm_spatial_0_per_activation():
+    x = rand(4, 2, 3)
+    s, b, m, v = _bn_params(6)
+    got = L("BatchNormalization", [x, s, b, m, v], {"is_test": 1, "spatial": 0})[0]
+    f = x.reshape(4, 6)
+    exp = (s * (f - m) / np.sqrt(v + 1e-5) + b).reshape(x.shape)
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+    tr = L("BatchNormalization", [x, s, b, m, v], {"spatial": 0})
+    bm, bv = f.mean(axis=0), f.var(axis=0)
+    np.testing.assert_allclose(tr[0], (s * (f - bm) / np.sqrt(bv + 1e-5) + b).reshape(x.shape),
+                               rtol=1e-10)
+
+
+def test_batchnorm_training_statistics():
+    x = rand(3, 2, 4)
+    s, b, m, v = _bn_params(2)
+    y, rm, rv, sm, sv = L("BatchNormalization", [x, s, b, m, v], {"momentum": 0.8})
+    bm = np.array([x[:, c, :].mean() for c in range(2)])
+    bv = np.array([((x[:, c, :] - bm[c]) ** 2).mean() for c in range(2)])
+    np.testing.assert_allclose(sm, bm, rtol=1e-12)
+    np.testing.assert_allclose(sv, bv, rtol=1e-12)
+    np.testing.assert_allclose(rm, 0.8 * m + 0.2 * bm, rtol=1e-12)
+    np.testing.assert_allclose(rv, 0.8 * v + 0.2 * bv, rtol=1e-12)
+    exp = s[None, :, None] * (x - bm[None, :, None]) / np.sqrt(bv[None, :, None] + 1e-5)
+    np.testing.assert_allclose(y, exp + b[None, :, None], rtol=1e-10)
+
+
+# ------------------------------------------------------------------ RNN family (seed 002)
+
+
+def sig(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def ref_rnn(cell, X, W, R, B, h0, lens, c0=None, P=None, reverse=False, lbr=1, clip=None,
+            act=np.tanh, input_forget=False):
+    """One direction, straight from the seed's equations (gates zrh / iofc)."""
+    T, N, _ = X.shape
+    H = R.shape[-1]
+    Wb, Rb = B[: B.size // 2], B[B.size // 2:]
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
+    Y = np.zeros((T, N, H))
+    hT = h0.copy()
+    cT = None if c0 is None else c0.copy()
+    for n in range(N):
+        h = h0[n].copy()
+        c = None if c0 is None else c0[n].copy()
+        steps = range(lens[n] - 1, -1, -1) if reverse else range(lens[n])
+        for t in steps:
+            x = X[t, n]
+            if cell == "rnn":
+                h = act(cl(W @ x + R @ h + Wb + Rb))
+            elif cell == "gru":
+                Wz, Wr, Wh = W[:H], W[H:2 * H], W[2 * H:]
+                Rz, Rr, Rh = R[:H], R[H:2 * H], R[2 * H:]
+                z = sig(Wz @ x + Rz @ h + Wb[:H] + Rb[:H])
+                r = sig(Wr @ x + Rr @ h + Wb[H:2 * H] + Rb[H:2 * H])
+                if lbr:
+                    hh = np.tanh(Wh @ x + r * (Rh @ h + Rb[2 * H:]) + Wb[2 * H:])
+                else:
+                    hh = np.tanh(Wh @ x + Rh @ (r * h) + Rb[2 * H:] + Wb[2 * H:])
+                h = (1 - z) * hh + z * h
+            else:
+                g = W @ x + R @ h + Wb + Rb
+                pi, po, pf = P[:H], P[H:2 * H], P[2 * H:]
+                i = sig(cl(g[:H] + pi * c))
+                f = sig(cl(g[2 * H:3 * H] + pf * c))
+                if input_forget:
+                    f = 1 - i
+                cc = np.tanh(cl(g[3 * H:]))
+                c = f * c + i * cc
+                o = sig(cl(g[H:2 * H] + po * c))
+                h = o * np.tanh(c)
+            Y[t, n] = h
+        hT[n] = h
+        if c0 is not None:
+            cT[n] = c
+    return Y, hT, cT
+
+
+def _rnn_inputs(gates, dirs, T=4, N=3, I=2, H=3):
+    X = rand(T, N, I)
+    W = rand(dirs, gates * H, I) * 0.5
+    R = rand(dirs, gates * H, H) * 0.5
+    B = rand(dirs, 2 * gates * H) * 0.5
+    h0 = rand(dirs, N, H) * 0.5
+    return X, W, R, B, h0
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_gru_seed_form(direction):
+    dirs = 2 if direction == "bidirectional" else 1
+    X, W, R, B, h0 = _rnn_inputs(3, dirs)
+    lens = np.array([4, 2, 3], dtype=np.int32)
+    Y, Yh = L("GRU", [X, W, R, B, h0, lens], {"direction": direction, "hidden_size": 3})[:2]
+    for d in range(dirs):
+        ey, eh, _ = ref_rnn("gru", X, W[d], R[d], B[d], h0[d], lens,
+                            reverse=(direction == "reverse" or d == 1))
+        np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
+
+
+def test_gru_later_input_order_and_linear_before_reset_0():
+    X, W, R, B, h0 = _rnn_inputs(3, 1)
+    lens = np.array([3, 4, 1], dtype=np.int32)
+    Y, Yh = L("GRU", [X, W, R, B, lens, h0], {"linear_before_reset": 0})[:2]
+    ey, eh, _ = ref_rnn("gru", X, W[0], R[0], B[0], h0[0], lens, lbr=0)
+    np.testing.assert_allclose(Y[:, 0], ey, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(Yh[0], eh, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("activation,fn", [("tanh", np.tanh), ("ReLU", lambda v: np.maximum(v, 0))])
+def test_rnn_single_activation(activation, fn):
+    X, W, R, B, h0 = _rnn_inputs(1, 1)
+    Y, Yh = L("RNN", [X, W, R, B, h0], {"activation": activation})[:2]
+    ey, eh, _ = ref_rnn("rnn", X, W[0], R[0], B[0], h0[0], [4, 4, 4], act=fn)
+    np.testing.assert_allclose(Y[:, 0], ey, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(Yh[0], eh, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("clip,input_forget", [(None, 0), (0.3, 0), (None, 1)])
+def test_lstm_seed_form(clip, input_forget):
+    X, W, R, B, h0 = _rnn_inputs(4, 2)
+    c0 = rand(2, 3, 3) * 0.5
+    P = rand(2, 9) * 0.5
+    lens = np.array([4, 1, 3], dtype=np.int32)
+    attrs = {"direction": "bidirectional", "input_forget": input_forget}
+    if clip is not None:
+        attrs["clip"] = clip
+    Y, Yh, Yc = L("LSTM", [X, W, R, B, h0, lens, c0, P], attrs)
+    for d in range(2):
+        ey, eh, ec = ref_rnn("lstm", X, W[d], R[d], B[d], h0[d], lens, c0=c0[d], P=P[d],
+                             reverse=d == 1, clip=clip, input_forget=input_forget)
+        np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Yc[d], ec, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_rejects_matrix_peepholes_and_bad_activation():
+    X, W, R, B, h0 = _rnn_inputs(4, 1)
+    with pytest.raises(MDFError, match="peepholes"):
+        L("LSTM", [X, W, R, B, h0, None, None, rand(1, 9, 3)])
+    with pytest.raises(MDFError, match="activation"):
+        L("GRU", [X[:, :, :2], rand(1, 9, 2), rand(1, 9, 3)],
+          {"activations": ["sigmoid", "softsign", "tanh"]})
