@@ -580,3 +580,231 @@ def test_lstm_rejects_matrix_peepholes_and_bad_activation():
     with pytest.raises(MDFError, match="activation"):
         L("GRU", [X[:, :, :2], rand(1, 9, 2), rand(1, 9, 3)],
           {"activations": ["sigmoid", "softsign", "tanh"]})
+
+
+# ------------------------------------------------------------------ experimental ops (seed 002)
+
+
+def test_experimental_ops_are_registered():
+    for op in ("ATen", "Caffe2ConvTranspose", "ConstantFill", "FC", "GRUUnit",
+               "GivenTensorFill", "Normalize", "Scale", "SpatialBN"):
+        assert REGISTRY.lookup("onnx::" + op, 1).namespace == "onnx-exp"
+
+
+@pytest.mark.parametrize("name,fn", [("exp", np.exp), ("neg", np.negative), ("relu",
+                                     lambda v: np.maximum(v, 0)), ("tanh", np.tanh)])
+def test_aten_unary(name, fn):
+    x = rand(3, 2)
+    np.testing.assert_allclose(run("ATen", [x], {"operator": name})[0], fn(x), rtol=1e-12)
+
+
+def test_aten_binary_and_unsupported():
+    a, b = rand(2, 3), rand(3)
+    np.testing.assert_allclose(run("ATen", [a, b], {"operator": "sub"})[0], a - b[None, :])
+    np.testing.assert_allclose(run("ATen", [a, rand(3, 4)], {"operator": "mm"})[0].shape, (2, 4))
+    with pytest.raises(MDFError, match="not supported"):
+        run("ATen", [a], {"operator": "lgamma"})
+    with pytest.raises(MDFError, match="input"):
+        run("ATen", [a], {"operator": "add"})
+
+
+def _ref_conv_transpose(x, w, b, stride, pads, dil, group):
+    n, c, h, wd = x.shape
+    mg, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+    full_h = (h - 1) * stride[0] + (kh - 1) * dil[0] + 1
+    full_w = (wd - 1) * stride[1] + (kw - 1) * dil[1] + 1
+    full = np.zeros((n, mg * group, full_h, full_w))
+    cg = c // group
+    for ci in range(c):
+        g = ci // cg
+        for a in range(kh):
+            for e in range(kw):
+                # every input pixel (i, j) lands at (i*s + a*d, j*s + e*d)
+                contrib = np.einsum("nhw,m->nmhw", x[:, ci], w[ci, :, a, e])
+                full[:, g * mg:(g + 1) * mg,
+                     a * dil[0]: a * dil[0] + (h - 1) * stride[0] + 1: stride[0],
+                     e * dil[1]: e * dil[1] + (wd - 1) * stride[1] + 1: stride[1]] += contrib
+    out = full[:, :, pads[0]: full_h - pads[2], pads[1]: full_w - pads[3]]
+    return out + b[None, :, None, None]
+
+
+@pytest.mark.parametrize("stride,pads,dil,group", [((1, 1), (0, 0, 0, 0), (1, 1), 1),
+                                                    ((2, 3), (1, 0, 1, 2), (1, 1), 1),
+                                                    ((2, 2), (0, 1, 1, 0), (2, 1), 2)])
+def test_caffe2_conv_transpose(stride, pads, dil, group):
+    x = rand(2, 4, 3, 4)
+    w = rand(4, 3, 3, 2)
+    b = rand(3 * group)
+    got = run("Caffe2ConvTranspose", [x, w, b], {"strides": list(stride), "pads": list(pads),
+                                                  "dilations": list(dil), "group": group})[0]
+    exp = _ref_conv_transpose(x, w, b, stride, pads, dil, group)
+    assert got.shape == exp.shape
+    np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-12)
+
+
+def test_constant_fill_shape_rules():
+    y = run("ConstantFill", [], {"shape": [2, 3], "value": 1.5})[0]
+    np.testing.assert_array_equal(y, np.full((2, 3), 1.5, np.float32))
+    assert y.dtype == np.float32
+    y = run("ConstantFill", [rand(4, 1)], {"extra_shape": [2], "dtype": 7, "value": 3.0})[0]
+    assert y.shape == (4, 1, 2) and y.dtype == np.int64 and (y == 3).all()
+    y = run("ConstantFill", [np.array([3, 2])], {"input_as_shape": 1, "dtype": 9,
+                                                 "value": 1.0})[0]
+    assert y.shape == (3, 2) and y.dtype == np.bool_ and y.all()
+    with pytest.raises(MDFError, match="same time"):
+        run("ConstantFill", [rand(2)], {"shape": [2]})
+    with pytest.raises(MDFError, match="extra_shape"):
+        run("ConstantFill", [], {"extra_shape": [2]})
+
+
+def test_given_tensor_fill():
+    vals = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    y = run("GivenTensorFill", [], {"shape": [2, 3], "values": vals})[0]
+    np.testing.assert_array_equal(y, np.array(vals, np.float32).reshape(2, 3))
+    y = run("GivenTensorFill", [np.array([3, 2])], {"input_as_shape": 1, "values": vals})[0]
+    assert y.shape == (3, 2) and y[2, 1] == 6.0
+    with pytest.raises(MDFError, match="values"):
+        run("GivenTensorFill", [], {"shape": [4], "values": vals})
+
+
+@pytest.mark.parametrize("axis,axis_w", [(1, 1), (2, 1), (1, 2)])
+def test_fc_coerces_to_2d(axis, axis_w):
+    x = rand(2, 3, 4)
+    xm = x.reshape(int(np.prod(x.shape[:axis])), -1)
+    k = xm.shape[1]
+    w = rand(5, k) if axis_w == 1 else rand(5, 1, k)
+    wm = w.reshape(5, k)
+    b = rand(5)
+    got = run("FC", [x, w, b], {"axis": axis, "axis_w": axis_w})[0]
+    exp = np.array([[sum(xm[i, t] * wm[j, t] for t in range(k)) + b[j] for j in range(5)]
+                    for i in range(xm.shape[0])])
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+
+
+def test_fc_shape_mismatch():
+    with pytest.raises(MDFError, match="do not fit"):
+        run("FC", [rand(2, 3), rand(4, 4), rand(4)])
+
+
+def test_scale_and_normalize():
+    x = rand(3, 4).astype(np.float32)
+    y = run("Scale", [x], {"scale": 2.5})[0]
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, 2.5 * x, rtol=1e-6)
+    np.testing.assert_array_equal(run("Scale", [x])[0], x)
+    z = rand(2, 3, 4)
+    n = run("Normalize", [z])[0]
+    np.testing.assert_allclose(n, z / np.sqrt((z ** 2).sum(axis=-1, keepdims=True)), rtol=1e-12)
+    np.testing.assert_array_equal(run("Normalize", [np.zeros((2, 3))])[0], np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("drop", [0, 1])
+def test_gru_unit(drop):
+    N, D = 4, 3
+    h = rand(1, N, D)
+    g = rand(1, N, 3 * D)
+    lens = np.array([1, 3, 2, 5], dtype=np.int32)
+    t = np.array(2, dtype=np.int32)
+    got = run("GRUUnit", [h, g, lens, t], {"drop_states": drop})[0]
+    u = sig(g[0, :, D:2 * D])
+    o = np.tanh(g[0, :, 2 * D:])
+    active = (2 < lens)[:, None]
+    exp = np.where(active, h[0] * u + o * (1 - u), 0.0 if drop else h[0])
+    np.testing.assert_allclose(got[0], exp, rtol=1e-12)
+    assert got.shape == h.shape
+
+
+def test_spatial_bn_is_legacy_batchnorm():
+    x = rand(2, 3, 2, 2)
+    s, b, m, v = _bn_params(3)
+    y = run("SpatialBN", [x, s, b, m, v], {"is_test": 1, "epsilon": 1e-4})[0]
+    sh = (1, 3, 1, 1)
+    exp = s.reshape(sh) * (x - m.reshape(sh)) / np.sqrt(v.reshape(sh) + 1e-4) + b.reshape(sh)
+    np.testing.assert_allclose(y, exp, rtol=1e-12)
+    outs = run("SpatialBN", [x, s, b, m, v], {})
+    assert len(outs) == 5
+    np.testing.assert_allclose(outs[3], x.mean(axis=(0, 2, 3)), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ modified ops (seed 003)
+
+
+def test_add_bias_channel_last():
+    a = rand(2, 3, 4, 5)
+    b = rand(5)
+    np.testing.assert_allclose(run("onnx_mod::Add_", [a, b])[0], a + b.reshape(1, 1, 1, 5))
+    c = rand(2, 3, 4, 5)
+    np.testing.assert_allclose(run("onnx_mod::Add_", [a, c])[0], a + c)
+    with pytest.raises(MDFError, match="last"):
+        run("onnx_mod::Add_", [a, rand(4)])
+
+
+def test_dense():
+    x = rand(2, 3, 4)
+    w = rand(4, 6)
+    b = rand(6)
+    got = run("onnx_mod::Dense", [x, w, b])[0]
+    exp = np.einsum("abi,io->abo", x, w) + b
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+    np.testing.assert_allclose(run("onnx_mod::Dense", [x[0], w])[0], x[0] @ w, rtol=1e-12)
+    with pytest.raises(MDFError, match="in, out"):
+        run("onnx_mod::Dense", [x, w.T, b])
+
+
+def test_relu6_and_modified_leaky_relu():
+    x = rand(50) * 5
+    np.testing.assert_array_equal(run("onnx_mod::Relu6", [x])[0], np.minimum(np.maximum(x, 0), 6))
+    for alpha in (0.2, 1.5):
+        got = run("onnx_mod::LeakyRelu", [x], {"alpha": alpha})[0]
+        np.testing.assert_allclose(got, np.maximum(alpha * x, x))
+    xi = np.arange(-3, 10, dtype=np.int32)
+    assert run("onnx_mod::Relu6", [xi])[0].dtype == np.int32
+
+
+def _ref_depthwise(x, w, stride, dil, mode):
+    n, h, wd, c = x.shape
+    kh, kw, _, cm = w.shape
+    eh, ew = (kh - 1) * dil[0] + 1, (kw - 1) * dil[1] + 1
+    if mode == "VALID":
+        oh, ow = (h - eh) // stride[0] + 1, (wd - ew) // stride[1] + 1
+        pt = pl = 0
+    else:
+        oh, ow = -(-h // stride[0]), -(-wd // stride[1])
+        pt = max((oh - 1) * stride[0] + eh - h, 0) // 2
+        pl = max((ow - 1) * stride[1] + ew - wd, 0) // 2
+    xp = np.zeros((n, h + 2 * eh + pt, wd + 2 * ew + pl, c))
+    xp[:, pt:pt + h, pl:pl + wd] = x
+    y = np.zeros((n, oh, ow, c * cm))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[:, i * stride[0]: i * stride[0] + eh: dil[0],
+                       j * stride[1]: j * stride[1] + ew: dil[1], :]  # (n, kh, kw, c)
+            y[:, i, j, :] = np.einsum("nabk,abkq->nkq", patch, w).reshape(n, c * cm)
+    return y
+
+
+@pytest.mark.parametrize("mode,stride,dil", [("VALID", (1, 1), (1, 1)), ("SAME", (2, 2), (1, 1)),
+                                             ("SAME", (1, 1), (2, 2)), ("VALID", (2, 1), (1, 1))])
+def test_depthwise_conv2d_nhwc(mode, stride, dil):
+    x = rand(2, 7, 6, 3)
+    w = rand(3, 2, 3, 2)
+    got = run("onnx_mod::DepthwiseConv2d", [x, w], {"pads": mode, "strides": list(stride),
+                                                     "dilations": list(dil), "group": 3})[0]
+    exp = _ref_depthwise(x, w, stride, dil, mode)
+    assert got.shape == exp.shape
+    np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-12)
+
+
+def test_depthwise_conv2d_errors():
+    with pytest.raises(MDFError, match="SAME"):
+        run("onnx_mod::DepthwiseConv2d", [rand(1, 4, 4, 2), rand(2, 2, 2, 1)], {"pads": "FULL"})
+    with pytest.raises(MDFError, match="group"):
+        run("onnx_mod::DepthwiseConv2d", [rand(1, 4, 4, 2), rand(2, 2, 2, 1)], {"group": 1})
+
+
+def test_upsampling2d_nhwc_nearest():
+    x = rand(2, 3, 4, 5)
+    got = run("onnx_mod::UpSampling2D", [x], {"size": [2, 3]})[0]
+    np.testing.assert_array_equal(got, x.repeat(2, axis=1).repeat(3, axis=2))
+    with pytest.raises(MDFError, match="NHWC"):
+        run("onnx_mod::UpSampling2D", [rand(3, 4)], {"size": [2, 2]})
