@@ -1,0 +1,78 @@
+"""The quantized Hexagon NN backend: the operators of Qualcomm's hexagon_nn op list, computed
+bit-faithfully to its quantization rules (hexagon-digest §1.3) on plain numpy arrays, with Numba
+inner loops.
+
+Tensors are 4-D BHWD arrays; a quantized tensor is a triple ``(data, min, max)`` with ``min`` and
+``max`` float32 scalars of shape (1,1,1,1). Every op is registered as ``hexagon::Op`` (so an MDF
+parameter can call it with ``function="hexagon::Op"``) with the document's input and output order
+and one attribute, ``padding`` (``"SAME"``, ``"VALID"``, ``"NA"``, ... or the NN_PAD_* number).
+
+* :func:`run` ``(op_name, inputs, padding=None, **attrs) -> list of arrays``
+* :func:`names` -- every registered hexagon op (the 253 of the document)
+* :func:`op_status` -- tier and implementation status of one op (see docs/hexagon_ops_table.md)
+
+Ops the backend does not compute are registered by name and raise
+:class:`~mdf_engine.errors.UnsupportedOperatorError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..registry import REGISTRY
+from . import (  # noqa: F401  (importing registers the ops)
+    activation,
+    checks,
+    conv,
+    d32,
+    elementwise,
+    matmul,
+    norm,
+    pool,
+    requantize,
+    shape,
+)
+from .quant import adjust_range, dequantize_u8, quantize_u8, zero_code
+from .unsupported import ALL_OPS, TIER1, TIER2, register_rest
+
+register_rest()
+
+
+def run(op_name: str, inputs: Sequence[Any], padding: Any = None, **attrs: Any) -> list[np.ndarray]:
+    """Run hexagon op ``op_name`` on positional ``inputs`` (document order; None = an omitted
+    optional input); returns the outputs in document order."""
+    name = op_name if op_name.startswith("hexagon::") else "hexagon::" + op_name
+    schema = REGISTRY.lookup(name)
+    if padding is not None:
+        attrs["padding"] = padding
+    return list(schema.call(list(inputs), attrs))
+
+
+def names() -> list[str]:
+    """Every registered hexagon op name (without the ``hexagon::`` prefix)."""
+    return [n.split("::", 1)[1] for n in REGISTRY.names("hexagon")]
+
+
+def op_status(op: str) -> dict[str, str]:
+    """``{"op", "tier", "status", "status_text"}`` of one document op."""
+    schema = REGISTRY.lookup("hexagon::" + op)
+    tier = "1" if op in TIER1 else "2" if op in TIER2 else "d32" if op in d32_OPS else "-"
+    if schema.extra.get("unsupported"):
+        status, text = "unsupported", "unsupported: " + schema.doc.split("(", 1)[-1].rstrip(").")
+    elif op in d32.ALIASES:
+        status, text = "mapped", f"mapped -> {d32.ALIASES[op]}"
+    elif op in d32_OPS:
+        status, text = "mapped", "mapped (plain layout)"
+    else:
+        status, text = "implemented", "implemented"
+    return {"op": op, "tier": tier, "status": status, "status_text": text}
+
+
+#: The 28 layout-specific (d32 / aix) ops of the document.
+d32_OPS = frozenset(o for o in ALL_OPS if "d32" in o)
+
+__all__ = ["ALL_OPS", "adjust_range", "dequantize_u8", "names", "op_status", "quantize_u8",
+           "run", "zero_code"]

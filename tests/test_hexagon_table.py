@@ -1,0 +1,49 @@
+"""The registry holds every op of the Hexagon NN op list, and docs/hexagon_ops_table.md is current."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mdf_engine.hexagon as hx
+from mdf_engine.errors import UnsupportedOperatorError
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT.parent / "shared" / "seeds" / "001_1caeed201cb01286.txt"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("hexagon_ops_table",
+                                                  ROOT / "tools" / "hexagon_ops_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_document_op_is_registered():
+    assert len(hx.ALL_OPS) == 253 == len(set(hx.ALL_OPS))
+    assert sorted(hx.names()) == sorted(hx.ALL_OPS)
+    assert len(hx.d32_OPS) == 28
+    status = [hx.op_status(o) for o in hx.ALL_OPS]
+    core = [s for s in status if s["tier"] in ("1", "2")]
+    assert len(core) == 60 and all(s["status"] == "implemented" for s in core)
+    d32 = [s for s in status if s["tier"] == "d32"]
+    assert sum(s["status"] == "mapped" for s in d32) == 26   # the 2 PPrint d32 are I/O only
+
+
+@pytest.mark.skipif(not SEED.exists(), reason="seed document not available")
+def test_names_match_seed_and_table_is_current(tmp_path):
+    tool = _tool()
+    assert tuple(tool.op_names(SEED.read_text())) == hx.ALL_OPS
+    out = tmp_path / "t.md"
+    tool.main([str(SEED), str(out)])
+    assert out.read_text() == (ROOT / "docs" / "hexagon_ops_table.md").read_text()
+
+
+def test_unsupported_ops_raise_not_return():
+    unsupported = [o for o in hx.ALL_OPS if hx.op_status(o)["status"] == "unsupported"]
+    assert len(unsupported) > 100
+    for op in unsupported:
+        with pytest.raises(UnsupportedOperatorError, match=op):
+            hx.run(op, [np.zeros((1, 1, 1, 1))])
