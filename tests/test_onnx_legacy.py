@@ -808,3 +808,15 @@ def test_upsampling2d_nhwc_nearest():
     np.testing.assert_array_equal(got, x.repeat(2, axis=1).repeat(3, axis=2))
     with pytest.raises(MDFError, match="NHWC"):
         run("onnx_mod::UpSampling2D", [rand(3, 4)], {"size": [2, 2]})
+
+
+def test_upsample_scales_as_input_and_conformance_case():
+    x = rand(1, 1, 2, 2)
+    got = L("Upsample", [x, np.array([1.0, 1.0, 2.0, 3.0], np.float32)])[0]
+    np.testing.assert_array_equal(got, x.repeat(2, axis=2).repeat(3, axis=3))
+
+
+def test_dropout_7_mask_has_data_dtype():
+    x = rand(2, 2, dtype=np.float32)
+    y, mask = L("Dropout", [x], {}, since=7)
+    assert mask.dtype == np.float32 and (mask == 1).all()

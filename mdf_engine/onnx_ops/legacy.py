@@ -874,14 +874,18 @@ def upsample(X: Any, scales: Sequence[float], mode: str) -> np.ndarray:
     raise MDFError(f"Upsample: mode must be nearest or (bi)linear, got {mode!r}")
 
 
-@legacy_op("Upsample", inputs=("X",), outputs=("Y",),
+@legacy_op("Upsample", inputs=("X", "scales"), optional=("scales",), outputs=("Y",),
            attributes={"height_scale": None, "width_scale": None, "scales": None,
                        "mode": "nearest"})
-def upsample_legacy(X, *, height_scale=None, width_scale=None, scales=None, mode="nearest"):
+def upsample_legacy(X, scales_input=None, *, height_scale=None, width_scale=None, scales=None,
+                    mode="nearest"):
     """Upsample of opsets 1-8: opset 1 scales the last two dims of an NCHW tensor by
     ``height_scale``/``width_scale`` (mode nearest or bilinear); opset 7 (and seed 003) gives
-    ``scales`` for every dim (mode nearest or linear)."""
+    the attribute ``scales`` for every dim (mode nearest or linear). The opset-9 form, ``scales``
+    as a second input, is accepted too."""
     x = _arr(X)
+    if scales_input is not None:
+        scales = [float(v) for v in np.asarray(scales_input).ravel()]
     if scales is None:
         if height_scale is None or width_scale is None:
             raise MDFError("onnx::Upsample (opset < 9) needs 'scales' or both "
@@ -920,9 +924,9 @@ def dropout_legacy(data, *, is_test=0, ratio=0.5, consumed_inputs=None, seed=Non
 @legacy_op("Dropout", since=7, inputs=("data",), outputs=("output", "mask"),
            attributes={"ratio": 0.5})
 def dropout_7(data, *, ratio=0.5):
-    """Dropout of opsets 7-11 (inference): Y = X, mask all ones (bool from opset 10)."""
+    """Dropout of opsets 7-9 (inference): Y = X, a mask of ones in X's dtype."""
     x = _arr(data)
-    return (x.copy(), np.ones(x.shape, dtype=np.bool_))
+    return (x.copy(), np.ones(x.shape, dtype=x.dtype))
 
 
 # ---------------------------------------------------------------- BatchNormalization
