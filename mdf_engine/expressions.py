@@ -93,7 +93,8 @@ _CMP_SRC = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "=="
 
 _ALLOWED_NODES = (
     ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
-    ast.Name, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Attribute,
+    ast.Name, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Dict,
+    ast.Attribute,
     ast.Load, ast.keyword, ast.And, ast.Or, *_BINOPS, *_UNARY, *_CMP,
 )
 
@@ -175,6 +176,9 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
             for kw in node.keywords:
                 if kw.arg is None:
                     raise _fail("'**' arguments are not allowed", where, text)
+        if isinstance(node, ast.Dict) and any(
+                k is None or not isinstance(k, ast.Constant) for k in node.keys):
+            raise _fail("dict keys must be constants", where, text)
         if isinstance(node, ast.Constant) and not isinstance(
                 node.value, (int, float, complex, str, bool, type(None))):
             raise _fail("unsupported constant", where, text)
@@ -332,6 +336,11 @@ class _ClosureBuilder:
     def _List(self, node: ast.List):
         parts = [self.build(e) for e in node.elts]
         return lambda env: [p(env) for p in parts]
+
+    def _Dict(self, node: ast.Dict):
+        keys = [k.value for k in node.keys]
+        values = [self.build(v) for v in node.values]
+        return lambda env: {k: v(env) for k, v in zip(keys, values)}
 
     def _Call(self, node: ast.Call):
         f = node.func

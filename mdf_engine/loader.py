@@ -376,6 +376,13 @@ def _modeci_to_dict(obj: Any) -> dict:
 
 def modeci_element_to_dict(cls: type, obj: Any) -> dict:
     """One modeci-mdf element (Model, Graph, Node, ...) as MDF dict data, read field by field."""
+    def cond_arg(x: Any) -> Any:
+        if _is_condition(x):
+            return walk(Condition, x)
+        if isinstance(x, (list, tuple)):
+            return [cond_arg(e) for e in x]
+        return x
+
     def walk(cls: type, o: Any) -> Any:
         out: dict[str, Any] = {}
         for f in element_fields(cls):
@@ -396,8 +403,7 @@ def modeci_element_to_dict(cls: type, obj: Any) -> dict:
             elif "child" in meta:
                 out[f.name] = walk(ConditionSet, v)
             elif cls is Condition and f.name == "kwargs":
-                out[f.name] = {k: (walk(Condition, x) if _is_condition(x) else x)
-                               for k, x in v.items()}
+                out[f.name] = {k: cond_arg(x) for k, x in v.items()}
             else:
                 out[f.name] = _plain_value(v)
         return out

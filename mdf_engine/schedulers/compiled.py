@@ -1,0 +1,284 @@
+"""graph-scheduler's conditions as data that a Numba loop can evaluate.
+
+The compiled backend runs graph-scheduler's algorithm (passes over the consideration queue,
+consideration sets that grow while conditions become true, call counts, termination
+conditions) inside jitted code. Conditions are flattened into a table: one row per condition
+node, children listed before their parents, so that evaluating a condition is one walk over a
+slice of rows.
+
+A condition is compilable when it is one of the kinds in :data:`OPCODES` with time scales the
+loop tracks; :func:`encode` raises :class:`NotCompilable` naming the condition otherwise, and the
+caller falls back to the interpreted backend with a log line.
+
+Counters the loop keeps (all int64):
+
+* ``useable[a, b]``: calls of node ``a`` since node ``b`` last ran (graph-scheduler's
+  ``counts_useable``; reset at the start of every environment state update);
+* ``total[s, n]``: calls of node ``n`` in time scale ``s`` (0 pass, 1 environment state update,
+  2 environment sequence/life);
+* ``clock[0]`` passes in this update, ``clock[1]`` passes ever, ``clock[2]`` updates ever;
+* ``last_set[n]``: node ``n`` was in the last consideration set (for ``JustRan``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import graph_scheduler
+import numpy as np
+from graph_scheduler import TimeScale
+from numba import njit
+
+OPCODES = {
+    "Always": 0, "Never": 1, "All": 2, "And": 2, "Any": 3, "Or": 3, "Not": 4,
+    "EveryNCalls": 5, "AfterNCalls": 6, "AtNCalls": 7, "BeforeNCalls": 8, "AfterCall": 9,
+    "AllHaveRun": 10, "JustRan": 11, "AtPass": 12, "AfterPass": 13, "AfterNPasses": 14,
+    "EveryNPasses": 15, "BeforePass": 16, "AtEnvironmentStateUpdate": 17,
+    "AfterEnvironmentStateUpdate": 18, "AfterNEnvironmentStateUpdates": 19,
+    "BeforeEnvironmentStateUpdate": 20, "Threshold": 21, "AfterNCallsCombined": 22,
+}
+COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
+_SCALE_ROW = {TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
+              TimeScale.ENVIRONMENT_SEQUENCE: 2, TimeScale.LIFE: 2}
+
+# row layout of the int table
+OP, A, B, N, FIRST_CHILD, N_CHILDREN = range(6)
+
+
+class NotCompilable(Exception):
+    """A condition the compiled scheduler does not implement."""
+
+
+class ConditionTable:
+    """Flattened conditions: ``ints`` (rows of OP, A, B, N, first child, #children), ``floats``
+    (threshold, atol, rtol), ``children`` (row indices), ``order`` (evaluation order per root)."""
+
+    def __init__(self, node_index: dict[str, int]):
+        self.node_index = node_index
+        self.ints: list[list[int]] = []
+        self.floats: list[list[float]] = []
+        self.children: list[int] = []
+        self.thresholds: list[tuple[str, str, Any]] = []  # (node, name, indices) per slot
+
+    def add(self, cond: graph_scheduler.Condition, owner: int) -> int:
+        """Append ``cond`` (and its children); return its row."""
+        name = type(cond).__name__
+        if name not in OPCODES:
+            raise NotCompilable(f"{name} is not compiled")
+        op = OPCODES[name]
+        kids: list[int] = []
+        a = b = n = 0
+        fl = [0.0, 0.0, 0.0]
+        args = list(getattr(cond, "args", ()))
+        kw = dict(getattr(cond, "kwargs", {}))
+        if op in (2, 3):
+            kids = [self.add(c, owner) for c in args]
+        elif op == 4:
+            kids = [self.add(args[0], owner)]
+        elif op == 5:
+            a, n, b = self._node(args[0]), int(args[1]), owner
+        elif op in (6, 7, 8, 9):
+            a, n = self._node(args[0]), int(args[1])
+            b = self._scale(getattr(cond, "time_scale", kw.get("time_scale",
+                                                            TimeScale.ENVIRONMENT_STATE_UPDATE)))
+        elif op == 10:
+            deps = args or list(self.node_index)
+            kids = [-1 - self._node(d) for d in deps]
+            b = self._scale(getattr(cond, "time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE))
+        elif op == 11:
+            a = self._node(args[0])
+        elif op in (12, 13, 14, 15, 16):
+            n = int(args[0])
+            ts = args[1] if len(args) > 1 else kw.get("time_scale",
+                                                      TimeScale.ENVIRONMENT_STATE_UPDATE)
+            if ts not in (TimeScale.ENVIRONMENT_STATE_UPDATE, TimeScale.ENVIRONMENT_SEQUENCE,
+                          TimeScale.LIFE):
+                raise NotCompilable(f"{name} at time scale {ts}")
+            b = 0 if ts is TimeScale.ENVIRONMENT_STATE_UPDATE else 1
+        elif op in (17, 18, 19, 20):
+            n = int(args[0])
+            ts = args[1] if len(args) > 1 else kw.get("time_scale",
+                                                      TimeScale.ENVIRONMENT_SEQUENCE)
+            if ts not in (TimeScale.ENVIRONMENT_SEQUENCE, TimeScale.LIFE):
+                raise NotCompilable(f"{name} at time scale {ts}")
+        elif op == 21:
+            comparator = kw.get("comparator")
+            if comparator not in COMPARATORS:
+                raise NotCompilable(f"Threshold comparator {comparator!r}")
+            a = len(self.thresholds)
+            self.thresholds.append((str(kw["dependency"]), kw["parameter"], kw.get("indices")))
+            b = COMPARATORS[comparator]
+            fl = [float(kw["threshold"]), float(kw.get("atol", 0)), float(kw.get("rtol", 0))]
+        elif op == 22:
+            deps = list(args[:-1]) if args and isinstance(args[-1], int) else list(args)
+            n = int(kw.get("n", args[-1] if args and isinstance(args[-1], int) else 0))
+            kids = [-1 - self._node(d) for d in deps]
+            b = self._scale(kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE))
+        row = len(self.ints)
+        first = len(self.children)
+        self.children.extend(kids)
+        self.ints.append([op, a, b, n, first, len(kids)])
+        self.floats.append(fl)
+        return row
+
+    def _node(self, dep: Any) -> int:
+        key = str(dep)
+        if key not in self.node_index:
+            raise NotCompilable(f"condition names unknown node {key!r}")
+        return self.node_index[key]
+
+    @staticmethod
+    def _scale(ts: Any) -> int:
+        if ts not in _SCALE_ROW:
+            raise NotCompilable(f"call counts at time scale {ts}")
+        return _SCALE_ROW[ts]
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ints = np.array(self.ints or [[0] * 6], dtype=np.int64).reshape(-1, 6)
+        floats = np.array(self.floats or [[0.0] * 3], dtype=np.float64).reshape(-1, 3)
+        children = np.array(self.children or [0], dtype=np.int64)
+        return ints, floats, children
+
+
+def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
+    """Encode a built graph-scheduler ``Scheduler``: returns (table, node roots, termination
+    root, consideration queue as (starts, nodes))."""
+    index = {nid: i for i, nid in enumerate(node_ids)}
+    table = ConditionTable(index)
+    roots = np.zeros(len(node_ids), dtype=np.int64)
+    for nid in node_ids:
+        cond = scheduler.conditions.conditions_basic.get(_find(scheduler, nid)) \
+            if _find(scheduler, nid) in scheduler.conditions.conditions_basic else None
+        if cond is None:
+            cond = graph_scheduler.Always()
+        roots[index[nid]] = table.add(cond, index[nid])
+    term = scheduler.termination_conds
+    for ts, c in term.items():
+        if ts is TimeScale.ENVIRONMENT_SEQUENCE and type(c).__name__ == "Never":
+            continue
+        if ts is not TimeScale.ENVIRONMENT_STATE_UPDATE:
+            raise NotCompilable(f"termination at time scale {ts.name}")
+    term_root = table.add(term[TimeScale.ENVIRONMENT_STATE_UPDATE], -1)
+    starts, nodes = [0], []
+    for cs in scheduler.consideration_queue:
+        nodes.extend(sorted(index[str(n)] for n in cs))
+        starts.append(len(nodes))
+    return table, roots, term_root, (np.array(starts, np.int64), np.array(nodes, np.int64))
+
+
+def _find(scheduler, nid: str):
+    for n in scheduler.nodes:
+        if str(n) == nid:
+            return n
+    return nid
+
+
+@njit(cache=True)
+def condition_satisfied(row, ints, floats, children, useable, total, clock, last_set, thr):
+    """Whether the condition at ``row`` holds (iterative walk with an explicit stack)."""
+    nrows = ints.shape[0]
+    value = np.zeros(nrows, dtype=np.bool_)
+    done = np.zeros(nrows, dtype=np.bool_)
+    stack = np.empty(nrows * 2 + 2, dtype=np.int64)
+    sp = 0
+    stack[sp] = row
+    sp += 1
+    while sp > 0:
+        r = stack[sp - 1]
+        op = ints[r, OP]
+        first = ints[r, FIRST_CHILD]
+        nk = ints[r, N_CHILDREN]
+        if op == 2 or op == 3 or op == 4:
+            pending = False
+            for k in range(nk):
+                c = children[first + k]
+                if not done[c]:
+                    stack[sp] = c
+                    sp += 1
+                    pending = True
+            if pending:
+                continue
+        sp -= 1
+        if done[r]:
+            continue
+        a = ints[r, A]
+        b = ints[r, B]
+        n = ints[r, N]
+        v = False
+        if op == 0:
+            v = True
+        elif op == 1:
+            v = False
+        elif op == 2:
+            v = True
+            for k in range(nk):
+                if not value[children[first + k]]:
+                    v = False
+        elif op == 3:
+            v = False
+            for k in range(nk):
+                if value[children[first + k]]:
+                    v = True
+        elif op == 4:
+            v = not value[children[first]]
+        elif op == 5:
+            v = useable[a, b] >= n
+        elif op == 6:
+            v = total[b, a] >= n
+        elif op == 7:
+            v = total[b, a] == n
+        elif op == 8:
+            v = total[b, a] < n
+        elif op == 9:
+            v = total[b, a] > n
+        elif op == 10:
+            v = True
+            for k in range(nk):
+                if total[b, -1 - children[first + k]] < 1:
+                    v = False
+        elif op == 11:
+            v = last_set[a]
+        elif op >= 12 and op <= 16:
+            p = clock[0] if b == 0 else clock[1]
+            if op == 12:
+                v = p == n
+            elif op == 13:
+                v = p > n
+            elif op == 14:
+                v = p >= n
+            elif op == 15:
+                v = p % n == 0
+            else:
+                v = p < n
+        elif op >= 17 and op <= 20:
+            e = clock[2]
+            if op == 17:
+                v = e == n
+            elif op == 18:
+                v = e > n
+            elif op == 19:
+                v = e >= n
+            else:
+                v = e < n
+        elif op == 21:
+            x = thr[a]
+            t = floats[r, 0]
+            if b == 0:
+                v = x < t
+            elif b == 1:
+                v = x <= t
+            elif b == 2:
+                v = x > t
+            elif b == 3:
+                v = x >= t
+            else:
+                close = abs(x - t) <= floats[r, 1] + floats[r, 2] * abs(t)
+                v = close if b == 4 else not close
+        elif op == 22:
+            s = 0
+            for k in range(nk):
+                s += total[b, -1 - children[first + k]]
+            v = s >= n
+        value[r] = v
+        done[r] = True
+    return value[row]
