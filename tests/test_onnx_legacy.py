@@ -820,3 +820,19 @@ def test_dropout_7_mask_has_data_dtype():
     x = rand(2, 2, dtype=np.float32)
     y, mask = L("Dropout", [x], {}, since=7)
     assert mask.dtype == np.float32 and (mask == 1).all()
+
+
+@pytest.mark.parametrize("name,inputs,attrs", [
+    ("onnx_mod::Add_", lambda: [rand(2, 3, 4), rand(4)], {}),
+    ("onnx_mod::Relu6", lambda: [rand(3, 4) * 5], {}),
+    ("onnx_mod::LeakyRelu", lambda: [rand(2, 5)], {"alpha": 1.5}),
+    ("onnx::Scale", lambda: [rand(2, 2)], {"scale": -2.0}),
+])
+def test_jit_versions_match_kernels(name, inputs, attrs):
+    sch = REGISTRY.lookup(name)
+    assert sch.jit is not None
+    args = inputs()
+    full = {k: v for k, v in sch.attributes.items()}
+    full.update(attrs)
+    got = sch.jit(*args, *[full[k] for k in sch.attributes])
+    np.testing.assert_allclose(got, sch.call(args, attrs)[0], rtol=1e-12)

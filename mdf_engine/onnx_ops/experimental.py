@@ -276,7 +276,8 @@ def _scale_kernel(x, s):
     return x * s
 
 
-@register(NS, "Scale", inputs=("input",), outputs=("output",), attributes={"scale": 1.0})
+@register(NS, "Scale", inputs=("input",), outputs=("output",), attributes={"scale": 1.0},
+          jit=_scale_kernel)
 def scale(input, *, scale=1.0):
     """Scale (seed 002): output = scale * input, elementwise."""
     x = _float_dtype(_arr(input))

@@ -40,7 +40,13 @@ def _add_rows(a, b):
     return out
 
 
-@register(NS, "Add_", inputs=("A", "B"), outputs=("C",))
+@numba.njit(cache=True)
+def add_bias_jit(A, B):
+    """nopython Add_: A + B (B of length C broadcast along the last axis, or A's shape)."""
+    return A + B
+
+
+@register(NS, "Add_", inputs=("A", "B"), outputs=("C",), jit=add_bias_jit)
 def add_bias(A, B):
     """Add_ (seed 003, modified; TF BiasAdd): C = A + B with B a 1-D bias of length C added
     along A's last (channel) axis, or B of A's shape. No other broadcasting."""
@@ -89,7 +95,13 @@ def _relu6_kernel(x):
     return out
 
 
-@register(NS, "Relu6", inputs=("X",), outputs=("Y",))
+@numba.njit(cache=True)
+def relu6_jit(X):
+    """nopython Relu6 of a float array of any rank."""
+    return np.minimum(np.maximum(X, 0.0), 6.0)
+
+
+@register(NS, "Relu6", inputs=("X",), outputs=("Y",), jit=relu6_jit)
 def relu6(X):
     """Relu6 (seed 003, modified): Y = min(max(X, 0), 6)."""
     x = _arr(X)
@@ -107,7 +119,14 @@ def _leaky_max_kernel(x, alpha):
     return out
 
 
-@register(NS, "LeakyRelu", inputs=("X",), outputs=("Y",), attributes={"alpha": 0.2})
+@numba.njit(cache=True)
+def leaky_relu_max_jit(X, alpha):
+    """nopython modified LeakyRelu: max(alpha*X, X)."""
+    return np.maximum(alpha * X, X)
+
+
+@register(NS, "LeakyRelu", inputs=("X",), outputs=("Y",), attributes={"alpha": 0.2},
+          jit=leaky_relu_max_jit)
 def leaky_relu_max(X, *, alpha=0.2):
     """LeakyRelu (seed 003, modified; the fused TF pattern Maximum(alpha*x, x)): Y = max(alpha*X,
     X). ``alpha`` defaults to TF's 0.2."""
