@@ -836,3 +836,24 @@ def test_jit_versions_match_kernels(name, inputs, attrs):
     full.update(attrs)
     got = sch.jit(*args, *[full[k] for k in sch.attributes])
     np.testing.assert_allclose(got, sch.call(args, attrs)[0], rtol=1e-12)
+
+
+def test_ops_table_reads_the_seeds():
+    import importlib.util
+    from pathlib import Path
+
+    seeds = Path("/work/shared/seeds")
+    if not seeds.is_dir():
+        pytest.skip("seed documents not available")
+    tool = Path(__file__).resolve().parent.parent / "tools" / "onnx_ops_table.py"
+    spec = importlib.util.spec_from_file_location("onnx_ops_table", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ops = mod.seed_ops(seeds)
+    count = {d: sum(1 for m in ops.values() if d in m) for d in ("004", "000", "002", "003")}
+    assert len(ops) == 177 and count == {"004": 162, "000": 55, "002": 70, "003": 36}
+    assert ops["Dot"] == {"000": "yes"}
+    assert ops["FC"] == {"002": "exp"} and ops["Relu6"] == {"003": "mod"}
+    assert ops["Gemm"]["003"] == "body" and ops["Identity"]["003"] == "idx"
+    for op in ("Dot", "FC", "Relu6", "Add_", "Add"):
+        assert mod.registered(op), op

@@ -112,6 +112,32 @@ def needed_namespaces(marks: dict[str, str]) -> list[str]:
     return need
 
 
+NOTES = [
+    "## Decisions for the early, experimental and modified forms",
+    "",
+    "* A legacy (`onnx-legacy`) version is registered with `since=1` (Dropout and",
+    "  BatchNormalization also `since=7`) and serves every opset below the next standard version.",
+    "  Where the standard namespace already has a version with the same `since`, the legacy one",
+    "  is not registered (listed as shadowed; still callable as `legacy.call(op, ...)`).",
+    "* Limited broadcast (Add Sub Mul Div Pow And Or Xor Equal Greater Less, opsets 1-6): B is a",
+    "  scalar or matches a contiguous run of A's dims (at `axis`, else suffix-matched); size-1",
+    "  dims of B are also repeated (the PyTorch-exported opset-6 models rely on it).",
+    "* Softmax/LogSoftmax/Hardmax before opset 13 coerce to 2-D at `axis` (default 1).",
+    "* RNN/GRU/LSTM follow seed 002: `initial_h` before `sequence_lens` (an integer 5th input or a",
+    "  float 6th one is taken as the later order and swapped); GRU's candidate is the",
+    "  `linear_before_reset=1` form (attribute accepted, default 1); LSTM takes 4 activations",
+    "  (input, output, forget, cell; a 3-name f, g, h list is also read) and `input_forget`",
+    "  couples f = 1 - i; P must be the element-wise [dirs, 3H] form.",
+    "* Dropout before opset 7: `is_test=0` (the default) is training (random, scaled); `seed` is",
+    "  an engine extension for reproducibility. Split without sizes needs `num_outputs` (the",
+    "  kernel cannot see the node's output count).",
+    "* ATen: seed 002 names no ATen function; the attribute `operator` selects one of abs neg exp",
+    "  log sqrt sigmoid tanh relu add sub mul div mm matmul, anything else is an MDFError.",
+    "* Seed 003 documents its standard ops in NCHW; only the `modified` ops are NHWC",
+    "  (`onnx_mod::Add_`, `Dense`, `DepthwiseConv2d`, `UpSampling2D`; TF SAME/VALID padding).",
+]
+
+
 def build(seeds: Path) -> str:
     import mdf_engine.onnx_ops  # noqa: F401  (fills the registry)
     from mdf_engine.onnx_ops import legacy
@@ -163,6 +189,8 @@ def build(seeds: Path) -> str:
         "experimental ops as `onnx::Op`, `onnx-mod` 003's modified ops as `onnx_mod::Op`).",
         "*Tested*: ONNX node cases, a PyTorch-exported test model, or a test module names the op.",
         "",
+        *NOTES,
+        "",
         "| # | op | 004 | 000 | 002 | 003 | registered | status | notes |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -177,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     text = build(args.seeds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({text.count(chr(10)) - 17} ops)")
+    rows = sum(1 for line in text.splitlines() if re.match(r"^\| \d+ \|", line))
+    print(f"wrote {args.out} ({rows} ops)")
     return 0
 
 
