@@ -857,3 +857,48 @@ def test_ops_table_reads_the_seeds():
     assert ops["Gemm"]["003"] == "body" and ops["Identity"]["003"] == "idx"
     for op in ("Dot", "FC", "Relu6", "Add_", "Add"):
         assert mod.registered(op), op
+
+
+def test_unsqueeze_values_and_batchnorm_consumed_inputs():
+    x = rand(3, 4)
+    y = L("Unsqueeze", [x], {"axes": [1]})[0]
+    np.testing.assert_array_equal(y[:, 0, :], x)
+    xb = rand(2, 2, 3)
+    s, b, m, v = _bn_params(2)
+    got = L("BatchNormalization", [xb, s, b, m, v], {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]})[0]
+    exp = (s[None, :, None] * (xb - m[None, :, None]) / np.sqrt(v[None, :, None] + 1e-5)
+           + b[None, :, None])
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+
+
+def test_rnn_bidirectional_activations_list():
+    X, W, R, B, h0 = _rnn_inputs(1, 2)
+    Y, Yh = L("RNN", [X, W, R, B, h0], {"activations": ["Relu", "Tanh"],
+                                         "direction": "bidirectional"})[:2]
+    for d, fn in enumerate((lambda v: np.maximum(v, 0), np.tanh)):
+        ey, eh, _ = ref_rnn("rnn", X, W[d], R[d], B[d], h0[d], [4, 4, 4], act=fn,
+                            reverse=d == 1)
+        np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
+
+
+def test_adapters_pass_early_attributes_to_the_standard_kernels():
+    x = rand(2, 3, 4)
+    np.testing.assert_array_equal(L("Transpose", [x], {"perm": [2, 0, 1]})[0],
+                                  np.moveaxis(x, 2, 0))
+    a, b = rand(2, 3), rand(3, 4)
+    exp = np.array([[sum(a[i, k] * b[k, j] for k in range(3)) for j in range(4)]
+                    for i in range(2)])
+    np.testing.assert_allclose(L("MatMul", [a, b])[0], exp, rtol=1e-12)
+    img = rand(1, 1, 4, 4)
+    pooled = L("AveragePool", [img], {"kernel_shape": [2, 2], "strides": [2, 2]})[0]
+    exp = img.reshape(1, 1, 2, 2, 2, 2).mean(axis=(3, 5))
+    np.testing.assert_allclose(pooled, exp, rtol=1e-12)
+    w = rand(2, 1, 3, 3)
+    conv = L("Conv", [img, w], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})[0]
+    padded = np.pad(img[0, 0], 1)
+    exp = np.array([[[np.sum(padded[i:i + 3, j:j + 3] * w[o, 0]) for j in range(4)]
+                     for i in range(4)] for o in range(2)])[None]
+    np.testing.assert_allclose(conv, exp, rtol=1e-10, atol=1e-12)
+    c = L("Constant", [], {"value": np.arange(3.0)})[0]
+    np.testing.assert_array_equal(c, [0.0, 1.0, 2.0])

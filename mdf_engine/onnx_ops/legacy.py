@@ -449,7 +449,7 @@ def _unary_kernel(x, code, p1, p2):
         elif code == 6:
             r = 1.0 / v
         elif code == 7:
-            r = v if v > 0 else 0.0 * v
+            r = v if v > 0 else v - v
         elif code == 8:
             r = 1.0 / (1.0 + np.exp(-v)) if v >= 0 else np.exp(v) / (1.0 + np.exp(v))
         elif code == 9:
