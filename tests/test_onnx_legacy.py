@@ -902,3 +902,12 @@ def test_adapters_pass_early_attributes_to_the_standard_kernels():
     np.testing.assert_allclose(conv, exp, rtol=1e-10, atol=1e-12)
     c = L("Constant", [], {"value": np.arange(3.0)})[0]
     np.testing.assert_array_equal(c, [0.0, 1.0, 2.0])
+
+
+def test_seed_examples_gather_and_transpose():
+    data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
+    indices = np.array([[0, 1], [1, 2]])
+    got = L("Gather", [data, indices])[0]
+    np.testing.assert_array_equal(got, [[[1.0, 1.2], [2.3, 3.4]], [[2.3, 3.4], [4.5, 5.7]]])
+    assert L("Transpose", [rand(1, 2, 3)], {"perm": [1, 0, 2]})[0].shape == (2, 1, 3)
+    assert L("Transpose", [rand(1, 2, 3)])[0].shape == (3, 2, 1)
