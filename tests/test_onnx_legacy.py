@@ -911,3 +911,46 @@ def test_seed_examples_gather_and_transpose():
     np.testing.assert_array_equal(got, [[[1.0, 1.2], [2.3, 3.4]], [[2.3, 3.4], [4.5, 5.7]]])
     assert L("Transpose", [rand(1, 2, 3)], {"perm": [1, 0, 2]})[0].shape == (2, 1, 3)
     assert L("Transpose", [rand(1, 2, 3)])[0].shape == (3, 2, 1)
+
+
+def _ort_one_node(op, opset, inputs, attrs):
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    node = helper.make_node(op, [f"i{k}" for k in range(len(inputs))], ["o"], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(f"i{k}", TensorProto.FLOAT, a.shape)
+         for k, a in enumerate(inputs)],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 3
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, {f"i{k}": a for k, a in enumerate(inputs)})[0]
+
+
+@pytest.mark.parametrize("mode,scales", [("nearest", [1.0, 1.0, 2.0, 3.0]),
+                                         ("nearest", [1.0, 2.0, 1.5, 2.5]),
+                                         ("linear", [1.0, 1.0, 2.0, 2.0]),
+                                         ("linear", [1.0, 1.0, 1.5, 3.0])])
+def test_upsample_7_against_onnxruntime(mode, scales):
+    x = rand(2, 2, 3, 4, dtype=np.float32)
+    exp = _ort_one_node("Upsample", 7, [x], {"scales": scales, "mode": mode})
+    got = L("Upsample", [x], {"scales": scales, "mode": mode})[0]
+    assert got.shape == exp.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("attrs", [{"starts": [0], "ends": [-1]},
+                                   {"axes": [1], "starts": [-3], "ends": [100]},
+                                   {"axes": [0, 1], "starts": [1, 1], "ends": [3, -1]},
+                                   {"axes": [1], "starts": [10], "ends": [20]}])
+def test_slice_1_against_onnxruntime(attrs):
+    x = rand(3, 5, dtype=np.float32)
+    exp = _ort_one_node("Slice", 1, [x], attrs)
+    got = L("Slice", [x], attrs)[0]
+    assert got.shape == exp.shape
+    np.testing.assert_array_equal(got, exp)
