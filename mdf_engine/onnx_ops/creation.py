@@ -8,6 +8,7 @@ float64 (or int64 for integer inputs) and casts to the input type, with the ONNX
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -30,7 +31,7 @@ def _sparse_to_dense(sp: Any) -> np.ndarray:
         indices = numpy_helper.to_array(indices)
     values = np.asarray(values).reshape(-1)
     idx = np.asarray(indices, dtype=np.int64)
-    out = np.zeros(int(np.prod(dims, dtype=np.int64)), dtype=values.dtype)
+    out = np.zeros(math.prod(dims), dtype=values.dtype)
     if idx.ndim == 2:
         idx = np.ravel_multi_index(tuple(idx.T), dims)
     out[idx.reshape(-1)] = values

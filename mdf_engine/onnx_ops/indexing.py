@@ -9,6 +9,7 @@ out of range. Compress is a boolean mask (numpy), Unique along an axis sorts row
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -85,8 +86,8 @@ def gather(data, indices, *, axis=0):
     x = np.asarray(data)
     ind = np.asarray(indices)
     ax = _axis(axis, x.ndim, "Gather")
-    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
-    inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
+    outer = math.prod(x.shape[:ax])
+    inner = math.prod(x.shape[ax + 1:])
     flat = _flat(x)
     if flat.dtype.kind in "OUS":
         res = np.take(x, np.where(ind < 0, ind + x.shape[ax], ind), axis=ax)
@@ -300,8 +301,8 @@ def _nd_layout(op: str, x: np.ndarray, ind: np.ndarray, b: int):
         raise MDFError(f"{op}: batch_dims {b} and index depth {q} do not fit data rank {x.ndim}")
     if x.shape[:b] != ind.shape[:b]:
         raise MDFError(f"{op}: batch dims of data {x.shape[:b]} and indices {ind.shape[:b]} differ")
-    nbatch = int(np.prod(x.shape[:b], dtype=np.int64))
-    inner = int(np.prod(x.shape[b + q:], dtype=np.int64))
+    nbatch = math.prod(x.shape[:b])
+    inner = math.prod(x.shape[b + q:])
     idx2 = np.ascontiguousarray(ind, dtype=np.int64).reshape(-1, q)
     offs = _guard(op, _nd_offsets, idx2, np.array(x.shape, dtype=np.int64), b, nbatch)
     return offs, inner, q
@@ -577,8 +578,8 @@ def onehot(indices, depth, values, *, axis=-1):
     if not -r <= a < r:
         raise MDFError(f"OneHot: axis {a} is out of range for output rank {r}")
     a %= r
-    outer = int(np.prod(ind.shape[:a], dtype=np.int64))
-    inner = int(np.prod(ind.shape[a:], dtype=np.int64))
+    outer = math.prod(ind.shape[:a])
+    inner = math.prod(ind.shape[a:])
     idx = _flat(ind)
     idx = np.trunc(idx).astype(np.int64) if idx.dtype.kind == "f" else idx.astype(np.int64)
     if vals.dtype.kind in "biuf":

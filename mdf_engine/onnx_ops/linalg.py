@@ -9,6 +9,7 @@ hands the equation to ``np.einsum``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -239,15 +240,15 @@ def _contract(a: np.ndarray, la: str, b: np.ndarray, lb: str, keep: set[str]):
     at = np.broadcast_to(at, tuple(size[c] for c in batch) + at.shape[len(batch):])
     bt = np.broadcast_to(bt, tuple(size[c] for c in batch) + bt.shape[len(batch):])
     bsh = tuple(size[c] for c in batch)
-    m = int(np.prod([size[c] for c in aonly], dtype=np.int64))
-    n = int(np.prod([size[c] for c in bonly], dtype=np.int64))
-    k_a = int(np.prod(at.shape[len(batch) + len(aonly):], dtype=np.int64))
-    k_b = int(np.prod(bt.shape[len(batch):len(batch) + len(contr)], dtype=np.int64))
+    m = math.prod([size[c] for c in aonly])
+    n = math.prod([size[c] for c in bonly])
+    k_a = math.prod(at.shape[len(batch) + len(aonly):])
+    k_b = math.prod(bt.shape[len(batch):len(batch) + len(contr)])
     if k_a != k_b:  # a contracted label of size 1 on one side: broadcast it
         ksh = tuple(size[c] for c in contr)
         at = np.broadcast_to(at, bsh + at.shape[len(batch):len(batch) + len(aonly)] + ksh)
         bt = np.broadcast_to(bt, bsh + ksh + bt.shape[len(batch) + len(contr):])
-        k_a = int(np.prod(ksh, dtype=np.int64))
+        k_a = math.prod(ksh)
     y = np.matmul(at.reshape(bsh + (m, k_a)), bt.reshape(bsh + (k_a, n)))
     out_lab = "".join(batch + aonly + bonly)
     return y.reshape(bsh + tuple(a.shape[la.index(c)] for c in aonly)

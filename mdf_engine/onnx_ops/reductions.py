@@ -15,6 +15,7 @@ and as an optional input afterwards, together with ``noop_with_empty_axes``. Arg
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -31,25 +32,34 @@ SUM, L1, L2, LOGSUM, LOGSUMEXP, MAX, MEAN, MIN, PROD, SUMSQUARE = range(10)
 def _reduce_core(x, outer, n, inner, kind, acc):
     """Reduce the middle dim of the C-ordered ``x`` seen as (outer, n, inner) into ``acc``.
 
-    ``acc`` (length outer*inner, float64 or int64) is written in place and returned."""
+    ``acc`` (length outer*inner, float64 or int64) is written in place and returned. Each kind
+    has its own loop nest (no branch in the inner loop), the inner loop running over
+    contiguous memory."""
     m = outer * inner
     if kind == MAX or kind == MIN or kind == LOGSUMEXP:
-        for k in range(m):
-            acc[k] = 0
-        for o in range(outer):
-            for j in range(n):
-                base = (o * n + j) * inner
+        if n == 0:
+            for k in range(m):
+                acc[k] = 0
+        else:
+            for o in range(outer):
                 for i in range(inner):
-                    v = x[base + i]
-                    a = o * inner + i
-                    if j == 0:
-                        acc[a] = v
-                    elif kind == MIN:
-                        if v < acc[a] or v != v:
-                            acc[a] = v
-                    else:
-                        if v > acc[a] or v != v:
-                            acc[a] = v
+                    acc[o * inner + i] = x[o * n * inner + i]
+        if kind == MIN:
+            for o in range(outer):
+                for j in range(1, n):
+                    base = (o * n + j) * inner
+                    for i in range(inner):
+                        v = x[base + i]
+                        if v < acc[o * inner + i] or v != v:
+                            acc[o * inner + i] = v
+        else:
+            for o in range(outer):
+                for j in range(1, n):
+                    base = (o * n + j) * inner
+                    for i in range(inner):
+                        v = x[base + i]
+                        if v > acc[o * inner + i] or v != v:
+                            acc[o * inner + i] = v
         if kind != LOGSUMEXP:
             return acc
         mx = acc.copy()
@@ -59,8 +69,7 @@ def _reduce_core(x, outer, n, inner, kind, acc):
             for j in range(n):
                 base = (o * n + j) * inner
                 for i in range(inner):
-                    a = o * inner + i
-                    acc[a] += np.exp(x[base + i] - mx[a])
+                    acc[o * inner + i] += np.exp(x[base + i] - mx[o * inner + i])
         for k in range(m):
             if n == 0:
                 acc[k] = -np.inf
@@ -69,26 +78,51 @@ def _reduce_core(x, outer, n, inner, kind, acc):
             else:
                 acc[k] = mx[k] + np.log(acc[k])
         return acc
-    if kind == PROD:
-        for k in range(m):
-            acc[k] = 1
+    for k in range(m):
+        acc[k] = 1 if kind == PROD else 0
+    if inner == 1:
+        for o in range(outer):
+            s = acc[o]
+            base = o * n
+            if kind == L1:
+                for j in range(n):
+                    s += abs(x[base + j])
+            elif kind == L2 or kind == SUMSQUARE:
+                for j in range(n):
+                    v = x[base + j]
+                    s += v * v
+            elif kind == PROD:
+                for j in range(n):
+                    s *= x[base + j]
+            else:
+                for j in range(n):
+                    s += x[base + j]
+            acc[o] = s
+    elif kind == L1:
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    acc[o * inner + i] += abs(x[base + i])
+    elif kind == L2 or kind == SUMSQUARE:
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    v = x[base + i]
+                    acc[o * inner + i] += v * v
+    elif kind == PROD:
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    acc[o * inner + i] *= x[base + i]
     else:
-        for k in range(m):
-            acc[k] = 0
-    for o in range(outer):
-        for j in range(n):
-            base = (o * n + j) * inner
-            for i in range(inner):
-                v = x[base + i]
-                a = o * inner + i
-                if kind == SUM or kind == MEAN or kind == LOGSUM:
-                    acc[a] += v
-                elif kind == L1:
-                    acc[a] += abs(v)
-                elif kind == L2 or kind == SUMSQUARE:
-                    acc[a] += v * v
-                else:
-                    acc[a] *= v
+        for o in range(outer):
+            for j in range(n):
+                base = (o * n + j) * inner
+                for i in range(inner):
+                    acc[o * inner + i] += x[base + i]
     if kind == L2:
         for k in range(m):
             acc[k] = np.sqrt(acc[k])
@@ -111,56 +145,63 @@ def _empty_extreme(kind: int, dtype: np.dtype) -> Any:
     return -np.inf if kind == MAX else np.inf
 
 
-def _norm_axes(axes: Any, ndim: int, op: str) -> list[int]:
-    out = []
-    for a in np.asarray(axes, dtype=np.int64).reshape(-1).tolist():
-        if not -ndim <= a < max(ndim, 1):
-            raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
-        out.append(a % ndim if ndim else 0)
-    return sorted(set(out))
+def _int_list(v: Any) -> list[int]:
+    """Axes given as an int, a list/tuple or an integer tensor, as a list of ints."""
+    if isinstance(v, (int, np.integer)):
+        return [int(v)]
+    if isinstance(v, np.ndarray):
+        return [int(a) for a in v.reshape(-1).tolist()]
+    return [int(a) for a in np.asarray(v).reshape(-1).tolist()]
+
+
+_ACC_INT_KINDS = (SUM, L1, SUMSQUARE, MAX, MIN, PROD)
 
 
 def _reduce(kind: int, op: str, data: Any, axes: Any, keepdims: int, noop: int) -> np.ndarray:
-    x = np.asarray(data)
-    if axes is None or np.size(axes) == 0:
+    x = data if isinstance(data, np.ndarray) else np.asarray(data)
+    nd = x.ndim
+    ax = None if axes is None else _int_list(axes)
+    if not ax:
         if noop:
             return x
-        axes_l = list(range(x.ndim))
+        red = list(range(nd))
     else:
-        axes_l = _norm_axes(axes, x.ndim, op)
-    nd = x.ndim
-    out_shape = tuple(
-        (1 if i in axes_l else s) for i, s in enumerate(x.shape) if keepdims or i not in axes_l
-    )
-    if nd == 0:
-        axes_l = []
-    # bring the reduced axes into one contiguous block
-    if axes_l and axes_l != list(range(axes_l[0], axes_l[0] + len(axes_l))):
-        keep = [i for i in range(nd) if i not in axes_l]
-        x = np.transpose(x, keep + axes_l)
-        first = len(keep)
-        red = list(range(first, nd))
-    else:
-        red = axes_l
+        red = []
+        for a in ax:
+            if not -nd <= a < max(nd, 1):
+                raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {nd}")
+            red.append(a % nd if nd else 0)
+        red = sorted(set(red)) if nd else []
     shape = x.shape
-    if red:
-        outer = int(np.prod(shape[: red[0]], dtype=np.int64))
-        n = int(np.prod(shape[red[0]: red[-1] + 1], dtype=np.int64))
-        inner = int(np.prod(shape[red[-1] + 1:], dtype=np.int64))
+    if keepdims:
+        out_shape = tuple(1 if i in red else s for i, s in enumerate(shape))
     else:
-        outer, n, inner = int(x.size), 1, 1
+        out_shape = tuple(s for i, s in enumerate(shape) if i not in red)
+    # bring the reduced axes into one contiguous block
+    if red and red[-1] - red[0] + 1 != len(red):
+        keep = [i for i in range(nd) if i not in red]
+        x = np.transpose(x, keep + red)
+        red = list(range(len(keep), nd))
+        shape = x.shape
+    if red:
+        outer = math.prod(shape[: red[0]])
+        n = math.prod(shape[red[0]: red[-1] + 1])
+        inner = math.prod(shape[red[-1] + 1:])
+    else:
+        outer, n, inner = x.size, 1, 1
     dt = x.dtype
-    flat = np.ascontiguousarray(x).reshape(-1)
-    if dt.kind == "b":
-        flat = flat.view(np.uint8)
-    if dt.kind == "f" and dt.itemsize < 4:
-        flat = flat.astype(np.float32)
-    if (kind in (MAX, MIN)) and n == 0:
+    if (kind == MAX or kind == MIN) and n == 0:
         return np.full(out_shape, _empty_extreme(kind, dt), dtype=dt)
-    acc_int = dt.kind in "iub" and kind in (SUM, L1, SUMSQUARE, MAX, MIN, PROD)
-    acc = np.empty(outer * inner, dtype=np.int64 if acc_int else np.float64)
-    if dt.kind == "u" and dt.itemsize == 8 and acc_int:
-        acc = np.empty(outer * inner, dtype=np.uint64)
+    flat = x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
+    k = dt.kind
+    if k == "b":
+        flat = flat.view(np.uint8)
+    elif k == "f" and dt.itemsize < 4:
+        flat = flat.astype(np.float32)
+    if k in "iub" and kind in _ACC_INT_KINDS:
+        acc = np.empty(outer * inner, dtype=np.uint64 if dt == np.uint64 else np.int64)
+    else:
+        acc = np.empty(outer * inner, dtype=np.float64)
     res = _reduce_core(flat, outer, n, inner, kind, acc)
     return res.astype(dt, copy=False).reshape(out_shape)
 
@@ -231,26 +272,26 @@ def _arg_core(x, outer, n, inner, want_max, last):
 
 
 def _split3(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    outer = math.prod(shape[:axis])
+    inner = math.prod(shape[axis + 1:])
     return outer, int(shape[axis]), inner
 
 
 def _axis(axis: Any, ndim: int, op: str) -> int:
-    a = int(np.asarray(axis).reshape(-1)[0]) if not isinstance(axis, (int, np.integer)) else int(axis)
+    a = int(axis) if isinstance(axis, (int, np.integer)) else _int_list(axis)[0]
     if not -ndim <= a < ndim:
         raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
     return a % ndim
 
 
 def _argreduce(data: Any, axis: int, keepdims: int, last: int, want_max: bool) -> np.ndarray:
-    x = np.asarray(data)
+    x = data if isinstance(data, np.ndarray) else np.asarray(data)
     op = "ArgMax" if want_max else "ArgMin"
     ax = _axis(axis, x.ndim, op)
     if x.shape[ax] == 0:
         raise MDFError(f"{op}: axis {ax} has length 0, there is no index to return")
     outer, n, inner = _split3(x.shape, ax)
-    flat = np.ascontiguousarray(x).reshape(-1)
+    flat = x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
     if flat.dtype.kind == "b":
         flat = flat.view(np.uint8)
     res = _arg_core(flat, outer, n, inner, want_max, bool(last))

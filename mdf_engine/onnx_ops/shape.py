@@ -18,6 +18,7 @@ gains ``start``/``end`` at 15; DepthToSpace gains ``mode`` at 11. The opset-1 fo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,10 @@ def _ints(x: Any) -> list[int]:
     """An attribute or a 1-D int tensor as a list of Python ints."""
     if x is None:
         return []
+    if isinstance(x, (list, tuple)):
+        return [int(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [int(v) for v in x.reshape(-1).tolist()]
     return [int(v) for v in np.asarray(x).reshape(-1).tolist()]
 
 
@@ -84,8 +89,8 @@ def flatten(input, *, axis=1):
     if not -x.ndim <= ax <= x.ndim:
         raise MDFError(f"Flatten: axis {ax} is out of range [-{x.ndim}, {x.ndim}]")
     ax = ax + x.ndim if ax < 0 else ax
-    rows = int(np.prod(x.shape[:ax], dtype=np.int64))
-    cols = int(np.prod(x.shape[ax:], dtype=np.int64))
+    rows = math.prod(x.shape[:ax])
+    cols = math.prod(x.shape[ax:])
     return (x.reshape(rows, cols),)
 
 
@@ -146,11 +151,11 @@ def unsqueeze(data, axes):
 @onnx_op("Transpose", inputs=("data",), attributes={"perm": None}, outputs=("transposed",))
 def transpose(data, *, perm=None):
     """Permute the dims (reverse them when ``perm`` is absent); a strided view."""
-    x = np.asarray(data)
+    x = data if isinstance(data, np.ndarray) else np.asarray(data)
     if perm is None or len(perm) == 0:
         return (x.T,)
     p = _ints(perm)
-    if sorted(p) != list(range(x.ndim)):
+    if len(p) != x.ndim or len(set(p)) != x.ndim or min(p) < 0 or max(p) >= x.ndim:
         raise MDFError(f"Transpose: perm {p} is not a permutation of 0..{x.ndim - 1}")
     return (np.transpose(x, p),)
 
@@ -320,18 +325,35 @@ def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] 
         before[a] = pads[i]
         after[a] = pads[i + len(axes)]
     # negative pads crop
-    crop = tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0)) for i, (b, e) in
-                 enumerate(zip(before, after)))
-    x = x[crop]
+    if any(v < 0 for v in before) or any(v < 0 for v in after):
+        x = x[tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0))
+                    for i, (b, e) in enumerate(zip(before, after)))]
     width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
     if mode == "constant":
-        v = 0 if value is None else np.asarray(value).reshape(-1)[0] if np.size(value) else 0
-        return np.pad(x, width, mode="constant", constant_values=v)
-    if mode == "reflect":
-        for i, (b, e) in enumerate(width):
-            if (b or e) and x.shape[i] < 2:
+        v = 0 if value is None or np.size(value) == 0 else np.asarray(value).reshape(-1)[0]
+        out = np.full([n + b + e for n, (b, e) in zip(x.shape, width)], v, dtype=x.dtype)
+        out[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, width))] = x
+        return out
+    out = x
+    for i, (b, e) in enumerate(width):
+        if not (b or e):
+            continue
+        n = x.shape[i]
+        if n == 0:
+            raise MDFError(f"Pad: {mode} mode cannot pad the empty axis {i}")
+        src = np.arange(-b, n + e)
+        if mode == "edge":
+            src = np.clip(src, 0, n - 1)
+        elif mode == "wrap":
+            src = src % n
+        else:  # reflect: mirror without repeating the edge element
+            if n < 2:
                 raise MDFError(f"Pad: reflect needs axis {i} of length >= 2")
-    return np.pad(x, width, mode=mode)
+            period = 2 * (n - 1)
+            src = np.abs(src) % period
+            src = np.where(src >= n, period - src, src)
+        out = np.take(out, src, axis=i)
+    return out if out is not x else x.copy()
 
 
 @onnx_op("Pad", inputs=("data",), attributes={"pads": None, "mode": "constant", "value": 0.0},
