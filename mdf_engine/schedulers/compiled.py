@@ -173,13 +173,88 @@ def _find(scheduler, nid: str):
     return nid
 
 
+@njit(cache=True, inline="always")
+def _leaf(r, ints, floats, children, useable, total, clock, last_set, thr):
+    op = ints[r, OP]
+    a = ints[r, A]
+    b = ints[r, B]
+    n = ints[r, N]
+    first = ints[r, FIRST_CHILD]
+    nk = ints[r, N_CHILDREN]
+    if op == 0:
+        return True
+    if op == 1:
+        return False
+    if op == 5:
+        return useable[a, b] >= n
+    if op == 6:
+        return total[b, a] >= n
+    if op == 7:
+        return total[b, a] == n
+    if op == 8:
+        return total[b, a] < n
+    if op == 9:
+        return total[b, a] > n
+    if op == 10:
+        for k in range(nk):
+            if total[b, -1 - children[first + k]] < 1:
+                return False
+        return True
+    if op == 11:
+        return last_set[a]
+    if op >= 12 and op <= 16:
+        p = clock[0] if b == 0 else clock[1]
+        if op == 12:
+            return p == n
+        if op == 13:
+            return p > n
+        if op == 14:
+            return p >= n
+        if op == 15:
+            return p % n == 0
+        return p < n
+    if op >= 17 and op <= 20:
+        e = clock[2]
+        if op == 17:
+            return e == n
+        if op == 18:
+            return e > n
+        if op == 19:
+            return e >= n
+        return e < n
+    if op == 21:
+        x = thr[a]
+        t = floats[r, 0]
+        if b == 0:
+            return x < t
+        if b == 1:
+            return x <= t
+        if b == 2:
+            return x > t
+        if b == 3:
+            return x >= t
+        close = abs(x - t) <= floats[r, 1] + floats[r, 2] * abs(t)
+        return close if b == 4 else not close
+    if op == 22:
+        s = 0
+        for k in range(nk):
+            s += total[b, -1 - children[first + k]]
+        return s >= n
+    return False
+
+
 @njit(cache=True)
-def condition_satisfied(row, ints, floats, children, useable, total, clock, last_set, thr):
-    """Whether the condition at ``row`` holds (iterative walk with an explicit stack)."""
+def condition_satisfied(row, ints, floats, children, useable, total, clock, last_set, thr,
+                        value, done, stack):
+    """Whether the condition at ``row`` holds. Composite conditions (All, Any, Not) are walked
+    iteratively with the caller's scratch arrays ``value``, ``done`` (bool, one per row) and
+    ``stack`` (int64, two per row); leaves are evaluated directly."""
+    op = ints[row, OP]
+    if op != 2 and op != 3 and op != 4:
+        return _leaf(row, ints, floats, children, useable, total, clock, last_set, thr)
     nrows = ints.shape[0]
-    value = np.zeros(nrows, dtype=np.bool_)
-    done = np.zeros(nrows, dtype=np.bool_)
-    stack = np.empty(nrows * 2 + 2, dtype=np.int64)
+    for r in range(nrows):
+        done[r] = False
     sp = 0
     stack[sp] = row
     sp += 1
@@ -201,15 +276,7 @@ def condition_satisfied(row, ints, floats, children, useable, total, clock, last
         sp -= 1
         if done[r]:
             continue
-        a = ints[r, A]
-        b = ints[r, B]
-        n = ints[r, N]
-        v = False
-        if op == 0:
-            v = True
-        elif op == 1:
-            v = False
-        elif op == 2:
+        if op == 2:
             v = True
             for k in range(nk):
                 if not value[children[first + k]]:
@@ -221,64 +288,8 @@ def condition_satisfied(row, ints, floats, children, useable, total, clock, last
                     v = True
         elif op == 4:
             v = not value[children[first]]
-        elif op == 5:
-            v = useable[a, b] >= n
-        elif op == 6:
-            v = total[b, a] >= n
-        elif op == 7:
-            v = total[b, a] == n
-        elif op == 8:
-            v = total[b, a] < n
-        elif op == 9:
-            v = total[b, a] > n
-        elif op == 10:
-            v = True
-            for k in range(nk):
-                if total[b, -1 - children[first + k]] < 1:
-                    v = False
-        elif op == 11:
-            v = last_set[a]
-        elif op >= 12 and op <= 16:
-            p = clock[0] if b == 0 else clock[1]
-            if op == 12:
-                v = p == n
-            elif op == 13:
-                v = p > n
-            elif op == 14:
-                v = p >= n
-            elif op == 15:
-                v = p % n == 0
-            else:
-                v = p < n
-        elif op >= 17 and op <= 20:
-            e = clock[2]
-            if op == 17:
-                v = e == n
-            elif op == 18:
-                v = e > n
-            elif op == 19:
-                v = e >= n
-            else:
-                v = e < n
-        elif op == 21:
-            x = thr[a]
-            t = floats[r, 0]
-            if b == 0:
-                v = x < t
-            elif b == 1:
-                v = x <= t
-            elif b == 2:
-                v = x > t
-            elif b == 3:
-                v = x >= t
-            else:
-                close = abs(x - t) <= floats[r, 1] + floats[r, 2] * abs(t)
-                v = close if b == 4 else not close
-        elif op == 22:
-            s = 0
-            for k in range(nk):
-                s += total[b, -1 - children[first + k]]
-            v = s >= n
+        else:
+            v = _leaf(r, ints, floats, children, useable, total, clock, last_set, thr)
         value[r] = v
         done[r] = True
     return value[row]

@@ -1,0 +1,677 @@
+"""The compiled backend: a whole graph, scheduler included, as one Numba-jitted function.
+
+The first step (and more, until every node has run once) runs on the interpreted backend; the
+values it leaves give every port, parameter, function and output a fixed kind (a float64 scalar
+or a float64 array of a fixed shape). From that the compiler writes Python source for a function
+``run(nsteps, dt, ...)`` that holds graph-scheduler's algorithm as a loop over passes and
+consideration sets (conditions evaluated by :mod:`mdf_engine.schedulers.compiled`) with every
+node's body inlined: incoming edges, input reads, functions, parameters (Euler steps, conditions),
+outputs. The source goes to a file in the cache folder, named by its hash, and is jitted with
+``cache=True``, so a second run of the same model loads machine code from disk.
+
+When something cannot be compiled (a condition kind, a function with no Numba kernel, a value
+that is not numeric, a Numba typing error), the graph keeps running on the interpreted backend
+and a log line says why: results never change silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import MDFError
+from .expressions import to_source
+from .interpreter import InterpretedGraph
+from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
+from .registry import REGISTRY
+from .schedulers.compiled import NotCompilable, encode
+
+log = logging.getLogger("mdf_engine")
+
+MAX_WARMUP_STEPS = 20
+MAX_PASSES_PER_UPDATE = 10_000_000
+#: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
+MAX_SCHEDULE_LOG = 4_000_000
+
+
+def cache_dir() -> Path:
+    """Where generated model code and Numba's cache live (``MDF_ENGINE_CACHE`` overrides)."""
+    root = os.environ.get("MDF_ENGINE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mdf_engine")
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@dataclass
+class Slot:
+    """Where one value lives in compiled state: scalar ``S[index]`` or array ``A<index>``."""
+
+    kind: str  # "s" or "a"
+    index: int
+    shape: tuple[int, ...] = ()
+
+    @property
+    def var(self) -> str:
+        return f"s{self.index}" if self.kind == "s" else f"a{self.index}"
+
+
+def _kind_of(value: Any, what: str) -> tuple[str, tuple[int, ...]]:
+    if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
+        return "s", ()
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return ("s", ()) if value.ndim == 0 else ("a", value.shape)
+    raise NotCompilable(f"{what} holds a {type(value).__name__}, not a number or numeric array")
+
+
+class CompiledGraph:
+    """Runs a graph with generated Numba code after an interpreted warm-up."""
+
+    def __init__(self, plan: GraphPlan, check_finite: bool = False,
+                 record_schedule: bool = True):
+        self.plan = plan
+        self.check_finite = check_finite
+        self.record_schedule = record_schedule
+        self.interp = InterpretedGraph(plan, check_finite=check_finite)
+        self.node_ids = list(plan.nodes)
+        self.fallback_reason: str | None = None
+        self._fn = None
+        self._state: dict[str, Any] | None = None
+        self._init_key: tuple | None = None
+        self.compiled_time_steps: list[set[str]] = []
+        self.compiled_order: list[str] = []
+        self.schedule_truncated = False
+
+    # -- public interface shared with InterpretedGraph ----------------------------------------
+    @property
+    def is_compiled(self) -> bool:
+        return self._state is not None
+
+    @property
+    def time_steps(self) -> list[set[str]]:
+        return self.interp.time_steps + self.compiled_time_steps
+
+    @property
+    def order_of_execution(self) -> list[str]:
+        return self.interp.order_of_execution + self.compiled_order
+
+    def evaluate(self, time_increment: float | None = None,
+                 initializer: Mapping[str, Any] | None = None) -> None:
+        self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
+
+    def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
+                  first_without_dt: bool = True) -> None:
+        """``steps`` evaluate() calls: the first without a time increment if
+        ``first_without_dt``, the rest with ``dt``."""
+        k = 0
+        while k < steps and not self.is_compiled:
+            inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
+            self.interp.evaluate(time_increment=inc, initializer=initializer)
+            k += 1
+            if self.fallback_reason is None and self._ready():
+                self._try_compile(initializer, dt)
+        if k < steps:
+            self._run_compiled(steps - k, dt, initializer, first_without_dt and k == 0)
+
+    def value(self, node: str, name: str) -> Any:
+        if not self.is_compiled:
+            return self.interp.value(node, name)
+        slot = self._slots.get((node, name))
+        if slot is None:
+            return self.interp.value(node, name)
+        return self._read(slot)
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        if not self.is_compiled:
+            return self.interp.outputs()
+        return {nid: {oid: self._read(self._slots[(nid, "out:" + oid)])
+                      for oid, _ in self.plan.nodes[nid].outputs} for nid in self.node_ids}
+
+    # -- compilation ------------------------------------------------------------------------
+    def _ready(self) -> bool:
+        return len(self.interp.ever_ran) == len(self.node_ids) or \
+            self.interp.evaluations >= MAX_WARMUP_STEPS
+
+    def _try_compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        try:
+            if len(self.interp.ever_ran) < len(self.node_ids):
+                never = [n for n in self.node_ids if n not in self.interp.ever_ran]
+                raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
+                                    "warm-up steps")
+            gen = _Generator(self, initializer, dt)
+            source = gen.source()
+            self._fn = _load_generated(source)
+            self._slots = gen.slots
+            self._state = gen.initial_state()
+            self._init_key = _init_key(initializer)
+            self._gen = gen
+            self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
+        except NotCompilable as e:
+            self._give_up(str(e))
+        except Exception as e:  # numba typing/lowering errors
+            import re
+
+            lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
+                     if ln.strip()]
+            detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+            self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
+
+    def _give_up(self, reason: str) -> None:
+        self.fallback_reason = reason
+        self._state = None
+        log.warning("compiled backend: %s; running on the interpreted backend", reason)
+
+    def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
+                      first_without_dt: bool) -> None:
+        if _init_key(initializer) != self._init_key:
+            raise MDFError("the compiled backend needs the same initializer keys on every step "
+                           "(use backend='interpreted' to change them)")
+        st = self._state
+        inits = self._gen.initializer_args(initializer)
+        logn = n * (2 * len(self.node_ids) + 2) * 4 + 64
+        record = self.record_schedule and logn <= MAX_SCHEDULE_LOG
+        if self.record_schedule and not record:
+            self.schedule_truncated = True
+        logbuf = np.empty(logn if record else 1, dtype=np.int64)
+        logpos = np.zeros(2, dtype=np.int64)
+        logpos[1] = 1 if record else 0
+        err = np.zeros(4, dtype=np.int64)
+        self._fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
+                 st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
+                 st["ever"], st["thr"], logbuf, logpos, err, *inits)
+        self._collect_log(logbuf, int(logpos[0]))
+        if err[0] == -2:
+            raise MDFError("no termination after "
+                           f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
+        if err[0] > 0:
+            node = self.node_ids[int(err[1])]
+            raise MDFError(f"non-finite value in node '{node}' at compiled step {int(err[2])}",
+                           f"{self.plan.where}.nodes.{node}")
+
+    def _collect_log(self, buf: np.ndarray, n: int) -> None:
+        cur: set[str] = set()
+        for k in range(n):
+            v = int(buf[k])
+            if v < 0:
+                self.compiled_time_steps.append(cur)
+                cur = set()
+            else:
+                nid = self.node_ids[v]
+                cur.add(nid)
+                self.compiled_order.append(nid)
+
+    def _read(self, slot: Slot) -> Any:
+        if slot.kind == "s":
+            return np.float64(self._state["S"][slot.index])
+        return self._state["A"][slot.index].copy()
+
+
+def _init_key(initializer: Mapping[str, Any] | None) -> tuple:
+    return tuple(sorted(initializer)) if initializer else ()
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def _load_generated(source: str):
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    if digest in _LOADED:
+        return _LOADED[digest]
+    folder = cache_dir()
+    path = folder / f"mdf_model_{digest}.py"
+    if not path.exists():
+        tmp = folder / f".tmp_{digest}_{os.getpid()}.py"
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    name = f"mdf_engine_generated_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    _LOADED[digest] = module.run
+    return module.run
+
+
+class _Generator:
+    """Writes the source of ``run`` for one warmed-up graph."""
+
+    def __init__(self, cg: CompiledGraph, initializer: Mapping[str, Any] | None,
+                 dt: float | None):
+        self.cg = cg
+        self.plan = cg.plan
+        self.interp = cg.interp
+        self.slots: dict[tuple[str, str], Slot] = {}
+        self.scalars: list[float] = []
+        self.arrays: list[np.ndarray] = []
+        self.globals: list[str] = []
+        self.consts: dict[int, str] = {}
+        self.functions: dict[str, str] = {}
+        self.initializer = dict(initializer or {})
+        self.dt = dt
+        self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
+        table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
+        self.table, self.roots, self.term, self.queue = table, roots, term, queue
+        self._allocate()
+
+    # -- state ----------------------------------------------------------------------------
+    def _slot(self, key: tuple[str, str], value: Any, what: str) -> Slot:
+        kind, shape = _kind_of(value, what)
+        if kind == "s":
+            slot = Slot("s", len(self.scalars))
+            self.scalars.append(float(np.asarray(value, dtype=float)))
+        else:
+            slot = Slot("a", len(self.arrays), shape)
+            self.arrays.append(np.array(value, dtype=np.float64))
+        self.slots[key] = slot
+        return slot
+
+    def _allocate(self) -> None:
+        for nid, np_ in self.plan.nodes.items():
+            st = self.interp.states[nid]
+            w = f"{np_.where}"
+            for ip in np_.inputs:
+                read = st.inputs_read.get(ip.id)
+                slot = self._slot((nid, ip.id), read, f"{w}.input_ports.{ip.id}")
+                pend = st.pending[ip.id]
+                pslot = self._slot((nid, "pend:" + ip.id),
+                                   read if pend is None else pend, f"{w}.input_ports.{ip.id}")
+                if pslot.kind != slot.kind or pslot.shape != slot.shape:
+                    raise NotCompilable(f"input port {nid}.{ip.id} changes shape")
+                self.slots[(nid, "flag:" + ip.id)] = Slot("s", len(self.scalars))
+                self.scalars.append(0.0 if pend is None else 1.0)
+            for fid, _ in np_.functions:
+                self._slot((nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
+            for pp in np_.parameters:
+                self._slot((nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
+            for oid, _ in np_.outputs:
+                self._slot((nid, "out:" + oid), st.outputs[oid], f"{w}.output_ports.{oid}")
+        for key, value in self.initializer.items():
+            _kind_of(value, f"initializer '{key}'")
+
+    def initial_state(self) -> dict[str, Any]:
+        interp = self.interp
+        n = len(self.cg.node_ids)
+        sched = interp.scheduler
+        total = np.zeros((3, n), dtype=np.int64)
+        for nid in interp.order_of_execution:
+            total[2, self.node_index[nid]] += 1
+        clock = np.zeros(3, dtype=np.int64)
+        from graph_scheduler import TimeScale
+
+        c = sched.get_clock(sched.default_execution_id)
+        clock[1] = c.get_total_times_relative(TimeScale.PASS, TimeScale.ENVIRONMENT_SEQUENCE)
+        clock[2] = interp.evaluations
+        last = np.zeros(n, dtype=np.bool_)
+        if interp.time_steps:
+            for nid in interp.time_steps[-1]:
+                last[self.node_index[nid]] = True
+        thr = np.zeros(max(1, len(self.table.thresholds)), dtype=np.float64)
+        for k, (nid, name, indices) in enumerate(self.table.thresholds):
+            v = interp._threshold_value(nid, name)
+            for i in (indices or []):
+                v = v[i]
+            thr[k] = float(v)
+        return {"S": np.array(self.scalars, dtype=np.float64) if self.scalars
+                else np.zeros(1), "A": [a for a in self.arrays],
+                "useable": np.zeros((n, n), dtype=np.int64), "total": total, "clock": clock,
+                "last_set": last, "ever": np.ones(n, dtype=np.bool_), "thr": thr}
+
+    def initializer_args(self, initializer: Mapping[str, Any] | None) -> list[Any]:
+        out = []
+        for key in sorted(initializer or {}):
+            v = initializer[key]
+            kind, _ = _kind_of(v, f"initializer '{key}'")
+            out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
+        return out
+
+    # -- source ---------------------------------------------------------------------------
+    def const(self, value: Any) -> str:
+        if isinstance(value, (bool, np.bool_)):
+            return "True" if value else "False"
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            v = float(value)
+            return repr(v) if np.isfinite(v) else f"np.float64({repr(str(v))})"
+        if isinstance(value, str):
+            return repr(value)
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            if value.ndim == 0:
+                return self.const(value.item())
+            key = id(value)
+            if key not in self.consts:
+                name = f"K{len(self.consts)}"
+                self.globals.append(f"{name} = np.array({value.astype(float).tolist()!r}, "
+                                    "dtype=np.float64)")
+                self.consts[key] = name
+            return self.consts[key]
+        if isinstance(value, (list, tuple)) and all(
+                isinstance(x, (int, float)) for x in value):
+            return f"np.array({[float(x) for x in value]!r})"
+        raise NotCompilable(f"constant of type {type(value).__name__}")
+
+    def function(self, name: str) -> str:
+        if name not in self.functions:
+            sch = REGISTRY.lookup(name)
+            if sch.jit is None:
+                raise NotCompilable(f"function '{name}' has no Numba kernel")
+            var = f"F{len(self.functions)}"
+            self.functions[name] = var
+            self.globals.append(f"{var} = _jit({name!r}, {sch.since})")
+        return self.functions[name]
+
+    def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
+        if vp.expr is None:
+            return self.const(vp.const)
+
+        def rename(n: str) -> str:
+            if n not in names:
+                raise NotCompilable(f"name '{n}' is not compiled")
+            return names[n]
+
+        return to_source(vp.expr, rename, lambda f: self.function(f))
+
+    def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
+             tag: str) -> str:
+        local = dict(names)
+        for k, (argname, vp) in enumerate(cp.args):
+            t = f"t_{tag}_{k}"
+            out.append(f"{ind}{t} = {self.value(vp, local)}")
+            local[argname] = t
+        if cp.schema is None:
+            return self.value(cp.value, local)
+        fn = self.function_schema(cp)
+        args = [local[n] if n is not None else "None" for n in cp.input_names]
+        args += [local[n] for n in cp.attribute_names]
+        missing = [a for a in cp.schema.attributes if a not in cp.attribute_names]
+        for a in missing:
+            args.append(self.const(cp.schema.attributes[a]))
+        return f"{fn}({', '.join(args)})"
+
+    def function_schema(self, cp: CallPlan) -> str:
+        sch = cp.schema
+        key = f"{sch.name}@{sch.since}@{sch.namespace}"
+        if key not in self.functions:
+            if sch.jit is None:
+                raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
+            var = f"F{len(self.functions)}"
+            self.functions[key] = var
+            self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since})")
+        return self.functions[key]
+
+    def assign(self, slot: Slot, expr: str, ind: str) -> str:
+        if slot.kind == "s":
+            return f"{ind}{slot.var} = _scalar({expr})"
+        return f"{ind}{slot.var}[...] = {expr}"
+
+    def node_body(self, nid: str, ind: str) -> list[str]:
+        np_ = self.plan.nodes[nid]
+        i = self.node_index[nid]
+        out = [f"{ind}# node {nid}"]
+        for ep in self.plan.incoming[nid]:
+            s = self.node_index[ep.sender]
+            src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
+            val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
+            out.append(f"{ind}if ever[{s}]:")
+            out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
+        names: dict[str, str] = {}
+        for ip in np_.inputs:
+            slot, pend = self.slots[(nid, ip.id)], self.slots[(nid, "pend:" + ip.id)]
+            flag = self.slots[(nid, "flag:" + ip.id)].var
+            out.append(f"{ind}if {flag} != 0.0:")
+            out.append(self.assign(slot, pend.var, ind + "    "))
+            out.append(f"{ind}else:")
+            out.append(self.assign(slot, self.const(self.fallback(ip, slot)), ind + "    "))
+            out.append(f"{ind}{flag} = 0.0")
+            names[ip.id] = slot.var
+        for pp in np_.parameters:
+            names[pp.id] = self.slots[(nid, pp.id)].var
+        for fid, cp in np_.functions:
+            slot = self.slots[(nid, fid)]
+            expr = self.call(cp, names, out, ind, f"{i}_{fid}")
+            out.append(self.assign(slot, expr, ind))
+            names[fid] = slot.var
+        for pp in np_.parameters:
+            out += self.parameter(nid, i, pp, names, ind)
+        for oid, vp in np_.outputs:
+            out.append(self.assign(self.slots[(nid, "out:" + oid)], self.value(vp, names), ind))
+        for k, (tn, name, indices) in enumerate(self.table.thresholds):
+            if tn != nid:
+                continue
+            key = (nid, name) if (nid, name) in self.slots else (nid, "out:" + name)
+            v = self.slots[key].var
+            for idx in indices or []:
+                v += f"[{int(idx)}]"
+            out.append(f"{ind}thr[{k}] = _scalar({v})")
+        if self.cg.check_finite:
+            checked = [self.slots[(nid, pp.id)] for pp in np_.parameters]
+            checked += [self.slots[(nid, "out:" + o)] for o, _ in np_.outputs]
+            cond = " or ".join(f"not np.all(np.isfinite({s.var}))" for s in checked) or "False"
+            out.append(f"{ind}if {cond}:")
+            out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = step")
+        out.append(f"{ind}ever[{i}] = True")
+        return out
+
+    def fallback(self, ip: Any, slot: Slot) -> Any:
+        """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
+        slot is its one element; a scalar read by an array slot fills the shape)."""
+        fb = np.asarray(ip.fallback(), dtype=float)
+        if slot.kind == "s":
+            if fb.size != 1:
+                raise NotCompilable(f"input port '{ip.id}' default has shape {fb.shape} but "
+                                    "receives scalars")
+            return fb.reshape(()).item()
+        if fb.shape == slot.shape:
+            return fb
+        if fb.size == 1:
+            return np.full(slot.shape, fb.reshape(()).item())
+        raise NotCompilable(f"input port '{ip.id}' default has shape {fb.shape}, values "
+                            f"{slot.shape}")
+
+    def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
+        ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
+        pend = self.slots[(nid, "pend:" + port)]
+        flag = self.slots[(nid, "flag:" + port)].var
+        if ip.reduce == "overwrite":
+            return [self.assign(pend, val, ind), f"{ind}{flag} = 1.0"]
+        op = "+" if ip.reduce == "add" else "*"
+        return [f"{ind}if {flag} != 0.0:", self.assign(pend, f"{pend.var} {op} {val}",
+                                                       ind + "    "),
+                f"{ind}else:", self.assign(pend, val, ind + "    "), f"{ind}{flag} = 1.0"]
+
+    def parameter(self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str],
+                  ind: str) -> list[str]:
+        slot = self.slots[(nid, pp.id)]
+        out: list[str] = []
+        tmp = f"p_{i}_{len(out)}_{abs(hash(pp.id)) % 100000}"
+        if pp.value is not None:
+            out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
+        elif pp.call is not None:
+            expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}")
+            out.append(f"{ind}{tmp} = {expr}")
+        elif pp.derivative is not None:
+            if pp.initial is None:
+                raise NotCompilable(f"parameter {nid}.{pp.id} has a time_derivative but no "
+                                    "default_initial_value")
+            out.append(f"{ind}if has_dt:")
+            out.append(f"{ind}    {tmp} = {slot.var} + "
+                       f"({self.value(pp.derivative, names)}) * dt")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {self.value(pp.initial, names)}")
+        else:
+            raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
+        for k, (_cid, test, val) in enumerate(pp.conditions):
+            out.append(f"{ind}{tmp} = _where({self.value(test, names)}, "
+                       f"{self.value(val, names)}, {tmp})  # condition {k}")
+        out.append(self.assign(slot, tmp, ind))
+        return out
+
+    def source(self) -> str:
+        n = len(self.cg.node_ids)
+        ints, floats, children = self.table.arrays()
+        starts, qnodes = self.queue
+        init_keys = sorted(self.initializer)
+        init_args = [f"I{k}" for k in range(len(init_keys))]
+        head = ["s", "S", *[f"a{k}" for k in range(len(self.arrays))]]
+        sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S",
+               *[f"a{k}" for k in range(len(self.arrays))], "useable", "total", "clock",
+               "last_set", "ever", "thr", "logbuf", "logpos", "err", *init_args]
+        del head
+        body: list[str] = []
+        ind = "    "
+        for slot in self.slots.values():
+            if slot.kind == "s":
+                body.append(f"{ind}{slot.var} = S[{slot.index}]")
+        body.append(f"{ind}N = {n}")
+        body.append(f"{ind}sv = np.zeros(CI.shape[0], dtype=np.bool_)")
+        body.append(f"{ind}sd = np.zeros(CI.shape[0], dtype=np.bool_)")
+        body.append(f"{ind}ss = np.zeros(2 * CI.shape[0] + 2, dtype=np.int64)")
+        body.append(f"{ind}execd = np.zeros(N, dtype=np.bool_)")
+        body.append(f"{ind}for step in range(nsteps):")
+        ind2 = ind * 2
+        body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
+        for k, key in enumerate(init_keys):
+            targets = self._initializer_targets(key)
+            for nid, port in targets:
+                body += self.set_input(nid, port, init_args[k], ind2)
+        body.append(f"{ind2}useable[:, :] = 0")
+        body.append(f"{ind2}total[1, :] = 0")
+        body.append(f"{ind2}clock[0] = 0")
+        cargs = "CI, CF, CC, useable, total, clock, last_set, thr, sv, sd, ss"
+        body.append(f"{ind2}while not _sat({self.term}, {cargs}):")
+        ind3 = ind * 3
+        body.append(f"{ind3}total[0, :] = 0")
+        body.append(f"{ind3}pass_changed = False")
+        body.append(f"{ind3}for qi in range({len(starts) - 1}):")
+        ind4 = ind * 4
+        body.append(f"{ind4}if _sat({self.term}, {cargs}):")
+        body.append(f"{ind4}    break")
+        body.append(f"{ind4}for r in range(N):")
+        body.append(f"{ind4}    execd[r] = False")
+        body.append(f"{ind4}any_exec = False")
+        body.append(f"{ind4}while True:")
+        ind5 = ind * 5
+        body.append(f"{ind5}changed = False")
+        body.append(f"{ind5}for k in range(QS[qi], QS[qi + 1]):")
+        ind6 = ind * 6
+        body.append(f"{ind6}m = QN[k]")
+        body.append(f"{ind6}if not execd[m] and _sat(ROOTS[m], {cargs}):")
+        ind7 = ind * 7
+        body += [f"{ind7}execd[m] = True", f"{ind7}changed = True", f"{ind7}any_exec = True",
+                 f"{ind7}for r in range(3):", f"{ind7}    total[r, m] += 1",
+                 f"{ind7}for r in range(N):", f"{ind7}    useable[r, m] = 0",
+                 f"{ind7}for r in range(N):", f"{ind7}    useable[m, r] += 1"]
+        body.append(f"{ind5}if not changed:")
+        body.append(f"{ind5}    break")
+        body.append(f"{ind4}if any_exec:")
+        body.append(f"{ind5}pass_changed = True")
+        body.append(f"{ind5}for r in range(N):")
+        body.append(f"{ind5}    last_set[r] = execd[r]")
+        body.append(f"{ind5}if logpos[1] == 1:")
+        body.append(f"{ind5}    for r in range(N):")
+        body.append(f"{ind5}        if execd[r] and logpos[0] < logbuf.shape[0]:")
+        body.append(f"{ind5}            logbuf[logpos[0]] = r")
+        body.append(f"{ind5}            logpos[0] += 1")
+        body.append(f"{ind5}    if logpos[0] < logbuf.shape[0]:")
+        body.append(f"{ind5}        logbuf[logpos[0]] = -1")
+        body.append(f"{ind5}        logpos[0] += 1")
+        for nid in self.cg.node_ids:
+            body.append(f"{ind5}if execd[{self.node_index[nid]}]:")
+            body += self.node_body(nid, ind * 6)
+            if self.cg.check_finite:
+                body.append(f"{ind * 6}if err[0] != 0:")
+                body.append(f"{ind * 6}    return")
+        body.append(f"{ind3}if not pass_changed:")
+        body.append(f"{ind4}for r in range(N):")
+        body.append(f"{ind4}    last_set[r] = False")
+        body.append(f"{ind4}if logpos[1] == 1 and logpos[0] < logbuf.shape[0]:")
+        body.append(f"{ind4}    logbuf[logpos[0]] = -1")
+        body.append(f"{ind4}    logpos[0] += 1")
+        body.append(f"{ind3}clock[0] += 1")
+        body.append(f"{ind3}clock[1] += 1")
+        body.append(f"{ind3}if clock[0] > {MAX_PASSES_PER_UPDATE}:")
+        body.append(f"{ind3}    err[0] = -2")
+        body.append(f"{ind3}    return")
+        body.append(f"{ind2}clock[2] += 1")
+        for slot in self.slots.values():
+            if slot.kind == "s":
+                body.append(f"{ind}S[{slot.index}] = {slot.var}")
+        header = [
+            '"""Generated by mdf_engine.compiler for one MDF graph. Do not edit."""',
+            "import math",
+            "import numpy as np",
+            "from numba import njit",
+            "from mdf_engine.compiler import _jit, _scalar, _where",
+            "from mdf_engine.schedulers.compiled import condition_satisfied as _sat",
+            f"CI = np.array({ints.tolist()!r}, dtype=np.int64)",
+            f"CF = np.array({floats.tolist()!r}, dtype=np.float64)",
+            f"CC = np.array({children.tolist()!r}, dtype=np.int64)",
+            f"ROOTS = np.array({self.roots.tolist()!r}, dtype=np.int64)",
+            f"QS = np.array({starts.tolist()!r}, dtype=np.int64)",
+            f"QN = np.array({qnodes.tolist()!r}, dtype=np.int64)",
+        ]
+        # globals are collected while the body is generated
+        return "\n".join(header + self.globals + [
+            "", "", "@njit(cache=True)", f"def run({', '.join(sig)}):", *body, ""])
+
+    def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
+        if "." in key:
+            nid, port = key.split(".", 1)
+            return [(nid, port)]
+        return [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
+                if ip.id == key]
+
+
+# -- helpers the generated code imports --------------------------------------------------------
+
+def _jit(name: str, since: int):
+    """The Numba kernel of a registered function version."""
+    for sch in REGISTRY.versions(name):
+        if sch.since == since and sch.jit is not None:
+            return sch.jit
+    raise NotCompilable(f"function '{name}' has no Numba kernel")
+
+
+def _make_helpers():
+    from numba import njit, types
+    from numba.extending import overload
+
+    def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
+        return float(np.asarray(x))
+
+    def _where(m, a, b):  # pragma: no cover
+        return np.where(m, a, b)
+
+    @overload(_scalar)
+    def _scalar_ov(x):
+        if isinstance(x, (types.Number, types.Boolean)):
+            return lambda x: float(x)
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return lambda x: float(x[()])
+        return None
+
+    @overload(_where)
+    def _where_ov(m, a, b):
+        scalar = (types.Number, types.Boolean)
+        if isinstance(m, scalar) and isinstance(a, scalar) and isinstance(b, scalar):
+            return lambda m, a, b: float(a) if m else float(b)
+        if isinstance(m, scalar):
+            def where_scalar_mask(m, a, b):
+                if m:
+                    return np.asarray(a) + np.zeros_like(np.asarray(b) * 1.0)
+                return np.asarray(b) + np.zeros_like(np.asarray(a) * 1.0)
+            return where_scalar_mask
+        return lambda m, a, b: np.where(m, a, b)
+
+    del njit
+    return _scalar, _where
+
+
+_scalar, _where = _make_helpers()
