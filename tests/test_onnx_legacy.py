@@ -954,3 +954,24 @@ def test_slice_1_against_onnxruntime(attrs):
     got = L("Slice", [x], attrs)[0]
     assert got.shape == exp.shape
     np.testing.assert_array_equal(got, exp)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: L("Add", [x, x[0]], {"broadcast": 1}),
+    lambda x: L("Softmax", [x]),
+    lambda x: L("Sigmoid", [x]),
+    lambda x: L("Dot", [x, x.T]),
+    lambda x: run("Scale", [x], {"scale": 3.0}),
+    lambda x: run("onnx_mod::Relu6", [x]),
+])
+def test_float16_stays_float16(call):
+    x = (RNG.standard_normal((3, 3)) * 4).astype(np.float16)
+    out = call(x)[0]
+    assert out.dtype == np.float16
+
+
+def test_float16_add_bias():
+    a = np.ones((2, 3), np.float16)
+    out = run("onnx_mod::Add_", [a, np.arange(3, dtype=np.float16)])[0]
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, a + np.arange(3))

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ..registry import register
-from .legacy import _arr, _float_dtype, batch_norm, coerce_2d, dtype_of
+from .legacy import _arr, _float_dtype, batch_norm, coerce_2d, dtype_of, keep_half
 
 NS = "onnx-exp"
 
@@ -79,6 +79,7 @@ _BIN = ["add", "sub", "mul", "div"]
 
 @register(NS, "ATen", inputs=("inputs",), variadic=True, outputs=("outputs",),
           attributes={"operator": ""}, python_only=True)
+@keep_half
 def aten(*inputs, operator=""):
     """ATen (seed 002, experimental): run the ATen function named by ``operator`` (the attribute
     PyTorch's exporter writes). Supported: abs neg exp log sqrt sigmoid tanh relu (one input),
@@ -191,6 +192,7 @@ def conv_transpose_2d(X: Any, W: Any, B: Any, strides: Any, dilations: Any, pads
 @register(NS, "Caffe2ConvTranspose", inputs=("X", "filter", "bias"), outputs=("Y",),
           attributes={"dilations": None, "group": 1, "kernel_shape": None, "pads": None,
                       "strides": None})
+@keep_half
 def caffe2_conv_transpose(X, filter, bias, *, dilations=None, group=1, kernel_shape=None,
                           pads=None, strides=None):
     """Caffe2ConvTranspose (seed 002): X (N, C, H, W), filter (C, M/group, kH, kW) (the ONNX
@@ -222,6 +224,7 @@ def _fill_shape(op: str, inp: Any, shape: Any, extra_shape: Any, input_as_shape:
 @register(NS, "ConstantFill", inputs=("input",), optional=("input",), outputs=("output",),
           attributes={"dtype": None, "extra_shape": None, "input_as_shape": 0, "shape": None,
                       "value": 0.0})
+@keep_half
 def constant_fill(input=None, *, dtype=None, extra_shape=None, input_as_shape=0, shape=None,
                   value=0.0):
     """ConstantFill (seed 002): a tensor filled with ``value``. Shape: ``shape`` without input;
@@ -236,6 +239,7 @@ def constant_fill(input=None, *, dtype=None, extra_shape=None, input_as_shape=0,
 
 @register(NS, "GivenTensorFill", inputs=("shape",), optional=("shape",), outputs=("X",),
           attributes={"extra_shape": None, "input_as_shape": 0, "shape": None, "values": None})
+@keep_half
 def given_tensor_fill(shape_input=None, *, extra_shape=None, input_as_shape=0, shape=None,
                       values=None):
     """GivenTensorFill (seed 002 lists only the attributes; Caffe2 behaviour): ``values`` laid
@@ -257,6 +261,7 @@ def _fc_kernel(x, w, b):
 
 
 @register(NS, "FC", inputs=("X", "W", "b"), outputs=("Y",), attributes={"axis": 1, "axis_w": 1})
+@keep_half
 def fc(X, W, b, *, axis=1, axis_w=1):
     """FC (seed 002): X coerced to 2-D (M, K) at ``axis``, W coerced at ``axis_w`` to (N, K),
     Y = X W^T + b (the formula; the seed's "KxN" for W contradicts it), Y 2-D (M, N)."""
@@ -278,6 +283,7 @@ def _scale_kernel(x, s):
 
 @register(NS, "Scale", inputs=("input",), outputs=("output",), attributes={"scale": 1.0},
           jit=_scale_kernel)
+@keep_half
 def scale(input, *, scale=1.0):
     """Scale (seed 002): output = scale * input, elementwise."""
     x = _float_dtype(_arr(input))
@@ -300,6 +306,7 @@ def _l2_rows(x):
 
 
 @register(NS, "Normalize", inputs=("input",), outputs=("output",))
+@keep_half
 def normalize(input):
     """Normalize (seed 002): L2-normalisation along the last dimension, y = x / ||x||_2 (the norm
     is clamped below at 1e-12, as Caffe2 does, so a zero row stays zero)."""
@@ -331,6 +338,7 @@ def _gru_unit(h_prev, gates, lens, t, drop):
 
 @register(NS, "GRUUnit", inputs=("hidden_prev", "gates", "seq_lengths", "t"),
           outputs=("hidden",), attributes={"drop_states": 0})
+@keep_half
 def gru_unit(hidden_prev, gates, seq_lengths, t, *, drop_states=0):
     """GRUUnit (seed 002; gate layout from Caffe2): hidden_prev (1, N, D) or (N, D), gates
     (..., N, 3D) pre-activation in the slots [reset, update, output] (the reset gate was applied
@@ -355,6 +363,7 @@ def gru_unit(hidden_prev, gates, seq_lengths, t, *, drop_states=0):
 @register(NS, "SpatialBN", inputs=("X", "scale", "bias", "mean", "var"),
           outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
           attributes={"epsilon": 1e-5, "is_test": 0, "momentum": 0.9})
+@keep_half
 def spatial_bn(X, scale, bias, mean, var, *, epsilon=1e-5, is_test=0, momentum=0.9):
     """SpatialBN (seed 002): the legacy BatchNormalization with ``spatial=1``: test mode gives
     Y = scale*(X-mean)/sqrt(var+epsilon)+bias; training uses the batch statistics and returns

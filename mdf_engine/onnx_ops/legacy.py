@@ -34,6 +34,7 @@ numpy data movement; the numeric cores are Numba ``njit`` kernels.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Sequence
@@ -67,6 +68,22 @@ def _import_standard_families() -> None:
 _import_standard_families()
 
 
+def keep_half(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """Kernels compute float16 inputs in float32; this gives their float outputs back as float16
+    (the early documents allow float16 everywhere)."""
+
+    @functools.wraps(kernel)
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        out = kernel(*args, **kw)
+        if not any(isinstance(a, np.ndarray) and a.dtype == np.float16 for a in args):
+            return out
+        outs = out if isinstance(out, tuple) else (out,)
+        return tuple(o.astype(np.float16) if isinstance(o, np.ndarray) and o.dtype.kind == "f"
+                     else o for o in outs)
+
+    return wrapped
+
+
 def legacy_op(
     op: str,
     inputs: Iterable[str] = (),
@@ -82,7 +99,7 @@ def legacy_op(
     def deco(kernel: Callable[..., Any]) -> Callable[..., Any]:
         sch = OpSchema(
             namespace=NAMESPACE, op=op, inputs=tuple(inputs), attributes=dict(attributes or {}),
-            outputs=tuple(outputs), kernel=kernel, optional=frozenset(optional),
+            outputs=tuple(outputs), kernel=keep_half(kernel), optional=frozenset(optional),
             variadic=variadic, since=since, python_only=python_only,
             doc=(kernel.__doc__ or "").strip(),
         )
@@ -120,10 +137,11 @@ def _given(**kw: Any) -> dict[str, Any]:
 
 
 def _float_dtype(x: np.ndarray) -> np.ndarray:
-    """Float inputs stay as they are (float32/float64); anything else is computed in float64."""
+    """float32/float64 stay as they are, float16 is computed in float32, anything else in
+    float64."""
     if x.dtype == np.float32 or x.dtype == np.float64:
         return x
-    return x.astype(np.float64)
+    return x.astype(np.float32 if x.dtype == np.float16 else np.float64)
 
 
 # ---------------------------------------------------------------- limited (legacy) broadcast
@@ -226,6 +244,8 @@ def _compare_kernel(a, b, code):
 def _legacy_arith(op: str, code: int, A: Any, B: Any, broadcast: int, axis: int | None) -> tuple:
     A = _arr(A)
     B = _arr(B)
+    if A.dtype == np.float16:
+        A = A.astype(np.float32)
     if B.dtype != A.dtype:
         B = B.astype(A.dtype)
     Bf = _broadcast_b(A, B, broadcast, axis, op)
@@ -278,6 +298,8 @@ def _make_compare(op: str, code: int, logical: bool) -> None:
     def kernel(A, B, *, broadcast=0, axis=None):
         A = _arr(A)
         B = _arr(B)
+        if A.dtype == np.float16:
+            A = A.astype(np.float32)
         if logical and (A.dtype != np.bool_ or B.dtype != np.bool_):
             raise MDFError(f"onnx::{op} needs bool inputs, got {A.dtype} and {B.dtype}")
         if B.dtype != A.dtype:
@@ -340,6 +362,8 @@ def dot(X, Y):
     X = _arr(X)
     Y = _arr(Y)
     dt = np.result_type(X.dtype, Y.dtype)
+    if dt == np.float16:
+        dt = np.dtype(np.float32)
     if dt.kind not in "f":
         dt = np.dtype(np.float64) if dt.kind not in "iu" else dt
     X = X.astype(dt)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ..registry import register
-from .legacy import _arr, _float_dtype, upsample
+from .legacy import _arr, _float_dtype, keep_half, upsample
 
 NS = "onnx-mod"
 
@@ -47,10 +47,13 @@ def add_bias_jit(A, B):
 
 
 @register(NS, "Add_", inputs=("A", "B"), outputs=("C",), jit=add_bias_jit)
+@keep_half
 def add_bias(A, B):
     """Add_ (seed 003, modified; TF BiasAdd): C = A + B with B a 1-D bias of length C added
     along A's last (channel) axis, or B of A's shape. No other broadcasting."""
     a = _arr(A)
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
     if a.dtype.kind not in "fiu":
         raise MDFError(f"onnx_mod::Add_ needs a numeric A, got {a.dtype}")
     b = _arr(B).astype(a.dtype)
@@ -70,6 +73,7 @@ def _dense_kernel(x, w, b):
 
 
 @register(NS, "Dense", inputs=("X", "W", "b"), optional=("b",), outputs=("Y",))
+@keep_half
 def dense(X, W, b=None):
     """Dense (seed 003, modified; TF MatMul + BiasAdd): Y = X @ W + b, W [in, out] (not
     transposed), b (out,); X may have leading batch dims (applied to its last axis)."""
@@ -102,9 +106,12 @@ def relu6_jit(X):
 
 
 @register(NS, "Relu6", inputs=("X",), outputs=("Y",), jit=relu6_jit)
+@keep_half
 def relu6(X):
     """Relu6 (seed 003, modified): Y = min(max(X, 0), 6)."""
     x = _arr(X)
+    if x.dtype == np.float16:
+        x = x.astype(np.float32)
     if x.dtype.kind not in "fiu":
         raise MDFError(f"onnx_mod::Relu6 needs a numeric input, got {x.dtype}")
     return (_relu6_kernel(np.ascontiguousarray(x).ravel()).reshape(x.shape),)
@@ -127,6 +134,7 @@ def leaky_relu_max_jit(X, alpha):
 
 @register(NS, "LeakyRelu", inputs=("X",), outputs=("Y",), attributes={"alpha": 0.2},
           jit=leaky_relu_max_jit)
+@keep_half
 def leaky_relu_max(X, *, alpha=0.2):
     """LeakyRelu (seed 003, modified; the fused TF pattern Maximum(alpha*x, x)): Y = max(alpha*X,
     X). ``alpha`` defaults to TF's 0.2."""
@@ -175,6 +183,7 @@ def _depthwise_kernel(x, w, sh, sw, dh, dw, pt, pl, oh, ow):
 @register(NS, "DepthwiseConv2d", inputs=("X", "W"), outputs=("Y",),
           attributes={"dilations": None, "group": None, "kernel_shape": None, "pads": "VALID",
                       "strides": None})
+@keep_half
 def depthwise_conv2d(X, W, *, dilations=None, group=None, kernel_shape=None, pads="VALID",
                      strides=None):
     """DepthwiseConv2d (seed 003, modified; TF depthwise_conv2d): X NHWC (N, H, W, Cin), W
@@ -208,6 +217,7 @@ def depthwise_conv2d(X, W, *, dilations=None, group=None, kernel_shape=None, pad
 
 @register(NS, "UpSampling2D", inputs=("X",), outputs=("Y",),
           attributes={"size": (2, 2), "mode": "nearest"})
+@keep_half
 def upsampling2d(X, *, size=(2, 2), mode="nearest"):
     """UpSampling2D (seed 003, modified; Keras/TF nearest resize by integer factors): X NHWC,
     ``size`` = [sh, sw]; Y[n, i, j, c] = X[n, i // sh, j // sw, c] (``mode="linear"`` gives
