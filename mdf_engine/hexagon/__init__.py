@@ -10,6 +10,10 @@ and one attribute, ``padding`` (``"SAME"``, ``"VALID"``, ``"NA"``, ... or the NN
 * :func:`run` ``(op_name, inputs, padding=None, **attrs) -> list of arrays``
 * :func:`names` -- every registered hexagon op (the 253 of the document)
 * :func:`op_status` -- tier and implementation status of one op (see docs/hexagon_ops_table.md)
+* :func:`quantize` ``(model, calibration_inputs) -> Model`` -- post-training quantization of a
+  float graph of onnx:: ops into hexagon:: chains (see :mod:`.quantize_pass`)
+* :func:`run_quantized` ``(model, initializer, calibration_inputs=None)`` -- quantize and run once;
+  the entry point of ``mdf run --backend hexagon``
 
 Ops the backend does not compute are registered by name and raise
 :class:`~mdf_engine.errors.UnsupportedOperatorError`.
@@ -36,6 +40,7 @@ from . import (  # noqa: F401  (importing registers the ops)
     shape,
 )
 from .quant import adjust_range, dequantize_u8, quantize_u8, zero_code
+from .quantize_pass import calibrate, quantize, run_quantized
 from .unsupported import ALL_OPS, TIER1, TIER2, register_rest
 
 register_rest()
@@ -74,5 +79,5 @@ def op_status(op: str) -> dict[str, str]:
 #: The 28 layout-specific (d32 / aix) ops of the document.
 d32_OPS = frozenset(o for o in ALL_OPS if "d32" in o)
 
-__all__ = ["ALL_OPS", "adjust_range", "dequantize_u8", "names", "op_status", "quantize_u8",
-           "run", "zero_code"]
+__all__ = ["ALL_OPS", "adjust_range", "calibrate", "dequantize_u8", "names", "op_status",
+           "quantize", "quantize_u8", "run", "run_quantized", "zero_code"]
