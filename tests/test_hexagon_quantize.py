@@ -115,7 +115,7 @@ def test_quantized_intermediates_close_and_model_saves(tmp_path):
     fsim, qsim = Simulation(model), Simulation(qmodel)
     fsim.evaluate(initializer={"image": x})
     qsim.evaluate(initializer={"image": x})
-    fpool, qpool = fsim.value("features", "pool"), qsim.value("features", "pool")
+    qpool = qsim.value("features", "pool")
     assert isinstance(qpool, tuple) and qpool[1] is None   # MaxPool's Indices are not computed
     for name in ("conv", "relu", "pool", "flat"):
         f, q = fsim.value("features", name), qsim.value("features", name)
