@@ -90,26 +90,99 @@ def _gather_step(xw, k, lens, reverse, out):
 
 
 # ---------------------------------------------------------------------------------- kernels
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two for an exact n*ln2 subtraction
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@numba.njit(cache=True)
+def _exp_nonpos(v, out, bits):
+    """``out = exp(v)`` for ``v <= 0`` (float64), written so LLVM can vectorize it: reduce
+    ``v = n ln2 + r`` with ``|r| <= ln2 / 2``, a degree-12 Taylor polynomial for ``exp(r)``
+    (error < 2e-16 relative) and ``2**n`` built from its exponent bits."""
+    m = v.shape[0]
+    for i in range(m):
+        x = max(v[i], -700.0)
+        n = np.floor(x * _LOG2E + 0.5)
+        r = (x - n * _LN2_HI) - n * _LN2_LO
+        p = 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        out[i] = p
+        bits[i] = np.int64(np.int32(n) + 1023) << 52
+    scale = bits.view(np.float64)
+    for i in range(m):
+        out[i] *= scale[i]
+
+
+@numba.njit(cache=True)
+def _apply(a, code, alpha, beta, clip, scratch, bits):
+    """Clip (when ``clip`` > 0) then apply activation ``code`` to every element of ``a``, in
+    place; ``a`` is C-contiguous; ``scratch`` ([2, >= a.size] float64) and ``bits``
+    ([>= a.size] int64) are work buffers. The code is tested once, outside the element loops; sigmoid
+    and tanh use the vectorizable :func:`_exp_nonpos` (float64 accuracy)."""
+    x = a.reshape(-1)
+    n = x.shape[0]
+    if clip > 0.0:
+        for i in range(n):
+            x[i] = min(max(x[i], -clip), clip)
+    if code == 2 or code == 1:
+        v = scratch[0, :n]
+        e = scratch[1, :n]
+        k = 1.0 if code == 2 else 2.0
+        for i in range(n):
+            v[i] = -k * abs(np.float64(x[i]))
+        _exp_nonpos(v, e, bits[:n])
+        if code == 2:  # sigmoid(x) = 1/(1+e^-x) = e^x/(1+e^x), with e = exp(-|x|)
+            for i in range(n):
+                s = 1.0 / (1.0 + e[i])
+                x[i] = s if x[i] >= 0 else e[i] * s
+        else:  # tanh |x| = (1-e)/(1+e), e = exp(-2|x|); a series near 0 avoids cancellation
+            for i in range(n):
+                xi = np.float64(x[i])
+                ax = abs(xi)
+                t = (1.0 - e[i]) / (1.0 + e[i])
+                x2 = xi * xi
+                small = ax * (1.0 + x2 * (-1.0 / 3.0 + x2 * (2.0 / 15.0 + x2 * (-17.0 / 315.0
+                                                                            + x2 * 62.0 / 2835.0))))
+                t = small if ax < 0.01 else t
+                x[i] = t if xi >= 0 else -t
+    else:
+        for i in range(n):
+            x[i] = _act(x[i], code, alpha, beta)
+
+
 @numba.njit(cache=True)
 def _rnn_dir(xw, RT, h0, lens, reverse, codes, alphas, betas, clip):
     T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
     g = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty((2, g.shape[0] * g.shape[1]), dtype=np.float64)
+    bt = np.empty(g.shape[0] * g.shape[1], dtype=np.int64)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
         _gather_step(xw, k, lens, reverse, g)
-        rh = np.dot(h, RT)
+        pre = np.dot(h, RT)
+        pre += g
+        _apply(pre, codes[0], alphas[0], betas[0], clip, sc, bt)
         for b in range(B):
-            if k >= lens[b]:
-                continue
-            t = lens[b] - 1 - k if reverse else k
-            for j in range(H):
-                v = _act(_clip(g[b, j] + rh[b, j], clip), codes[0], alphas[0], betas[0])
-                h[b, j] = v
-                Y[t, b, j] = v
+            if k < lens[b]:
+                t = lens[b] - 1 - k if reverse else k
+                h[b, :] = pre[b, :]
+                Y[t, b, :] = pre[b, :]
     return Y, h
 
 
@@ -119,80 +192,114 @@ def _gru_dir(xw, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, c
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
     g = np.zeros((B, 3 * H), dtype=xw.dtype)
-    rh_ = np.zeros((B, H), dtype=xw.dtype)
-    z = np.zeros((B, H), dtype=xw.dtype)
+    z = np.empty((B, H), dtype=xw.dtype)
+    r = np.empty((B, H), dtype=xw.dtype)
+    c = np.empty((B, H), dtype=xw.dtype)
     hh = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty((2, g.shape[0] * g.shape[1]), dtype=np.float64)
+    bt = np.empty(g.shape[0] * g.shape[1], dtype=np.int64)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
-    f, fa, fb = codes[0], alphas[0], betas[0]
-    gc, ga, gb = codes[1], alphas[1], betas[1]
     for k in range(maxlen):
         _gather_step(xw, k, lens, reverse, g)
         hz = np.dot(h, RzrT)  # [B, 2H]: z and r recurrences
+        for b in range(B):
+            for j in range(H):
+                z[b, j] = g[b, j] + hz[b, j]
+                r[b, j] = g[b, H + j] + hz[b, H + j]
+        _apply(z, codes[0], alphas[0], betas[0], clip, sc, bt)
+        _apply(r, codes[0], alphas[0], betas[0], clip, sc, bt)
         if lbr:
             hh = np.dot(h, RhT)
-        for b in range(B):
-            if k >= lens[b]:
-                continue
-            for j in range(H):
-                z[b, j] = _act(_clip(g[b, j] + hz[b, j], clip), f, fa, fb)
-                r = _act(_clip(g[b, H + j] + hz[b, H + j], clip), f, fa, fb)
-                if lbr:
-                    rh_[b, j] = r * (hh[b, j] + rbh[j])
-                else:
-                    rh_[b, j] = r * h[b, j]
-        if not lbr:
-            hh = np.dot(rh_, RhT)
+            for b in range(B):
+                for j in range(H):
+                    c[b, j] = g[b, 2 * H + j] + r[b, j] * (hh[b, j] + rbh[j])
+        else:
+            hh = np.dot(r * h, RhT)
+            for b in range(B):
+                for j in range(H):
+                    c[b, j] = g[b, 2 * H + j] + hh[b, j] + rbh[j]
+        _apply(c, codes[1], alphas[1], betas[1], clip, sc, bt)
         for b in range(B):
             if k >= lens[b]:
                 continue
             t = lens[b] - 1 - k if reverse else k
             for j in range(H):
-                if lbr:
-                    pre = g[b, 2 * H + j] + rh_[b, j]
-                else:
-                    pre = g[b, 2 * H + j] + hh[b, j] + rbh[j]
-                c = _act(_clip(pre, clip), gc, ga, gb)
-                v = (1.0 - z[b, j]) * c + z[b, j] * h[b, j]
+                v = (1.0 - z[b, j]) * c[b, j] + z[b, j] * h[b, j]
                 h[b, j] = v
                 Y[t, b, j] = v
     return Y, h
 
 
 @numba.njit(cache=True)
-def _lstm_dir(xw, RT, h0, c0, P, lens, reverse, input_forget, codes, alphas, betas, clip):
+def _lstm_dir(xw, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
+              clip):
     T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
     c = c0.copy()
     g = np.zeros((B, 4 * H), dtype=xw.dtype)
+    gc = np.empty((B, H), dtype=xw.dtype)
+    go = np.empty((B, H), dtype=xw.dtype)
+    hc = np.empty((B, H), dtype=xw.dtype)
+    sc = np.empty((2, 3 * B * H), dtype=np.float64)
+    bt = np.empty(3 * B * H, dtype=np.int64)
+    # without peepholes the i, o, f gates (one activation, contiguous) go through one call
+    fused = (not has_p) and (not input_forget)
+    gates = np.empty((B, 3 * H if fused else H), dtype=xw.dtype)
+    gf = np.empty((B, H), dtype=xw.dtype)
+    cnew = np.empty((B, H), dtype=xw.dtype)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
-    f, fa, fb = codes[0], alphas[0], betas[0]
-    gc, ga, gb = codes[1], alphas[1], betas[1]
-    hc, ha, hb = codes[2], alphas[2], betas[2]
     for k in range(maxlen):
         _gather_step(xw, k, lens, reverse, g)
         rh = np.dot(h, RT)  # [B, 4H] in gate order i, o, f, c
+        if fused:
+            for b in range(B):
+                for j in range(3 * H):
+                    gates[b, j] = g[b, j] + rh[b, j]
+                for j in range(H):
+                    gc[b, j] = g[b, 3 * H + j] + rh[b, 3 * H + j]
+            _apply(gates, codes[0], alphas[0], betas[0], clip, sc, bt)
+            _apply(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
+            for b in range(B):
+                for j in range(H):
+                    cn = gates[b, 2 * H + j] * c[b, j] + gates[b, j] * gc[b, j]
+                    cnew[b, j] = cn
+                    hc[b, j] = cn
+                    go[b, j] = gates[b, H + j]
+        else:
+            for b in range(B):
+                for j in range(H):
+                    cp = c[b, j]
+                    gates[b, j] = g[b, j] + rh[b, j] + P[j] * cp
+                    gf[b, j] = g[b, 2 * H + j] + rh[b, 2 * H + j] + P[2 * H + j] * cp
+                    gc[b, j] = g[b, 3 * H + j] + rh[b, 3 * H + j]
+            _apply(gates, codes[0], alphas[0], betas[0], clip, sc, bt)
+            if input_forget:
+                for b in range(B):
+                    for j in range(H):
+                        gf[b, j] = 1.0 - gates[b, j]
+            else:
+                _apply(gf, codes[0], alphas[0], betas[0], clip, sc, bt)
+            _apply(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
+            for b in range(B):
+                for j in range(H):
+                    cn = gf[b, j] * c[b, j] + gates[b, j] * gc[b, j]
+                    cnew[b, j] = cn
+                    hc[b, j] = cn
+                    go[b, j] = g[b, H + j] + rh[b, H + j] + P[H + j] * cn
+            _apply(go, codes[0], alphas[0], betas[0], clip, sc, bt)
+        _apply(hc, codes[2], alphas[2], betas[2], 0.0, sc, bt)
         for b in range(B):
-            if k >= lens[b]:
+            if k >= lens[b]:  # past this entry's length: keep its h and c
                 continue
             t = lens[b] - 1 - k if reverse else k
             for j in range(H):
-                cp = c[b, j]
-                i = _act(_clip(g[b, j] + rh[b, j] + P[j] * cp, clip), f, fa, fb)
-                if input_forget:
-                    fg = 1.0 - i
-                else:
-                    fg = _act(_clip(g[b, 2 * H + j] + rh[b, 2 * H + j] + P[2 * H + j] * cp,
-                                    clip), f, fa, fb)
-                cc = _act(_clip(g[b, 3 * H + j] + rh[b, 3 * H + j], clip), gc, ga, gb)
-                cn = fg * cp + i * cc
-                o = _act(_clip(g[b, H + j] + rh[b, H + j] + P[H + j] * cn, clip), f, fa, fb)
-                v = o * _act(cn, hc, ha, hb)
-                c[b, j] = cn
+                v = go[b, j] * hc[b, j]
+                c[b, j] = cnew[b, j]
                 h[b, j] = v
                 Y[t, b, j] = v
     return Y, h, c
@@ -259,7 +366,7 @@ class _Prep:
                            f"got '{direction}'")
         nd = len(self.dirs)
         self.W = np.asarray(W, dtype=self.dtype)
-        self.R = np.asarray(R, dtype=self.dtype)
+        self.R = np.ascontiguousarray(R, dtype=self.dtype)
         H = int(hidden_size) if hidden_size is not None else self.R.shape[-1]
         self.H = H
         if self.W.shape != (nd, gates * H, self.X.shape[2]):
@@ -327,8 +434,7 @@ def rnn(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
     H = p.H
     for d, rev in enumerate(p.dirs):
         xw = p.project(d, p.B[d, :H] + p.B[d, H:])
-        RT = np.ascontiguousarray(p.R[d].T)
-        Y, h = _rnn_dir(xw, RT, p.h0[d], p.lens, rev, *acts[d], cl)
+        Y, h = _rnn_dir(xw, p.R[d].T, p.h0[d], p.lens, rev, *acts[d], cl)
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
@@ -354,8 +460,8 @@ def gru(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
         bias = wb.copy()
         bias[:2 * H] += rb[:2 * H]
         xw = p.project(d, bias)
-        RzrT = np.ascontiguousarray(p.R[d, :2 * H].T)
-        RhT = np.ascontiguousarray(p.R[d, 2 * H:].T)
+        RzrT = p.R[d, :2 * H].T  # F-contiguous views: BLAS transposes, no copy
+        RhT = p.R[d, 2 * H:].T
         rbh = np.ascontiguousarray(rb[2 * H:])
         Y, h = _gru_dir(xw, RzrT, RhT, rbh, p.h0[d], p.lens, rev, bool(linear_before_reset),
                         *acts[d], cl)
@@ -387,9 +493,8 @@ def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
     ys, hs, cs = [], [], []
     for d, rev in enumerate(p.dirs):
         xw = p.project(d, p.B[d, :4 * H] + p.B[d, 4 * H:])
-        RT = np.ascontiguousarray(p.R[d].T)
-        Y, h, c = _lstm_dir(xw, RT, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]), p.lens, rev,
-                            bool(input_forget), *acts[d], cl)
+        Y, h, c = _lstm_dir(xw, p.R[d].T, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]),
+                            P is not None, p.lens, rev, bool(input_forget), *acts[d], cl)
         ys.append(Y)
         hs.append(h)
         cs.append(c)

@@ -1,0 +1,97 @@
+"""Benchmark cases for the recurrent ONNX operators (RNN, GRU, LSTM).
+
+``CASES`` is a list of ``{"op", "inputs", "attributes", "size"}`` dicts, imported by the shared
+operator speed runner (benchmarks/onnx_ops_speed.py). Run this file directly to time each case
+against onnxruntime (single-threaded) and print the ratio ours / onnxruntime measured in this
+run. Nothing here asserts a timing.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def _lstm_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((seq, batch, inp)).astype(np.float32)
+    W = (0.1 * rng.standard_normal((1, 4 * hidden, inp))).astype(np.float32)
+    R = (0.1 * rng.standard_normal((1, 4 * hidden, hidden))).astype(np.float32)
+    B = (0.1 * rng.standard_normal((1, 8 * hidden))).astype(np.float32)
+    return {"op": "LSTM", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
+            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}"}
+
+
+def _gru_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 1) -> dict:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((seq, batch, inp)).astype(np.float32)
+    W = (0.1 * rng.standard_normal((1, 3 * hidden, inp))).astype(np.float32)
+    R = (0.1 * rng.standard_normal((1, 3 * hidden, hidden))).astype(np.float32)
+    B = (0.1 * rng.standard_normal((1, 6 * hidden))).astype(np.float32)
+    return {"op": "GRU", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
+            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}"}
+
+
+CASES = [
+    _lstm_case(50, 1, 64, 128),
+    _gru_case(50, 1, 64, 128),
+]
+
+
+def _ort_session(case: dict):
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+
+    names, vis = [], []
+    for k, x in enumerate(case["inputs"]):
+        names.append(f"in{k}")
+        vis.append(helper.make_tensor_value_info(f"in{k}", helper.np_dtype_to_tensor_dtype(
+            x.dtype), list(x.shape)))
+    n_out = 3 if case["op"] == "LSTM" else 2
+    outs = [f"out{k}" for k in range(n_out)]
+    g = helper.make_graph([helper.make_node(case["op"], names, outs, **case["attributes"])],
+                          "bench", vis, [onnx.ValueInfoProto(name=o) for o in outs])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return sess, dict(zip(names, case["inputs"]))
+
+
+def _time(fn, number: int = 20) -> float:
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def main(rounds: int = 15) -> None:
+    """Interleaves the two engines round by round (the machine is shared) and keeps each one's
+    best round."""
+    from mdf_engine import onnx_ops
+
+    for case in CASES:
+        sess, feeds = _ort_session(case)
+
+        def ours(c=case):
+            return onnx_ops.run(c["op"], c["inputs"], c["attributes"])
+
+        def theirs(s=sess, f=feeds):
+            return s.run(None, f)
+
+        ours()
+        theirs()
+        a = b = float("inf")
+        for _ in range(rounds):
+            a = min(a, _time(ours))
+            b = min(b, _time(theirs))
+        print(f"{case['op']:5s} {case['size']:32s} ours {a * 1e6:9.1f} us  "
+              f"onnxruntime {b * 1e6:9.1f} us  ratio {a / b:5.2f}")
+
+
+if __name__ == "__main__":
+    main()
