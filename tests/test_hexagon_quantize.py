@@ -141,6 +141,87 @@ def test_run_quantized_entry_point_and_errors():
     out = run_quantized(model, {"image": x})
     f = numpy_cnn(x, *params)
     assert np.abs(np.asarray(out["classifier"]["probs"]) - f).max() <= 0.07
+    # the CLI's call: no initializer, the model's own input defaults are data and calibration
+    model.graphs[0].nodes[0].input_ports[0].default_value = x.tolist()
+    out = run_quantized(model)
+    assert np.abs(np.asarray(out["classifier"]["probs"]) - f).max() <= 0.07
     model.graphs[0].nodes[0].parameters[3].args["ceil_mode"] = 1   # float-valid, not quantizable
     with pytest.raises(MDFError, match="ceil_mode"):
         quantize(model, [{"image": x}])
+
+
+def numpy_net2(x, W, G):
+    """Float reference of net2, in numpy: conv 3x3 stride 2 SAME_UPPER (no bias) -> clip(0, 6)
+    -> avgpool 3x3 stride 1 pads 1 (in-bounds average) -> concat(clip, pool) on channels
+    -> global average -> reshape (N, 6) -> matmul G^T (Gemm transB) -> softmax."""
+    n = x.shape[0]
+    xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))        # total pad 1 on 6 -> after (upper)
+    conv = np.zeros((n, 3, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            conv[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, 2 * i:2 * i + 3,
+                                                             2 * j:2 * j + 3], W)
+    clip = np.clip(conv, 0.0, 6.0)
+    cp = np.pad(clip, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=np.nan)
+    pool = np.zeros_like(clip)
+    for i in range(3):
+        for j in range(3):
+            pool[:, :, i, j] = np.nanmean(cp[:, :, i:i + 3, j:j + 3], axis=(2, 3))
+    cat = np.concatenate([clip, pool], axis=1)
+    z = cat.mean(axis=(2, 3)).reshape(n, 6) @ G.T
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def net2(rng):
+    W = rng.normal(scale=0.6, size=(3, 2, 3, 3))
+    G = rng.normal(scale=1.5, size=(5, 6))
+    node = Node(
+        id="n", input_ports=[InputPort(id="x", shape=(1, 2, 6, 6))],
+        parameters=[
+            Parameter(id="conv", function="onnx::Conv",
+                      args={"X": "x", "W": W.tolist(), "strides": [2, 2],
+                            "auto_pad": "SAME_UPPER", "kernel_shape": [3, 3]}),
+            Parameter(id="clip", function="onnx::Clip",
+                      args={"input": "conv", "min": 0.0, "max": 6.0}),
+            Parameter(id="pool", function="onnx::AveragePool",
+                      args={"X": "clip", "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+            Parameter(id="cat", function="onnx::Concat",
+                      args={"inputs": "clip", "inputs1": "pool", "axis": 1}),
+            Parameter(id="gap", function="onnx::GlobalAveragePool", args={"X": "cat"}),
+            Parameter(id="vec", function="onnx::Reshape", args={"data": "gap", "shape": [1, 6]}),
+            Parameter(id="z", function="onnx::Gemm", args={"A": "vec", "B": G.tolist(),
+                                                           "transB": 1}),
+            Parameter(id="p", function="onnx::Softmax", args={"input": "z"}),
+        ],
+        output_ports=[OutputPort(id="p", value="p")])
+    return Model(id="net2", graphs=[Graph(id="g", nodes=[node])]), (W, G)
+
+
+NEEDED2 = ["onnx::" + o for o in ("Clip", "AveragePool", "Concat", "GlobalAveragePool",
+                                  "Reshape")]
+
+
+@pytest.mark.skipif(any(n not in REGISTRY for n in NEEDED2), reason="onnx kernels missing")
+def test_quantized_net2_clip_avgpool_concat_gap_reshape_gemm():
+    rng = np.random.default_rng(4)
+    model, (W, G) = net2(rng)
+    x0 = rng.normal(size=(1, 2, 6, 6))
+    fsim = Simulation(model)
+    fsim.evaluate(initializer={"x": x0})
+    np.testing.assert_allclose(fsim.outputs["n"]["p"], numpy_net2(x0, W, G), rtol=1e-6)
+    calib = [{"x": rng.normal(size=(1, 2, 6, 6))} for _ in range(100)]
+    qmodel = quantize(model, calib)
+    funcs = {p.function for p in qmodel.graphs[0].nodes[0].parameters}
+    for op in ("QuantizedPad_8", "QuantizedClamp_8", "QuantizedAvgPool_8", "QuantizedConcat_8",
+               "QuantizedReshape", "QuantizedMatMul_8x8to32"):
+        assert "hexagon::" + op in funcs
+    sim = Simulation(qmodel)
+    same = 0
+    for _ in range(50):
+        x = rng.normal(size=(1, 2, 6, 6))
+        sim.evaluate(initializer={"x": x})
+        q, f = sim.outputs["n"]["p"], numpy_net2(x, W, G)
+        assert np.abs(q - f).max() <= 0.07
+        same += int(np.argmax(q) == np.argmax(f))
+    assert same >= 45
