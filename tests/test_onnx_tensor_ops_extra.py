@@ -241,6 +241,24 @@ def test_topk_ties(largest, axis):
     check("TopK", [x, k], {"axis": axis, "largest": largest, "sorted": 1}, opset=11, n_out=2)
 
 
+@pytest.mark.parametrize("largest", [0, 1])
+def test_topk_small_k_long_rows_with_ties(largest):
+    x = RNG.integers(0, 6, size=(4, 60)).astype(np.float32)  # one-pass selection path
+    check("TopK", [x, np.array([4], np.int64)], {"axis": 1, "largest": largest}, opset=11,
+          n_out=2)
+    check("TopK", [x.T.copy(), np.array([2], np.int64)], {"axis": 0, "largest": largest},
+          opset=11, n_out=2)
+
+
+def test_reduce_max_min_propagate_nan():
+    x = RNG.standard_normal((3, 4, 5))
+    x[1, 2, 3] = np.nan
+    for op, f in (("ReduceMax", np.max), ("ReduceMin", np.min)):
+        for axes in ([0], [2], [0, 2]):
+            got = onnx_ops.run(op, [x], {"axes": axes, "keepdims": 0}, opset=11)[0]
+            np.testing.assert_array_equal(got, f(x, axis=tuple(axes)))
+
+
 def test_topk_int_and_old_opsets():
     x = RNG.integers(-50, 50, size=(4, 7)).astype(np.int64)
     check("TopK", [x, np.array([7], np.int64)], {"axis": 1}, opset=11, n_out=2)

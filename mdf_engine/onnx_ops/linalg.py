@@ -9,6 +9,7 @@ hands the equation to ``np.einsum``.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -171,7 +172,8 @@ def det(X):
 # ---------------------------------------------------------------- Einsum
 
 
-def _parse_einsum(equation: str, ndims: list[int]) -> tuple[list[str], str]:
+@functools.lru_cache(maxsize=256)
+def _parse_einsum(equation: str, ndims: tuple[int, ...]) -> tuple[list[str], str]:
     """Operand label strings and the output labels, with ``...`` expanded into capitals."""
     eq = equation.replace(" ", "")
     if "->" in eq:
@@ -258,7 +260,7 @@ def _contract(a: np.ndarray, la: str, b: np.ndarray, lb: str, keep: set[str]):
 def einsum_impl(equation: str, operands: list[np.ndarray]) -> np.ndarray:
     """Evaluate an einsum equation by diagonals, sums, transposes and matmuls (left to right)."""
     ops = [np.asarray(o) for o in operands]
-    labels, out = _parse_einsum(equation, [o.ndim for o in ops])
+    labels, out = _parse_einsum(equation, tuple(o.ndim for o in ops))
     dtype = np.result_type(*ops)
     terms = []
     for k, (x, lab) in enumerate(zip(ops, labels)):

@@ -20,6 +20,9 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from ..errors import MDFError
 from . import onnx_op
@@ -28,56 +31,13 @@ from . import onnx_op
 SUM, L1, L2, LOGSUM, LOGSUMEXP, MAX, MEAN, MIN, PROD, SUMSQUARE = range(10)
 
 
-@numba.njit(cache=True)
-def _reduce_core(x, outer, n, inner, kind, acc):
-    """Reduce the middle dim of the C-ordered ``x`` seen as (outer, n, inner) into ``acc``.
+_FM = {"reassoc", "contract"}  # lets LLVM vectorise the sums (order of additions may change)
 
-    ``acc`` (length outer*inner, float64 or int64) is written in place and returned. Each kind
-    has its own loop nest (no branch in the inner loop), the inner loop running over
-    contiguous memory."""
+
+@numba.njit(cache=True, fastmath=_FM)
+def _sum_rows(x, outer, n, inner, kind, acc):
+    """Sum-like reductions (sum/mean/logsum, L1, L2/sum of squares, prod) into ``acc``."""
     m = outer * inner
-    if kind == MAX or kind == MIN or kind == LOGSUMEXP:
-        if n == 0:
-            for k in range(m):
-                acc[k] = 0
-        else:
-            for o in range(outer):
-                for i in range(inner):
-                    acc[o * inner + i] = x[o * n * inner + i]
-        if kind == MIN:
-            for o in range(outer):
-                for j in range(1, n):
-                    base = (o * n + j) * inner
-                    for i in range(inner):
-                        v = x[base + i]
-                        if v < acc[o * inner + i] or v != v:
-                            acc[o * inner + i] = v
-        else:
-            for o in range(outer):
-                for j in range(1, n):
-                    base = (o * n + j) * inner
-                    for i in range(inner):
-                        v = x[base + i]
-                        if v > acc[o * inner + i] or v != v:
-                            acc[o * inner + i] = v
-        if kind != LOGSUMEXP:
-            return acc
-        mx = acc.copy()
-        for k in range(m):
-            acc[k] = 0
-        for o in range(outer):
-            for j in range(n):
-                base = (o * n + j) * inner
-                for i in range(inner):
-                    acc[o * inner + i] += np.exp(x[base + i] - mx[o * inner + i])
-        for k in range(m):
-            if n == 0:
-                acc[k] = -np.inf
-            elif np.isinf(mx[k]):
-                acc[k] = mx[k]
-            else:
-                acc[k] = mx[k] + np.log(acc[k])
-        return acc
     for k in range(m):
         acc[k] = 1 if kind == PROD else 0
     if inner == 1:
@@ -98,31 +58,105 @@ def _reduce_core(x, outer, n, inner, kind, acc):
                 for j in range(n):
                     s += x[base + j]
             acc[o] = s
-    elif kind == L1:
-        for o in range(outer):
-            for j in range(n):
-                base = (o * n + j) * inner
+        return acc
+    for o in range(outer):
+        a = acc[o * inner:(o + 1) * inner]
+        for j in range(n):
+            row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+            if kind == L1:
                 for i in range(inner):
-                    acc[o * inner + i] += abs(x[base + i])
-    elif kind == L2 or kind == SUMSQUARE:
-        for o in range(outer):
-            for j in range(n):
-                base = (o * n + j) * inner
+                    a[i] += abs(row[i])
+            elif kind == L2 or kind == SUMSQUARE:
                 for i in range(inner):
-                    v = x[base + i]
-                    acc[o * inner + i] += v * v
-    elif kind == PROD:
-        for o in range(outer):
-            for j in range(n):
-                base = (o * n + j) * inner
+                    a[i] += row[i] * row[i]
+            elif kind == PROD:
                 for i in range(inner):
-                    acc[o * inner + i] *= x[base + i]
+                    a[i] *= row[i]
+            else:
+                for i in range(inner):
+                    a[i] += row[i]
+    return acc
+
+
+@numba.njit(cache=True)
+def _minmax_rows(x, outer, n, inner, want_max, acc):
+    """Max or min over the middle dim; a NaN anywhere in a group gives NaN."""
+    m = outer * inner
+    nan = np.zeros(m, dtype=np.bool_)
+    if n == 0:
+        for k in range(m):
+            acc[k] = 0
+        return acc
+    if inner == 1:
+        for o in range(outer):
+            base = o * n
+            s = x[base]
+            bad = s != s
+            if want_max:
+                for j in range(1, n):
+                    v = x[base + j]
+                    s = v if v > s else s
+                    bad |= v != v
+            else:
+                for j in range(1, n):
+                    v = x[base + j]
+                    s = v if v < s else s
+                    bad |= v != v
+            acc[o] = s
+            nan[o] = bad
     else:
         for o in range(outer):
+            a = acc[o * inner:(o + 1) * inner]
+            f = nan[o * inner:(o + 1) * inner]
+            first = x[o * n * inner:(o * n + 1) * inner]
+            for i in range(inner):
+                a[i] = first[i]
+                f[i] = first[i] != first[i]
+            for j in range(1, n):
+                row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+                if want_max:
+                    for i in range(inner):
+                        v = row[i]
+                        a[i] = v if v > a[i] else a[i]
+                        f[i] |= v != v
+                else:
+                    for i in range(inner):
+                        v = row[i]
+                        a[i] = v if v < a[i] else a[i]
+                        f[i] |= v != v
+    for k in range(m):
+        if nan[k]:
+            acc[k] = np.nan
+    return acc
+
+
+@numba.njit(cache=True)
+def _reduce_core(x, outer, n, inner, kind, acc):
+    """Reduce the middle dim of the C-ordered ``x`` seen as (outer, n, inner) into ``acc``.
+
+    ``acc`` (length outer*inner, float64 or int64) is written in place and returned."""
+    m = outer * inner
+    if kind == MAX or kind == MIN:
+        return _minmax_rows(x, outer, n, inner, kind == MAX, acc)
+    if kind == LOGSUMEXP:
+        _minmax_rows(x, outer, n, inner, True, acc)
+        mx = acc.copy()
+        for k in range(m):
+            acc[k] = 0
+        for o in range(outer):
             for j in range(n):
                 base = (o * n + j) * inner
                 for i in range(inner):
-                    acc[o * inner + i] += x[base + i]
+                    acc[o * inner + i] += np.exp(x[base + i] - mx[o * inner + i])
+        for k in range(m):
+            if n == 0:
+                acc[k] = -np.inf
+            elif np.isinf(mx[k]):
+                acc[k] = mx[k]
+            else:
+                acc[k] = mx[k] + np.log(acc[k])
+        return acc
+    _sum_rows(x, outer, n, inner, kind, acc)
     if kind == L2:
         for k in range(m):
             acc[k] = np.sqrt(acc[k])
@@ -206,6 +240,238 @@ def _reduce(kind: int, op: str, data: Any, axes: Any, keepdims: int, noop: int) 
     return res.astype(dt, copy=False).reshape(out_shape)
 
 
+# ---------------------------------------------------------------- nopython reductions
+
+
+def _reduce_stub(data, axes, keepdims, noop, kind):  # pragma: no cover - typed by overload
+    raise NotImplementedError("only callable from Numba nopython code")
+
+
+@overload(_reduce_stub, prefer_literal=True)
+def _reduce_stub_ol(data, axes, keepdims, noop, kind):
+    """Type a nopython reduction: ``keepdims``, ``noop`` and ``kind`` must be compile-time
+    constants, ``axes`` a tuple of distinct ints (or None / an empty tuple for all axes), so
+    the output rank is known when compiling."""
+    lit = (types.IntegerLiteral, types.BooleanLiteral)
+    if not (isinstance(keepdims, lit) and isinstance(noop, lit) and isinstance(kind, lit)):
+        return None
+    if not isinstance(data, types.Array):
+        return None
+    nd = data.ndim
+    k_kind = int(kind.literal_value)
+    keep = bool(keepdims.literal_value)
+    if isinstance(axes, (types.NoneType, types.Omitted)) or (
+            isinstance(axes, types.BaseTuple) and len(axes) == 0):
+        if noop.literal_value:
+            return lambda data, axes, keepdims, noop, kind: data.copy()
+        n_red = nd
+        all_axes = True
+    elif isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer):
+        n_red = axes.count
+        all_axes = False
+    else:
+        return None
+    out_nd = nd if keep else nd - n_red
+    acc_int = isinstance(data.dtype, types.Integer) and k_kind in _ACC_INT_KINDS
+    acc_dt = np.int64 if acc_int else np.float64
+
+    def impl(data, axes, keepdims, noop, kind):
+        x = np.ascontiguousarray(data)
+        red = np.zeros(nd, dtype=np.bool_)
+        if all_axes:
+            red[:] = True
+        else:
+            for a in axes:
+                red[a % nd] = True
+        perm = np.empty(nd, dtype=np.int64)
+        p = 0
+        outer = 1
+        n = 1
+        for i in range(nd):
+            if not red[i]:
+                perm[p] = i
+                p += 1
+                outer *= x.shape[i]
+        for i in range(nd):
+            if red[i]:
+                perm[p] = i
+                p += 1
+                n *= x.shape[i]
+        xt = np.ascontiguousarray(np.transpose(x, to_fixed_tuple(perm, nd)))
+        acc = np.empty(outer, dtype=acc_dt)
+        _reduce_core(xt.ravel(), outer, n, 1, k_kind, acc)
+        oshape = np.empty(out_nd, dtype=np.int64)
+        q = 0
+        for i in range(nd):
+            if red[i]:
+                if keep:
+                    oshape[q] = 1
+                    q += 1
+            else:
+                oshape[q] = x.shape[i]
+                q += 1
+        return acc.astype(x.dtype).reshape(to_fixed_tuple(oshape, out_nd))
+
+    return impl
+
+
+# Public nopython entry points, two per reduction: ``<op>_jit(data, axes, keepdims)`` for the
+# attribute-axes versions and ``<op>_axes_jit(data, axes, keepdims, noop_with_empty_axes)`` for
+# the input-axes versions. ``keepdims``/``noop_with_empty_axes`` are forced to compile-time
+# constants (``numba.literally``); ``axes`` is a tuple of ints or None. Max/Min over an empty
+# axis give 0 here (the Python kernels give -inf/+inf).
+
+
+@numba.njit(cache=True)
+def reducel1_jit(data, axes, keepdims):
+    """nopython ReduceL1 over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, L1)
+
+
+@numba.njit(cache=True)
+def reducel1_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceL1 with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, L1)
+
+
+@numba.njit(cache=True)
+def reducel2_jit(data, axes, keepdims):
+    """nopython ReduceL2 over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, L2)
+
+
+@numba.njit(cache=True)
+def reducel2_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceL2 with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, L2)
+
+
+@numba.njit(cache=True)
+def reducelogsum_jit(data, axes, keepdims):
+    """nopython ReduceLogSum over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, LOGSUM)
+
+
+@numba.njit(cache=True)
+def reducelogsum_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceLogSum with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, LOGSUM)
+
+
+@numba.njit(cache=True)
+def reducelogsumexp_jit(data, axes, keepdims):
+    """nopython ReduceLogSumExp over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, LOGSUMEXP)
+
+
+@numba.njit(cache=True)
+def reducelogsumexp_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceLogSumExp with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, LOGSUMEXP)
+
+
+@numba.njit(cache=True)
+def reducemax_jit(data, axes, keepdims):
+    """nopython ReduceMax over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, MAX)
+
+
+@numba.njit(cache=True)
+def reducemax_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceMax with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, MAX)
+
+
+@numba.njit(cache=True)
+def reducemean_jit(data, axes, keepdims):
+    """nopython ReduceMean over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, MEAN)
+
+
+@numba.njit(cache=True)
+def reducemean_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceMean with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, MEAN)
+
+
+@numba.njit(cache=True)
+def reducemin_jit(data, axes, keepdims):
+    """nopython ReduceMin over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, MIN)
+
+
+@numba.njit(cache=True)
+def reducemin_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceMin with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, MIN)
+
+
+@numba.njit(cache=True)
+def reduceprod_jit(data, axes, keepdims):
+    """nopython ReduceProd over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, PROD)
+
+
+@numba.njit(cache=True)
+def reduceprod_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceProd with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, PROD)
+
+
+@numba.njit(cache=True)
+def reducesum_jit(data, axes, keepdims):
+    """nopython ReduceSum over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, SUM)
+
+
+@numba.njit(cache=True)
+def reducesum_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceSum with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, SUM)
+
+
+@numba.njit(cache=True)
+def reducesumsquare_jit(data, axes, keepdims):
+    """nopython ReduceSumSquare over the ``axes`` tuple (None = all)."""
+    numba.literally(keepdims)
+    return _reduce_stub(data, axes, keepdims, 0, SUMSQUARE)
+
+
+@numba.njit(cache=True)
+def reducesumsquare_axes_jit(data, axes, keepdims, noop_with_empty_axes):
+    """nopython ReduceSumSquare with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."""
+    numba.literally(keepdims)
+    numba.literally(noop_with_empty_axes)
+    return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, SUMSQUARE)
+
+
 def _attr_reduction(kind: int, op: str):
     def kernel(data, *, axes=None, keepdims=1):
         return (_reduce(kind, op, data, axes, keepdims, 0),)
@@ -229,13 +495,12 @@ def _input_reduction(kind: int, op: str):
 
 def _register_reduce(op: str, kind: int, input_since: int) -> None:
     attrs1 = {"axes": None, "keepdims": 1}
-    onnx_op(op, inputs=("data",), attributes=attrs1, outputs=("reduced",), since=1)(
-        _attr_reduction(kind, op)
-    )
+    onnx_op(op, inputs=("data",), attributes=attrs1, outputs=("reduced",), since=1,
+            jit=globals()[op.lower() + "_jit"])(_attr_reduction(kind, op))
     onnx_op(
         op, inputs=("data", "axes"), optional=("axes",),
         attributes={"keepdims": 1, "noop_with_empty_axes": 0}, outputs=("reduced",),
-        since=input_since,
+        since=input_since, jit=globals()[op.lower() + "_axes_jit"],
     )(_input_reduction(kind, op))
 
 
@@ -253,21 +518,25 @@ _register_reduce("ReduceSum", SUM, 13)
 
 @numba.njit(cache=True)
 def _arg_core(x, outer, n, inner, want_max, last):
+    """Index of the max/min over the middle dim of (outer, n, inner); rows read contiguously."""
     out = np.zeros(outer * inner, dtype=np.int64)
+    best = np.empty(inner, dtype=x.dtype)
     for o in range(outer):
+        bi = out[o * inner:(o + 1) * inner]
+        first = x[o * n * inner:(o * n + 1) * inner]
         for i in range(inner):
-            best = x[o * n * inner + i]
-            bi = 0
-            for j in range(1, n):
-                v = x[(o * n + j) * inner + i]
+            best[i] = first[i]
+        for j in range(1, n):
+            row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+            for i in range(inner):
+                v = row[i]
                 if want_max:
-                    better = v > best or (last and v == best)
+                    better = v > best[i] or (last and v == best[i])
                 else:
-                    better = v < best or (last and v == best)
+                    better = v < best[i] or (last and v == best[i])
                 if better:
-                    best = v
-                    bi = j
-            out[o * inner + i] = bi
+                    best[i] = v
+                    bi[i] = j
     return out
 
 
@@ -365,20 +634,24 @@ def argmin(data, *, axis=0, keepdims=1, select_last_index=0):
 
 @numba.njit(cache=True)
 def _cumsum_core(x, outer, n, inner, exclusive, reverse):
+    """Running sums along the middle dim of (outer, n, inner), row by contiguous row."""
     out = np.empty_like(x)
+    run = np.zeros(inner, dtype=x.dtype)
     for o in range(outer):
-        for i in range(inner):
-            acc = x[0] * 0 if x.size > 0 else out.dtype.type(0)
-            for t in range(n):
-                j = n - 1 - t if reverse else t
-                k = (o * n + j) * inner + i
-                v = x[k]
-                if exclusive:
-                    out[k] = acc
-                    acc += v
-                else:
-                    acc += v
-                    out[k] = acc
+        run[:] = 0
+        for t in range(n):
+            j = n - 1 - t if reverse else t
+            k = (o * n + j) * inner
+            src = x[k:k + inner]
+            dst = out[k:k + inner]
+            if exclusive:
+                for i in range(inner):
+                    dst[i] = run[i]
+                    run[i] += src[i]
+            else:
+                for i in range(inner):
+                    run[i] += src[i]
+                    dst[i] = run[i]
     return out
 
 
@@ -418,9 +691,37 @@ def cumsum(x, axis, *, exclusive=0, reverse=0):
 
 @numba.njit(cache=True)
 def _topk_core(x2, k, largest):
+    """Top ``k`` of each row, sorted, equal values by lower index first. Small ``k``: one pass
+    with an insertion-sorted buffer; otherwise a stable sort of the row."""
     rows, n = x2.shape
     vals = np.empty((rows, k), dtype=x2.dtype)
     idx = np.empty((rows, k), dtype=np.int64)
+    if k == 0:
+        return vals, idx
+    if k <= 16 and k * 8 < n:
+        for r in range(rows):
+            row = x2[r]
+            bv = vals[r]
+            bi = idx[r]
+            cnt = 0
+            for j in range(n):
+                v = row[j]
+                if cnt == k:
+                    w = bv[k - 1]
+                    if not ((v > w) if largest else (v < w)):
+                        continue
+                    p = k - 1
+                else:
+                    p = cnt
+                    cnt += 1
+                # shift worse entries right; equal values stay ahead (lower index first)
+                while p > 0 and ((v > bv[p - 1]) if largest else (v < bv[p - 1])):
+                    bv[p] = bv[p - 1]
+                    bi[p] = bi[p - 1]
+                    p -= 1
+                bv[p] = v
+                bi[p] = j
+        return vals, idx
     for r in range(rows):
         row = x2[r]
         if largest:

@@ -297,12 +297,19 @@ def tile(input, repeats):
 @onnx_op("Expand", inputs=("input", "shape"), since=8, outputs=("output",))
 def expand(input, shape):
     """Broadcast the input against ``shape`` (both ways: the result may exceed ``shape``)."""
-    x = np.asarray(input)
-    try:
-        target = np.broadcast_shapes(x.shape, tuple(_ints(shape)))
-    except ValueError as e:
-        raise MDFError(f"Expand: {x.shape} cannot broadcast with {tuple(_ints(shape))}") from e
-    return (np.array(np.broadcast_to(x, target)),)
+    x = input if isinstance(input, np.ndarray) else np.asarray(input)
+    want = _ints(shape)
+    r = max(len(want), x.ndim)
+    a = (1,) * (r - x.ndim) + x.shape
+    w = [1] * (r - len(want)) + want
+    target = []
+    for da, dw in zip(a, w):
+        if da != dw and da != 1 and dw != 1:
+            raise MDFError(f"Expand: {x.shape} cannot broadcast with {tuple(want)}")
+        target.append(da if dw == 1 else dw)
+    out = np.empty(target, dtype=x.dtype)
+    out[...] = x
+    return (out,)
 
 
 # ---------------------------------------------------------------- Pad
@@ -334,26 +341,33 @@ def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] 
         out = np.full([n + b + e for n, (b, e) in zip(x.shape, width)], v, dtype=x.dtype)
         out[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, width))] = x
         return out
-    out = x
+    for i, (b, e) in enumerate(width):
+        if (b or e) and x.shape[i] == 0:
+            raise MDFError(f"Pad: {mode} mode cannot pad the empty axis {i}")
+        if mode == "reflect" and (b or e) and x.shape[i] < 2:
+            raise MDFError(f"Pad: reflect needs axis {i} of length >= 2")
+    out = np.empty([n + b + e for n, (b, e) in zip(x.shape, width)], dtype=x.dtype)
+    out[tuple(slice(b, b + n) for n, (b, _) in zip(x.shape, width))] = x
+    # fill the borders axis by axis, copying whole planes of the already padded region
     for i, (b, e) in enumerate(width):
         if not (b or e):
             continue
         n = x.shape[i]
-        if n == 0:
-            raise MDFError(f"Pad: {mode} mode cannot pad the empty axis {i}")
-        src = np.arange(-b, n + e)
-        if mode == "edge":
-            src = np.clip(src, 0, n - 1)
-        elif mode == "wrap":
-            src = src % n
-        else:  # reflect: mirror without repeating the edge element
-            if n < 2:
-                raise MDFError(f"Pad: reflect needs axis {i} of length >= 2")
-            period = 2 * (n - 1)
-            src = np.abs(src) % period
-            src = np.where(src >= n, period - src, src)
-        out = np.take(out, src, axis=i)
-    return out if out is not x else x.copy()
+        pre = tuple(slice(None) for _ in range(i))
+        post = tuple(slice(bb, bb + nn) for nn, (bb, _) in zip(x.shape[i + 1:], width[i + 1:]))
+        for t in range(-b, n + e):
+            if 0 <= t < n:
+                continue
+            if mode == "edge":
+                src = min(max(t, 0), n - 1)
+            elif mode == "wrap":
+                src = t % n
+            else:  # reflect: mirror without repeating the edge element
+                period = 2 * (n - 1)
+                src = abs(t) % period
+                src = period - src if src >= n else src
+            out[pre + (b + t,) + post] = out[pre + (b + src,) + post]
+    return out
 
 
 @onnx_op("Pad", inputs=("data",), attributes={"pads": None, "mode": "constant", "value": 0.0},
