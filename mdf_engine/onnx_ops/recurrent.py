@@ -380,7 +380,7 @@ class _Prep:
             raise MDFError(f"{op}: B must have shape {(nd, 2 * gates * H)}, got {self.B.shape}")
         self.lens = (np.full(Bt, T, dtype=np.int64) if sequence_lens is None
                      else np.asarray(sequence_lens).astype(np.int64).reshape(-1))
-        if self.lens.shape != (Bt,) or (self.lens > T).any() or (self.lens < 0).any():
+        if self.lens.shape != (Bt,) or (Bt and not 0 <= self.lens.min() <= self.lens.max() <= T):
             raise MDFError(f"{op}: sequence_lens must hold {Bt} lengths in [0, {T}], "
                            f"got {self.lens.tolist()}")
         self.layout = layout
@@ -406,12 +406,16 @@ class _Prep:
         return xw.reshape(T, Bt, -1)
 
     def finish(self, ys: list[np.ndarray], states: list[list[np.ndarray]]) -> tuple:
-        Y = np.stack(ys, axis=1)  # [T, D, B, H]
-        outs = [np.stack(s) for s in states]  # [D, B, H]
+        if len(ys) == 1:  # one direction: new unit axes are free views
+            Y = ys[0][:, None]
+            outs = [s[0][None] for s in states]
+        else:
+            Y = np.stack(ys, axis=1)  # [T, D, B, H]
+            outs = [np.stack(s) for s in states]  # [D, B, H]
         if self.layout:
-            Y = Y.transpose(2, 0, 1, 3)
-            outs = [o.transpose(1, 0, 2) for o in outs]
-        return (np.ascontiguousarray(Y), *[np.ascontiguousarray(o) for o in outs])
+            Y = np.ascontiguousarray(Y.transpose(2, 0, 1, 3))
+            outs = [np.ascontiguousarray(o.transpose(1, 0, 2)) for o in outs]
+        return (Y, *outs)
 
 
 _COMMON = {"activation_alpha": None, "activation_beta": None, "activations": None,
