@@ -33,9 +33,11 @@ from . import (  # noqa: F401  (importing registers the ops)
     conv,
     d32,
     elementwise,
+    floatops,
     matmul,
     norm,
     pool,
+    qmisc,
     requantize,
     shape,
 )

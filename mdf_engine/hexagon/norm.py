@@ -58,10 +58,8 @@ def quantized_batch_norm_8x8p32to8(*args, padding="NA"):
     return batch_norm(*args, qint32_bias=True)
 
 
-@hexop("QuantizedLRN_8", ("input", "input_min", "input_max", "window", "bias", "alpha", "beta"))
-def quantized_lrn_8(q, q_min, q_max, window, bias, alpha, beta, *, padding="NA"):
-    """Local response normalisation of quint8 data."""
-    x = dequantize_u8(as4d(q), fval(q_min), fval(q_max)).astype(np.float64)
+def lrn_real(x: np.ndarray, window, bias, alpha, beta) -> np.ndarray:
+    """LRN of float data; window [1,1,1,k] across depth or [1,kh,kw,1] spatial, centred."""
     wb, wh, ww, wd = shape_of(window)
     if wb != 1 or (wd != 1 and (wh, ww) != (1, 1)):
         raise MDFError(f"LRN window must be [1,1,1,k] (depth) or [1,kh,kw,1] (spatial), got "
@@ -72,10 +70,15 @@ def quantized_lrn_8(q, q_min, q_max, window, bias, alpha, beta, *, padding="NA")
     for a in range(wh):
         for b in range(ww):
             for c in range(wd):
-                off = (a - wh // 2, b - ww // 2, c - wd // 2)
-                acc += _shifted(sq, off)
-    r = x / (fval(bias) + fval(alpha) / n * acc) ** fval(beta)
-    r = r.astype(F32)
+                acc += _shifted(sq, (a - wh // 2, b - ww // 2, c - wd // 2))
+    return x / (float(fval(bias)) + float(fval(alpha)) / n * acc) ** float(fval(beta))
+
+
+@hexop("QuantizedLRN_8", ("input", "input_min", "input_max", "window", "bias", "alpha", "beta"))
+def quantized_lrn_8(q, q_min, q_max, window, bias, alpha, beta, *, padding="NA"):
+    """Local response normalisation of quint8 data."""
+    x = dequantize_u8(as4d(q), fval(q_min), fval(q_max)).astype(np.float64)
+    r = lrn_real(x, window, bias, alpha, beta).astype(F32)
     mn, mx = adjust_range(r.min(), r.max()) if r.size else adjust_range(0.0, 0.0)
     return q8_triple(quantize_u8(r, mn, mx), mn, mx)
 
@@ -92,12 +95,8 @@ def _shifted(v: np.ndarray, off: tuple[int, int, int]) -> np.ndarray:
     return out
 
 
-@hexop("QuantizedResizeBilinear_8", ("input", "new_dims", "input_min", "input_max",
-                                     "align_corners"), optional=("align_corners",))
-def quantized_resize_bilinear_8(q, dims, q_min, q_max, align_corners=None, *, padding="NA"):
-    """Bilinear resize to (h_out, w_out), TF resize_bilinear source mapping; range copied."""
-    mn, mx = fval(q_min), fval(q_max)
-    x = dequantize_u8(as4d(q), mn, mx).astype(np.float64)
+def bilinear(x: np.ndarray, dims, align_corners=None) -> np.ndarray:
+    """Bilinear resize of float data [b,h,w,d] to dims (h_out, w_out), TF source mapping."""
     hw = ilist(dims)
     if len(hw) != 2 or min(hw) < 1:
         raise MDFError(f"resize dims must be [1,1,1,2] = (h_out, w_out) >= 1, got {hw}")
@@ -110,4 +109,13 @@ def quantized_resize_bilinear_8(q, dims, q_min, q_max, align_corners=None, *, pa
         i1 = np.minimum(i0 + 1, n_in - 1)
         f = (src - i0).reshape([-1 if k == axis else 1 for k in range(4)])
         x = np.take(x, i0, axis=axis) * (1 - f) + np.take(x, i1, axis=axis) * f
+    return x
+
+
+@hexop("QuantizedResizeBilinear_8", ("input", "new_dims", "input_min", "input_max",
+                                     "align_corners"), optional=("align_corners",))
+def quantized_resize_bilinear_8(q, dims, q_min, q_max, align_corners=None, *, padding="NA"):
+    """Bilinear resize to (h_out, w_out), TF resize_bilinear source mapping; range copied."""
+    mn, mx = fval(q_min), fval(q_max)
+    x = bilinear(dequantize_u8(as4d(q), mn, mx).astype(np.float64), dims, align_corners)
     return q8_triple(quantize_u8(x.astype(F32), mn, mx), mn, mx)
