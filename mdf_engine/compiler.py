@@ -490,7 +490,7 @@ class _Generator:
                   ind: str) -> list[str]:
         slot = self.slots[(nid, pp.id)]
         out: list[str] = []
-        tmp = f"p_{i}_{len(out)}_{abs(hash(pp.id)) % 100000}"
+        tmp = f"p_{i}_{self.plan.nodes[nid].parameters.index(pp)}"
         if pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:

@@ -269,3 +269,15 @@ def _value(self: InterpretedGraph, node: str, name: str) -> Any:
 
 InterpretedGraph.outputs = _outputs  # type: ignore[attr-defined]
 InterpretedGraph.value = _value  # type: ignore[attr-defined]
+
+
+def _run_steps(self: InterpretedGraph, steps: int, dt: float | None,
+               initializer: Mapping[str, Any] | None, first_without_dt: bool = True) -> None:
+    """``steps`` evaluate() calls: the first without a time increment if
+    ``first_without_dt``, the rest with ``dt``."""
+    for k in range(steps):
+        inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
+        self.evaluate(time_increment=inc, initializer=initializer)
+
+
+InterpretedGraph.run_steps = _run_steps  # type: ignore[attr-defined]

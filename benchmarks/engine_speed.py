@@ -1,0 +1,235 @@
+"""Per-step time of modeci-mdf's reference engine, our interpreted and compiled backends, and a
+hand-written Numba loop of the same arithmetic, measured in one run; plus the compiled backend's
+first-run compile time and its start time in a fresh process with the on-disk cache warm.
+
+    python benchmarks/engine_speed.py [--quick]
+
+Models (built here as MDF dicts): a 3-node chain, a FitzHugh-Nagumo neuron, an integrate-and-
+fire network of 100 cells, and a model scheduled by EveryNCalls with a Threshold termination.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+from numba import njit
+
+import mdf_engine
+
+DT = 0.01
+
+
+def chain3() -> dict:
+    nodes = {
+        "A": {"parameters": {"x": {"value": "x + 1"}}, "output_ports": {"out": {"value": "x"}}},
+        "B": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 2 + 1"}},
+              "output_ports": {"out": {"value": "y"}}},
+        "C": {"input_ports": {"i": {}}, "parameters": {"z": {"value": "i - 3"}},
+              "output_ports": {"out": {"value": "z"}}},
+    }
+    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
+             "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"}}
+    return {"chain3": {"graphs": {"g": {"nodes": nodes, "edges": edges}}}}
+
+
+def fitzhugh_nagumo() -> dict:
+    params = {
+        "I": {"value": 0.5}, "a": {"value": 0.7}, "b": {"value": 0.8}, "tau": {"value": 12.5},
+        "V": {"default_initial_value": -1.0, "time_derivative": "V - V**3 / 3 - W + I"},
+        "W": {"default_initial_value": 1.0, "time_derivative": "(V + a - b * W) / tau"},
+    }
+    return {"fn": {"graphs": {"g": {"nodes": {"fn": {
+        "parameters": params, "output_ports": {"V": {"value": "V"}, "W": {"value": "W"}}}}}}}}
+
+
+def iaf_network(n: int = 100) -> dict:
+    rng = np.random.default_rng(0)
+    w = (rng.random((n, n)) * 0.2).tolist()
+    drive = (rng.random(n) * 20 + 5).tolist()
+    nodes = {
+        "input": {"parameters": {"I": {"value": drive}}, "output_ports": {"out": {"value": "I"}}},
+        "cells": {
+            "input_ports": {"syn": {"shape": [n]}},
+            "parameters": {
+                "tau": {"value": 10.0}, "thresh": {"value": 15.0}, "reset": {"value": 0.0},
+                "v": {"default_initial_value": [0.0] * n,
+                      "time_derivative": "(-v + syn) / tau",
+                      "conditions": [{"id": "spike", "test": "v > thresh", "value": "reset"}]},
+            },
+            "output_ports": {"v_out": {"value": "v"}},
+        },
+    }
+    edges = {"drive": {"sender": "input", "sender_port": "out", "receiver": "cells",
+                       "receiver_port": "syn"}}
+    # a recurrent-weight readout node
+    nodes["readout"] = {"input_ports": {"v": {"shape": [n]}},
+                        "parameters": {"W": {"value": w}, "r": {"value": "W @ v"}},
+                        "output_ports": {"out": {"value": "r"}}}
+    edges["read"] = {"sender": "cells", "sender_port": "v_out", "receiver": "readout",
+                     "receiver_port": "v"}
+    return {"iaf": {"graphs": {"g": {"nodes": nodes, "edges": edges}}}}
+
+
+def conditions_model() -> dict:
+    nodes = {
+        "A": {"parameters": {"count": {"value": "count + 1"}},
+              "output_ports": {"out": {"value": "count"}}},
+        "B": {"input_ports": {"i": {}}, "parameters": {"acc": {"value": "acc + i", "default_initial_value": 0}},
+              "output_ports": {"out": {"value": "acc"}}},
+    }
+    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"}}
+    conditions = {
+        "node_specific": {"B": {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}}},
+        "termination": {"environment_state_update": {
+            "type": "Threshold", "kwargs": {"dependency": "B", "parameter": "acc",
+                                            "threshold": 0, "comparator": ">"}}},
+    }
+    return {"cond": {"graphs": {"g": {"nodes": nodes, "edges": edges,
+                                      "conditions": conditions}}}}
+
+
+# -- hand-written Numba loops of the same arithmetic --------------------------------------------
+
+@njit(cache=True)
+def hand_chain3(steps):
+    x = 0.0
+    z = 0.0
+    for _ in range(steps):
+        x = x + 1.0
+        y = x * 2.0 + 1.0
+        z = y - 3.0
+    return z
+
+
+@njit(cache=True)
+def hand_fn(steps, dt):
+    V, W = -1.0, 1.0
+    for _ in range(steps):
+        V = V + (V - V**3 / 3 - W + 0.5) * dt
+        W = W + (V + 0.7 - 0.8 * W) / 12.5 * dt
+    return V
+
+
+@njit(cache=True)
+def hand_iaf(steps, dt, drive, w):
+    n = drive.shape[0]
+    v = np.zeros(n)
+    r = np.zeros(n)
+    for _ in range(steps):
+        new = v + (-v + drive) / 10.0 * dt
+        for i in range(n):
+            if v[i] > 15.0:
+                new[i] = 0.0
+        v = new
+        r = w @ v
+    return r
+
+
+@njit(cache=True)
+def hand_conditions(steps):
+    count = 0.0
+    acc = 0.0
+    for _ in range(steps):
+        calls = 0
+        while True:
+            count += 1.0
+            calls += 1
+            if calls % 2 == 0:
+                acc += count
+                if acc > 0:
+                    break
+    return acc
+
+
+def _per_step(fn, steps: int) -> float:
+    t = time.perf_counter()
+    fn(steps)
+    return (time.perf_counter() - t) / steps
+
+
+def reference_per_step(model: dict, steps: int) -> float:
+    from modeci_mdf.execution_engine import EvaluableGraph
+    from modeci_mdf.utils import load_mdf
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(model, f)
+    with contextlib.redirect_stdout(io.StringIO()):
+        eg = EvaluableGraph(load_mdf(f.name).graphs[0], verbose=False)
+        eg.evaluate()
+        t = time.perf_counter()
+        for _ in range(steps):
+            eg.evaluate(time_increment=DT)
+        el = time.perf_counter() - t
+    os.unlink(f.name)
+    return el / steps
+
+
+def ours_per_step(model: dict, backend: str, steps: int) -> tuple[float, float]:
+    """(per-step seconds, first-run compile+warm-up seconds)."""
+    t0 = time.perf_counter()
+    sim = mdf_engine.Simulation(model, backend=backend)
+    if backend == "compiled":
+        sim.runner.record_schedule = False
+    sim.run(steps=2, dt=DT)
+    first = time.perf_counter() - t0
+    if backend == "compiled" and not sim.runner.is_compiled:
+        raise SystemExit(f"model did not compile: {sim.runner.fallback_reason}")
+    t = time.perf_counter()
+    sim.runner.run_steps(steps, DT, None, first_without_dt=False)
+    return (time.perf_counter() - t) / steps, first
+
+
+def cached_start(model: dict) -> float:
+    """Seconds for a fresh process to load and run the model compiled (cache warm)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(model, f)
+    code = ("import time; t=time.perf_counter(); import mdf_engine; "
+            f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=3, dt=0.01);"
+            "assert s.runner.is_compiled; print(time.perf_counter()-t)")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fill cache
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True)
+    os.unlink(f.name)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    n_ref = 20 if quick else 100
+    n_int = 200 if quick else 1000
+    n_comp = 20_000 if quick else 200_000
+    iaf = iaf_network()
+    body = iaf["iaf"]["graphs"]["g"]["nodes"]
+    drive = np.array(body["input"]["parameters"]["I"]["value"])
+    w = np.array(body["readout"]["parameters"]["W"]["value"])
+    cases = [
+        ("3-node chain", chain3(), lambda s: hand_chain3(s)),
+        ("FitzHugh-Nagumo", fitzhugh_nagumo(), lambda s: hand_fn(s, DT)),
+        ("IaF network, 100 cells", iaf, lambda s: hand_iaf(s, DT, drive, w)),
+        ("EveryNCalls + Threshold", conditions_model(), lambda s: hand_conditions(s)),
+    ]
+    print(f"{'model':26s} {'reference':>11s} {'interpreted':>12s} {'compiled':>10s} "
+          f"{'hand Numba':>11s} {'ref/comp':>9s} {'comp/hand':>10s} {'compile s':>10s} "
+          f"{'cached start s':>15s}")
+    for name, model, hand in cases:
+        hand(10)  # compile
+        ref = reference_per_step(model, n_ref)
+        interp, _ = ours_per_step(model, "interpreted", n_int)
+        comp, first = ours_per_step(model, "compiled", n_comp)
+        hand_t = _per_step(hand, n_comp)
+        start = cached_start(model)
+        print(f"{name:26s} {ref * 1e6:9.1f}us {interp * 1e6:10.1f}us {comp * 1e6:8.3f}us "
+              f"{hand_t * 1e6:9.3f}us {ref / comp:9.0f} {comp / hand_t:10.2f} {first:10.2f} "
+              f"{start:15.2f}")
+
+
+if __name__ == "__main__":
+    main()
