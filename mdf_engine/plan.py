@@ -15,7 +15,7 @@ not change from step to step:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +27,24 @@ from .model import Function, Graph, Model, Node, Parameter
 from .registry import REGISTRY, OpSchema
 
 
-def load_function_libraries() -> None:
-    """Import every function library so that the registry is complete."""
+_LIBRARY_OF_PREFIX = {"onnx::": "onnx_ops", "onnx_mod::": "onnx_ops", "hexagon::": "hexagon"}
+
+
+def load_function_libraries(names: Iterable[str] | None = None) -> None:
+    """Import the function libraries that ``names`` need (all of them for None), so that the
+    registry knows them. Standard and ACT-R functions are always loaded; ``onnx::`` and
+    ``hexagon::`` libraries only when a name asks for them (they take a while to import)."""
     from . import standard_functions  # noqa: F401
 
-    for mod in ("onnx_ops", "actr", "hexagon"):
+    wanted = {"actr"}
+    if names is None:
+        wanted |= set(_LIBRARY_OF_PREFIX.values())
+    else:
+        for n in names:
+            for prefix, lib in _LIBRARY_OF_PREFIX.items():
+                if n and n.startswith(prefix):
+                    wanted.add(lib)
+    for mod in sorted(wanted):
         try:
             __import__(f"mdf_engine.{mod}")
         except ImportError as e:  # a sub-package that is not present in this build
@@ -39,9 +52,15 @@ def load_function_libraries() -> None:
                 raise
 
 
+def graph_function_names(graph: Graph) -> set[str]:
+    """Every function name a graph's parameters and node functions call."""
+    return {f.function for n in graph.nodes for f in list(n.parameters) + list(n.functions)
+            if f.function}
+
+
 def expression_functions() -> dict[str, Any]:
     """Registered functions callable by bare name inside expressions (``linear(x, 2, 1)``)."""
-    load_function_libraries()
+    load_function_libraries(())
     out = {}
     for name in REGISTRY.names():
         if "::" in name:
@@ -176,6 +195,7 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
     """Check and compile a graph for execution."""
     where = f"graphs.{graph.id}"
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
+    load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
     try:
         nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset) for n in graph.nodes}
@@ -231,7 +251,7 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
         opset = args.pop("opset")
     schema = None
     if fname is not None:
-        load_function_libraries()
+        load_function_libraries([fname])
         name = fname if fname in REGISTRY else _alias(fname)
         schema = REGISTRY.lookup(name, opset if name.startswith("onnx::") else None,
                                  f"{where}.function")
