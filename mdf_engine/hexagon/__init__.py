@@ -35,6 +35,7 @@ from . import (  # noqa: F401  (importing registers the ops)
     elementwise,
     floatops,
     matmul,
+    more,
     norm,
     pool,
     qmisc,
