@@ -26,7 +26,6 @@ from .expressions import Expr, looks_numeric, parse
 from .model import Function, Graph, Model, Node, Parameter
 from .registry import REGISTRY, OpSchema
 
-
 _LIBRARY_OF_PREFIX = {"onnx::": "onnx_ops", "onnx_mod::": "onnx_ops", "hexagon::": "hexagon"}
 
 
