@@ -33,6 +33,7 @@ from . import (  # noqa: F401  (importing registers the ops)
     conv,
     d32,
     elementwise,
+    extra,
     floatops,
     matmul,
     more,
@@ -41,6 +42,7 @@ from . import (  # noqa: F401  (importing registers the ops)
     qmisc,
     requantize,
     shape,
+    sixteen,
 )
 from .quant import adjust_range, dequantize_u8, quantize_u8, zero_code
 from .quantize_pass import calibrate, quantize, run_quantized

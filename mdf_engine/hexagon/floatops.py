@@ -282,11 +282,12 @@ def argmax_f_to_int32(x, axis, *, padding="NA"):
 
 @hexop("TopK_f", ("input", "k"), outputs=("values", "indices"))
 def topk_f(x, k, *, padding="NA"):
-    """The k largest values along depth, descending (lower index first on ties), and indices."""
+    """The k largest values along depth, descending (lower index first on ties), and indices
+    (int32); if the depth is smaller than k, all of it, sorted."""
     a = as4d(x, F32)
     kk = ival(k)
-    if not 1 <= kk <= a.shape[3]:
-        raise MDFError(f"TopK_f: k must be 1..{a.shape[3]}, got {kk}")
+    if kk < 1:
+        raise MDFError(f"TopK_f: k must be >= 1, got {kk}")
     idx = np.argsort(-a, axis=3, kind="stable")[..., :kk]
     return np.take_along_axis(a, idx, axis=3), idx.astype(np.int32)
 
