@@ -437,6 +437,6 @@ def test_unsupported_ops_raise():
     with pytest.raises(UnsupportedOperatorError, match="detection"):
         run("Proposal_q8q16", [np.zeros(1)])
     with pytest.raises(UnsupportedOperatorError, match="16-bit"):
-        run("QuantizedAdd_16", [])
+        run("QuantizedConv2d_16x16to32", [])
     with pytest.raises(UnsupportedOperatorError, match="I/O"):
         run("PPrint_8_d32", [np.zeros(1)])

@@ -116,6 +116,9 @@ def _reason(op: str) -> str:
         return REASONS["detect"]
     if op in ("Variable", "Assign"):
         return REASONS["state"]
+    if op.startswith(("Split_", "QuantizedSplit_", "ExpandDims_")):
+        return ("its number or shape of outputs is a property of the hexagon graph node, which "
+                "a function call does not have")
     if "16" in op.replace("_d32", "") and op not in ("Convert_int32_f",):
         return REASONS["16"]
     return "not yet supported by the Python Hexagon backend"
