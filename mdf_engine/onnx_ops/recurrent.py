@@ -20,6 +20,7 @@ float32 ones to about 1e-6 relative (1e-7 absolute).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -82,12 +83,15 @@ def _clip(x: float, clip: float) -> float:
 
 
 @numba.njit(cache=True)
-def _gather_step(xw, k, lens, reverse, out):
-    """Row ``k`` of each batch entry's (possibly reversed) projected sequence into ``out``."""
+def _gather_step(xw, bias, k, lens, reverse, out):
+    """Row ``k`` of each batch entry's (possibly reversed) projected sequence plus ``bias``
+    into ``out``."""
+    n = out.shape[1]
     for b in range(out.shape[0]):
         if k < lens[b]:
             t = lens[b] - 1 - k if reverse else k
-            out[b, :] = xw[t, b, :]
+            for j in range(n):
+                out[b, j] = xw[t, b, j] + bias[j]
 
 
 # ---------------------------------------------------------------------------------- kernels
@@ -192,7 +196,7 @@ def _apply(a, code, alpha, beta, clip, scratch, bits):
 
 
 @numba.njit(cache=True)
-def _rnn_dir(xw, RT, h0, lens, reverse, codes, alphas, betas, clip, bt):
+def _rnn_dir(xw, bias, RT, h0, lens, reverse, codes, alphas, betas, clip, bt):
     T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
@@ -202,7 +206,7 @@ def _rnn_dir(xw, RT, h0, lens, reverse, codes, alphas, betas, clip, bt):
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, k, lens, reverse, g)
+        _gather_step(xw, bias, k, lens, reverse, g)
         pre = np.dot(h, RT)
         pre += g
         _apply(pre, codes[0], alphas[0], betas[0], clip, sc, bt)
@@ -215,7 +219,7 @@ def _rnn_dir(xw, RT, h0, lens, reverse, codes, alphas, betas, clip, bt):
 
 
 @numba.njit(cache=True)
-def _gru_dir(xw, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip, bt):
+def _gru_dir(xw, bias, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip, bt):
     T, B, H = xw.shape[0], xw.shape[1], RhT.shape[0]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
@@ -229,7 +233,7 @@ def _gru_dir(xw, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, c
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, k, lens, reverse, g)
+        _gather_step(xw, bias, k, lens, reverse, g)
         hz = np.dot(h, RzrT)  # [B, 2H]: z and r recurrences
         for b in range(B):
             for j in range(H):
@@ -260,7 +264,7 @@ def _gru_dir(xw, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, c
 
 
 @numba.njit(cache=True)
-def _lstm_dir(xw, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
+def _lstm_dir(xw, bias, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
               clip, bt):
     T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
@@ -280,7 +284,7 @@ def _lstm_dir(xw, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alph
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, k, lens, reverse, g)
+        _gather_step(xw, bias, k, lens, reverse, g)
         rh = np.dot(h, RT)  # [B, 4H] in gate order i, o, f, c
         if fused:
             for b in range(B):
@@ -334,7 +338,16 @@ def _lstm_dir(xw, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alph
 # --------------------------------------------------------------------------------- plumbing
 def _activations(names: Any, alpha: Any, beta: Any, per_dir: int, defaults: tuple[str, ...],
                  n_dir: int, op: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per direction: (codes, alphas, betas) arrays of length ``per_dir``."""
+    """Per direction: (codes, alphas, betas) arrays of length ``per_dir`` (fresh arrays; the
+    parsing is memoised on the attribute values)."""
+    key = (tuple(names) if names else None, tuple(alpha) if alpha is not None else None,
+           tuple(beta) if beta is not None else None, per_dir, defaults, n_dir, op)
+    return [(c.copy(), a.copy(), b.copy()) for c, a, b in _parse_activations(*key)]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_activations(names: Any, alpha: Any, beta: Any, per_dir: int,
+                       defaults: tuple[str, ...], n_dir: int, op: str) -> list:
     names = list(names) if names else list(defaults) * n_dir
     if len(names) == per_dir and n_dir == 2:
         names = names * 2
@@ -404,9 +417,13 @@ class _Prep:
                   else np.asarray(B, dtype=self.dtype))
         if self.B.shape != (nd, 2 * gates * H):
             raise MDFError(f"{op}: B must have shape {(nd, 2 * gates * H)}, got {self.B.shape}")
-        self.lens = (np.full(Bt, T, dtype=np.int64) if sequence_lens is None
-                     else np.asarray(sequence_lens).astype(np.int64).reshape(-1))
-        if self.lens.shape != (Bt,) or (Bt and not 0 <= self.lens.min() <= self.lens.max() <= T):
+        if sequence_lens is None:
+            self.lens = np.full(Bt, T, dtype=np.int64)
+        else:
+            self.lens = np.asarray(sequence_lens).astype(np.int64).reshape(-1)
+        if sequence_lens is not None and (
+                self.lens.shape != (Bt,) or (Bt and not 0 <= self.lens.min() <= self.lens.max()
+                                             <= T)):
             raise MDFError(f"{op}: sequence_lens must hold {Bt} lengths in [0, {T}], "
                            f"got {self.lens.tolist()}")
         self.layout = layout
@@ -429,12 +446,11 @@ class _Prep:
         n = per_entry * self.X.shape[1]
         return np.empty(n, dtype=np.int32 if self.dtype == np.float32 else np.int64)
 
-    def project(self, d: int, bias: np.ndarray) -> np.ndarray:
-        """``X @ W[d]^T + bias`` for every time step at once, as [T, B, G*H]."""
+    def project(self, d: int) -> np.ndarray:
+        """``X @ W[d]^T`` for every time step at once, as [T, B, G*H] (the kernels add the
+        biases while reading it)."""
         T, Bt, I = self.X.shape
-        xw = np.dot(self.X.reshape(T * Bt, I), self.W[d].T)
-        xw += bias
-        return xw.reshape(T, Bt, -1)
+        return np.dot(self.X.reshape(T * Bt, I), self.W[d].T).reshape(T, Bt, -1)
 
     def finish(self, ys: list[np.ndarray], states: list[list[np.ndarray]]) -> tuple:
         if len(ys) == 1:  # one direction: new unit axes are free views
@@ -468,8 +484,7 @@ def rnn(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
     ys, hs = [], []
     H = p.H
     for d, rev in enumerate(p.dirs):
-        xw = p.project(d, p.B[d, :H] + p.B[d, H:])
-        Y, h = _rnn_dir(xw, p.R[d].T, p.h0[d], p.lens, rev, *acts[d], cl, p.bits(H))
+        Y, h = _rnn_dir(p.project(d), p.B[d, :H] + p.B[d, H:], p.R[d].T, p.h0[d], p.lens, rev, *acts[d], cl, p.bits(H))
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
@@ -494,11 +509,11 @@ def gru(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
         wb, rb = p.B[d, :3 * H], p.B[d, 3 * H:]
         bias = wb.copy()
         bias[:2 * H] += rb[:2 * H]
-        xw = p.project(d, bias)
+        xw = p.project(d)
         RzrT = p.R[d, :2 * H].T  # F-contiguous views: BLAS transposes, no copy
         RhT = p.R[d, 2 * H:].T
         rbh = np.ascontiguousarray(rb[2 * H:])
-        Y, h = _gru_dir(xw, RzrT, RhT, rbh, p.h0[d], p.lens, rev, bool(linear_before_reset),
+        Y, h = _gru_dir(xw, bias, RzrT, RhT, rbh, p.h0[d], p.lens, rev, bool(linear_before_reset),
                         *acts[d], cl, p.bits(3 * H))
         ys.append(Y)
         hs.append(h)
@@ -527,8 +542,7 @@ def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
         raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {Pa.shape}")
     ys, hs, cs = [], [], []
     for d, rev in enumerate(p.dirs):
-        xw = p.project(d, p.B[d, :4 * H] + p.B[d, 4 * H:])
-        Y, h, c = _lstm_dir(xw, p.R[d].T, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]),
+        Y, h, c = _lstm_dir(p.project(d), p.B[d, :4 * H] + p.B[d, 4 * H:], p.R[d].T, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]),
                             P is not None, p.lens, rev, bool(input_forget), *acts[d], cl,
                             p.bits(3 * H))
         ys.append(Y)
