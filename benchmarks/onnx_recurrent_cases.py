@@ -1,6 +1,7 @@
 """Benchmark cases for the recurrent ONNX operators (RNN, GRU, LSTM).
 
-``CASES`` is a list of ``{"op", "inputs", "attributes", "size"}`` dicts, imported by the shared
+``CASES`` is a list of ``{"op", "inputs", "attributes", "size"}`` dicts (plus the optional
+``size_class``, ``n_outputs`` and ``opset`` keys the runner understands), imported by the shared
 operator speed runner (benchmarks/onnx_ops_speed.py). Run this file directly to time each case
 against onnxruntime (single-threaded) and print the ratio ours / onnxruntime measured in this
 run. Nothing here asserts a timing.
@@ -20,7 +21,8 @@ def _lstm_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 0) -> di
     R = (0.1 * rng.standard_normal((1, 4 * hidden, hidden))).astype(np.float32)
     B = (0.1 * rng.standard_normal((1, 8 * hidden))).astype(np.float32)
     return {"op": "LSTM", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
-            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}"}
+            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}", "size_class": "recurrent",
+            "n_outputs": 3, "opset": 14}
 
 
 def _gru_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 1) -> dict:
@@ -30,7 +32,8 @@ def _gru_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 1) -> dic
     R = (0.1 * rng.standard_normal((1, 3 * hidden, hidden))).astype(np.float32)
     B = (0.1 * rng.standard_normal((1, 6 * hidden))).astype(np.float32)
     return {"op": "GRU", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
-            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}"}
+            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}", "size_class": "recurrent",
+            "n_outputs": 2, "opset": 14}
 
 
 CASES = [
