@@ -168,3 +168,37 @@ def test_space_batch_roundtrip_and_layout():
     d, _, _ = run("SpaceToDepth_16", [q16, np.array(2), s(0), s(1)])
     assert d.dtype == np.uint16 and d.shape == (1, 1, 2, 16)
     np.testing.assert_array_equal(run("DepthToSpace_16", [d, np.array(2), s(0), s(1)])[0], q16)
+
+
+def tconv_real(x, w, stride, pads):
+    """Transposed conv by scattering each input pixel times the [O,H,W,I] filter (float)."""
+    n, ih, iw, _ = x.shape
+    o, kh, kw, _ = w.shape
+    full = np.zeros((n, (ih - 1) * stride + kh, (iw - 1) * stride + kw, o))
+    for i in range(ih):
+        for j in range(iw):
+            full[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :] += np.einsum(
+                "bk,oack->baco", x[:, i, j, :], w)
+    t, b, l, r = pads
+    return full[:, t:full.shape[1] - b, l:full.shape[2] - r]
+
+
+@pytest.mark.parametrize("op", ["QuantizedTransposeConv2d_8x8p32to8",
+                                "QuantizedTransposeConv2d_8x8p8to8"])
+def test_transpose_conv(op):
+    x = RNG.integers(0, 256, size=(2, 3, 4, 2), dtype=np.uint8)
+    w = RNG.integers(0, 256, size=(3, 3, 3, 2), dtype=np.uint8)
+    p32 = "p32" in op
+    b = (RNG.integers(-(2 ** 26), 2 ** 26, size=(1, 1, 1, 3)).astype(np.int32) if p32
+         else RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8))
+    pads = np.array([1, 0, 0, 2], np.int32).reshape(1, 1, 2, 2)
+    q, mn, mx = run(op, [x, w, s(-1), s(1), s(-1), s(1), pads, np.zeros((1, 2, 2, 1)), b,
+                         s(-1), s(1), s(-np.inf), s(np.inf)])
+    ref = tconv_real(real(x, -1, 1), real(w, -1, 1), 2, (1, 0, 0, 2))
+    ref = ref + (b.reshape(-1) * 2.0 / 2 ** 32 if p32 else real(b, -1, 1).reshape(-1))
+    m, M = mn.item(), mx.item()
+    assert q.shape == (2, 6, 7, 3) == ref.shape
+    np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
+    with pytest.raises(MDFError, match="groups > 1"):
+        run(op, [x, w, s(-1), s(1), s(-1), s(1), pads, np.zeros((1, 2, 2, 1)), b, s(-1), s(1),
+                 s(-np.inf), s(np.inf), None, np.array(2)])

@@ -43,6 +43,7 @@ from . import (  # noqa: F401  (importing registers the ops)
     requantize,
     shape,
     sixteen,
+    transpose_conv,
 )
 from .quant import adjust_range, dequantize_u8, quantize_u8, zero_code
 from .quantize_pass import calibrate, quantize, run_quantized
