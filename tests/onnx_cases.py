@@ -29,6 +29,7 @@ class NodeCase:
     expected: list[Any]        # None for an output the node does not produce
     rtol: float
     atol: float
+    n_outputs: int = 1         # the node's output count (an equal Split needs it)
 
 
 def _attr_value(a) -> Any:
@@ -51,6 +52,10 @@ def _to_numpy(x) -> Any:
         return x
     if isinstance(x, list):
         return [_to_numpy(e) for e in x]
+    if hasattr(x, "data_type") and hasattr(x, "dims"):  # a TensorProto (e.g. Cast's cases)
+        from onnx import numpy_helper
+
+        return numpy_helper.to_array(x)
     return np.asarray(x)
 
 
@@ -87,6 +92,7 @@ def node_cases() -> tuple[NodeCase, ...]:
                 expected=expected,
                 rtol=c.rtol,
                 atol=c.atol,
+                n_outputs=len(node.output),
             )
         )
     return tuple(out)

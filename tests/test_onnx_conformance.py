@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from onnx_cases import compare, load_skips, node_cases
 
 from mdf_engine import onnx_ops
-from onnx_cases import compare, load_skips, node_cases
 
 PART1 = set(
     "Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh BitShift Cast Ceil Celu Clip "
@@ -45,7 +45,8 @@ def _cases(ops: set[str]):
 
 
 def _run_case(case) -> None:
-    got = onnx_ops.run(case.op, case.inputs, case.attributes, opset=case.opset)
+    got = onnx_ops.run(case.op, case.inputs, case.attributes, opset=case.opset,
+                       num_outputs=case.n_outputs)
     compare(case, got)
 
 

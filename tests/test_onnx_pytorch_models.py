@@ -25,13 +25,8 @@ from mdf_engine.onnx_ops.graph import run_graph  # noqa: E402
 ROOT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
 DIRS = ("pytorch-converted", "pytorch-operator")
 
-_SPLIT = ("run_graph does not tell Split how many outputs the node has, and an opset-2 Split "
-          "without 'split' needs that count (MDFError: give 'split' (sizes)); the graph "
-          "interpreter should pass num_outputs=len(node.output)")
-XFAIL = {
-    "test_GLU": _SPLIT,
-    "test_GLU_dim": _SPLIT,
-}
+#: Models expected to fail, with the reason (none at present).
+XFAIL: dict[str, str] = {}
 
 #: Tolerances per model where the data needs more than rtol 1e-3 / atol 1e-5.
 TOLERANCE: dict[str, tuple[float, float]] = {}

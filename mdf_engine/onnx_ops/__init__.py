@@ -51,10 +51,20 @@ def run(
     inputs: Sequence[Any],
     attributes: Mapping[str, Any] | None = None,
     opset: int | None = None,
+    num_outputs: int | None = None,
 ) -> list[Any]:
     """Run one operator ONNX-style: positional inputs (``None`` = omitted optional input),
-    attributes by name; returns the outputs as a list."""
+    attributes by name; returns the outputs as a list.
+
+    ``num_outputs`` is the node's output count, which a graph runner knows and a kernel cannot:
+    it is passed to operators with a variadic output that declare a ``num_outputs`` attribute
+    (Split), unless the attributes already give one."""
     sch = schema(op_type, opset if opset is not None else DEFAULT_OPSET)
+    if num_outputs is not None and "num_outputs" in sch.attributes:
+        attrs = dict(attributes or {})
+        if attrs.get("num_outputs") is None and attrs.get("split") is None:
+            attrs["num_outputs"] = num_outputs
+        attributes = attrs
     return list(sch.call(list(inputs), attributes))
 
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
+from numba.np.unsafe.ndarray import to_fixed_tuple
 
 # ---- op codes --------------------------------------------------------------------------------
 ADD, SUB, MUL, DIV, POW, MOD_PY, MOD_C, MAX, MIN, PRELU = range(10)
@@ -198,86 +199,70 @@ def _cop(code, x, y):
 
 
 @njit(cache=True)
+def _advance(idx, shape, sa, sb, ia, ib):
+    """Step the multi-index ``idx`` over all but the last dimension; returns the new operand
+    offsets (ia, ib)."""
+    d = shape.size - 2
+    while d >= 0:
+        idx[d] += 1
+        ia += sa[d]
+        ib += sb[d]
+        if idx[d] < shape[d]:
+            break
+        ia -= sa[d] * shape[d]
+        ib -= sb[d] * shape[d]
+        idx[d] = 0
+        d -= 1
+    return ia, ib
+
+
+@njit(cache=True)
+def _layout(n, a_size, b_size, shape, sa, sb):
+    """(rows, inner, inner stride of a, inner stride of b) of a broadcast loop; with no shape
+    given, operands are either full (stride 1) or single elements (stride 0)."""
+    if shape.size == 0:
+        return 1, n, (1 if a_size == n else 0), (1 if b_size == n else 0)
+    inner = shape[shape.size - 1]
+    return (n // inner if inner else 0), inner, sa[shape.size - 1], sb[shape.size - 1]
+
+
+@njit(cache=True)
 def arith_core(code, a, b, out, shape, sa, sb):
     """out = a <code> b over flat arrays (see the module docstring for the broadcast layout)."""
     n = out.size
+    if n == 0:
+        return
     one = np.ones(1, out.dtype)[0]
-    if a.size == n and b.size == n:
-        for i in range(n):
-            out[i] = _aop(code, a[i], b[i], one)
-    elif b.size == 1:
-        y = b[0]
-        for i in range(n):
-            out[i] = _aop(code, a[i], y, one)
-    elif a.size == 1:
-        x = a[0]
-        for i in range(n):
-            out[i] = _aop(code, x, b[i], one)
-    elif n > 0:
-        nd = shape.size
-        idx = np.zeros(nd, np.int64)
-        inner = shape[nd - 1]
-        ia_s = sa[nd - 1]
-        ib_s = sb[nd - 1]
-        ia = 0
-        ib = 0
-        o = 0
-        while o < n:
-            for k in range(inner):
-                out[o + k] = _aop(code, a[ia + k * ia_s], b[ib + k * ib_s], one)
-            o += inner
-            d = nd - 2
-            while d >= 0:
-                idx[d] += 1
-                ia += sa[d]
-                ib += sb[d]
-                if idx[d] < shape[d]:
-                    break
-                ia -= sa[d] * shape[d]
-                ib -= sb[d] * shape[d]
-                idx[d] = 0
-                d -= 1
+    rows, inner, sai, sbi = _layout(n, a.size, b.size, shape, sa, sb)
+    idx = np.zeros(max(shape.size, 1), np.int64)
+    ia = 0
+    ib = 0
+    o = 0
+    for _ in range(rows):
+        for k in range(inner):
+            out[o + k] = _aop(code, a[ia + k * sai], b[ib + k * sbi], one)
+        o += inner
+        if shape.size > 1:
+            ia, ib = _advance(idx, shape, sa, sb, ia, ib)
 
 
 @njit(cache=True)
 def compare_core(code, a, b, out, shape, sa, sb):
     """out (bool) = a <code> b over flat arrays; same layout rules as ``arith_core``."""
     n = out.size
-    if a.size == n and b.size == n:
-        for i in range(n):
-            out[i] = _cop(code, a[i], b[i])
-    elif b.size == 1:
-        y = b[0]
-        for i in range(n):
-            out[i] = _cop(code, a[i], y)
-    elif a.size == 1:
-        x = a[0]
-        for i in range(n):
-            out[i] = _cop(code, x, b[i])
-    elif n > 0:
-        nd = shape.size
-        idx = np.zeros(nd, np.int64)
-        inner = shape[nd - 1]
-        ia_s = sa[nd - 1]
-        ib_s = sb[nd - 1]
-        ia = 0
-        ib = 0
-        o = 0
-        while o < n:
-            for k in range(inner):
-                out[o + k] = _cop(code, a[ia + k * ia_s], b[ib + k * ib_s])
-            o += inner
-            d = nd - 2
-            while d >= 0:
-                idx[d] += 1
-                ia += sa[d]
-                ib += sb[d]
-                if idx[d] < shape[d]:
-                    break
-                ia -= sa[d] * shape[d]
-                ib -= sb[d] * shape[d]
-                idx[d] = 0
-                d -= 1
+    if n == 0:
+        return
+    rows, inner, sai, sbi = _layout(n, a.size, b.size, shape, sa, sb)
+    idx = np.zeros(max(shape.size, 1), np.int64)
+    ia = 0
+    ib = 0
+    o = 0
+    for _ in range(rows):
+        for k in range(inner):
+            out[o + k] = _cop(code, a[ia + k * sai], b[ib + k * sbi])
+        o += inner
+        if shape.size > 1:
+            ia, ib = _advance(idx, shape, sa, sb, ia, ib)
 
 
 @njit(cache=True)
@@ -297,33 +282,19 @@ def shift_core(a, b, out, shape, sa, sb, left, width, signed):
     a right shift of a negative value); right shifts of signed values are arithmetic. Left
     shifts are not wrapped here: the caller casts to the ``width``-bit dtype."""
     n = out.size
-    if a.size == n and b.size == n:
-        for i in range(n):
-            out[i] = _shift(a[i], b[i], left, width, signed)
-    elif b.size == 1:
-        for i in range(n):
-            out[i] = _shift(a[i], b[0], left, width, signed)
-    elif a.size == 1:
-        for i in range(n):
-            out[i] = _shift(a[0], b[i], left, width, signed)
-    elif n > 0:
-        nd = shape.size
-        idx = np.zeros(nd, np.int64)
-        ia = 0
-        ib = 0
-        for o in range(n):
-            out[o] = _shift(a[ia], b[ib], left, width, signed)
-            d = nd - 1
-            while d >= 0:
-                idx[d] += 1
-                ia += sa[d]
-                ib += sb[d]
-                if idx[d] < shape[d]:
-                    break
-                ia -= sa[d] * shape[d]
-                ib -= sb[d] * shape[d]
-                idx[d] = 0
-                d -= 1
+    if n == 0:
+        return
+    rows, inner, sai, sbi = _layout(n, a.size, b.size, shape, sa, sb)
+    idx = np.zeros(max(shape.size, 1), np.int64)
+    ia = 0
+    ib = 0
+    o = 0
+    for _ in range(rows):
+        for k in range(inner):
+            out[o + k] = _shift(a[ia + k * sai], b[ib + k * sbi], left, width, signed)
+        o += inner
+        if shape.size > 1:
+            ia, ib = _advance(idx, shape, sa, sb, ia, ib)
 
 
 @njit(cache=True)
@@ -561,6 +532,30 @@ def axis_core(code, x, out, outer, n, inner):
 # ---- nopython entry points (whole arrays, any rank) ------------------------------------------
 
 
+def bshape_nb(sa, sb):  # pragma: no cover - replaced by the overload in nopython code
+    """Broadcast shape of two shape tuples (nopython only; np.broadcast_shapes compiles slowly)."""
+    raise NotImplementedError
+
+
+@overload(bshape_nb)
+def _bshape_ov(sa, sb):
+    nd = max(len(getattr(sa, "types", ())), len(getattr(sb, "types", ())))
+
+    def impl(sa, sb):
+        res = np.ones(nd, np.int64)
+        for d in range(len(sa)):
+            res[nd - len(sa) + d] = sa[d]
+        for d in range(len(sb)):
+            k = nd - len(sb) + d
+            v = sb[d]
+            if v != 1:
+                if res[k] != 1 and res[k] != v:
+                    raise ValueError("shapes cannot be broadcast together")
+                res[k] = v
+        return to_fixed_tuple(res, nd)
+    return impl
+
+
 @njit(cache=True)
 def bstrides_nb(shape, out_shape):
     """Element strides of a C-contiguous array of ``shape`` broadcast to ``out_shape``."""
@@ -589,7 +584,7 @@ def arith_nb(code, A, B):
     """Broadcasting binary arithmetic on whole arrays (result in A's dtype)."""
     a = np.asarray(A)
     b = np.asarray(B)
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    shape = bshape_nb(a.shape, b.shape)
     out = np.empty(shape, a.dtype)
     arith_core(code, np.ascontiguousarray(a).reshape(-1),
                np.ascontiguousarray(b).astype(a.dtype).reshape(-1), out.reshape(-1),
@@ -602,7 +597,7 @@ def compare_nb(code, A, B):
     """Broadcasting comparison/logic on whole arrays (bool result)."""
     a = np.asarray(A)
     b = np.asarray(B)
-    shape = np.broadcast_shapes(a.shape, b.shape)
+    shape = bshape_nb(a.shape, b.shape)
     out = np.empty(shape, np.bool_)
     compare_core(code, np.ascontiguousarray(a).reshape(-1),
                  np.ascontiguousarray(b).reshape(-1), out.reshape(-1),
@@ -640,3 +635,40 @@ def axis_nb(code, X, axis, coerce_2d):
     out = np.empty(x.shape, x.dtype)
     axis_core(code, x.reshape(-1), out.reshape(-1), outer, n, inner)
     return out
+
+
+# ---- jit= entries: plain functions that compile inline into nopython callers -------------------
+
+
+def jit_entry(nb, name: str, kernel, n_inputs: int | None):
+    """A function named ``name`` for the registry's ``jit=``.
+
+    Called from nopython code it compiles ``nb`` (a plain Python function taking the inputs then
+    the attributes positionally) inline into the caller; called from Python it runs the Python
+    ``kernel`` (``n_inputs`` positional inputs, the remaining arguments as its attributes, or
+    all arguments as inputs when ``n_inputs`` is None) and returns its one output array.
+
+    A Numba ``overload`` rather than one ``njit`` dispatcher per op keeps compilation cheap: a
+    compiled model links each shared core above once, however many ops use it.
+    """
+    import inspect
+
+    params = list(inspect.signature(nb).parameters.values())
+    attr_names = [p.name for p in params][n_inputs or 0:] if n_inputs is not None else []
+
+    def py(*args):
+        if n_inputs is None:
+            out = kernel(*args)
+        else:
+            out = kernel(*args[:n_inputs], **dict(zip(attr_names, args[n_inputs:])))
+        return out[0] if isinstance(out, tuple) else out
+
+    sig = ", ".join(str(p) for p in params)
+    call = ", ".join(("*" if p.kind == p.VAR_POSITIONAL else "") + p.name for p in params)
+    ns: dict = {"_py": py, "_nb": nb}
+    exec(f"def {name}({sig}):\n    return _py({call})\n", ns)
+    exec(f"def _typer({sig}):\n    return _nb\n", ns)
+    entry = ns[name]
+    entry.__doc__ = f"nopython-callable form of {getattr(kernel, '__name__', name)}"
+    overload(entry, jit_options={"cache": True})(ns["_typer"])
+    return entry

@@ -34,24 +34,21 @@ def _act(op: str, code: int, since: int, attrs: dict[str, float] | None = None,
     names = list(attrs)
 
     if len(names) == 0:
-        @njit(cache=True)
-        def jit(x):
+        def nb(x):
             return K.unary_nb(code, x, 0.0, 0.0, 0.0)
 
         def kernel(x):
             return (unary(code, x, name=op, ints=ints),)
     elif len(names) == 1:
-        @njit(cache=True)
-        def jit(x, a):
-            return K.unary_nb(code, x, a, 0.0, 0.0)
+        def nb(x, a):
+            return K.unary_nb(code, x, float(a), 0.0, 0.0)
 
         def kernel(x, **kw):
             return (unary(code, x, float(kw.get(names[0], attrs[names[0]])), name=op,
                           ints=ints),)
     else:
-        @njit(cache=True)
-        def jit(x, a, b):
-            return K.unary_nb(code, x, a, b, 0.0)
+        def nb(x, a, b):
+            return K.unary_nb(code, x, float(a), float(b), 0.0)
 
         def kernel(x, **kw):
             p1 = float(kw.get(names[0], attrs[names[0]]))
@@ -61,6 +58,8 @@ def _act(op: str, code: int, since: int, attrs: dict[str, float] | None = None,
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise activation" + (
         f" with attributes {', '.join(names)}" if names else "")
+    jit = K.jit_entry(nb, f"{op.lower()}_jit", lambda x, *a: kernel(x, **dict(zip(names, a))),
+                      None)
     onnx_op(op, inputs=(arg,), attributes=attrs, since=since, jit=jit)(kernel)
     return kernel
 
@@ -79,15 +78,13 @@ shrink = _act("Shrink", K.SHRINK, 9, {"bias": 0.0, "lambd": 0.5}, ints=True, arg
 selu = _act("Selu", K.SELU, 6, {"alpha": SELU_ALPHA, "gamma": SELU_GAMMA})
 
 
-@njit(cache=True)
-def prelu_jit(X, slope):
-    return K.arith_nb(K.PRELU, X, slope)
-
-
-@onnx_op("PRelu", inputs=("X", "slope"), since=7, jit=prelu_jit)
 def prelu(X, slope):
     """ONNX PRelu: X where X >= 0, slope*X elsewhere (slope broadcast to X)."""
     return (binary(K.PRELU, X, slope, "PRelu"),)
+
+
+prelu_jit = K.jit_entry(lambda X, slope: K.arith_nb(K.PRELU, X, slope), "prelu_jit", prelu, 2)
+onnx_op("PRelu", inputs=("X", "slope"), since=7, jit=prelu_jit)(prelu)
 
 
 # ---- Clip --------------------------------------------------------------------------------------
@@ -106,16 +103,16 @@ def _clip(x: Any, lo: Any, hi: Any) -> np.ndarray:
     return unary(K.CLIP, x, lo, hi, name="Clip", ints=True)
 
 
-@njit(cache=True)
-def clip6_jit(input, max, min):
-    return K.unary_nb(K.CLIP, input, min, max, 0.0)
-
-
-@onnx_op("Clip", inputs=("input",), attributes={"max": _FLT_MAX, "min": -_FLT_MAX}, since=6,
-         jit=clip6_jit)
 def clip6(input, *, max=_FLT_MAX, min=-_FLT_MAX):
     """ONNX Clip (opsets 6-10): bounds as attributes (defaults: the float32 range)."""
     return (_clip(input, float(min), float(max)),)
+
+
+clip6_jit = K.jit_entry(lambda input, max, min: K.unary_nb(K.CLIP, input, float(min),
+                                                           float(max), 0.0),
+                        "clip6_jit", clip6, 1)
+onnx_op("Clip", inputs=("input",), attributes={"max": _FLT_MAX, "min": -_FLT_MAX}, since=6,
+        jit=clip6_jit)(clip6)
 
 
 @njit(cache=True)
@@ -125,17 +122,18 @@ def _bound_nb(v, default):
     return np.asarray(v).ravel()[0]
 
 
-@njit(cache=True)
-def clip_jit(input, min, max):
-    return K.unary_nb(K.CLIP, input, _bound_nb(min, -np.inf), _bound_nb(max, np.inf), 0.0)
-
-
-@onnx_op("Clip", inputs=("input", "min", "max"), optional=("min", "max"), since=11,
-         jit=clip_jit)
 def clip(input, min=None, max=None):
     """ONNX Clip (opset 11+): min(max(input, min), max) with optional scalar-tensor bounds;
     when min > max every value becomes max."""
     return (_clip(input, _bound(min, -math.inf), _bound(max, math.inf)),)
+
+
+clip_jit = K.jit_entry(
+    lambda input, min, max: K.unary_nb(K.CLIP, input, float(_bound_nb(min, -np.inf)),
+                                       float(_bound_nb(max, np.inf)), 0.0),
+    "clip_jit", clip, 3)
+onnx_op("Clip", inputs=("input", "min", "max"), optional=("min", "max"), since=11,
+        jit=clip_jit)(clip)
 
 
 # ---- Softmax family ------------------------------------------------------------------------------
@@ -162,14 +160,6 @@ def axis_op(code: int, X: Any, axis: int, coerce_2d: bool, name: str) -> np.ndar
 
 
 def _axis_family(op: str, code: int):
-    @njit(cache=True)
-    def jit_v1(input, axis):
-        return K.axis_nb(code, input, axis, True)
-
-    @njit(cache=True)
-    def jit_v13(input, axis):
-        return K.axis_nb(code, input, axis, False)
-
     def v1(input, *, axis=1):
         return (axis_op(code, input, axis, True, op),)
 
@@ -179,6 +169,10 @@ def _axis_family(op: str, code: int):
     v1.__name__ = v13.__name__ = op.lower()
     v1.__doc__ = f"ONNX {op} (opsets 1-12): the input coerced to 2-D at axis (default 1)"
     v13.__doc__ = f"ONNX {op} (opset 13+): along one axis (default -1)"
+    jit_v1 = K.jit_entry(lambda input, axis: K.axis_nb(code, input, int(axis), True),
+                         f"{op.lower()}1_jit", v1, 1)
+    jit_v13 = K.jit_entry(lambda input, axis: K.axis_nb(code, input, int(axis), False),
+                          f"{op.lower()}_jit", v13, 1)
     onnx_op(op, inputs=("input",), attributes={"axis": 1}, since=1, jit=jit_v1)(v1)
     onnx_op(op, inputs=("input",), attributes={"axis": -1}, since=13, jit=jit_v13)(v13)
     return v13

@@ -103,15 +103,13 @@ def _int_param(p: float, dt: np.dtype, cd: np.dtype):
 # ---- unary math --------------------------------------------------------------------------------
 
 def _unary_op(op: str, code: int, arg: str, since: int, ints: bool = False):
-    @njit(cache=True)
-    def jit(x):
-        return K.unary_nb(code, x, 0.0, 0.0, 0.0)
-
     def kernel(x):
         return (unary(code, x, name=op, ints=ints),)
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise, float tensors" + (" and integers" if ints else "")
+    jit = K.jit_entry(lambda x: K.unary_nb(code, x, 0.0, 0.0, 0.0), f"{op.lower()}_jit",
+                      kernel, 1)
     onnx_op(op, inputs=(arg,), since=since, jit=jit)(kernel)
     return kernel
 
@@ -162,41 +160,34 @@ def _classify_nb(X, nan, pos, neg):
     return out
 
 
-@njit(cache=True)
-def isnan_jit(X):
-    return _classify_nb(X, True, False, False)
-
-
-@onnx_op("IsNaN", inputs=("X",), since=9, jit=isnan_jit)
 def isnan(X):
     """ONNX IsNaN: True where X is NaN (bool tensor of X's shape)."""
     return (_classify(X, True, False, False, "IsNaN"),)
 
 
-@njit(cache=True)
-def isinf_jit(X, detect_negative, detect_positive):
-    return _classify_nb(X, False, detect_positive != 0, detect_negative != 0)
-
-
-@onnx_op("IsInf", inputs=("X",), attributes={"detect_negative": 1, "detect_positive": 1},
-         since=10, jit=isinf_jit)
 def isinf(X, *, detect_negative=1, detect_positive=1):
     """ONNX IsInf: True where X is +inf (if detect_positive) or -inf (if detect_negative)."""
     return (_classify(X, False, bool(detect_positive), bool(detect_negative), "IsInf"),)
 
 
+isnan_jit = K.jit_entry(lambda X: _classify_nb(X, True, False, False), "isnan_jit", isnan, 1)
+isinf_jit = K.jit_entry(
+    lambda X, detect_negative, detect_positive: _classify_nb(
+        X, False, detect_positive != 0, detect_negative != 0), "isinf_jit", isinf, 1)
+onnx_op("IsNaN", inputs=("X",), since=9, jit=isnan_jit)(isnan)
+onnx_op("IsInf", inputs=("X",), attributes={"detect_negative": 1, "detect_positive": 1},
+        since=10, jit=isinf_jit)(isinf)
+
+
 # ---- binary arithmetic -----------------------------------------------------------------------
 
 def _binary_op(op: str, code: int, since: int):
-    @njit(cache=True)
-    def jit(A, B):
-        return K.arith_nb(code, A, B)
-
     def kernel(A, B):
         return (binary(code, A, B, op),)
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise with multidirectional broadcasting"
+    jit = K.jit_entry(lambda A, B: K.arith_nb(code, A, B), f"{op.lower()}_jit", kernel, 2)
     onnx_op(op, inputs=("A", "B"), since=since, jit=jit)(kernel)
     return kernel
 
@@ -207,12 +198,6 @@ mul = _binary_op("Mul", K.MUL, 7)
 div = _binary_op("Div", K.DIV, 7)
 
 
-@njit(cache=True)
-def pow_jit(X, Y):
-    return K.arith_nb(K.POW, X, Y)
-
-
-@onnx_op("Pow", inputs=("X", "Y"), since=7, jit=pow_jit)
 def pow_(X, Y):
     """ONNX Pow: X**Y with broadcasting; the result keeps X's dtype (an integer base with a
     float exponent is computed in float64 and truncated back; integer**integer is exact)."""
@@ -231,23 +216,26 @@ def pow_(X, Y):
     return (out if cd == dt else out.astype(dt),)
 
 
-@njit(cache=True)
-def mod_jit(A, B, fmod):
-    return K.arith_nb(K.MOD_C if fmod else K.MOD_PY, A, B)
+pow_jit = K.jit_entry(lambda X, Y: K.arith_nb(K.POW, X, Y), "pow_jit", pow_, 2)
+onnx_op("Pow", inputs=("X", "Y"), since=7, jit=pow_jit)(pow_)
 
 
-@onnx_op("Mod", inputs=("A", "B"), attributes={"fmod": 0}, since=10, jit=mod_jit)
 def mod(A, B, *, fmod=0):
     """ONNX Mod: fmod=0 gives a remainder with the divisor's sign (numpy ``%``), fmod=1 the C
     ``fmod`` remainder (the dividend's sign). Integer remainder by zero gives 0."""
     return (binary(K.MOD_C if fmod else K.MOD_PY, A, B, "Mod"),)
 
 
+mod_jit = K.jit_entry(lambda A, B, fmod: K.arith_nb(K.MOD_C if fmod != 0 else K.MOD_PY, A, B),
+                      "mod_jit", mod, 2)
+onnx_op("Mod", inputs=("A", "B"), attributes={"fmod": 0}, since=10, jit=mod_jit)(mod)
+
+
 @njit(cache=True)
-def bitshift_jit(X, Y, direction):
+def _bitshift_nb(X, Y, left):
     x = np.asarray(X)
     y = np.asarray(Y)
-    shape = np.broadcast_shapes(x.shape, y.shape)
+    shape = K.bshape_nb(x.shape, y.shape)
     out = np.empty(shape, np.int64)
     width = x.itemsize * 8
     probe = np.zeros(1, x.dtype)
@@ -256,12 +244,10 @@ def bitshift_jit(X, Y, direction):
     K.shift_core(np.ascontiguousarray(x).astype(np.int64).reshape(-1),
                  np.ascontiguousarray(y).astype(np.int64).reshape(-1), out.reshape(-1),
                  K.shape_array_nb(shape), K.bstrides_nb(x.shape, shape),
-                 K.bstrides_nb(y.shape, shape), direction == "LEFT", width, signed)
+                 K.bstrides_nb(y.shape, shape), left, width, signed)
     return out.astype(x.dtype)
 
 
-@onnx_op("BitShift", inputs=("X", "Y"), attributes={"direction": ""}, since=11,
-         jit=bitshift_jit)
 def bitshift(X, Y, *, direction=""):
     """ONNX BitShift: X shifted by Y bits, direction "LEFT" or "RIGHT", in X's integer dtype.
     Shifts by a negative amount or by at least the bit width give 0 (-1 for a right shift of a
@@ -281,6 +267,12 @@ def bitshift(X, Y, *, direction=""):
         xs = x.astype(np.int64) if dt != _I64 else x
     out = _shift(xs, ys, cd, direction == "LEFT", dt.itemsize * 8, dt.kind == "i")
     return (out if out.dtype == dt else out.astype(dt),)
+
+
+bitshift_jit = K.jit_entry(lambda X, Y, direction: _bitshift_nb(X, Y, direction == "LEFT"),
+                           "bitshift_jit", bitshift, 2)
+onnx_op("BitShift", inputs=("X", "Y"), attributes={"direction": ""}, since=11,
+        jit=bitshift_jit)(bitshift)
 
 
 def _shift(x: np.ndarray, y: np.ndarray, cd: np.dtype, left: bool, width: int,

@@ -202,7 +202,7 @@ def run_graph(
             else:
                 attrs[a.name] = attribute_value(a)
         try:
-            outs = run(node.op_type, args, attrs, opset=opset)
+            outs = run(node.op_type, args, attrs, opset=opset, num_outputs=len(node.output))
         except MDFError as exc:
             raise MDFError(
                 f"ONNX node '{node.name or node.op_type}' ({node.op_type}): {exc}"

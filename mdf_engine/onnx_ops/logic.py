@@ -52,12 +52,10 @@ def compare(code: int, A: Any, B: Any, name: str = "") -> np.ndarray:
 
 
 def _compare_op(op: str, code: int, since: int):
-    @njit(cache=True)
-    def jit(A, B):
-        return K.compare_nb(code, A, B)
-
     def kernel(A, B):
         return (compare(code, A, B, op),)
+
+    jit = K.jit_entry(lambda A, B: K.compare_nb(code, A, B), f"{op.lower()}_jit", kernel, 2)
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise with multidirectional broadcasting, bool result"
@@ -75,12 +73,6 @@ or_ = _compare_op("Or", K.OR, 7)
 xor = _compare_op("Xor", K.XOR, 7)
 
 
-@njit(cache=True)
-def not_jit(X):
-    return K.compare_nb(K.XOR, X, True)
-
-
-@onnx_op("Not", inputs=("X",), since=1, jit=not_jit)
 def not_(X):
     """ONNX Not: logical negation of a bool tensor."""
     x = _arr(X)
@@ -88,6 +80,10 @@ def not_(X):
     K.compare_core(K.XOR, _flat(x, _BOOL), _TRUE, out.reshape(-1), EMPTY_I64, EMPTY_I64,
                    EMPTY_I64)
     return (out,)
+
+
+not_jit = K.jit_entry(lambda X: K.compare_nb(K.XOR, X, True), "not_jit", not_, 1)
+onnx_op("Not", inputs=("X",), since=1, jit=not_jit)(not_)
 
 
 # ---- Where ---------------------------------------------------------------------------------------
@@ -118,11 +114,11 @@ def where(condition: Any, X: Any, Y: Any) -> np.ndarray:
 
 
 @njit(cache=True)
-def where_jit(condition, X, Y):
+def _where_nb(condition, X, Y):
     c = np.asarray(condition)
     x = np.asarray(X)
     y = np.asarray(Y)
-    shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
+    shape = K.bshape_nb(K.bshape_nb(c.shape, x.shape), y.shape)
     out = np.empty(shape, x.dtype)
     K.where_core(np.ascontiguousarray(c).astype(np.bool_).reshape(-1),
                  np.ascontiguousarray(x).reshape(-1),
@@ -132,9 +128,13 @@ def where_jit(condition, X, Y):
     return out
 
 
-@onnx_op("Where", inputs=("condition", "X", "Y"), since=9, jit=where_jit)
 def where_(condition, X, Y):
     """ONNX Where: elements of X where condition is true, else of Y (broadcast)."""
     if _arr(condition).dtype.kind not in "biuf":
         raise MDFError("Where expects a bool condition tensor")
     return (where(condition, X, Y),)
+
+
+where_jit = K.jit_entry(lambda condition, X, Y: _where_nb(condition, X, Y), "where_jit",
+                        where_, 3)
+onnx_op("Where", inputs=("condition", "X", "Y"), since=9, jit=where_jit)(where_)

@@ -4,8 +4,8 @@ mode), ``InstanceNormalization``, ``LRN``, ``MeanVarianceNormalization`` and
 
 Statistics are accumulated in float64 by Numba kernels and the results cast back to the input
 dtype. Tensors are viewed as ``(N, C, L)`` (channel statistics) or, after moving the reduced
-axes last, as rows ``(R, L)`` (per-row statistics). The opset <= 6 forms of BatchNormalization
-(``is_test``, ``consumed_inputs``) live in ``legacy.py``, not here.
+axes last, as rows ``(R, L)`` (per-row statistics). The opset <= 8 forms of BatchNormalization
+(``is_test``, ``consumed_inputs``, ``spatial``) live in ``legacy.py``, not here.
 """
 
 from __future__ import annotations
@@ -63,12 +63,10 @@ def _channel_moments(x):
     return mean, var
 
 
-def _bn_view(X: np.ndarray, spatial: int) -> np.ndarray:
+def _bn_view(X: np.ndarray) -> np.ndarray:
     if X.ndim < 2:
         raise MDFError(f"BatchNormalization: X should be (N, C, ...), got shape {X.shape}")
-    if spatial:
-        return X.reshape(X.shape[0], X.shape[1], -1)
-    return X.reshape(X.shape[0], -1, 1)
+    return X.reshape(X.shape[0], X.shape[1], -1)
 
 
 def _param(v: Any, n: int, name: str, op: str) -> np.ndarray:
@@ -80,25 +78,16 @@ def _param(v: Any, n: int, name: str, op: str) -> np.ndarray:
     return a
 
 
-def _bn_infer(X, scale, B, mean, var, epsilon, spatial=1) -> np.ndarray:
+def _bn_infer(X, scale, B, mean, var, epsilon) -> np.ndarray:
     X = as_array(X)
     xf = _float_in(X)
-    x3 = _bn_view(xf, spatial)
+    x3 = _bn_view(xf)
     C = x3.shape[1]
     op = "BatchNormalization"
     a = _param(scale, C, "scale", op) / np.sqrt(_param(var, C, "var", op) + float(epsilon))
     b = _param(B, C, "B", op) - _param(mean, C, "mean", op) * a
     y = _affine_channels(x3, a.astype(xf.dtype), b.astype(xf.dtype))
     return y.reshape(X.shape).astype(X.dtype, copy=False)
-
-
-@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=7,
-         outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
-         attributes={"epsilon": 1e-5, "momentum": 0.9, "spatial": 1})
-def batch_normalization_7(X: Any, scale: Any, B: Any, mean: Any, var: Any, *, epsilon=1e-5,
-                          momentum=0.9, spatial=1) -> tuple[np.ndarray]:
-    """Inference batch normalization; ``spatial=0`` gives per-activation statistics."""
-    return (_bn_infer(X, scale, B, mean, var, epsilon, int(spatial)),)
 
 
 @onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=9,
@@ -121,7 +110,7 @@ def batch_normalization_14(X: Any, scale: Any, B: Any, input_mean: Any, input_va
         return (_bn_infer(X, scale, B, input_mean, input_var, epsilon),)
     X = as_array(X)
     xf = _float_in(X)
-    x3 = _bn_view(xf, 1)
+    x3 = _bn_view(xf)
     C = x3.shape[1]
     op = "BatchNormalization"
     bm, bv = _channel_moments(x3)

@@ -262,16 +262,22 @@ def max_unpool(X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, p
 
 
 @numba.njit(cache=True)
+def _round_away(v):
+    """Round half away from zero (C ``round``), as ROI pooling does."""
+    return int(math.floor(v + 0.5)) if v >= 0 else -int(math.floor(-v + 0.5))
+
+
+@numba.njit(cache=True)
 def _max_roi_pool(x, rois, ph_n, pw_n, scale):
     N, C, H, W = x.shape
     R = rois.shape[0]
     y = np.zeros((R, C, ph_n, pw_n), dtype=x.dtype)
     for r in range(R):
         b = int(rois[r, 0])
-        sw = int(np.round(rois[r, 1] * scale))
-        sh = int(np.round(rois[r, 2] * scale))
-        ew = int(np.round(rois[r, 3] * scale))
-        eh = int(np.round(rois[r, 4] * scale))
+        sw = _round_away(rois[r, 1] * scale)
+        sh = _round_away(rois[r, 2] * scale)
+        ew = _round_away(rois[r, 3] * scale)
+        eh = _round_away(rois[r, 4] * scale)
         rh = max(eh - sh + 1, 1)
         rw = max(ew - sw + 1, 1)
         bh = rh / ph_n

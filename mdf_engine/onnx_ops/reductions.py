@@ -10,7 +10,10 @@ and as an optional input afterwards, together with ``noop_with_empty_axes``. Arg
 ``select_last_index`` at 12; TopK takes ``k`` as an attribute at 1, as input ``K`` from 10, and
 ``largest``/``sorted`` from 11.
 
-``jit=`` versions (nopython, for the compiled backend) are given for CumSum and ArgMax/ArgMin.
+``jit=`` versions (nopython, for the compiled backend) are given for every Reduce* version
+(``axes`` a tuple of ints or None, ``keepdims``/``noop_with_empty_axes`` compile-time constants
+so that the output rank is known), ArgMax/ArgMin (``keepdims`` constant) and CumSum. TopK's
+output shape depends on the value of K, so it has none.
 """
 
 from __future__ import annotations
@@ -243,6 +246,74 @@ def _reduce(kind: int, op: str, data: Any, axes: Any, keepdims: int, noop: int) 
 # ---------------------------------------------------------------- nopython reductions
 
 
+@numba.njit(cache=True)
+def _perm_kept_first(nd, axes):
+    """The permutation putting the kept dims first and the reduced ``axes`` last."""
+    red = np.zeros(nd, dtype=np.bool_)
+    for a in axes:
+        red[a % nd] = True
+    perm = np.empty(nd, dtype=np.int64)
+    p = 0
+    for i in range(nd):
+        if not red[i]:
+            perm[p] = i
+            p += 1
+    for i in range(nd):
+        if red[i]:
+            perm[p] = i
+            p += 1
+    return perm
+
+
+@numba.njit(cache=True)
+def _reduce_keep(data, axes, perm, kind, acc_tmpl):
+    """nopython reduction over the int64 array ``axes`` (``perm`` = kept dims first, as a
+    tuple), in the keepdims layout (same rank)."""
+    x = np.ascontiguousarray(data)
+    nd = x.ndim
+    red = np.zeros(nd, dtype=np.bool_)
+    for a in axes:
+        red[a % nd] = True
+    outer = 1
+    n = 1
+    for i in range(nd):
+        if red[i]:
+            n *= x.shape[i]
+        else:
+            outer *= x.shape[i]
+    xt = np.ascontiguousarray(np.transpose(x, perm))
+    acc = np.empty(outer, dtype=acc_tmpl.dtype)
+    _reduce_core(xt.ravel(), outer, n, 1, kind, acc)
+    shp = x.shape
+    for i in range(nd):
+        if red[i]:
+            shp = numba.np.unsafe.ndarray.tuple_setitem(shp, i, 1)
+    return acc.astype(x.dtype).reshape(shp)
+
+
+@numba.njit(cache=True)
+def _kept_dims(shape, axes):
+    nd = len(shape)
+    red = np.zeros(nd, dtype=np.bool_)
+    for a in axes:
+        red[a % nd] = True
+    out = np.empty(nd, dtype=np.int64)
+    q = 0
+    for i in range(nd):
+        if not red[i]:
+            out[q] = shape[i]
+            q += 1
+    return out[:q]
+
+
+@numba.njit(cache=True)
+def _axes_array(axes):
+    out = np.empty(len(axes), dtype=np.int64)
+    for t in range(len(axes)):
+        out[t] = axes[t]
+    return out
+
+
 def _reduce_stub(data, axes, keepdims, noop, kind):  # pragma: no cover - typed by overload
     raise NotImplementedError("only callable from Numba nopython code")
 
@@ -260,58 +331,48 @@ def _reduce_stub_ol(data, axes, keepdims, noop, kind):
     nd = data.ndim
     k_kind = int(kind.literal_value)
     keep = bool(keepdims.literal_value)
+    const_axes = None
     if isinstance(axes, (types.NoneType, types.Omitted)) or (
             isinstance(axes, types.BaseTuple) and len(axes) == 0):
         if noop.literal_value:
             return lambda data, axes, keepdims, noop, kind: data.copy()
-        n_red = nd
-        all_axes = True
+        const_axes = np.arange(nd, dtype=np.int64)
     elif isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer):
-        n_red = axes.count
-        all_axes = False
+        pass
+    elif isinstance(axes, types.BaseTuple) and all(
+            isinstance(t, types.IntegerLiteral) for t in axes.types):
+        # constant axes written in the caller's code: a tuple of literals
+        const_axes = np.array([t.literal_value for t in axes.types], dtype=np.int64)
     else:
         return None
+    n_red = len(const_axes) if const_axes is not None else len(axes)
     out_nd = nd if keep else nd - n_red
     acc_int = isinstance(data.dtype, types.Integer) and k_kind in _ACC_INT_KINDS
-    acc_dt = np.int64 if acc_int else np.float64
+    tmpl = np.zeros(0, dtype=np.int64 if acc_int else np.float64)
+    if const_axes is not None:
+        if keep:
+            def impl_const_keep(data, axes, keepdims, noop, kind):
+                perm = to_fixed_tuple(_perm_kept_first(nd, const_axes), nd)
+                return _reduce_keep(data, const_axes, perm, k_kind, tmpl)
+            return impl_const_keep
+
+        def impl_const(data, axes, keepdims, noop, kind):
+            perm = to_fixed_tuple(_perm_kept_first(nd, const_axes), nd)
+            r = _reduce_keep(data, const_axes, perm, k_kind, tmpl)
+            return r.reshape(to_fixed_tuple(_kept_dims(data.shape, const_axes), out_nd))
+        return impl_const
+    if keep:
+        def impl_keep(data, axes, keepdims, noop, kind):
+            ax = _axes_array(axes)
+            perm = to_fixed_tuple(_perm_kept_first(nd, ax), nd)
+            return _reduce_keep(data, ax, perm, k_kind, tmpl)
+        return impl_keep
 
     def impl(data, axes, keepdims, noop, kind):
-        x = np.ascontiguousarray(data)
-        red = np.zeros(nd, dtype=np.bool_)
-        if all_axes:
-            red[:] = True
-        else:
-            for a in axes:
-                red[a % nd] = True
-        perm = np.empty(nd, dtype=np.int64)
-        p = 0
-        outer = 1
-        n = 1
-        for i in range(nd):
-            if not red[i]:
-                perm[p] = i
-                p += 1
-                outer *= x.shape[i]
-        for i in range(nd):
-            if red[i]:
-                perm[p] = i
-                p += 1
-                n *= x.shape[i]
-        xt = np.ascontiguousarray(np.transpose(x, to_fixed_tuple(perm, nd)))
-        acc = np.empty(outer, dtype=acc_dt)
-        _reduce_core(xt.ravel(), outer, n, 1, k_kind, acc)
-        oshape = np.empty(out_nd, dtype=np.int64)
-        q = 0
-        for i in range(nd):
-            if red[i]:
-                if keep:
-                    oshape[q] = 1
-                    q += 1
-            else:
-                oshape[q] = x.shape[i]
-                q += 1
-        return acc.astype(x.dtype).reshape(to_fixed_tuple(oshape, out_nd))
-
+        ax = _axes_array(axes)
+        perm = to_fixed_tuple(_perm_kept_first(nd, ax), nd)
+        r = _reduce_keep(data, ax, perm, k_kind, tmpl)
+        return r.reshape(to_fixed_tuple(_kept_dims(data.shape, ax), out_nd))
     return impl
 
 
@@ -572,6 +633,34 @@ def _argreduce(data: Any, axis: int, keepdims: int, last: int, want_max: bool) -
     return res.reshape(shape)
 
 
+def _keep_or_drop(res, shape, ax, keepdims):  # pragma: no cover - typed by overload
+    raise NotImplementedError("only callable from Numba nopython code")
+
+
+@overload(_keep_or_drop, prefer_literal=True)
+def _keep_or_drop_ol(res, shape, ax, keepdims):
+    """``res`` reshaped to ``shape`` with dim ``ax`` set to 1 (keepdims) or removed; the
+    literal ``keepdims`` fixes the output rank at compile time."""
+    if not isinstance(keepdims, (types.IntegerLiteral, types.BooleanLiteral)):
+        return None
+    nd = len(shape)
+    if keepdims.literal_value:
+        def keep(res, shape, ax, keepdims):
+            return res.reshape(numba.np.unsafe.ndarray.tuple_setitem(shape, ax, 1))
+        return keep
+    out_nd = nd - 1
+
+    def drop(res, shape, ax, keepdims):
+        o = np.empty(out_nd, dtype=np.int64)
+        q = 0
+        for i in range(nd):
+            if i != ax:
+                o[q] = shape[i]
+                q += 1
+        return res.reshape(to_fixed_tuple(o, out_nd))
+    return drop
+
+
 @numba.njit(cache=True)
 def _arg_jit(data, axis, keepdims, select_last_index, want_max):
     x = np.ascontiguousarray(data)
@@ -585,45 +674,60 @@ def _arg_jit(data, axis, keepdims, select_last_index, want_max):
         elif i > ax:
             inner *= x.shape[i]
     res = _arg_core(x.ravel(), outer, x.shape[ax], inner, want_max, select_last_index != 0)
-    # keepdims form: same rank with the axis set to 1
-    shp = x.shape
-    shp = numba.np.unsafe.ndarray.tuple_setitem(shp, ax, 1)
-    return res.reshape(shp)
+    return _keep_or_drop(res, x.shape, ax, keepdims)
 
 
 @numba.njit(cache=True)
 def argmax_jit(data, axis, keepdims, select_last_index):
-    """nopython ArgMax; always returns the ``keepdims=1`` layout (same rank as ``data``)."""
+    """nopython ArgMax (opset 12); ``keepdims`` must be a compile-time constant."""
+    numba.literally(keepdims)
     return _arg_jit(data, axis, keepdims, select_last_index, True)
 
 
 @numba.njit(cache=True)
 def argmin_jit(data, axis, keepdims, select_last_index):
-    """nopython ArgMin; always returns the ``keepdims=1`` layout (same rank as ``data``)."""
+    """nopython ArgMin (opset 12); ``keepdims`` must be a compile-time constant."""
+    numba.literally(keepdims)
     return _arg_jit(data, axis, keepdims, select_last_index, False)
 
 
-@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",))
+@numba.njit(cache=True)
+def argmax_v1_jit(data, axis, keepdims):
+    """nopython ArgMax (opset 1); ``keepdims`` must be a compile-time constant."""
+    numba.literally(keepdims)
+    return _arg_jit(data, axis, keepdims, 0, True)
+
+
+@numba.njit(cache=True)
+def argmin_v1_jit(data, axis, keepdims):
+    """nopython ArgMin (opset 1); ``keepdims`` must be a compile-time constant."""
+    numba.literally(keepdims)
+    return _arg_jit(data, axis, keepdims, 0, False)
+
+
+@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",),
+         jit=argmax_v1_jit)
 def argmax_v1(data, *, axis=0, keepdims=1):
     """Indices of the maxima along ``axis`` (first occurrence), as int64."""
     return (_argreduce(data, axis, keepdims, 0, True),)
 
 
 @onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
-         outputs=("reduced",), since=12)
+         outputs=("reduced",), since=12, jit=argmax_jit)
 def argmax(data, *, axis=0, keepdims=1, select_last_index=0):
     """Indices of the maxima along ``axis`` (the last one among ties if select_last_index)."""
     return (_argreduce(data, axis, keepdims, select_last_index, True),)
 
 
-@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",))
+@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",),
+         jit=argmin_v1_jit)
 def argmin_v1(data, *, axis=0, keepdims=1):
     """Indices of the minima along ``axis`` (first occurrence), as int64."""
     return (_argreduce(data, axis, keepdims, 0, False),)
 
 
 @onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
-         outputs=("reduced",), since=12)
+         outputs=("reduced",), since=12, jit=argmin_jit)
 def argmin(data, *, axis=0, keepdims=1, select_last_index=0):
     """Indices of the minima along ``axis`` (the last one among ties if select_last_index)."""
     return (_argreduce(data, axis, keepdims, select_last_index, False),)

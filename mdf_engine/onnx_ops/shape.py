@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..errors import MDFError
@@ -148,7 +149,16 @@ def unsqueeze(data, axes):
 # ---------------------------------------------------------------- Transpose / Concat
 
 
-@onnx_op("Transpose", inputs=("data",), attributes={"perm": None}, outputs=("transposed",))
+@numba.njit(cache=True)
+def transpose_jit(data, perm):
+    """nopython Transpose: ``perm`` a tuple of ints (or None to reverse the dims); a view."""
+    if perm is None:
+        return data.T
+    return np.transpose(data, perm)
+
+
+@onnx_op("Transpose", inputs=("data",), attributes={"perm": None}, outputs=("transposed",),
+         jit=transpose_jit)
 def transpose(data, *, perm=None):
     """Permute the dims (reverse them when ``perm`` is absent); a strided view."""
     x = data if isinstance(data, np.ndarray) else np.asarray(data)
@@ -202,27 +212,46 @@ def _split(x: np.ndarray, sizes: list[int], axis: int) -> tuple:
     return tuple(out)
 
 
+def _equal_sizes(x: np.ndarray, axis: int, k: Any) -> list[int]:
+    """Sizes of ``k`` equal parts of ``x`` along ``axis`` (opsets 2-13: must divide evenly)."""
+    n = x.shape[_axis(int(axis), x.ndim, "Split")]
+    k = int(k)
+    if k < 1 or n % k:
+        raise MDFError(f"Split: an axis of length {n} does not split into {k} equal parts")
+    return [n // k] * k
+
+
 def _need_sizes(op: str) -> MDFError:
     return MDFError(f"{op}: give 'split' (sizes) — the number of outputs is not known to the "
                     "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'")
 
 
-@onnx_op("Split", inputs=("input",), attributes={"axis": 0, "split": None},
+# Before opset 18 an equal split has as many parts as the node has outputs, which only the
+# graph runner knows: it passes that count as ``num_outputs`` (see ``onnx_ops.run``).
+@onnx_op("Split", inputs=("input",), attributes={"axis": 0, "split": None, "num_outputs": None},
          outputs=("outputs",), since=2)
-def split_v2(input, *, axis=0, split=None):
-    """Split along ``axis`` into parts of the sizes in the ``split`` attribute."""
-    if split is None:
+def split_v2(input, *, axis=0, split=None, num_outputs=None):
+    """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
+    ``num_outputs`` (the node's output count) equal parts."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, _ints(split), axis)
+    if num_outputs is None:
         raise _need_sizes("Split")
-    return _split(np.asarray(input), _ints(split), axis)
+    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
 
 
-@onnx_op("Split", inputs=("input", "split"), optional=("split",), attributes={"axis": 0},
-         outputs=("outputs",), since=13)
-def split_v13(input, split=None, *, axis=0):
-    """Split along ``axis`` into parts of the sizes given by the ``split`` input."""
-    if split is None:
+@onnx_op("Split", inputs=("input", "split"), optional=("split",),
+         attributes={"axis": 0, "num_outputs": None}, outputs=("outputs",), since=13)
+def split_v13(input, split=None, *, axis=0, num_outputs=None):
+    """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
+    ``num_outputs`` (the node's output count) equal parts."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, _ints(split), axis)
+    if num_outputs is None:
         raise _need_sizes("Split")
-    return _split(np.asarray(input), _ints(split), axis)
+    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
 
 
 @onnx_op("Split", inputs=("input", "split"), optional=("split",),
@@ -434,7 +463,13 @@ def size(data):
     return (np.array(np.size(data), dtype=np.int64),)
 
 
-@onnx_op("Identity", inputs=("input",), outputs=("output",))
+@numba.njit(cache=True)
+def identity_jit(input):
+    """nopython Identity (returns its argument)."""
+    return input
+
+
+@onnx_op("Identity", inputs=("input",), outputs=("output",), jit=identity_jit)
 def identity(input):
     """The input itself (no copy); sequences and optionals pass through unchanged."""
     return (input,)

@@ -41,48 +41,28 @@ def _fold_nb(code, data):
 
 
 @njit(cache=True)
-def max_jit(*data_0):
-    return _fold_nb(K.MAX, data_0)
+def _mean_nb(data):
+    return _fold_nb(K.ADD, data) / len(data)
 
 
-@njit(cache=True)
-def min_jit(*data_0):
-    return _fold_nb(K.MIN, data_0)
+def _variadic(op: str, code: int, doc: str):
+    def kernel(*data_0):
+        return (_fold(code, data_0, op),)
+
+    kernel.__name__ = op.lower()
+    kernel.__doc__ = doc
+    jit = K.jit_entry(lambda *data_0: _fold_nb(code, data_0), f"{op.lower()}_jit", kernel,
+                      None)
+    onnx_op(op, inputs=("data_0",), variadic=True, since=8, outputs=(op.lower(),),
+            jit=jit)(kernel)
+    return kernel
 
 
-@njit(cache=True)
-def sum_jit(*data_0):
-    return _fold_nb(K.ADD, data_0)
+max_ = _variadic("Max", K.MAX, "ONNX Max: elementwise maximum of all inputs (broadcast); NaN wins.")
+min_ = _variadic("Min", K.MIN, "ONNX Min: elementwise minimum of all inputs (broadcast); NaN wins.")
+sum_ = _variadic("Sum", K.ADD, "ONNX Sum: elementwise sum of all inputs (broadcast).")
 
 
-@njit(cache=True)
-def mean_jit(*data_0):
-    s = _fold_nb(K.ADD, data_0)
-    return s / len(data_0)
-
-
-_SCHEMA = dict(inputs=("data_0",), variadic=True, since=8)
-
-
-@onnx_op("Max", jit=max_jit, outputs=("max",), **_SCHEMA)
-def max_(*data_0):
-    """ONNX Max: elementwise maximum of all inputs (broadcast); NaN wins."""
-    return (_fold(K.MAX, data_0, "Max"),)
-
-
-@onnx_op("Min", jit=min_jit, outputs=("min",), **_SCHEMA)
-def min_(*data_0):
-    """ONNX Min: elementwise minimum of all inputs (broadcast); NaN wins."""
-    return (_fold(K.MIN, data_0, "Min"),)
-
-
-@onnx_op("Sum", jit=sum_jit, outputs=("sum",), **_SCHEMA)
-def sum_(*data_0):
-    """ONNX Sum: elementwise sum of all inputs (broadcast)."""
-    return (_fold(K.ADD, data_0, "Sum"),)
-
-
-@onnx_op("Mean", jit=mean_jit, outputs=("mean",), **_SCHEMA)
 def mean(*data_0):
     """ONNX Mean: elementwise mean of all float inputs (broadcast)."""
     s = _fold(K.ADD, data_0, "Mean")
@@ -90,3 +70,8 @@ def mean(*data_0):
         raise MDFError(f"Mean expects float tensors, got {s.dtype}")
     n = sum(d is not None for d in data_0)
     return (binary(K.DIV, s, np.asarray(n, s.dtype), "Mean"),)
+
+
+mean_jit = K.jit_entry(lambda *data_0: _mean_nb(data_0), "mean_jit", mean, None)
+onnx_op("Mean", inputs=("data_0",), variadic=True, since=8, outputs=("mean",),
+        jit=mean_jit)(mean)
