@@ -1,4 +1,6 @@
-"""The ``mdf`` command line: ``mdf run``, ``mdf info``, ``mdf validate``.
+"""The ``mdf`` command line: ``mdf run``, ``mdf info``, ``mdf validate``, and the commands that
+plug-in modules add (each module in ``PLUGINS`` has ``add_parsers(sub)``, which registers its
+subcommands with ``set_defaults(func=...)``).
 
 Bad input (a malformed model, an unknown option value) exits with status 2 and one line on
 stderr that names the file and field; never a traceback.
@@ -7,12 +9,16 @@ stderr that names the file and field; never a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import sys
 from typing import Any
 
 from .errors import MDFError
+
+#: Modules adding subcommands: ONNX import/export, sweeps and drawings.
+PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +52,17 @@ def _parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
     v.add_argument("model")
+    r.set_defaults(func=cmd_run)
+    i.set_defaults(func=cmd_info)
+    v.set_defaults(func=cmd_validate)
+    for name in PLUGINS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.add_parsers(sub)
     return p
 
 
@@ -53,19 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="mdf: %(message)s")
     try:
-        if args.command == "run":
-            return cmd_run(args)
-        if args.command == "info":
-            return cmd_info(args)
-        if args.command == "validate":
-            return cmd_validate(args)
+        return int(args.func(args) or 0)
     except MDFError as e:
         print(f"mdf: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mdf: interrupted", file=sys.stderr)
         return 130
-    return 0
 
 
 def _uses_namespace(model: Any, namespace: str) -> bool:
@@ -116,7 +127,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130
-    return 0
 
 
 def _run_actr(model: Any, args: argparse.Namespace) -> int:
