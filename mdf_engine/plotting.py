@@ -364,19 +364,22 @@ def _draw_sweep_panel(fig: Any, ax: Any, t: _Table, name: str, dims: list[str],
                            f"{', '.join(dims) or 'none'})")
     if not dims:
         raise MDFError(f"'{name}' has no swept dimension left to plot against")
+    # the port's own axes (vector values) are named NODE.PORT_dim0, ...
+    elem = [d for d in dims if d.startswith(f"{name}_dim") and d not in wanted]
+    swept = [d for d in dims if d not in elem]
     if x is None:
-        x = next(d for d in dims if d != y)
-    rest = [d for d in dims if d != x]
-    if y is None and len(rest) == 1 and x is not None and len(dims) == 2 and \
-            vals.shape[dims.index(rest[0])] <= 12 and wanted:
+        x = next((d for d in swept if d != y), None) or next(d for d in dims if d != y)
+    rest = [d for d in dims if d not in (x, y)]
+    if y is None and len(rest) == 1 and vals.shape[dims.index(rest[0])] <= 12 and (
+            rest[0] in elem or wanted):
         _family(ax, t, vals, dims, x, rest[0], known, vlabel)
         return
-    if y is None and rest:
+    if y is None and rest and rest[0] not in elem:
         y = rest[0]
     if len(dims) > (2 if y is not None else 1):
         others = [d for d in dims if d not in (x, y)]
-        raise MDFError(f"'{name}' varies along {len(dims)} swept dimensions ({', '.join(dims)});"
-                       f" fix {', '.join(others)} with sel={{...}} or choose x= and y=")
+        raise MDFError(f"'{name}' varies along {len(dims)} dimensions ({', '.join(dims)}); "
+                       f"fix {', '.join(others)} with sel={{...}} or choose x= and y=")
     xs = _coord(t, x, vals.shape[dims.index(x)])
     if y is None:
         order = np.argsort(xs, kind="stable") if np.issubdtype(xs.dtype, np.number) else \
