@@ -218,7 +218,6 @@ class _Translator:
         return self.emit(tree, target, scope, what)
 
     def emit(self, n: ast.AST, target: str, scope: dict[str, Val], what: str) -> Val:
-        b = self.b
         if isinstance(n, ast.Constant):
             if isinstance(n.value, (bool, int, float)):
                 return Val(const=n.value)
@@ -358,7 +357,7 @@ class _Translator:
             formal = formals[min(i, len(formals) - 1)]
             inputs.append(self._input(text, formal, sch, f"{target}_{arg}", f"{what}.args.{arg}"))
         if ours.variadic:
-            for k, arg in enumerate([a for a in list(rest) if a not in ours.attributes]):
+            for arg in [a for a in list(rest) if a not in ours.attributes]:
                 text = rest.pop(arg)
                 inputs.append(self._input(text, formals[-1], sch, f"{target}_{arg}",
                                           f"{what}.args.{arg}"))

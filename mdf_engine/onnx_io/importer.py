@@ -115,7 +115,8 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
     proto = load_proto(source)
     opset = _opset_of(proto)
     g = proto.graph
-    pool = NamePool()
+    pool = NamePool()  # ids of ports and parameters (they share one scope per node)
+    node_pool = NamePool()  # ids of nodes and edges
     # String attribute values must never be read as names of ports or parameters.
     for n in g.node:
         for a in n.attribute:
@@ -149,7 +150,7 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
             sch = onnx_schema(on.op_type, opset)
         except MDFError as e:
             raise MDFError(f"{where}: {e.message}") from None
-        nid = pool.get(on.name or f"{on.op_type}_{k}", "node", "node")
+        nid = node_pool.get(on.name or f"{on.op_type}_{k}", "node", "node")
         node = Node(id=nid)
         fid = pool.fresh(on.op_type.lower(), "f")
         args: dict[str, Any] = {}
@@ -176,7 +177,7 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
                 elif vname in producer:
                     node.input_ports.append(InputPort(id=vid))
                     snode, sport = producer[vname]
-                    edges.append(Edge(id=pool.fresh(f"{snode}_{sport}_{nid}", "e"),
+                    edges.append(Edge(id=node_pool.fresh(f"{snode}_{sport}_{nid}", "e"),
                                       sender=snode, sender_port=sport, receiver=nid,
                                       receiver_port=vid))
                 else:
@@ -211,7 +212,7 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
     for oname in graph_outputs:
         if oname not in producer:  # an output that is a graph input or a constant
             vid = pool.get(oname)
-            nid = pool.fresh(f"output_{oname}", "node")
+            nid = node_pool.fresh(f"output_{oname}", "node")
             node = Node(id=nid)
             if oname in consts:
                 node.parameters.append(Parameter(id=vid + "_value", value=consts[oname]))

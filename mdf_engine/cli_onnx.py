@@ -1,0 +1,60 @@
+"""``mdf export --onnx MODEL OUT.onnx`` and ``mdf import MODEL.onnx OUT.json|.yaml``: the ONNX
+interchange commands (a plug-in of :mod:`mdf_engine.cli`; the work is in
+:mod:`mdf_engine.onnx_io`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from .errors import MDFError
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``export`` and ``import`` subcommands."""
+    e = sub.add_parser("export", help="export a stateless MDF graph to another format")
+    e.add_argument("--onnx", action="store_true", required=True,
+                   help="write an ONNX model (the only export format)")
+    e.add_argument("model", help="MDF model file (.json, .yaml)")
+    e.add_argument("out", help="ONNX file to write (.onnx)")
+    e.add_argument("--graph", default=None, help="graph id (default: the first graph)")
+    e.add_argument("--dtype", default="float32", choices=["float32", "float64"],
+                   help="element type of floating-point values")
+    e.add_argument("--opset", type=int, default=None,
+                   help="ai.onnx opset (default: the model's, else the newest its ops need)")
+    e.set_defaults(func=cmd_export)
+
+    i = sub.add_parser("import", help="convert an ONNX model into an MDF model file")
+    i.add_argument("model", help="ONNX file (.onnx)")
+    i.add_argument("out", help="MDF file to write (.json, .yaml or .yml)")
+    i.add_argument("--id", default=None, help="id of the MDF model (default: the graph name)")
+    i.set_defaults(func=cmd_import)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .loader import load
+    from .onnx_io import export
+
+    if not str(args.out).endswith(".onnx"):
+        raise MDFError("the output of 'mdf export --onnx' must be a .onnx file", source=args.out)
+    model = load(args.model)
+    mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
+    opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))
+    print(f"{args.out}: {len(mp.graph.node)} ONNX nodes, opset {opset}, inputs "
+          f"{', '.join(i.name for i in mp.graph.input) or 'none'}, outputs "
+          f"{', '.join(o.name for o in mp.graph.output)}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from .loader import save
+    from .onnx_io import import_model, portable
+
+    if not str(args.out).endswith((".json", ".yaml", ".yml")):
+        raise MDFError("the output of 'mdf import' must be a .json, .yaml or .yml file",
+                       source=args.out)
+    model = portable(import_model(args.model, model_id=args.id))
+    save(model, args.out)
+    g = model.graphs[0]
+    print(f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
+          f"{model.onnx_opset_version})")
+    return 0
