@@ -88,8 +88,8 @@ def _edge_label(edge: Any) -> str:
 # layout
 def graph_layers(graph: Graph) -> tuple[dict[str, int], set[int]]:
     """Columns for a left-to-right drawing: ``(layer of each node id, indices of the edges
-    that go back)``. Edges closing a cycle (found by a depth-first search in file order) are
-    set aside; every other edge goes from a lower layer to a higher one (longest path)."""
+    that go back)``. Edges closing a cycle (self-loops too; found by a depth-first search in
+    file order) are set aside; every other edge goes from a lower layer to a higher one (longest path)."""
     ids = [n.id for n in graph.nodes]
     known = set(ids)
     out: dict[str, list[tuple[int, str]]] = {i: [] for i in ids}

@@ -67,6 +67,12 @@ def save_figure(fig: Any, path: str | os.PathLike) -> tuple[int, int]:
     Returns the image size: (width, height) in pixels for PNG, in points for SVG/PDF.
     """
     fmt = image_format(path)
+    # whole pixels (PNG) or points (SVG/PDF), so the size reported is the size written
+    w, h = fig.get_size_inches()
+    scale = fig.dpi if fmt == "png" else 72.0
+    size = max(1, int(round(w * scale))), max(1, int(round(h * scale)))
+    nudge = 1e-4 if fmt == "png" else 0.0  # Agg truncates the pixel count
+    fig.set_size_inches((size[0] + nudge) / scale, (size[1] + nudge) / scale)
     buf = io.BytesIO()
     metadata = {"Software": None} if fmt == "png" else None
     if fmt == "svg":
@@ -77,9 +83,7 @@ def save_figure(fig: Any, path: str | os.PathLike) -> tuple[int, int]:
     else:
         fig.savefig(buf, format=fmt, metadata=metadata)
     atomic_write_bytes(path, buf.getvalue())
-    w, h = fig.get_size_inches()
-    scale = fig.dpi if fmt == "png" else 72.0
-    return int(round(w * scale)), int(round(h * scale))
+    return size
 
 
 def _unit_of(meta: Any) -> str | None:
