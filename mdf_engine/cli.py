@@ -18,7 +18,7 @@ from typing import Any
 from .errors import MDFError
 
 #: Modules adding subcommands: ONNX import/export, sweeps and drawings.
-PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep")
+PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep", "mdf_engine.cli_draw")
 
 
 def _parser() -> argparse.ArgumentParser:
