@@ -109,7 +109,7 @@ class _Builder:
         self.nodes: list[Any] = []
         self.inits: list[Any] = []
         self.names: set[str] = set()
-        self.const_cache: dict[tuple[int, str], str] = {}
+        self.const_cache: dict[tuple[int, str], tuple[str, Any]] = {}
 
     def fresh(self, base: str) -> str:
         out, k = base, 1
@@ -136,12 +136,13 @@ class _Builder:
         else:
             arr = arr.astype(self.dtype)
         key = (id(value), kind)
-        if key in self.const_cache and not np.isscalar(value):
-            return self.const_cache[key]
+        hit = self.const_cache.get(key)
+        if hit is not None and hit[1] is value:  # the same constant object used again
+            return hit[0]
         nm = self.fresh(name)
         self.inits.append(numpy_helper.from_array(arr, nm))
         if not np.isscalar(value):
-            self.const_cache[key] = nm
+            self.const_cache[key] = (nm, value)  # keeps value alive, so its id stays its own
         return nm
 
 
@@ -565,7 +566,11 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
                 src = port_value[(e.sender, e.sender_port)]
                 w = e.weight
                 if isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1:
-                    sent.append((e, src))
+                    # an unweighted edge: an Identity named after the edge
+                    src = tr.materialize(src, f"{e.id}_in")
+                    out = b.fresh(vname if len(incoming) == 1 else f"{e.id}_out")
+                    b.node("Identity", [src.name], [out], e.id)
+                    sent.append((e, Val(out, src.kind)))
                     continue
                 wv = tr.expr(w, f"{e.id}_weight", f"edges.{e.id}.weight")
                 wname = tr.materialize(wv, f"{e.id}_weight", "float")
@@ -574,12 +579,7 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
                 b.node("Mul", [src.name, wname.name], [out], e.id)
                 sent.append((None, Val(out, "float")))
             if len(sent) == 1:
-                e, v = sent[0]
-                if e is not None:  # an unweighted edge: Identity named after the edge
-                    out = b.fresh(vname)
-                    b.node("Identity", [v.name], [out], e.id)
-                    v = Val(out, v.kind)
-                scope[ip.id] = v
+                scope[ip.id] = sent[0][1]
             else:
                 names = [tr.as_kind(v, "float", f"{vname}_{k}").name
                          for k, (_, v) in enumerate(sent)]
