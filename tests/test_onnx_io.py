@@ -167,10 +167,13 @@ def _onnx_ops_model() -> Model:
                               args={"input": "parts[1]", "axis": -1}),
                     Parameter(id="red", function="onnx::ReduceSum",
                               args={"data": "parts[0] * 2", "axes": [1], "keepdims": 0}),
+                    Parameter(id="top", function="onnx::TopK",
+                              args={"X": "g", "K": [2], "axis": 1}),
                 ],
                 output_ports=[OutputPort(id="probs", value="sm"),
                               OutputPort(id="total", value="red"),
-                              OutputPort(id="first", value="parts[0]")])
+                              OutputPort(id="first", value="parts[0]"),
+                              OutputPort(id="best", value="top[1]")])
     return Model(id="ops", graphs=[Graph(id="ops_graph", nodes=[node])], onnx_opset_version=13)
 
 
@@ -180,6 +183,8 @@ def test_onnx_ops_with_attributes_and_multiple_outputs_round_trip(tmp_path):
     split = next(n for n in mp.graph.node if n.op_type == "Split")
     assert list(split.output) == ["net_parts_0", "net_parts_1"]
     assert mp.opset_import[0].version == 13
+    best = next(o for o in mp.graph.output if o.name == "net_best")
+    assert best.type.tensor_type.elem_type == onnx.TensorProto.INT64
     x = np.arange(12.0).reshape(3, 4) / 7 - 0.8
     _round_trip(model, tmp_path, {"net_x": x}, {"net_x": "x"})
 
@@ -191,7 +196,7 @@ def test_opset_defaults_to_newest_schema_used():
     model.onnx_opset_version = None
     mp = to_onnx(model)
     newest = max(REGISTRY.lookup(f"onnx::{op}").since for op in ("Gemm", "Split", "Softmax",
-                                                                   "ReduceSum"))
+                                                                   "ReduceSum", "TopK"))
     assert mp.opset_import[0].version == max(newest, 13)
 
 

@@ -95,6 +95,7 @@ class Val:
     const: Any = None
     multi: list[str] | None = None
     hint: str | None = None
+    kinds: list[str] | None = None
 
 
 class _Builder:
@@ -284,7 +285,7 @@ class _Translator:
                 if not 0 <= idx.value < len(v.multi):
                     raise MDFError(f"output index {idx.value} out of range",
                                    f"{self.where}.{what}")
-                return Val(v.multi[idx.value], "float")
+                return Val(v.multi[idx.value], (v.kinds or ["float"] * len(v.multi))[idx.value])
             raise MDFError(f"subscript '{ast.unparse(n)}' cannot be exported (only f[k] of a "
                            "function with several outputs)", f"{self.where}.{what}")
         if isinstance(n, ast.IfExp):
@@ -375,24 +376,30 @@ class _Translator:
             if value is not None:
                 attrs[k] = value
         n_out = n_outputs or 1
-        if len(sch.outputs) > 1 and not (sch.outputs[-1].option.name == "Variadic"):
-            if n_outputs is None and len(ours.outputs) > 1 and op not in ("BatchNormalization",
-                                                                        "Dropout"):
-                n_out = len(ours.outputs)
-        if op == "Split" and n_outputs is None:
-            n_out = int(args.get("num_outputs") or 1)
+        variadic_out = sch.outputs[-1].option == sch.outputs[-1].option.Variadic
+        if op == "Split":
+            sizes = self.expr(args["split"], f"{target}_split", f"{what}.args.split") \
+                if args.get("split") is not None else None
+            if sizes is not None and sizes.name is None and sizes.multi is None:
+                n_out = int(np.asarray(sizes.const).size)
+            elif args.get("num_outputs") is not None:
+                n_out = int(args["num_outputs"])
+        elif not variadic_out and len(ours.outputs) > 1 and len(sch.outputs) > 1 \
+                and op not in ("BatchNormalization", "Dropout"):
+            n_out = min(max(n_out, len(ours.outputs)), len(sch.outputs))
+        if n_outputs is not None and n_outputs > n_out:
+            raise MDFError(f"onnx::{op} has {n_out} outputs here; index {n_outputs - 1} is used",
+                           f"{self.where}.{what}")
         outs = [self.b.fresh(target if n_out == 1 else f"{target}_{k}") for k in range(n_out)]
         self.b.node(op, inputs, outs, self.node_name(target), **attrs)
-        kind = "float"
-        o0 = sch.outputs[0]
-        allowed = _allowed(sch, o0)
-        if allowed == {"tensor(bool)"}:
-            kind = "bool"
-        elif allowed <= {"tensor(int64)", "tensor(int32)"}:
-            kind = "int"
+        kinds = []
+        for k in range(n_out):
+            allowed = _allowed(sch, sch.outputs[min(k, len(sch.outputs) - 1)])
+            kinds.append("bool" if allowed == {"tensor(bool)"} else
+                         "int" if allowed <= {"tensor(int64)", "tensor(int32)"} else "float")
         if n_out == 1 and n_outputs is None:
-            return Val(outs[0], kind)
-        return Val(multi=outs)
+            return Val(outs[0], kinds[0])
+        return Val(multi=outs, kinds=kinds)
 
     def _input(self, text: Any, formal: Any, sch: Any, name: str, what: str) -> str:
         v = self.expr(text, name, what)
