@@ -218,17 +218,71 @@ class _Layout:
     caption_at: tuple[float, float]
 
 
+def _control(p1: tuple[float, float], p2: tuple[float, float], rad: float) -> np.ndarray:
+    """The middle control point of matplotlib's ``arc3`` connection from p1 to p2."""
+    (x1, y1), (x2, y2) = p1, p2
+    return np.array([(x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)])
+
+
+def _bezier(p1: Any, c: Any, p2: Any, t: Any) -> np.ndarray:
+    t = np.asarray(t, dtype=float)[..., None]
+    return (1 - t) ** 2 * np.asarray(p1) + 2 * (1 - t) * t * c + t**2 * np.asarray(p2)
+
+
 def _curve(p1: tuple[float, float], p2: tuple[float, float], rad: float,
            n: int = 61) -> np.ndarray:
-    """Points of matplotlib's ``arc3`` connection from p1 to p2 (a quadratic Bezier)."""
-    (x1, y1), (x2, y2) = p1, p2
-    c = np.array([(x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)])
-    t = np.linspace(0.0, 1.0, n)[:, None]
-    return (1 - t) ** 2 * np.array(p1) + 2 * (1 - t) * t * c + t**2 * np.array(p2)
+    """Points of the ``arc3`` curve from p1 to p2 (a quadratic Bezier)."""
+    return _bezier(p1, _control(p1, p2, rad), p2, np.linspace(0.0, 1.0, n))
 
 
 def _inside(pts: np.ndarray, b: _Box) -> np.ndarray:
     return (np.abs(pts[:, 0] - b.x) <= b.w / 2) & (np.abs(pts[:, 1] - b.y) <= b.h / 2)
+
+
+def _inside_any(pts: np.ndarray, cx: np.ndarray, cy: np.ndarray, hw: np.ndarray,
+                hh: np.ndarray) -> int:
+    """How many (point, box) pairs have the point inside the box (boxes as arrays)."""
+    if len(cx) == 0:
+        return 0
+    dx = np.abs(pts[:, 0:1] - cx[None, :]) <= hw[None, :]
+    dy = np.abs(pts[:, 1:2] - cy[None, :]) <= hh[None, :]
+    return int((dx & dy).sum())
+
+
+def _visible_path(e: _Edge, a: _Box, b: _Box) -> Any:
+    """The part of an edge's curve outside both boxes, as a matplotlib Path (a quadratic
+    Bezier cut at the box borders by bisection; cheaper than patch clipping)."""
+    from matplotlib.path import Path
+
+    c = _control(e.p1, e.p2, e.rad)
+
+    def cut(t_in: float, t_out: float, box: _Box) -> float:
+        for _ in range(30):
+            mid = (t_in + t_out) / 2
+            if _inside(_bezier(e.p1, c, e.p2, [mid]), box)[0]:
+                t_in = mid
+            else:
+                t_out = mid
+        return t_out
+
+    if e.loop:
+        t0, t1 = 0.0, 1.0
+    else:
+        ts = np.linspace(0.0, 1.0, 201)
+        pts = _bezier(e.p1, c, e.p2, ts)
+        out_a = np.nonzero(~_inside(pts, a))[0]
+        out_b = np.nonzero(~_inside(pts, b))[0]
+        if len(out_a) == 0 or len(out_b) == 0:
+            return None
+        i, j = out_a[0], out_b[-1]
+        t0 = cut(ts[i - 1], ts[i], a) if i > 0 else 0.0
+        t1 = cut(ts[j + 1], ts[j], b) if j < len(ts) - 1 else 1.0
+        if t1 <= t0:
+            return None
+    q0, q2 = _bezier(e.p1, c, e.p2, [t0, t1])
+    q1 = ((1 - t0) * (1 - t1) * np.asarray(e.p1) + ((1 - t0) * t1 + t0 * (1 - t1)) * c
+          + t0 * t1 * np.asarray(e.p2))  # the blossom of the curve at (t0, t1)
+    return Path([q0, q1, q2], [Path.MOVETO, Path.CURVE3, Path.CURVE3])
 
 
 _RADS = (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8, 1.0, -1.0)
@@ -259,6 +313,10 @@ def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, 
         flip = 1.0 if e.sender < e.receiver else -1.0  # the same curve read the other way
         taken = used.setdefault((min(e.sender, e.receiver), max(e.sender, e.receiver)), [])
         others = [o for o in boxes.values() if o.id not in (e.sender, e.receiver)]
+        ocx = np.array([o.x for o in others])
+        ocy = np.array([o.y for o in others])
+        ohw = np.array([o.w / 2 for o in others])
+        ohh = np.array([o.h / 2 for o in others])
         best = None
         for order, rad in enumerate(_RADS):
             if any(abs(rad * flip - t) < 0.12 for t in taken):
@@ -266,9 +324,11 @@ def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, 
             pts = _curve((a.x, a.y), (b.x, b.y), rad)
             free = pts[~(_inside(pts, a) | _inside(pts, b))]
             mid = free[len(free) // 2] if len(free) else pts[len(pts) // 2]
-            cost = sum(int(_inside(pts, o).sum()) for o in others)
-            cost += sum(5 for o in boxes.values()
-                        if abs(mid[0] - o.x) < (o.w + lw) / 2 and abs(mid[1] - o.y) < (o.h + lh) / 2)
+            cost = _inside_any(pts, ocx, ocy, ohw, ohh)
+            cost += 5 * _inside_any(mid[None, :], np.append(ocx, [a.x, b.x]),
+                                    np.append(ocy, [a.y, b.y]),
+                                    np.append(ohw, [a.w / 2, b.w / 2]) + lw / 2,
+                                    np.append(ohh, [a.h / 2, b.h / 2]) + lh / 2)
             key = (cost, order)
             if best is None or key < best[0]:
                 best = (key, rad, mid)
@@ -415,13 +475,11 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
     ax.text(*lay.caption_at, lay.caption, ha="left", va="bottom", fontsize=f,
             linespacing=1.25, color="#333333")
 
-    patches: dict[str, Any] = {}
     for b in lay.boxes.values():
         p = FancyBboxPatch((b.x - b.w / 2, b.y - b.h / 2), b.w, b.h,
                            boxstyle=f"round,pad=0,rounding_size={0.06 * k}",
                            facecolor="#eef3fb", edgecolor="#3b5b8c", linewidth=1.2, zorder=2)
         ax.add_patch(p)
-        patches[b.id] = p
         top = b.y + b.h / 2 - 0.1 * k
         ax.text(b.x, top, b.head, ha="center", va="top", fontsize=f * 1.1,
                 fontweight="bold", zorder=3)
@@ -430,14 +488,11 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
                     va="top", fontsize=f, linespacing=1.25, zorder=3)
 
     for e in lay.edges:
-        style = dict(connectionstyle=f"arc3,rad={e.rad}", arrowstyle="-|>",
-                     mutation_scale=12 * k, lw=1.1, color="#444444", zorder=1)
-        if e.loop:
-            arrow = FancyArrowPatch(e.p1, e.p2, **style)
-        else:
-            arrow = FancyArrowPatch(e.p1, e.p2, patchA=patches[e.sender],
-                                    patchB=patches[e.receiver], shrinkA=1, shrinkB=1, **style)
-        ax.add_patch(arrow)
+        style = dict(arrowstyle="-|>", mutation_scale=12 * k, lw=1.1, color="#444444",
+                     zorder=1)
+        curve = _visible_path(e, lay.boxes[e.sender], lay.boxes[e.receiver])
+        if curve is not None:  # None: the boxes overlap, nothing of the edge shows
+            ax.add_patch(FancyArrowPatch(path=curve, **style))
         ax.text(*e.label_at, e.label, ha="center", va="bottom" if e.loop else "center",
                 fontsize=f * 0.85, zorder=4, color="#7a2e0e", linespacing=1.15,
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
