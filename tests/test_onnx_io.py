@@ -20,6 +20,7 @@ from mdf_engine.cli import main  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
 from mdf_engine.model import (  # noqa: E402
     Edge,
+    Function,
     Graph,
     InputPort,
     Model,
@@ -187,6 +188,23 @@ def test_onnx_ops_with_attributes_and_multiple_outputs_round_trip(tmp_path):
     assert best.type.tensor_type.elem_type == onnx.TensorProto.INT64
     x = np.arange(12.0).reshape(3, 4) / 7 - 0.8
     _round_trip(model, tmp_path, {"net_x": x}, {"net_x": "x"})
+
+
+def test_node_functions_and_low_opset_comparisons_round_trip(tmp_path):
+    """Node functions (declared out of dependency order) and, at opset 9, <= and >= written
+    without LessOrEqual/GreaterOrEqual (added in opset 12)."""
+    node = Node(id="n", input_ports=[InputPort(id="x", shape=(4,))],
+                functions=[Function(id="f2", value="f1 * 2 - x"),
+                           Function(id="f1", function="linear",
+                                    args={"variable0": "x", "slope": 3, "intercept": 1})],
+                output_ports=[OutputPort(id="o", value="f2 + f1"),
+                              OutputPort(id="le", value="f1 <= 2.5"),
+                              OutputPort(id="ge", value="x >= 0.5")])
+    model = Model(id="funcs", graphs=[Graph(id="g", nodes=[node])], onnx_opset_version=9)
+    mp = to_onnx(model)
+    assert mp.opset_import[0].version == 9
+    assert not {"LessOrEqual", "GreaterOrEqual"} & {n.op_type for n in mp.graph.node}
+    _round_trip(model, tmp_path, {"n_x": np.array([0.0, 0.5, 1.0, -2.0])}, {"n_x": "x"})
 
 
 def test_opset_defaults_to_newest_schema_used():

@@ -273,6 +273,10 @@ class _Translator:
             if cmp is ast.NotEq:
                 eq = self._op("Equal", [a, c], target + "_eq", "bool")
                 return self._op("Not", [eq], target, "bool")
+            if cmp in (ast.LtE, ast.GtE) and self.b.opset < 12:  # no LessOrEqual before 12
+                strict = self._op("Greater" if cmp is ast.LtE else "Less", [a, c],
+                                  target + "_strict", "bool")
+                return self._op("Not", [strict], target, "bool")
             if cmp not in COMPARE:
                 raise MDFError(f"comparison '{ast.unparse(n)}' cannot be exported",
                                f"{self.where}.{what}")
@@ -498,7 +502,7 @@ def _choose_opset(model: Model, g: Graph) -> int:
     from ..registry import REGISTRY
 
     if model.onnx_opset_version:
-        return max(int(model.onnx_opset_version), OPSET_FLOOR)
+        return int(model.onnx_opset_version)
     load_function_libraries([f.function for n in g.nodes
                              for f in list(n.parameters) + list(n.functions) if f.function])
     newest = OPSET_FLOOR
@@ -604,7 +608,7 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
                                   else (looks_numeric(p.value) if isinstance(p.value, str)
                                         else p.value), hint=f"{node.id}_{p.id}")
         subscripted = _subscripted(node)
-        items = [("functions", f) for f in node.functions] + \
+        items = [("functions", f) for f in _functions_in_order(node)] + \
                 [("parameters", p) for p in node.parameters]
         for kind, item in items:
             w = f"{kind}.{item.id}"
@@ -657,6 +661,28 @@ def _fix_output_types(mp: Any) -> None:
         vi = found.get(o.name)
         if vi is not None and vi.type.tensor_type.elem_type:
             o.type.CopyFrom(vi.type)
+
+
+def _functions_in_order(node: Node) -> list[Any]:
+    """Node functions in dependency order (as the engine's plan evaluates them)."""
+    from ..expressions import names_in
+
+    ids = {f.id for f in node.functions}
+    pending, done, order = list(node.functions), set(), []
+    while pending:
+        ready = []
+        for f in pending:
+            texts = list((f.args or {}).values()) + [f.value]
+            needed = set().union(*[names_in(t) for t in texts]) & ids
+            if needed <= done:
+                ready.append(f)
+        if not ready:  # a cycle: the plan has already refused it; keep the declared order
+            return order + pending
+        for f in ready:
+            order.append(f)
+            done.add(f.id)
+            pending.remove(f)
+    return order
 
 
 def _subscripted(node: Node) -> dict[str, int]:
