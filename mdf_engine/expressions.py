@@ -70,10 +70,102 @@ MODULES = {"math": (MATH_FUNCTIONS, MATH_CONSTANTS),
 #: Names that are always known to an expression (modules and whitelisted builtins).
 RESERVED_NAMES = set(MODULES) | set(BUILTIN_FUNCTIONS) | {"True", "False", "None"}
 
+#: Most elements an expression may create in one array, string or list (larger requests are
+#: refused with MDFError instead of exhausting memory).
+MAX_RESULT_ELEMENTS = 10**8
+
+
+def _too_big(n: float, what: str) -> None:
+    if n > MAX_RESULT_ELEMENTS:
+        raise MDFError(f"{what} would have {n:.3g} elements; the limit is "
+                       f"{MAX_RESULT_ELEMENTS}")
+
+
+def _check_broadcast(a: Any, b: Any) -> None:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape != b.shape \
+            and a.size > 1 and b.size > 1:
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            return  # the operation itself reports the mismatch
+        _too_big(math.prod(shape), "the result")
+
+
+def _float_pair(a: Any, b: Any) -> bool:
+    return isinstance(a, (int, float)) and isinstance(b, (int, float))
+
+
+def _numpy_scalar(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
+    """``op`` on float64 scalars with numpy's semantics (x/0 = inf or nan, no exception), as
+    the compiled backend computes it."""
+    with np.errstate(all="ignore"):
+        return op(np.float64(a), np.float64(b))
+
+
+def _add(a: Any, b: Any) -> Any:
+    _check_broadcast(a, b)
+    return a + b
+
+
+def _sub(a: Any, b: Any) -> Any:
+    _check_broadcast(a, b)
+    return a - b
+
+
+def _mul(a: Any, b: Any) -> Any:
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
+            _too_big(len(seq) * n, "the repeated sequence")
+    _check_broadcast(a, b)
+    return a * b
+
+
+def _truediv(a: Any, b: Any) -> Any:
+    _check_broadcast(a, b)
+    try:
+        return a / b
+    except ZeroDivisionError:
+        return _numpy_scalar(operator.truediv, a, b)
+
+
+def _floordiv(a: Any, b: Any) -> Any:
+    _check_broadcast(a, b)
+    try:
+        return a // b
+    except ZeroDivisionError:
+        return _numpy_scalar(np.floor_divide, a, b)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    _check_broadcast(a, b)
+    try:
+        return a % b
+    except ZeroDivisionError:
+        return _numpy_scalar(np.mod, a, b)
+
+
+def _pow(a: Any, b: Any) -> Any:
+    """Python ints stay exact while small; other scalars follow numpy's float64 semantics
+    (0 ** -1 = inf, (-8) ** 0.5 = nan, huge results = inf), as in the compiled backend."""
+    if type(a) is int and type(b) is int and b >= 0 and (
+            abs(a) <= 1 or b * abs(a).bit_length() <= 62):
+        return a ** b
+    if _float_pair(a, b):
+        return _numpy_scalar(operator.pow, a, b)
+    _check_broadcast(a, b)
+    return a ** b
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim >= 2 and b.ndim >= 2:
+        _too_big(a.size / max(a.shape[-1], 1) * (b.size / max(b.shape[-2], 1)), "the product")
+    return a @ b
+
+
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.MatMult: operator.matmul, ast.BitAnd: operator.and_,
+    ast.Add: _add, ast.Sub: _sub, ast.Mult: _mul,
+    ast.Div: _truediv, ast.FloorDiv: _floordiv, ast.Mod: _mod,
+    ast.Pow: _pow, ast.MatMult: _matmul, ast.BitAnd: operator.and_,
     ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
 _BINOP_SRC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -108,10 +200,20 @@ class Expr:
     names: frozenset[str]
     functions: frozenset[str]
     _fn: Callable[[Mapping[str, Any]], Any]
+    where: str = ""
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
-        """The value of the expression with variables taken from ``env``."""
-        return self._fn(env)
+        """The value of the expression with variables taken from ``env``; a failure (a shape
+        mismatch, a bad index, a too large array) raises MDFError naming ``where``."""
+        try:
+            return self._fn(env)
+        except MDFError as e:
+            if e.path or not self.where:
+                raise
+            raise MDFError(e.message, self.where, e.source) from None
+        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError,
+                RecursionError) as e:
+            raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", self.where) from None
 
     @property
     def is_constant(self) -> bool:
@@ -189,7 +291,7 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
     builder = _ClosureBuilder(extra, where, text)
     fn = builder.build(tree.body)
     return Expr(text=text, tree=tree, names=frozenset(names), functions=frozenset(called),
-                _fn=fn)
+                _fn=fn, where=where)
 
 
 def _is_call_target(name: ast.Name, tree: ast.AST) -> bool:
@@ -454,3 +556,94 @@ def _numpy_name(module: str, attr: str) -> str:
             return f"math.{attr}" if attr in ("erf", "erfc", "gamma", "lgamma") else f"np.{attr}"
         return "np." + _MATH_TO_NUMPY.get(attr, attr)
     return "np." + attr
+
+
+# ---------------------------------------------------------------------------------------------
+# Guarded callables for the interpreted backend: array constructors refuse results larger than
+# MAX_RESULT_ELEMENTS before allocating, and math functions that the compiled backend computes
+# with numpy (math.log(0), math.exp(1000), math.sqrt(-1)) give numpy's inf/nan here too
+# instead of raising.
+
+
+def _shape_size(shape: Any) -> float:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    total = 1.0
+    for d in dims:
+        total *= max(float(np.asarray(d)), 0.0)
+    return total
+
+
+def _arg(args: tuple, kwargs: Mapping[str, Any], i: int, name: str, default: Any) -> Any:
+    if len(args) > i:
+        return args[i]
+    return kwargs.get(name, default)
+
+
+def _arange_size(*args: Any, **kwargs: Any) -> float:
+    if len(args) == 1 and "stop" not in kwargs:
+        start, stop, step = 0, args[0], 1
+    else:
+        start = _arg(args, kwargs, 0, "start", 0)
+        stop = _arg(args, kwargs, 1, "stop", 0)
+        step = _arg(args, kwargs, 2, "step", 1)
+    try:
+        return max(0.0, math.ceil((float(stop) - float(start)) / float(step)))
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return 0.0  # numpy reports these itself
+
+
+def _size(x: Any) -> float:
+    return float(np.size(x))
+
+
+_SIZE_OF: dict[str, Callable[..., float]] = {
+    "zeros": lambda *a, **k: _shape_size(_arg(a, k, 0, "shape", 0)),
+    "ones": lambda *a, **k: _shape_size(_arg(a, k, 0, "shape", 0)),
+    "full": lambda *a, **k: _shape_size(_arg(a, k, 0, "shape", 0)),
+    "arange": _arange_size,
+    "linspace": lambda *a, **k: float(_arg(a, k, 2, "num", 50)),
+    "eye": lambda *a, **k: float(_arg(a, k, 0, "N", 0)) * float(
+        _arg(a, k, 1, "M", None) or _arg(a, k, 0, "N", 0)),
+    "identity": lambda *a, **k: float(_arg(a, k, 0, "n", 0)) ** 2,
+    "tile": lambda *a, **k: _size(_arg(a, k, 0, "A", 0)) * _shape_size(_arg(a, k, 1, "reps", 1)),
+    "outer": lambda *a, **k: _size(_arg(a, k, 0, "a", 0)) * _size(_arg(a, k, 1, "b", 0)),
+    "broadcast_to": lambda *a, **k: _shape_size(_arg(a, k, 1, "shape", 0)),
+}
+
+
+def _limited(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    size_of = _SIZE_OF[name]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            n = size_of(*args, **kwargs)
+        except (TypeError, ValueError, OverflowError):
+            n = 0.0  # malformed arguments: numpy raises its own error below
+        _too_big(n, f"np.{name}(...)")
+        return fn(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+def _numpy_fallback(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    np_fn = getattr(np, _MATH_TO_NUMPY.get(name, name))
+
+    def call(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except (ValueError, OverflowError, TypeError):
+            with np.errstate(all="ignore"):
+                return np_fn(*[np.float64(a) if isinstance(a, int) else a for a in args])
+
+    call.__name__ = name
+    return call
+
+
+for _name in _SIZE_OF:
+    NUMPY_FUNCTIONS[_name] = _limited(_name, NUMPY_FUNCTIONS[_name])
+for _name in list(MATH_FUNCTIONS):
+    if _numpy_name("math", _name).startswith("np.") and hasattr(
+            np, _MATH_TO_NUMPY.get(_name, _name)):
+        MATH_FUNCTIONS[_name] = _numpy_fallback(_name, MATH_FUNCTIONS[_name])
+del _name

@@ -160,7 +160,12 @@ class InterpretedGraph:
             if ep.sender in self.ever_ran:
                 value = self.states[ep.sender].outputs[ep.sender_port]
                 if ep.has_weight:
-                    value = ep.weight * value
+                    try:
+                        value = ep.weight * value
+                    except (ValueError, TypeError) as e:
+                        raise MDFError(f"cannot apply the weight: {type(e).__name__}: {e}",
+                                       f"{self.plan.where}.edges.{ep.id}.parameters.weight") \
+                            from None
                 st.set_input(ep.receiver_port, value)
         evaluate_node(st, dt)
         if self.check_finite:
@@ -235,7 +240,8 @@ def _guard(fn, env, where: str, what: str) -> Any:
         if e.path:
             raise
         raise MDFError(e.message, f"{where}.{what}") from None
-    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError) as e:
+    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError,
+            RecursionError) as e:
         raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") \
             from None
 

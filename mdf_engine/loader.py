@@ -30,6 +30,8 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_DIM = 2**31 - 1
 MAX_ELEMENTS = 10**9
+#: Most items (counting repeats of shared YAML anchors) a file may expand to.
+MAX_EXPANDED = 10**7
 REDUCE_MODES = ("overwrite", "add", "multiply")
 
 #: Keys some writers add that carry no semantics; accepted and dropped.
@@ -63,8 +65,11 @@ def read_file(path: str) -> Any:
     size = p.stat().st_size
     if size > MAX_FILE_BYTES:
         raise MDFError(f"file is {size} bytes; the limit is {MAX_FILE_BYTES}", source=path)
-    text = p.read_text(encoding="utf-8", errors="strict")
     ext = p.suffix.lower()
+    try:
+        text = p.read_bytes().decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        raise MDFError(f"the file is not UTF-8 text (byte {e.start})", source=path) from None
     try:
         if ext == ".json":
             data = json.loads(text)
@@ -89,15 +94,43 @@ def read_file(path: str) -> Any:
 
 
 def _check_depth(data: Any, source: str | None) -> None:
-    stack = [(data, 0)]
+    """Refuse data nested deeper than MAX_DEPTH, data that contains itself (YAML aliases), and
+    shared subtrees (YAML anchors) that would expand to more than MAX_EXPANDED items."""
+    # Each distinct container is measured once: (height, expanded item count).
+    memo: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(data, 0, False)]
     while stack:
-        item, depth = stack.pop()
+        item, depth, done = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        key = id(item)
+        children = list(item.values()) if isinstance(item, dict) else item
+        if done:
+            active.discard(key)
+            height, size = 0, 1
+            for c in children:
+                if isinstance(c, (dict, list)):
+                    h, n = memo[id(c)]
+                    height, size = max(height, h + 1), size + n
+                else:
+                    size += 1
+            if size > MAX_EXPANDED:
+                raise MDFError(f"the data expands to more than {MAX_EXPANDED} items (repeated "
+                               "YAML aliases?)", source=source)
+            memo[key] = (height, size)
+            continue
+        if key in active:
+            raise MDFError("the data refers to itself (a recursive YAML alias)", source=source)
+        if key in memo:
+            if depth + memo[key][0] > MAX_DEPTH:
+                raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+            continue
         if depth > MAX_DEPTH:
             raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+        active.add(key)
+        stack.append((item, depth, True))
+        stack.extend((c, depth + 1, False) for c in children if isinstance(c, (dict, list)))
 
 
 def from_dict(data: Any, source: str | None = None, graph_check: bool = True) -> Model:
@@ -329,6 +362,16 @@ class _Builder:
             for k in ("sender", "receiver", "sender_port", "receiver_port"):
                 if not getattr(obj, k):
                     raise self.error(f"an edge needs a {k}", f"{path}.{k}")
+            for k, w in (obj.parameters or {}).items():
+                if k == "weight" and not _is_numeric(w):
+                    raise self.error(f"an edge weight must be a number or a (nested) list of "
+                                     f"numbers, got {w!r:.60}", f"{path}.parameters.weight")
+
+
+def _is_numeric(w: Any) -> bool:
+    if isinstance(w, list):
+        return all(_is_numeric(x) for x in w)
+    return isinstance(w, (int, float)) and not isinstance(w, bool)
 
 
 def _check_graph(g: Any, path: str, source: str | None) -> None:
@@ -366,6 +409,47 @@ def _check_graph(g: Any, path: str, source: str | None) -> None:
             if node_id not in nodes:
                 raise err(f"condition for unknown node '{node_id}'",
                           f"conditions.node_specific.{node_id}")
+    _check_cycles(g, nodes, err)
+
+
+def _check_cycles(g: Any, nodes: dict[str, Any], err: Any) -> None:
+    """Edges into input ports without a ``default_value`` are scheduling dependencies; a cycle
+    of them cannot be scheduled (graph-scheduler refuses it), and a node depending on itself
+    with no condition of its own would wait for itself forever."""
+    conditioned = set(g.conditions.node_specific) if g.conditions is not None else set()
+    deps: dict[str, list[Any]] = {n: [] for n in nodes}
+    for e in g.edges:
+        port = nodes[e.receiver].get("input_ports", e.receiver_port)
+        if port is None or port.default_value is not None:
+            continue
+        if e.sender == e.receiver:
+            if e.receiver not in conditioned:
+                raise err(f"edge '{e.id}' feeds node '{e.receiver}' its own output with no "
+                          f"condition for '{e.receiver}': give the input port '{e.receiver_port}'"
+                          " a default_value or the node a condition", f"edges.{e.id}")
+            continue
+        deps[e.receiver].append(e)
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+    for start in nodes:
+        if start in state:
+            continue
+        path: list[tuple[str, int]] = [(start, 0)]
+        state[start] = 1
+        while path:
+            nid, k = path[-1]
+            if k < len(deps[nid]):
+                path[-1] = (nid, k + 1)
+                e = deps[nid][k]
+                if state.get(e.sender) == 1:
+                    raise err(f"edge '{e.id}' closes a cycle of edges ({e.sender} -> "
+                              f"{e.receiver} -> ... -> {e.sender}) that cannot be scheduled: "
+                              "give one receiving input port a default_value", f"edges.{e.id}")
+                if e.sender not in state:
+                    state[e.sender] = 1
+                    path.append((e.sender, 0))
+            else:
+                state[nid] = 2
+                path.pop()
 
 
 def _modeci_to_dict(obj: Any) -> dict:

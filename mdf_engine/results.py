@@ -67,6 +67,10 @@ class Results:
     traces: dict[str, list[Any]] = field(default_factory=dict)
     completed: bool = True
     note: str = ""
+    #: For an interrupted run (Ctrl-C), the number of steps completed before the interrupt
+    #: (traces hold exactly those steps; outputs are the values at the interrupt, which may
+    #: include part of the interrupted step); None for a run that completed.
+    interrupted_at_step: int | None = None
 
     def trace(self, node: str, port: str) -> np.ndarray:
         key = f"{node}.{port}"
@@ -86,6 +90,7 @@ class Results:
             data["traces"] = {k: plain(v) for k, v in self.traces.items()}
         if not self.completed:
             data["note"] = self.note
+            data["interrupted_at_step"] = self.interrupted_at_step
         text = json.dumps(data, indent=2)
         if path is not None:
             atomic_write_text(path, text)
@@ -103,6 +108,10 @@ class Results:
                     arrays[f"final:{node}.{port}"] = np.asarray(v)
                 except (TypeError, ValueError):
                     continue
+        if not self.completed:
+            arrays["note"] = np.asarray(self.note)
+            arrays["interrupted_at_step"] = np.asarray(
+                -1 if self.interrupted_at_step is None else self.interrupted_at_step)
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         atomic_write_bytes(path, buf.getvalue())

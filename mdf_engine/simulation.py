@@ -96,9 +96,16 @@ class Simulation:
                       traces={f"{n}.{p}": [] for n, p in keys})
         bar = _progress_bar(steps) if progress else None
         done = 0
+        before = _evaluations(self.runner)
         try:
             if hasattr(self.runner, "run_steps") and not keys and bar is None:
-                self.runner.run_steps(steps, dt, initializer)
+                try:
+                    self.runner.run_steps(steps, dt, initializer)
+                except KeyboardInterrupt:
+                    after = _evaluations(self.runner)
+                    done = after - before if after is not None and before is not None else 0
+                    self.time += dt * max(0, done - 1) if dt is not None else 0.0
+                    raise
                 done = steps
                 self.time += dt * max(0, steps - 1) if dt is not None else 0.0
             else:
@@ -113,6 +120,7 @@ class Simulation:
                         bar.update(1)
         except KeyboardInterrupt:
             res.completed = False
+            res.interrupted_at_step = done
             res.note = f"interrupted: last completed step {done} of {steps}"
             log.warning(res.note)
         finally:
@@ -136,6 +144,16 @@ class Simulation:
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
             keys.append((n, p))
         return keys
+
+
+def _evaluations(runner: Any) -> int | None:
+    """How many evaluate() calls ``runner`` has completed (None if it cannot tell)."""
+    state = getattr(runner, "_state", None)
+    if state is not None and "clock" in state:  # compiled: the generated code's step clock
+        return int(state["clock"][2])
+    interp = getattr(runner, "interp", runner)
+    n = getattr(interp, "evaluations", None)
+    return int(n) if n is not None else None
 
 
 def _snapshot(v: Any) -> Any:
