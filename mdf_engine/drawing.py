@@ -288,13 +288,30 @@ def _visible_path(e: _Edge, a: _Box, b: _Box) -> Any:
 _RADS = (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8, 1.0, -1.0)
 
 
+_SPOTS = (0.5, 0.3, 0.7, 0.2, 0.8)   # where along the visible curve a label may sit
+
+
 def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, float]]
            ) -> list[_Edge]:
-    """Arrow geometry: for each edge the least bent ``arc3`` curve that, with its label, keeps
-    clear of the other boxes and of the other edges between the same two nodes; loops above the
-    box for self-edges."""
+    """Arrow geometry: for each edge the least bent ``arc3`` curve, and the spot on it for the
+    label, that keep clear of the other boxes, of the labels placed before and of the other
+    edges between the same two nodes; loops above the box for self-edges."""
     out: list[_Edge] = []
     used: dict[tuple[str, str], list[float]] = {}
+    bx = np.array([o.x for o in boxes.values()])
+    by = np.array([o.y for o in boxes.values()])
+    bw = np.array([o.w / 2 for o in boxes.values()])
+    bh = np.array([o.h / 2 for o in boxes.values()])
+    placed: list[tuple[float, float, float, float]] = []  # label centres and half sizes
+
+    def label_cost(at: np.ndarray, lw: float, lh: float) -> int:
+        gap = 0.06  # inches between a label and what it must not touch
+        cost = 5 * _inside_any(at[None, :], bx, by, bw + lw / 2 + gap, bh + lh / 2 + gap)
+        if placed:
+            px, py, pw, ph = (np.array(v) for v in zip(*placed))
+            cost += 3 * _inside_any(at[None, :], px, py, pw + lw / 2 + gap, ph + lh / 2 + gap)
+        return cost
+
     for e in graph.edges:
         if e.sender not in boxes or e.receiver not in boxes:
             continue
@@ -308,40 +325,39 @@ def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, 
                          1.2 + 0.5 * nth, _edge_label(e), loop=True)
             pts = _curve(edge.p1, edge.p2, edge.rad)
             edge.label_at = (a.x, float(pts[:, 1].max()))
+            placed.append((a.x, edge.label_at[1] + lh / 2, lw / 2, lh / 2))
             out.append(edge)
             continue
         flip = 1.0 if e.sender < e.receiver else -1.0  # the same curve read the other way
         taken = used.setdefault((min(e.sender, e.receiver), max(e.sender, e.receiver)), [])
-        others = [o for o in boxes.values() if o.id not in (e.sender, e.receiver)]
-        ocx = np.array([o.x for o in others])
-        ocy = np.array([o.y for o in others])
-        ohw = np.array([o.w / 2 for o in others])
-        ohh = np.array([o.h / 2 for o in others])
+        mask = np.array([o.id not in (e.sender, e.receiver) for o in boxes.values()])
         best = None
         for order, rad in enumerate(_RADS):
             if any(abs(rad * flip - t) < 0.12 for t in taken):
                 continue
             pts = _curve((a.x, a.y), (b.x, b.y), rad)
             free = pts[~(_inside(pts, a) | _inside(pts, b))]
-            mid = free[len(free) // 2] if len(free) else pts[len(pts) // 2]
-            cost = _inside_any(pts, ocx, ocy, ohw, ohh)
-            cost += 5 * _inside_any(mid[None, :], np.append(ocx, [a.x, b.x]),
-                                    np.append(ocy, [a.y, b.y]),
-                                    np.append(ohw, [a.w / 2, b.w / 2]) + lw / 2,
-                                    np.append(ohh, [a.h / 2, b.h / 2]) + lh / 2)
-            key = (cost, order)
-            if best is None or key < best[0]:
-                best = (key, rad, mid)
-            if cost == 0:
+            if len(free) == 0:
+                free = pts
+            cost = _inside_any(pts, bx[mask], by[mask], bw[mask], bh[mask])
+            for spot_order, spot in enumerate(_SPOTS):
+                at = free[min(len(free) - 1, int(spot * len(free)))]
+                key = (cost + label_cost(at, lw, lh), order, spot_order)
+                if best is None or key < best[0]:
+                    best = (key, rad, at)
+                if key[0] == 0:
+                    break
+            if best is not None and best[0][0] == 0:
                 break
         if best is None:  # more parallel edges than preset bends: keep bending further
             rad = (1.0 + 0.2 * len(taken)) * flip
             pts = _curve((a.x, a.y), (b.x, b.y), rad)
             best = (None, rad, pts[len(pts) // 2])
-        _, rad, mid = best
+        _, rad, at = best
         taken.append(rad * flip)
+        placed.append((float(at[0]), float(at[1]), lw / 2, lh / 2))
         out.append(_Edge(e.sender, e.receiver, (a.x, a.y), (b.x, b.y), rad, _edge_label(e),
-                         (float(mid[0]), float(mid[1]))))
+                         (float(at[0]), float(at[1]))))
     return out
 
 
