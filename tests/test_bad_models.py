@@ -231,3 +231,75 @@ def test_recorder_notices_forbidden_calls(monkeypatch, tmp_path):
     kinds = [c[0] for c in rec.calls]
     rec.calls.clear()
     assert "eval" in kinds and "os.system" in kinds and "open" in kinds
+
+
+# -- check_finite: stop at the first NaN/inf and say where ----------------------------------------
+
+def _nan_model(offset: int) -> dict:
+    """A's parameter x = log(offset - c) with c = 1, 2, 3, ... becomes -inf at step offset-1
+    (0-based); B doubles A's output."""
+    return {"m": {"graphs": {"g": {
+        "nodes": {
+            "A": {"parameters": {"c": {"value": "c + 1"},
+                                 "x": {"value": f"np.log({offset} - c)"}},
+                  "output_ports": {"out": {"value": "x"}}},
+            "B": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 2"}},
+                  "output_ports": {"out": {"value": "y"}}}},
+        "edges": {"e": {"sender": "A", "receiver": "B", "sender_port": "out",
+                        "receiver_port": "i"}}}}}}
+
+
+@pytest.mark.parametrize("backend", ["interpreted", "compiled"])
+def test_check_finite_in_the_first_step_names_node_parameter_and_step(backend):
+    sim = mdf_engine.Simulation(_nan_model(1), backend=backend, check_finite=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MDFError) as err:
+            sim.run(steps=5)
+    msg = str(err.value)
+    assert "graphs.g.nodes.A" in msg and "parameter 'x'" in msg and "step 0" in msg, msg
+    assert float(sim.value("B", "y") or 0) == 0.0  # B never ran
+
+
+def test_check_finite_interpreted_stops_at_the_first_bad_step():
+    sim = mdf_engine.Simulation(_nan_model(3), check_finite=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MDFError) as err:
+            sim.run(steps=6)
+    msg = str(err.value)
+    assert "graphs.g.nodes.A" in msg and "parameter 'x'" in msg and "step 2" in msg, msg
+    assert float(sim.value("A", "c")) == 3.0
+    assert float(sim.value("B", "y")) == 0.0  # from step 1 (log(1) * 2); B did not run again
+
+
+def test_check_finite_compiled_stops_after_warm_up():
+    """The NaN appears in compiled code (after the one-step interpreted warm-up)."""
+    sim = mdf_engine.Simulation(_nan_model(3), backend="compiled", check_finite=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(MDFError) as err:
+            sim.run(steps=6)
+    assert sim.runner.is_compiled
+    assert err.value.path.endswith("graphs.g.nodes.A") and "non-finite" in str(err.value)
+    assert "'A'" in str(err.value)
+
+
+def test_without_check_finite_nan_flows_through():
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        res = mdf_engine.Simulation(_nan_model(3)).run(steps=6)
+    assert np.isnan(res.outputs["B"]["out"])
+
+
+def test_cli_check_finite_exits_2_with_one_line(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(_nan_model(3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rc = cli.main(["run", str(path), "--steps", "6", "--check-finite"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, lines
+    assert "parameter 'x'" in lines[0] and "step 2" in lines[0] and "nodes.A" in lines[0]
