@@ -37,6 +37,9 @@ IMAGE_FORMATS = ("png", "svg", "pdf")
 #: Dimension names treated as time in a sweep Dataset (the final value is plotted).
 TIME_DIMS = ("time", "step", "steps")
 
+#: Default figures grow with their panels up to this height (inches).
+_MAX_HEIGHT = 60.0
+
 
 # --------------------------------------------------------------------------------------------
 # shared helpers
@@ -145,7 +148,8 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
     ``model`` (a Model or file) supplies units from port/parameter metadata; ``units`` (keys
     ``NODE.PORT``, ``NODE`` or ``time``) adds to or overrides them. The x axis is the model time
     after each step, or the step number when no time increment was given. ``size`` is in inches
-    (default 8 wide, 2.4 per panel). Returns the written image size (see :func:`save_figure`).
+    (default 8 wide, 2.4 per panel, at most 60 high). Returns the written image size (see
+    :func:`save_figure`).
     """
     if not results.traces:
         raise MDFError("nothing was recorded to plot; use --record NODE.PORT")
@@ -164,7 +168,8 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
     else:
         x, xlabel = np.arange(1, n_steps + 1, dtype=float), "step"
 
-    fig = new_figure(size or (8.0, 2.4 * len(by_node) + 0.8), dpi)
+    fig = new_figure(size or (8.0, min(2.4 * len(by_node) + 0.8, _MAX_HEIGHT)), dpi)
+    marker = "o" if n_steps <= 30 else None
     axes = fig.subplots(len(by_node), 1, squeeze=False, sharex=True)[:, 0]
     for ax, (node, keys) in zip(axes, by_node.items()):
         port_units = []
@@ -178,8 +183,8 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
             port = key.split(".", 1)[1]
             for j in range(y.shape[1]):
                 label = port if y.shape[1] == 1 else f"{port}[{j}]"
-                ax.plot(x[: len(y)], y[:, j], label=_label(label, unit) if len(keys) > 1
-                        else label)
+                ax.plot(x[: len(y)], y[:, j], marker=marker, markersize=3,
+                        label=_label(label, unit) if len(keys) > 1 else label)
         ax.set_title(node, loc="left", fontsize="medium")
         if len(keys) == 1:
             ax.set_ylabel(_label(keys[0].split(".", 1)[1], port_units[0] if port_units else None))
@@ -330,7 +335,7 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     known.update(units or {})
 
     n = len(names)
-    fig = new_figure(size or (7.0, 4.2 * n), dpi)
+    fig = new_figure(size or (7.0, min(4.2 * n, _MAX_HEIGHT)), dpi)
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]
     for ax, name in zip(axes, names):
         dims, vals, reduced = _select(t, name, sel or {})
