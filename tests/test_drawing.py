@@ -173,3 +173,16 @@ def test_mdf_draw_command(tmp_path, capsys):
     assert "300x150 px" in capsys.readouterr().out
     with pytest.raises(MDFError, match="expected a file ending in"):
         _cli(["draw", str(path), str(tmp_path / "pic.bmp")])
+
+
+def test_mdf_draw_through_the_cli(tmp_path, capsys):
+    from mdf_engine.cli import main
+
+    path = tmp_path / "abc.json"
+    path.write_text(json.dumps(_abc().to_dict()))
+    out = tmp_path / "pic.svg"
+    assert main(["draw", str(path), str(out), "--quiet"]) == 0
+    width, _, texts = _svg(out)
+    assert width.endswith("pt") and "when: EveryNCalls(A, n=3)" in texts
+    assert main(["draw", str(path), str(tmp_path / "pic.tiff")]) == 2
+    assert "expected a file ending in .png, .svg, .pdf" in capsys.readouterr().err
