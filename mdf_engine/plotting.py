@@ -67,7 +67,8 @@ def new_figure(size: tuple[float, float], dpi: float) -> Any:
 def save_figure(fig: Any, path: str | os.PathLike) -> tuple[int, int]:
     """Write ``fig`` to ``path`` (format from the extension) atomically.
 
-    Returns the image size: (width, height) in pixels for PNG, in points for SVG/PDF.
+    Returns the image size: (width, height) in pixels for PNG, in points for SVG/PDF. SVG
+    text stays text (searchable, small files); files carry no date, so they are reproducible.
     """
     fmt = image_format(path)
     # whole pixels (PNG) or points (SVG/PDF), so the size reported is the size written
@@ -77,13 +78,12 @@ def save_figure(fig: Any, path: str | os.PathLike) -> tuple[int, int]:
     nudge = 1e-4 if fmt == "png" else 0.0  # Agg truncates the pixel count
     fig.set_size_inches((size[0] + nudge) / scale, (size[1] + nudge) / scale)
     buf = io.BytesIO()
-    metadata = {"Software": None} if fmt == "png" else None
-    if fmt == "svg":
-        import matplotlib
+    # no dates or tool versions in the file: the same figure gives the same bytes
+    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
+                "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[fmt]
+    import matplotlib
 
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mdf_engine"}):
-            fig.savefig(buf, format=fmt)
-    else:
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mdf_engine"}):
         fig.savefig(buf, format=fmt, metadata=metadata)
     atomic_write_bytes(path, buf.getvalue())
     return size

@@ -186,3 +186,14 @@ def test_mdf_draw_through_the_cli(tmp_path, capsys):
     assert width.endswith("pt") and "when: EveryNCalls(A, n=3)" in texts
     assert main(["draw", str(path), str(tmp_path / "pic.tiff")]) == 2
     assert "expected a file ending in .png, .svg, .pdf" in capsys.readouterr().err
+
+
+def test_drawings_are_reproducible(tmp_path):
+    first, second = tmp_path / "one.svg", tmp_path / "two.svg"
+    draw(_cyclic(), first)
+    draw(_cyclic(), second)
+    assert first.read_bytes() == second.read_bytes()
+    assert b"dc:date" not in first.read_bytes()
+    pdf = tmp_path / "one.pdf"
+    draw(_abc(), pdf, size=(4, 3))
+    assert pdf.read_bytes().startswith(b"%PDF") and b"CreationDate" not in pdf.read_bytes()
