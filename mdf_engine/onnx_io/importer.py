@@ -55,12 +55,11 @@ def load_proto(source: Any) -> Any:
 
 
 def _opset_of(proto: Any) -> int:
+    """The model's ai.onnx opset (other domains are refused where a node uses them)."""
     opset = None
     for o in proto.opset_import:
         if o.domain in ("", "ai.onnx"):
             opset = o.version
-        elif o.domain not in ("ai.onnx.ml",):
-            raise MDFError(f"ONNX domain '{o.domain}' is not supported (only ai.onnx)")
     if opset is None:
         raise MDFError("the ONNX model imports no ai.onnx opset")
     return opset
