@@ -84,6 +84,12 @@ class CompiledGraph:
         self.interp = InterpretedGraph(plan, check_finite=check_finite)
         self.node_ids = list(plan.nodes)
         self.fallback_reason: str | None = None
+        #: (node, parameter) pairs whose value is read from the ``P`` argument (sweeps)
+        self.swept: list[tuple[str, str]] = []
+        self.sweep_values = np.zeros(1)
+        #: (node, port-or-parameter) pairs written to the ``rec`` array at every step (sweeps)
+        self.recorded: list[tuple[str, str]] = []
+        self._no_rec = np.zeros((0, 0))
         self._fn = None
         self._state: dict[str, Any] | None = None
         self._init_key: tuple | None = None
@@ -149,7 +155,9 @@ class CompiledGraph:
                                     "warm-up steps")
             gen = _Generator(self, initializer, dt)
             source = gen.source()
-            self._fn = _load_generated(source)
+            module = _load_generated(source)
+            self._fn = module.run
+            self._batch_fn = module.run_batch
             self._slots = gen.slots
             self._state = gen.initial_state()
             self._init_key = _init_key(initializer)
@@ -187,7 +195,8 @@ class CompiledGraph:
         err = np.zeros(4, dtype=np.int64)
         self._fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
-                 st["ever"], st["thr"], logbuf, logpos, err, *inits)
+                 st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
+                 *inits)
         self._collect_log(logbuf, int(logpos[0]))
         if err[0] == -2:
             raise MDFError("no termination after "
@@ -196,6 +205,89 @@ class CompiledGraph:
             node = self.node_ids[int(err[1])]
             raise MDFError(f"non-finite value in node '{node}' at compiled step {int(err[2])}",
                            f"{self.plan.where}.nodes.{node}")
+
+    # -- batches (sweeps) ----------------------------------------------------------------
+    def prepare_batch(self, swept: list[tuple[str, str]], recorded: list[tuple[str, str]],
+                      dt: float | None, initializer: Mapping[str, Any] | None = None) -> bool:
+        """Compile for runs from a cold start where the ``swept`` parameters come from a
+        parameter table and the ``recorded`` values are written at every step.
+
+        The interpreted warm-up (on the model's own values) only fixes the kind and shape of
+        every value. Returns False (with ``fallback_reason`` set) when the graph cannot be
+        compiled."""
+        self.swept = list(swept)
+        self.recorded = list(recorded)
+        k = 0
+        while not self._ready():
+            self.interp.evaluate(time_increment=None if k == 0 else dt, initializer=initializer)
+            k += 1
+        self._try_compile(initializer, dt)
+        return self.is_compiled
+
+    def cold_state(self) -> dict[str, Any]:
+        """Compiled state equal to a graph that has not run yet (as a fresh interpreter)."""
+        fresh = InterpretedGraph(self.plan)
+        gen = self._gen
+        S = np.array(gen.scalars, dtype=np.float64) if gen.scalars else np.zeros(1)
+        A = [np.zeros_like(a) for a in gen.arrays]
+        for (nid, key), slot in gen.slots.items():
+            if key.startswith("unset:"):
+                S[slot.index] = 1.0
+            elif key.startswith("flag:"):
+                pend = fresh.states[nid].pending[key[5:]]
+                S[slot.index] = 0.0 if pend is None else 1.0
+                if pend is not None:
+                    target = gen.slots[(nid, "pend:" + key[5:])]
+                    value = np.asarray(pend, dtype=np.float64)
+                    if target.kind == "s":
+                        S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
+                    else:
+                        A[target.index][...] = value
+        thr = np.zeros(max(1, len(gen.table.thresholds)), dtype=np.float64)
+        for k, (nid, name, indices) in enumerate(gen.table.thresholds):
+            v = fresh._threshold_value(nid, name)
+            for i in (indices or []):
+                v = v[i]
+            thr[k] = float(v)
+        return {"S": S, "A": A, "thr": thr}
+
+    def run_batch(self, values: np.ndarray, steps: int, dt: float | None,
+                  initializer: Mapping[str, Any] | None = None,
+                  first_without_dt: bool = True) -> np.ndarray:
+        """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
+        column per swept parameter), in one jitted call spread over the cores.
+
+        Returns the recorded values, shape ``(rows, steps, width)`` (see ``record_layout``)."""
+        if not self.is_compiled:
+            raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
+        if _init_key(initializer) != self._init_key:
+            raise MDFError("the batch needs the initializer keys it was prepared with")
+        values = np.ascontiguousarray(values, dtype=np.float64).reshape(
+            -1, max(1, len(self.swept)))
+        cold = self.cold_state()
+        width = self._gen.record_width
+        rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
+        err = np.zeros((values.shape[0], 4), dtype=np.int64)
+        inits = self._gen.initializer_args(initializer)
+        self._batch_fn(steps, 0.0 if dt is None else float(dt), dt is not None,
+                       first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
+                       *inits)
+        bad = np.nonzero(err[:, 0] == -2)[0]
+        if bad.size:
+            raise MDFError(f"parameter set {int(bad[0])}: no termination after "
+                           f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
+        bad = np.nonzero(err[:, 0] > 0)[0]
+        if bad.size:
+            b = int(bad[0])
+            node = self.node_ids[int(err[b, 1])]
+            raise MDFError(f"parameter set {b}: non-finite value in node '{node}' at step "
+                           f"{int(err[b, 2])}", f"{self.plan.where}.nodes.{node}")
+        return rec[:, :, :width]
+
+    @property
+    def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
+        """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
+        return list(self._gen.record_columns)
 
     def _collect_log(self, buf: np.ndarray, n: int) -> None:
         cur: set[str] = set()
@@ -237,8 +329,8 @@ def _load_generated(source: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _LOADED[digest] = module.run
-    return module.run
+    _LOADED[digest] = module
+    return module
 
 
 class _Generator:
@@ -247,6 +339,7 @@ class _Generator:
     def __init__(self, cg: CompiledGraph, initializer: Mapping[str, Any] | None,
                  dt: float | None):
         self.cg = cg
+        self.swept = {key: k for k, key in enumerate(cg.swept)}
         self.plan = cg.plan
         self.interp = cg.interp
         self.slots: dict[tuple[str, str], Slot] = {}
@@ -261,6 +354,15 @@ class _Generator:
         table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
         self._allocate()
+        self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []
+        self.record_width = 0
+        for nid, name in cg.recorded:
+            key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
+            if key not in self.slots:
+                raise MDFError(f"record '{nid}.{name}': no such port or parameter")
+            slot = self.slots[key]
+            self.record_columns.append((nid, name, self.record_width, slot.shape))
+            self.record_width += int(np.prod(slot.shape)) if slot.kind == "a" else 1
 
     # -- state ----------------------------------------------------------------------------
     def _slot(self, key: tuple[str, str], value: Any, what: str) -> Slot:
@@ -292,6 +394,8 @@ class _Generator:
                 self._slot((nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
             for pp in np_.parameters:
                 self._slot((nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
+                self.slots[(nid, "unset:" + pp.id)] = Slot("s", len(self.scalars))
+                self.scalars.append(0.0)
             for oid, _ in np_.outputs:
                 self._slot((nid, "out:" + oid), st.outputs[oid], f"{w}.output_ports.{oid}")
         for key, value in self.initializer.items():
@@ -433,6 +537,8 @@ class _Generator:
             names[ip.id] = slot.var
         for pp in np_.parameters:
             names[pp.id] = self.slots[(nid, pp.id)].var
+        for pp in np_.parameters:
+            out += self.first_value(nid, pp, names, ind)
         for fid, cp in np_.functions:
             slot = self.slots[(nid, fid)]
             expr = self.call(cp, names, out, ind, f"{i}_{fid}")
@@ -486,12 +592,32 @@ class _Generator:
                                                        ind + "    "),
                 f"{ind}else:", self.assign(pend, val, ind + "    "), f"{ind}{flag} = 1.0"]
 
+    def first_value(self, nid: str, pp: ParameterPlan, names: dict[str, str],
+                    ind: str) -> list[str]:
+        """Code giving a never-evaluated parameter its first current value (the reference's
+        get_current_value): the initial value of a stateful one (or 0), else its value with
+        its own name read as 0."""
+        if pp.value is None and pp.initial is None:
+            return []
+        slot = self.slots[(nid, pp.id)]
+        flag = self.slots[(nid, "unset:" + pp.id)].var
+        if (nid, pp.id) in self.swept:
+            expr = f"P[{self.swept[(nid, pp.id)]}]"
+        elif pp.stateful:
+            expr = self.value(pp.initial, names) if pp.initial is not None else "0.0"
+        else:
+            expr = self.value(pp.value, {**names, pp.id: "0.0"})
+        return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
+
     def parameter(self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str],
                   ind: str) -> list[str]:
         slot = self.slots[(nid, pp.id)]
         out: list[str] = []
         tmp = f"p_{i}_{self.plan.nodes[nid].parameters.index(pp)}"
-        if pp.value is not None:
+        swept = self.swept.get((nid, pp.id))
+        if swept is not None and not pp.stateful and pp.derivative is None:
+            out.append(f"{ind}{tmp} = P[{swept}]")
+        elif pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
             expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}")
@@ -504,26 +630,24 @@ class _Generator:
             out.append(f"{ind}    {tmp} = {slot.var} + "
                        f"({self.value(pp.derivative, names)}) * dt")
             out.append(f"{ind}else:")
-            out.append(f"{ind}    {tmp} = {self.value(pp.initial, names)}")
+            first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
+            out.append(f"{ind}    {tmp} = {first}")
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
             out.append(f"{ind}{tmp} = _where({self.value(test, names)}, "
                        f"{self.value(val, names)}, {tmp})  # condition {k}")
         out.append(self.assign(slot, tmp, ind))
+        out.append(f"{ind}{self.slots[(nid, 'unset:' + pp.id)].var} = 0.0")
         return out
 
     def source(self) -> str:
         n = len(self.cg.node_ids)
-        ints, floats, children = self.table.arrays()
-        starts, qnodes = self.queue
         init_keys = sorted(self.initializer)
         init_args = [f"I{k}" for k in range(len(init_keys))]
-        head = ["s", "S", *[f"a{k}" for k in range(len(self.arrays))]]
         sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S",
                *[f"a{k}" for k in range(len(self.arrays))], "useable", "total", "clock",
-               "last_set", "ever", "thr", "logbuf", "logpos", "err", *init_args]
-        del head
+               "last_set", "ever", "thr", "logbuf", "logpos", "err", "P", "rec", *init_args]
         body: list[str] = []
         ind = "    "
         for slot in self.slots.values():
@@ -541,6 +665,80 @@ class _Generator:
             targets = self._initializer_targets(key)
             for nid, port in targets:
                 body += self.set_input(nid, port, init_args[k], ind2)
+        static = self.static_schedule()
+        if static is not None:
+            body += self.static_step(static, ind2)
+        else:
+            body += self.scheduled_step(ind2)
+        body.append(f"{ind2}clock[2] += 1")
+        if self.record_columns:
+            body.append(f"{ind2}if step < rec.shape[0]:")
+            for nid, name, col, _shape in self.record_columns:
+                key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
+                slot = self.slots[key]
+                if slot.kind == "s":
+                    body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
+                else:
+                    size = int(np.prod(slot.shape))
+                    body.append(f"{ind2}    rec[step, {col}:{col + size}] = "
+                                f"np.ascontiguousarray({slot.var}).reshape({size})")
+        for slot in self.slots.values():
+            if slot.kind == "s":
+                body.append(f"{ind}S[{slot.index}] = {slot.var}")
+        return self.module_source(sig, body, init_args)
+
+    def static_schedule(self) -> list[list[int]] | None:
+        """The fixed order of one update when every node runs under ``Always`` (or after one
+        call of a node of an earlier consideration set) and the update ends when all have run
+        (graph-scheduler's defaults): one time step per consideration set. None when the
+        conditions make the order depend on the run."""
+        ints, _floats, children = self.table.arrays()
+        starts, qnodes = self.queue
+        set_of = {int(qnodes[k]): q for q in range(len(starts) - 1)
+                  for k in range(starts[q], starts[q + 1])}
+        for owner, r in enumerate(self.roots):
+            row = ints[r]
+            if row[0] == 0:
+                continue  # Always
+            # EveryNCalls(dep, 1) on a node of an earlier consideration set: dep has run once
+            # in this update by the time the owner's set is considered, every update
+            if row[0] == 5 and row[3] == 1 and set_of.get(int(row[1]), 1 << 30) < \
+                    set_of.get(owner, -1):
+                continue
+            return None
+        t = ints[self.term]
+        kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
+        if t[0] != 10 or t[2] != 1 or kids != set(range(len(self.cg.node_ids))):
+            return None
+        return [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
+                for q in range(len(starts) - 1)]
+
+    def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
+        """One update of a graph with a fixed schedule, with no condition evaluated."""
+        out = [f"{ind}clock[0] = 1", f"{ind}clock[1] += 1"]
+        for members in sets:
+            if not members:
+                continue
+            out.append(f"{ind}if logpos[1] == 1 and logpos[0] + {len(members) + 1} <= "
+                       "logbuf.shape[0]:")
+            for m in members:
+                out.append(f"{ind}    logbuf[logpos[0]] = {m}")
+                out.append(f"{ind}    logpos[0] += 1")
+            out.append(f"{ind}    logbuf[logpos[0]] = -1")
+            out.append(f"{ind}    logpos[0] += 1")
+            for m in members:
+                out.append(f"{ind}total[2, {m}] += 1")
+                out += self.node_body(self.cg.node_ids[m], ind)
+                if self.cg.check_finite:
+                    out.append(f"{ind}if err[0] != 0:")
+                    out.append(f"{ind}    return")
+        return out
+
+    def scheduled_step(self, ind2: str) -> list[str]:
+        """One update run by graph-scheduler's algorithm over the condition table."""
+        ind = "    "
+        starts, _qnodes = self.queue
+        body: list[str] = []
         body.append(f"{ind2}useable[:, :] = 0")
         body.append(f"{ind2}total[1, :] = 0")
         body.append(f"{ind2}clock[0] = 0")
@@ -599,15 +797,16 @@ class _Generator:
         body.append(f"{ind3}if clock[0] > {MAX_PASSES_PER_UPDATE}:")
         body.append(f"{ind3}    err[0] = -2")
         body.append(f"{ind3}    return")
-        body.append(f"{ind2}clock[2] += 1")
-        for slot in self.slots.values():
-            if slot.kind == "s":
-                body.append(f"{ind}S[{slot.index}] = {slot.var}")
+        return body
+
+    def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
+        ints, floats, children = self.table.arrays()
+        starts, qnodes = self.queue
         header = [
             '"""Generated by mdf_engine.compiler for one MDF graph. Do not edit."""',
             "import math",
             "import numpy as np",
-            "from numba import njit",
+            "from numba import njit, prange",
             "from mdf_engine.compiler import _jit, _scalar, _where",
             "from mdf_engine.schedulers.compiled import condition_satisfied as _sat",
             f"CI = np.array({ints.tolist()!r}, dtype=np.int64)",
@@ -619,7 +818,34 @@ class _Generator:
         ]
         # globals are collected while the body is generated
         return "\n".join(header + self.globals + [
-            "", "", "@njit(cache=True)", f"def run({', '.join(sig)}):", *body, ""])
+            "", "", "@njit(cache=True)", f"def run({', '.join(sig)}):", *body, ""]
+            + self.batch_source(init_args))
+
+    def batch_source(self, init_args: list[str]) -> list[str]:
+        """``run_batch``: ``run`` from a cold state once per row of the parameter table, the
+        rows spread over threads (each row owns its state)."""
+        n = len(self.cg.node_ids)
+        arrays = [f"a{k}" for k in range(len(self.arrays))]
+        sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S0",
+               *[f"{a}_0" for a in arrays], "thr0", "PT", "REC", "ERR", *init_args]
+        ind, ind2 = "    ", "        "
+        body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
+        body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
+        body += [f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
+                 f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",
+                 f"{ind2}clock = np.zeros(3, dtype=np.int64)",
+                 f"{ind2}last_set = np.zeros({n}, dtype=np.bool_)",
+                 f"{ind2}ever = np.zeros({n}, dtype=np.bool_)",
+                 f"{ind2}thr = thr0.copy()",
+                 f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
+                 f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
+                 f"{ind2}err = np.zeros(4, dtype=np.int64)",
+                 f"{ind2}run(nsteps, dt, dt_given, first_without_dt, S, {', '.join(arrays + [''])}"
+                 f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
+                 f"REC[b], {', '.join(init_args + [''])})",
+                 f"{ind2}ERR[b, :] = err"]
+        return ["", "", "@njit(cache=True, parallel=True)", f"def run_batch({', '.join(sig)}):",
+                *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
         if "." in key:

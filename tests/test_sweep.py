@@ -1,0 +1,178 @@
+"""Parameter sweeps: batched compiled runs equal single runs, Dask equals local, files reopen.
+
+Oracles: single runs of the interpreted backend on a model with the point's values set (the
+definition of a sweep point), and the reference engine (modeci-mdf) for one point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mdf_engine
+from mdf_engine.errors import MDFError
+from mdf_engine.sweep import (final_table, make_design, open_dataset, save_dataset, sweep,
+                              with_parameters)
+
+from conftest import EXAMPLES
+from reference_engine import reference_run
+
+xr = pytest.importorskip("xarray")
+
+FN = EXAMPLES / "fitzhugh_nagumo.json"
+PARAMS = {"fn_neuron.a": "0.5:0.9:40", "stimulus.amplitude": "0.2:1.0:25"}
+RECORD = ["fn_neuron.V_out", "fn_neuron.W_out"]
+STEPS, DT = 300, 0.05
+
+
+@pytest.fixture(scope="module")
+def fn_sweep():
+    return sweep(FN, PARAMS, steps=STEPS, dt=DT, record=RECORD)
+
+
+def _single(values: dict[str, float]) -> mdf_engine.Simulation:
+    sim = mdf_engine.Simulation(with_parameters(FN, values), backend="interpreted")
+    return sim, sim.run(steps=STEPS, dt=DT, record=RECORD)
+
+
+def test_thousand_point_sweep_equals_single_runs(fn_sweep):
+    ds = fn_sweep
+    assert ds["fn_neuron.V_out"].shape == (40, 25, STEPS)
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        i, j = int(rng.integers(40)), int(rng.integers(25))
+        a = float(ds["fn_neuron.a"][i])
+        amp = float(ds["stimulus.amplitude"][j])
+        _, res = _single({"fn_neuron.a": a, "stimulus.amplitude": amp})
+        for r in RECORD:
+            node, port = r.split(".")
+            np.testing.assert_allclose(ds[r].values[i, j], np.ravel(res.trace(node, port)),
+                                       rtol=1e-10, atol=1e-12, err_msg=f"{r} at a={a} amp={amp}")
+
+
+def test_a_sweep_point_equals_the_reference_engine(fn_sweep):
+    ds = fn_sweep
+    i, j = 7, 11
+    values = {"fn_neuron.a": float(ds["fn_neuron.a"][i]),
+              "stimulus.amplitude": float(ds["stimulus.amplitude"][j])}
+    ref = reference_run(with_parameters(FN, values).to_dict(), steps=STEPS, dt=DT)
+    for r in RECORD:
+        node, port = r.split(".")
+        np.testing.assert_allclose(ds[r].values[i, j, -1], ref["outputs"][node][port],
+                                   rtol=1e-9)
+
+
+def test_interpreted_sweep_equals_compiled_sweep(fn_sweep):
+    small = {"fn_neuron.a": [0.5, 0.8], "stimulus.amplitude": [0.2, 1.0]}
+    comp = sweep(FN, small, steps=50, dt=DT, record=RECORD)
+    interp = sweep(FN, small, steps=50, dt=DT, record=RECORD, backend="interpreted")
+    xr.testing.assert_allclose(comp, interp, rtol=1e-12)
+
+
+def test_dask_local_cluster_gives_the_same_dataset():
+    pytest.importorskip("distributed")
+    params = {"fn_neuron.a": "0.5:0.9:10", "stimulus.amplitude": "0.2:1.0:6"}
+    local = sweep(FN, params, steps=100, dt=DT, record=RECORD)
+    dask = sweep(FN, params, steps=100, dt=DT, record=RECORD, cluster="local", workers=2,
+                 chunk=16)
+    xr.testing.assert_identical(local, dask)
+
+
+@pytest.mark.parametrize("ext", [".nc", ".npz"])
+def test_files_reopen_with_the_same_values(fn_sweep, tmp_path, ext):
+    path = tmp_path / f"sweep{ext}"
+    save_dataset(fn_sweep, path)
+    back = open_dataset(path)
+    for r in RECORD:
+        np.testing.assert_array_equal(back[r].values, fn_sweep[r].values)
+        assert back[r].dims == fn_sweep[r].dims
+    for name in PARAMS:
+        np.testing.assert_array_equal(back[name].values, fn_sweep[name].values)
+
+
+def test_csv_has_one_row_per_set_with_final_values(fn_sweep, tmp_path):
+    path = tmp_path / "sweep.csv"
+    save_dataset(fn_sweep, path)
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",") == [*PARAMS, *RECORD]
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    assert table.shape == (1000, 4)
+    a = fn_sweep["fn_neuron.a"].values
+    amp = fn_sweep["stimulus.amplitude"].values
+    for row in table[::97]:
+        i = int(np.argmin(abs(a - row[0])))
+        j = int(np.argmin(abs(amp - row[1])))
+        assert row[0] == a[i] and row[1] == amp[j]
+        np.testing.assert_array_equal(row[2:], [fn_sweep[r].values[i, j, -1] for r in RECORD])
+    header, values = final_table(fn_sweep)
+    assert header == lines[0].split(",")
+    np.testing.assert_array_equal(values, table)
+
+
+def test_designs():
+    grid = make_design({"A.x": "0:1:3", "B.y": [5, 6]})
+    assert grid.values.shape == (6, 2) and grid.dims == ["A.x", "B.y"]
+    np.testing.assert_array_equal(grid.values[:, 0], [0, 0, 0.5, 0.5, 1, 1])
+    lst = make_design({"A.x": [1, 2, 3], "B.y": [4, 5, 6]}, "list")
+    np.testing.assert_array_equal(lst.values, [[1, 4], [2, 5], [3, 6]])
+    s1 = make_design({"A.x": "0:2", "B.y": "10:20"}, samples=50, seed=3)
+    s2 = make_design({"A.x": "0:2", "B.y": "10:20"}, samples=50, seed=3)
+    np.testing.assert_array_equal(s1.values, s2.values)
+    assert s1.values.shape == (50, 2)
+    assert (s1.values[:, 0] >= 0).all() and (s1.values[:, 0] <= 2).all()
+    assert (s1.values[:, 1] >= 10).all() and (s1.values[:, 1] <= 20).all()
+    with pytest.raises(MDFError, match="one length"):
+        make_design({"A.x": [1, 2], "B.y": [1]}, "list")
+    with pytest.raises(MDFError, match="START:STOP:N"):
+        make_design({"A.x": "1:2:x"})
+
+
+def test_sampled_sweep_equals_single_runs():
+    ds = sweep(FN, {"fn_neuron.b": "0.6:1.0", "fn_neuron.tau": "8:15"}, samples=20, seed=5,
+               steps=80, dt=DT, record=["fn_neuron.V_out"])
+    assert ds["fn_neuron.V_out"].dims == ("sample", "time")
+    for k in (0, 13):
+        values = {"fn_neuron.b": float(ds["fn_neuron.b"][k]),
+                  "fn_neuron.tau": float(ds["fn_neuron.tau"][k])}
+        sim = mdf_engine.Simulation(with_parameters(FN, values), backend="interpreted")
+        res = sim.run(steps=80, dt=DT, record=["fn_neuron.V_out"])
+        np.testing.assert_allclose(ds["fn_neuron.V_out"].values[k],
+                                   np.ravel(res.trace("fn_neuron", "V_out")), rtol=1e-10)
+
+
+def test_stateful_parameter_is_swept_as_its_initial_value():
+    ds = sweep(FN, {"fn_neuron.V": [-1.5, 0.5]}, steps=40, dt=DT, record=["fn_neuron.V_out"])
+    for k, v0 in enumerate([-1.5, 0.5]):
+        sim = mdf_engine.Simulation(with_parameters(FN, {"fn_neuron.V": v0}),
+                                    backend="interpreted")
+        res = sim.run(steps=40, dt=DT, record=["fn_neuron.V_out"])
+        trace = np.ravel(res.trace("fn_neuron", "V_out"))
+        assert trace[0] == v0
+        np.testing.assert_allclose(ds["fn_neuron.V_out"].values[k], trace, rtol=1e-10)
+
+
+def test_bad_sweeps_name_the_problem():
+    with pytest.raises(MDFError, match="no parameter 'nope'"):
+        sweep(FN, {"fn_neuron.nope": [1, 2]}, steps=2, record=RECORD)
+    with pytest.raises(MDFError, match="no node 'ghost'"):
+        sweep(FN, {"ghost.a": [1, 2]}, steps=2, record=RECORD)
+    with pytest.raises(MDFError, match="recorded"):
+        sweep(FN, {"fn_neuron.a": [1, 2]}, steps=2, record=[])
+
+
+def test_cli_sweep_writes_a_csv(tmp_path, capsys):
+    from mdf_engine.cli import main
+
+    out = tmp_path / "s.csv"
+    code = main(["sweep", str(FN), "--set", "fn_neuron.a=0.5:0.9:3", "--set",
+                 "stimulus.amplitude=0.2,0.6", "--steps", "30", "--dt", "0.05",
+                 "--record", "fn_neuron.V_out", "-o", str(out), "--quiet"])
+    assert code == 0
+    table = np.loadtxt(out, delimiter=",", skiprows=1)
+    assert table.shape == (6, 3)
+    single = sweep(FN, {"fn_neuron.a": "0.5:0.9:3", "stimulus.amplitude": [0.2, 0.6]},
+                   steps=30, dt=0.05, record=["fn_neuron.V_out"])
+    np.testing.assert_array_equal(table[:, 2], single["fn_neuron.V_out"].values[..., -1]
+                                  .reshape(-1))
+    assert main(["sweep", str(FN), "--set", "fn_neuron.a", "--record", "fn_neuron.V_out"]) == 2
+    assert "NODE.PARAM=START:STOP:N" in capsys.readouterr().err
