@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
     r.add_argument("--plot", default=None, help="plot recorded traces to this image")
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
-    r.add_argument("--progress", action="store_true", help="show a progress bar")
-    r.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    r.add_argument("--quiet", action="store_true",
+                   help="print nothing but errors (and no progress bar)")
     r.add_argument("--check-finite", action="store_true",
                    help="stop at the first NaN or inf and report where")
     r.add_argument("--max-cycles", type=int, default=1000,
@@ -109,13 +109,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plot and not record:
         record = [f"{n.id}.{o.id}" for n in sim.graph.nodes for o in n.output_ports]
     res = sim.run(steps=args.steps, dt=args.dt, duration=args.duration, record=record,
-                  progress=args.progress)
+                  progress=not args.quiet)
     if args.output:
         res.save(args.output)
     if args.plot:
-        from .plotting import plot_traces
+        from .plotting import plot_run
 
-        plot_traces(res, args.plot, title=f"{model.id} / {sim.graph.id}")
+        plot_run(res, args.plot, model=model, title=f"{model.id} / {sim.graph.id}")
     if args.json:
         print(json.dumps({"graph": sim.graph.id, "steps": res.steps,
                           "outputs": plain(res.outputs)}))

@@ -9,7 +9,6 @@ reference scripts' loop ``t = 0; while t <= T: ...; t += dt``.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -98,9 +97,15 @@ class Simulation:
         done = 0
         before = _evaluations(self.runner)
         try:
-            if hasattr(self.runner, "run_steps") and not keys and bar is None:
+            if hasattr(self.runner, "run_steps") and not keys:
                 try:
-                    self.runner.run_steps(steps, dt, initializer)
+                    # with a progress bar: about a hundred chunks, each one run_steps call
+                    size = steps if bar is None else max(1, steps // 100)
+                    for start in range(0, steps, size):
+                        n = min(size, steps - start)
+                        self.runner.run_steps(n, dt, initializer, first_without_dt=start == 0)
+                        if bar is not None:
+                            bar.update(n)
                 except KeyboardInterrupt:
                     after = _evaluations(self.runner)
                     done = after - before if after is not None and before is not None else 0
@@ -165,10 +170,8 @@ def _snapshot(v: Any) -> Any:
 
 
 def _progress_bar(total: int):
-    if not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return None
-    return tqdm(total=total, unit="step")
+    """A progress bar on a terminal, else None (see :mod:`mdf_engine.progress`)."""
+    from .progress import progress
+
+    bar = progress(total, True, unit="step")
+    return bar if bar.shown else None
