@@ -14,8 +14,10 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+import mdf_engine  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
-from mdf_engine.onnx_io import import_model, run_onnx  # noqa: E402
+from mdf_engine.loader import save  # noqa: E402
+from mdf_engine.onnx_io import import_model, portable, run_onnx  # noqa: E402
 from mdf_engine.simulation import Simulation  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
@@ -42,9 +44,14 @@ def _load(path: str) -> np.ndarray:
     return numpy_helper.to_array(onnx.load_tensor(path))
 
 
-def _check_pytorch_model(directory: str, name: str) -> None:
+def _check_pytorch_model(directory: str, name: str, via: str | None = None) -> None:
+    """Import, run, compare; with ``via`` a file path, through a saved and reloaded MDF file."""
     path = os.path.join(ROOT, directory, name)
     proto = onnx.load(os.path.join(path, "model.onnx"))
+    source = proto
+    if via is not None:
+        save(portable(import_model(proto)), via)
+        source = mdf_engine.load(via)
     data = os.path.join(path, "test_data_set_0")
     inputs = [_load(f) for f in sorted(glob.glob(os.path.join(data, "input_*.pb")))]
     expected = [_load(f) for f in sorted(glob.glob(os.path.join(data, "output_*.pb")))]
@@ -52,7 +59,7 @@ def _check_pytorch_model(directory: str, name: str) -> None:
     names = [i.name for i in proto.graph.input if i.name not in init]
     assert len(names) == len(inputs)
     with np.errstate(all="ignore"):
-        result = run_onnx(proto, dict(zip(names, inputs)))
+        result = run_onnx(source, dict(zip(names, inputs)))
     outputs = [o.name for o in proto.graph.output]
     assert len(outputs) == len(expected)
     for out_name, exp in zip(outputs, expected):
@@ -74,6 +81,20 @@ def test_pytorch_models_import_and_match():
     unexpected = {m: r for m, r in failed.items() if m not in FAILURES}
     assert not unexpected, unexpected
     assert len(MODELS) - len(failed) >= 0.95 * len(MODELS)
+
+
+def test_pytorch_models_through_mdf_files(tmp_path):
+    """The imported models saved as JSON/YAML (float32 constants as onnx::Cast calls) and
+    loaded back still match the stored outputs."""
+    failed = {}
+    for k, (d, m) in enumerate(MODELS):
+        via = str(tmp_path / (f"{m}.json" if k % 2 else f"{m}.yaml"))
+        try:
+            _check_pytorch_model(d, m, via)
+        except (MDFError, AssertionError) as e:
+            failed[m] = f"{type(e).__name__}: {e}"
+    unexpected = {m: r for m, r in failed.items() if m not in FAILURES}
+    assert not unexpected, unexpected
 
 
 def test_imported_model_structure():
