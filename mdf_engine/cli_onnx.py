@@ -17,8 +17,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     e.add_argument("model", help="MDF model file (.json, .yaml)")
     e.add_argument("out", help="ONNX file to write (.onnx)")
     e.add_argument("--graph", default=None, help="graph id (default: the first graph)")
-    e.add_argument("--dtype", default="float32", choices=["float32", "float64"],
-                   help="element type of floating-point values")
+    e.add_argument("--dtype", default=None, choices=["float32", "float64"],
+                   help="element type of floating-point values (default: float64 if an input "
+                        "port's type says so, else float32)")
     e.add_argument("--opset", type=int, default=None,
                    help="ai.onnx opset (default: the model's, else the newest its ops need)")
     e.set_defaults(func=cmd_export)

@@ -82,6 +82,9 @@ COMPARE = {ast.Lt: "Less", ast.Gt: "Greater", ast.LtE: "LessOrEqual",
            ast.GtE: "GreaterOrEqual", ast.Eq: "Equal"}
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau": math.tau}
 
+_TYPE_STR = {"float32": "tensor(float)", "float64": "tensor(double)", "int64": "tensor(int64)",
+             "int32": "tensor(int32)", "bool": "tensor(bool)", "uint8": "tensor(uint8)",
+             "int8": "tensor(int8)", "float16": "tensor(float16)"}
 _ELEM = {"float32": 1, "float64": 11, "int64": 7, "int32": 6, "bool": 9}
 _KIND_TYPE = {"int": "tensor(int64)", "bool": "tensor(bool)"}
 
@@ -96,6 +99,7 @@ class Val:
     multi: list[str] | None = None
     hint: str | None = None
     kinds: list[str] | None = None
+    typed: bool = False  # a numpy constant of the model: its dtype is kept where ONNX allows
 
 
 class _Builder:
@@ -130,7 +134,9 @@ class _Builder:
         from onnx import numpy_helper
 
         arr = np.asarray(value)
-        if kind == "int":
+        if kind == "asis":
+            pass
+        elif kind == "int":
             arr = arr.astype(np.int64)
         elif kind == "bool":
             arr = arr.astype(bool)
@@ -192,6 +198,10 @@ class _Translator:
         if kind is None:
             arr = np.asarray(c)
             kind = "bool" if arr.dtype == bool else "float"
+        if kind == "asis":
+            dt = np.asarray(c).dtype
+            out_kind = "bool" if dt.kind == "b" else ("int" if dt.kind in "iu" else "float")
+            return Val(self.b.initializer(c, name, kind), out_kind)
         return Val(self.b.initializer(c, name, kind), kind)
 
     def as_kind(self, v: Val, kind: str, name: str) -> Val:
@@ -411,6 +421,8 @@ class _Translator:
         float_ok = f"tensor({self.b.dtype.name.replace('float32', 'float').replace('float64', 'double')})" in allowed
         if v.name is None and v.multi is None:
             arr = np.asarray(v.const)
+            if v.typed and _TYPE_STR.get(arr.dtype.name) in allowed:
+                return self.materialize(v, name, "asis").name
             if arr.dtype.kind in "iu" and not float_ok and "tensor(int64)" in allowed:
                 return self.materialize(v, name, "int").name
             if arr.dtype == bool and "tensor(bool)" in allowed:
@@ -531,9 +543,10 @@ def _port_type(port: Any, default: str) -> tuple[int, list[int] | None]:
     return elem, shape
 
 
-def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
+def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
             opset: int | None = None) -> Any:
-    """A stateless MDF graph as an ``onnx.ModelProto`` (floats in ``dtype``)."""
+    """A stateless MDF graph as an ``onnx.ModelProto``. Floats are written in ``dtype``
+    (``float32``/``float64``; None: float64 if an input port's type says so, else float32)."""
     import onnx
     from onnx import helper
 
@@ -543,6 +556,9 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
     model = load(model)
     g = model.get_graph(graph)
     where = f"graphs.{g.id}"
+    if dtype is None:
+        types = [(ip.type or "").lower() for n in g.nodes for ip in n.input_ports]
+        dtype = "float64" if any(t in ("float64", "double") for t in types) else "float32"
     if dtype not in ("float32", "float64"):
         raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
     _refuse_stateful(model, g, where)
@@ -606,7 +622,8 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str = "float32",
                                            and looks_numeric(p.value) is None):
                 scope[p.id] = Val(const=np.asarray(p.value) if isinstance(p.value, list)
                                   else (looks_numeric(p.value) if isinstance(p.value, str)
-                                        else p.value), hint=f"{node.id}_{p.id}")
+                                        else p.value), hint=f"{node.id}_{p.id}",
+                                  typed=isinstance(p.value, (np.ndarray, np.generic)))
         subscripted = _subscripted(node)
         items = [("functions", f) for f in _functions_in_order(node)] + \
                 [("parameters", p) for p in node.parameters]
@@ -722,7 +739,7 @@ def _function_value(tr: _Translator, item: Any, target: str, what: str,
 
 
 def export(model: Any, path: str | os.PathLike, graph: str | None = None,
-           dtype: str = "float32", opset: int | None = None) -> Any:
+           dtype: str | None = None, opset: int | None = None) -> Any:
     """Write a stateless MDF graph as an ONNX file (atomically); returns the ModelProto."""
     mp = to_onnx(model, graph=graph, dtype=dtype, opset=opset)
     p = os.fspath(path)
