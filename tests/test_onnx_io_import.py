@@ -135,7 +135,7 @@ def test_pytorch_models_export_back_to_onnx():
             assert value.dtype == exp.dtype and value.shape == exp.shape, m
             np.testing.assert_allclose(value, exp, rtol=1e-3, atol=1e-5, err_msg=m)
         matched += 1
-    assert matched >= 0.6 * len(MODELS), (matched, no_ort_kernel)
+    assert matched >= 80, (matched, no_ort_kernel)  # 83 of 117 at the time of writing
 
 
 def test_imported_model_structure():
