@@ -250,8 +250,9 @@ def test_cnn_matches_onnxruntime():
     # the split's two outputs are two ports of one MDF node, indexing the call's tuple
     model = import_model(mp)
     split = model.graphs[0].get_node("split")
-    assert [(o.id, o.value) for o in split.output_ports] == [("s0", "split[0]"),
-                                                              ("s1", "split[1]")]
+    (call,) = [p for p in split.parameters if p.function == "onnx::Split"]
+    assert [(o.id, o.value) for o in split.output_ports] == [("s0", f"{call.id}[0]"),
+                                                              ("s1", f"{call.id}[1]")]
 
 
 def test_imported_model_runs_with_simulation_initializer():
@@ -295,3 +296,17 @@ def test_import_errors_are_mdf_errors(tmp_path):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
     with pytest.raises(MDFError, match="subgraph"):
         import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_values_named_like_the_call_arguments():
+    """Graph inputs named A and B fed crosswise into Sub(A, B): port ids never shadow the
+    argument names of the call."""
+    n = helper.make_node("Sub", ["B", "A"], ["Y"], name="s")
+    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2]),
+                                     helper.make_tensor_value_info("B", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    mp = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    a = np.array([1.0, 2.0], np.float32)
+    b = np.array([10.0, 20.0], np.float32)
+    (expected,) = _ort(mp, {"A": a, "B": b})
+    np.testing.assert_array_equal(run_onnx(mp, {"A": a, "B": b})["Y"], expected)

@@ -121,6 +121,14 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         for a in n.attribute:
             if a.type == AttributeProto.STRING:
                 pool.taken.add(a.s.decode("utf-8", "replace"))
+    # Nor may a port be named like an argument of a call: the engine binds a call's arguments
+    # one after the other, so ``B: A, A: B`` would read the argument A instead of the port A.
+    for n in g.node:
+        if n.domain in ("", "ai.onnx"):
+            try:
+                pool.taken.update(onnx_schema(n.op_type, opset).argument_names)
+            except MDFError:
+                pass  # reported with the node below
     consts: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in g.initializer}
     inputs = [i for i in g.input if i.name not in consts]
     input_names = {i.name for i in inputs}
