@@ -153,6 +153,9 @@ class CompiledGraph:
                 never = [n for n in self.node_ids if n not in self.interp.ever_ran]
                 raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
                                     "warm-up steps")
+            if not self.swept:
+                self.swept, values = self._float_parameters()
+                self.sweep_values = np.array(values or [0.0], dtype=np.float64)
             gen = _Generator(self, initializer, dt)
             source = gen.source()
             module = _load_generated(source)
@@ -172,6 +175,24 @@ class CompiledGraph:
                      if ln.strip()]
             detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
             self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
+
+    def _float_parameters(self) -> tuple[list[tuple[str, str]], list[float]]:
+        """Parameters whose value (or initial value, if stateful) is a float constant: the
+        generated code reads them from a table, so models that differ only in such values
+        share one compiled function (and Numba's disk cache)."""
+        keys, values = [], []
+        for nid, np_ in self.plan.nodes.items():
+            for pp in np_.parameters:
+                vp = pp.initial if (pp.stateful or pp.derivative is not None) else pp.value
+                if pp.call is not None or vp is None or vp.expr is not None:
+                    continue
+                c = vp.const
+                if isinstance(c, np.ndarray) and c.ndim == 0 and c.dtype.kind == "f":
+                    c = float(c)
+                if isinstance(c, float):
+                    keys.append((nid, pp.id))
+                    values.append(c)
+        return keys, values
 
     def _give_up(self, reason: str) -> None:
         self.fallback_reason = reason

@@ -1,0 +1,107 @@
+"""Sweep speed: 10,000 runs of the FitzHugh-Nagumo example, 1,000 steps each.
+
+Three ways, timed in one process and printed as ratios:
+
+* batched: ``mdf_engine.sweep`` on the compiled backend (all sets in one jitted call);
+* single compiled runs: a loop of ``Simulation(with_parameters(...), backend="compiled").run``
+  (what a script without sweeps does), timed on a sample and extrapolated;
+* the reference engine (modeci-mdf) timed on 10 runs and extrapolated.
+
+Usage: ``python benchmarks/sweep_speed.py [--runs 10000] [--steps 1000] [--sample 20]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+
+import mdf_engine
+from mdf_engine.sweep import sweep, with_parameters
+
+FN = Path(__file__).resolve().parent.parent / "examples" / "fitzhugh_nagumo.json"
+DT = 0.05
+
+
+def grid(runs: int) -> dict[str, str]:
+    side = int(round(runs ** 0.5))
+    return {"fn_neuron.a": f"0.5:0.9:{side}", "stimulus.amplitude": f"0.2:1.0:{runs // side}"}
+
+
+def reference_runs(points: np.ndarray, steps: int) -> float:
+    import json
+    import tempfile
+
+    from modeci_mdf.execution_engine import EvaluableGraph
+    from modeci_mdf.utils import load_mdf
+
+    t = 0.0
+    for a, amp in points:
+        m = with_parameters(FN, {"fn_neuron.a": a, "stimulus.amplitude": amp})
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(m.to_dict(), f)
+        with contextlib.redirect_stdout(io.StringIO()):
+            g = load_mdf(f.name).graphs[0]
+            t0 = time.perf_counter()
+            eg = EvaluableGraph(g, verbose=False)
+            for k in range(steps):
+                eg.evaluate(time_increment=None if k == 0 else DT)
+            t += time.perf_counter() - t0
+    return t / len(points)
+
+
+def single_compiled_runs(points: np.ndarray, steps: int) -> float:
+    t0 = time.perf_counter()
+    for a, amp in points:
+        m = with_parameters(FN, {"fn_neuron.a": a, "stimulus.amplitude": amp})
+        sim = mdf_engine.Simulation(m, backend="compiled")
+        sim.run(steps=steps, dt=DT, record=None)
+    return (time.perf_counter() - t0) / len(points)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=10_000)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--sample", type=int, default=20,
+                    help="single compiled runs timed (extrapolated)")
+    ap.add_argument("--reference-runs", type=int, default=10)
+    args = ap.parse_args()
+    params = grid(args.runs)
+    record = ["fn_neuron.V_out", "fn_neuron.W_out"]
+
+    # warm the caches (Numba compilation is a one-off, reported separately)
+    t0 = time.perf_counter()
+    sweep(FN, params, steps=2, dt=DT, record=record)
+    warm = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    ds = sweep(FN, params, steps=args.steps, dt=DT, record=record)
+    batched = time.perf_counter() - t0
+    n = ds["fn_neuron.V_out"].shape[0] * ds["fn_neuron.V_out"].shape[1]
+
+    rng = np.random.default_rng(0)
+    points = np.column_stack([rng.uniform(0.5, 0.9, args.sample),
+                              rng.uniform(0.2, 1.0, args.sample)])
+    single_compiled_runs(points[:1], args.steps)  # load once
+    per_single = single_compiled_runs(points, args.steps)
+    per_ref = reference_runs(points[:args.reference_runs], args.steps)
+
+    print(f"FitzHugh-Nagumo sweep: {n} runs x {args.steps} steps")
+    print(f"  first call (compile or load cached code): {warm:8.2f} s")
+    print(f"  batched compiled sweep:                   {batched:8.2f} s "
+          f"({batched / n * 1e6:.1f} us a run)")
+    print(f"  loop of single compiled runs (extrap.):   {per_single * n:8.2f} s "
+          f"({per_single * 1e3:.2f} ms a run)")
+    print(f"  reference engine (extrap. from {args.reference_runs}):      "
+          f"{per_ref * n:8.1f} s ({per_ref * 1e3:.1f} ms a run)")
+    print(f"  ratio single-compiled / batched: {per_single * n / batched:8.1f}x")
+    print(f"  ratio reference / batched:       {per_ref * n / batched:8.1f}x")
+
+
+if __name__ == "__main__":
+    main()
