@@ -7,6 +7,9 @@ prints the median time of one call of
   included; Numba kernels are compiled in a warm-up call before timing);
 * ort:   a prebuilt single-node onnxruntime session, single-threaded
   (``intra_op_num_threads = inter_op_num_threads = 1``), ``sess.run(None, feeds)``;
+  our side is single-threaded too: the BLAS (OpenBLAS/MKL/OpenMP) and Numba thread counts are
+  set to 1 before numpy is imported, unless already set in the environment (on a shared
+  machine a multi-threaded BLAS also thrashes, by 10-80x on Conv/ConvTranspose);
 * numpy: the case's plain numpy expression, when it has one;
 
 then the ratio ours/ort, and the geometric mean of that ratio per size class. All ratios are
@@ -36,6 +39,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 import statistics
 import sys
 import time
@@ -44,7 +48,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+             "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402  (after the thread settings)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -640,6 +640,9 @@ def axis_nb(code, X, axis, coerce_2d):
 # ---- jit= entries: plain functions that compile inline into nopython callers -------------------
 
 
+_NB_NAMES: set[str] = set()
+
+
 def jit_entry(nb, name: str, kernel, n_inputs: int | None):
     """A function named ``name`` for the registry's ``jit=``.
 
@@ -653,6 +656,17 @@ def jit_entry(nb, name: str, kernel, n_inputs: int | None):
     """
     import inspect
 
+    # ``nb`` is often a closure made by a factory (one per op, same source line). Numba names
+    # the compiled function and its disk-cache file after ``__qualname__`` (+ line), so two ops
+    # from one factory got the same symbol and, once cached, a graph calling both (e.g. Selu
+    # and HardSigmoid) linked one op's code for the other. A unique, deterministic name per
+    # entry point keeps them apart.
+    base = f"{name}_nb_{nb.__module__.rsplit('.', 1)[-1]}"
+    unique = base
+    while unique in _NB_NAMES:
+        unique = f"{base}{len(_NB_NAMES)}"
+    _NB_NAMES.add(unique)
+    nb.__qualname__ = nb.__name__ = unique
     params = list(inspect.signature(nb).parameters.values())
     attr_names = [p.name for p in params][n_inputs or 0:] if n_inputs is not None else []
 

@@ -59,6 +59,91 @@ def _maxpool3d(x, k, s, d, pb, o, storage_order):
 
 
 @numba.njit(cache=True)
+def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
+    """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum of each (clipped)
+    horizontal window of every input row, then of each vertical window of those. Picks the
+    first maximum in row-major window order, like :func:`_maxpool3d`. Returns ok=False (and
+    nothing useful) when some window lies wholly in the padding."""
+    N, C, _, H, W = x.shape
+    oh, ow = o[1], o[2]
+    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
+    idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
+    rv = np.empty((H, ow), dtype=x.dtype)
+    ri = np.empty((H, ow), dtype=np.int64)
+    q0 = np.empty(ow, dtype=np.int64)
+    q1 = np.empty(ow, dtype=np.int64)
+    for q in range(ow):   # first and last+1 tap e inside the row
+        lo = q * s[2] - pb[2]
+        e0 = 0
+        while e0 < k[2] and lo + e0 * d[2] < 0:
+            e0 += 1
+        e1 = k[2]
+        while e1 > e0 and lo + (e1 - 1) * d[2] >= W:
+            e1 -= 1
+        q0[q] = e0
+        q1[q] = e1
+        if e1 <= e0:
+            return y, idx, False
+    for i in range(oh):
+        top = i * s[1] - pb[1]
+        if not any_tap(top, k[1], d[1], H):
+            return y, idx, False
+    for n in range(N):
+        for c in range(C):
+            base = (n * C + c) * H * W
+            xc = x[n, c, 0]
+            for r in range(H):
+                row = xc[r]
+                for q in range(ow):
+                    lo = q * s[2] - pb[2]
+                    e = q0[q]
+                    bx = lo + e * d[2]
+                    best = row[bx]
+                    for e in range(q0[q] + 1, q1[q]):
+                        xq = lo + e * d[2]
+                        v = row[xq]
+                        if v > best:
+                            best = v
+                            bx = xq
+                    rv[r, q] = best
+                    ri[r, q] = bx
+            for i in range(oh):
+                top = i * s[1] - pb[1]
+                b0 = 0
+                while b0 < k[1] and top + b0 * d[1] < 0:
+                    b0 += 1
+                b1 = k[1]
+                while b1 > b0 and top + (b1 - 1) * d[1] >= H:
+                    b1 -= 1
+                r0 = top + b0 * d[1]
+                for q in range(ow):
+                    best = rv[r0, q]
+                    br = r0
+                    for b in range(b0 + 1, b1):
+                        r = top + b * d[1]
+                        v = rv[r, q]
+                        if v > best:
+                            best = v
+                            br = r
+                    y[n, c, 0, i, q] = best
+                    bx = ri[br, q]
+                    if storage_order == 0:
+                        idx[n, c, 0, i, q] = base + br * W + bx
+                    else:
+                        idx[n, c, 0, i, q] = base + br + H * bx
+    return y, idx, True
+
+
+@numba.njit(cache=True)
+def any_tap(start, k, d, size):
+    """True when a window of ``k`` taps ``d`` apart from ``start`` touches ``[0, size)``."""
+    for t in range(k):
+        if 0 <= start + t * d < size:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def _sumpool3d(x, k, s, d, pb, o, hi, count_include_pad, p):
     """Average (``p == 0``) or Lp (``p > 0``) pooling, accumulated in float64.
 
@@ -167,8 +252,13 @@ def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_s
                                        ceil_mode, "MaxPool")
     xin = X if X.dtype.kind in "iu" or X.dtype in (np.float32, np.float64) else \
         X.astype(np.float32)
-    y, idx = _maxpool3d(as5d(np.ascontiguousarray(xin)), lift3(k, 1), lift3(s, 1),
-                        lift3(d, 1), lift3(pb, 0), lift3(out, 1), int(storage_order))
+    args = (as5d(np.ascontiguousarray(xin)), lift3(k, 1), lift3(s, 1), lift3(d, 1),
+            lift3(pb, 0), lift3(out, 1), int(storage_order))
+    ok = False
+    if nsp <= 2:
+        y, idx, ok = _maxpool2d_rows(*args)
+    if not ok:
+        y, idx = _maxpool3d(*args)
     shape = X.shape[:2] + out
     return y.reshape(shape).astype(X.dtype, copy=False), idx.reshape(shape)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from ..errors import MDFError
 from . import _ew_kernels as K
@@ -32,12 +33,24 @@ def _fold(code: int, data: tuple[Any, ...], name: str) -> np.ndarray:
     return acc
 
 
-@njit(cache=True)
 def _fold_nb(code, data):
-    acc = np.asarray(data[0]).copy()
-    for i in range(1, len(data)):
-        acc = K.arith_nb(code, acc, data[i])
-    return acc
+    """Nopython left fold of ``K.arith_nb(code, ...)`` over the tuple ``data`` (see overload)."""
+    raise NotImplementedError("_fold_nb is only callable from nopython code")
+
+
+@overload(_fold_nb)
+def _fold_nb_ov(code, data):
+    """One statement per input, each with its own variable: the inputs may differ in shape
+    and rank (a loop over a heterogeneous tuple, whose accumulator changes type, does not
+    type in Numba). Generated source has no file, so this part is not disk-cached by itself
+    (a cached caller keeps it)."""
+    n = len(data)
+    lines = [f"def fold{n}(code, data):", "    a0 = np.asarray(data[0]).copy()"]
+    lines += [f"    a{i} = K.arith_nb(code, a{i - 1}, data[{i}])" for i in range(1, n)]
+    lines.append(f"    return a{n - 1}")
+    ns = {"np": np, "K": K}
+    exec("\n".join(lines), ns)
+    return ns[f"fold{n}"]
 
 
 @njit(cache=True)
