@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
     r.add_argument("--plot", default=None, help="plot recorded traces to this image")
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
+    r.add_argument("--progress", action="store_true",
+                   help="show a progress bar (the default when stderr is a terminal)")
     r.add_argument("--quiet", action="store_true",
                    help="print nothing but errors (and no progress bar)")
     r.add_argument("--check-finite", action="store_true",

@@ -41,6 +41,8 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--plot", default=None, help="plot a final value against the swept "
                    "parameters to this image")
     s.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    s.add_argument("--progress", action="store_true",
+                   help="show a progress bar (the default when stderr is a terminal)")
     s.set_defaults(func=cmd_sweep)
 
 

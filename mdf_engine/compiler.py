@@ -264,13 +264,7 @@ class CompiledGraph:
                         S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
                     else:
                         A[target.index][...] = value
-        thr = np.zeros(max(1, len(gen.table.thresholds)), dtype=np.float64)
-        for k, (nid, name, indices) in enumerate(gen.table.thresholds):
-            v = fresh._threshold_value(nid, name)
-            for i in (indices or []):
-                v = v[i]
-            thr[k] = float(v)
-        return {"S": S, "A": A, "thr": thr}
+        return {"S": S, "A": A, "thr": gen.threshold_values(fresh)}
 
     def run_batch(self, values: np.ndarray, steps: int, dt: float | None,
                   initializer: Mapping[str, Any] | None = None,
@@ -439,16 +433,21 @@ class _Generator:
         if interp.time_steps:
             for nid in interp.time_steps[-1]:
                 last[self.node_index[nid]] = True
+        thr = self.threshold_values(interp)
+        return {"S": np.array(self.scalars, dtype=np.float64) if self.scalars
+                else np.zeros(1), "A": [a for a in self.arrays],
+                "useable": np.zeros((n, n), dtype=np.int64), "total": total, "clock": clock,
+                "last_set": last, "ever": np.ones(n, dtype=np.bool_), "thr": thr}
+
+    def threshold_values(self, interp: InterpretedGraph) -> np.ndarray:
+        """The value each Threshold condition reads, as ``interp`` holds it now."""
         thr = np.zeros(max(1, len(self.table.thresholds)), dtype=np.float64)
         for k, (nid, name, indices) in enumerate(self.table.thresholds):
             v = interp._threshold_value(nid, name)
             for i in (indices or []):
                 v = v[i]
             thr[k] = float(v)
-        return {"S": np.array(self.scalars, dtype=np.float64) if self.scalars
-                else np.zeros(1), "A": [a for a in self.arrays],
-                "useable": np.zeros((n, n), dtype=np.int64), "total": total, "clock": clock,
-                "last_set": last, "ever": np.ones(n, dtype=np.bool_), "thr": thr}
+        return thr
 
     def initializer_args(self, initializer: Mapping[str, Any] | None) -> list[Any]:
         out = []
