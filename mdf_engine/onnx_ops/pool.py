@@ -188,6 +188,73 @@ def _sumpool3d(x, k, s, d, pb, o, hi, count_include_pad, p):
     return y
 
 
+@numba.njit(cache=True)
+def _axis_taps(n_out, k, s, d, pb, size, hi):
+    """Per output position along one axis: first and last+1 tap inside ``[0, size)``, and the
+    number of taps before ``hi`` (the padded end: the divisor with count_include_pad)."""
+    t0 = np.empty(n_out, dtype=np.int64)
+    t1 = np.empty(n_out, dtype=np.int64)
+    npad = np.empty(n_out, dtype=np.int64)
+    for i in range(n_out):
+        lo = i * s - pb
+        a = 0
+        while a < k and lo + a * d < 0:
+            a += 1
+        b = k
+        while b > a and lo + (b - 1) * d >= size:
+            b -= 1
+        t0[i] = a
+        t1[i] = b
+        c = 0
+        for t in range(k):
+            if lo + t * d < hi:
+                c += 1
+        npad[i] = c
+    return t0, t1, npad
+
+
+@numba.njit(cache=True)
+def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
+    """:func:`_sumpool3d` for a (N, C, 1, H, W) input in two passes (window sums of each input
+    row, then of those down the columns), in float64; the divisor per output is the product
+    of the per-axis tap counts."""
+    N, C, _, H, W = x.shape
+    oh, ow = o[1], o[2]
+    y = np.empty((N, C, 1, oh, ow), dtype=np.float64)
+    r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
+    c0, c1, cpad = _axis_taps(ow, k[2], s[2], d[2], pb[2], W, hi[2])
+    rs = np.empty((H, ow), dtype=np.float64)
+    for n in range(N):
+        for c in range(C):
+            xc = x[n, c, 0]
+            for r in range(H):
+                row = xc[r]
+                for q in range(ow):
+                    lo = q * s[2] - pb[2]
+                    acc = 0.0
+                    for e in range(c0[q], c1[q]):
+                        v = float(row[lo + e * d[2]])
+                        if p > 0:
+                            acc += abs(v) ** p
+                        else:
+                            acc += v
+                    rs[r, q] = acc
+            for i in range(oh):
+                top = i * s[1] - pb[1]
+                nin = r1[i] - r0[i]
+                for q in range(ow):
+                    acc = 0.0
+                    for b in range(r0[i], r1[i]):
+                        acc += rs[top + b * d[1], q]
+                    if p > 0:
+                        y[n, c, 0, i, q] = acc ** (1.0 / p)
+                    else:
+                        cnt = rpad[i] * cpad[q] if count_include_pad else \
+                            nin * (c1[q] - c0[q])
+                        y[n, c, 0, i, q] = acc / cnt if cnt > 0 else np.nan
+    return y
+
+
 def _float_in(X: np.ndarray) -> np.ndarray:
     if X.dtype.kind == "f" and X.dtype != np.float16:
         return np.ascontiguousarray(X)
@@ -213,7 +280,8 @@ def _sum_pool(X, p, count_include_pad, kernel_shape, strides, dilations, pads, a
     nsp, k, s, d, out, pb, pe = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
                                         ceil_mode, op)
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
-    y = _sumpool3d(as5d(_float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
+    fn = _sumpool2d_rows if nsp <= 2 else _sumpool3d
+    y = fn(as5d(_float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
                    lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
     return y.reshape(X.shape[:2] + out).astype(X.dtype)
 
