@@ -12,6 +12,8 @@ caller falls back to the interpreted backend with a log line.
 
 Counters the loop keeps (all int64):
 
+* calls in a consideration set execution count like calls in a pass: graph-scheduler resets
+  both at the start of every pass and never in between;
 * ``useable[a, b]``: calls of node ``a`` since node ``b`` last ran (graph-scheduler's
   ``counts_useable``; reset at the start of every environment state update);
 * ``total[s, n]``: calls of node ``n`` in time scale ``s`` (0 pass, 1 environment state update,
@@ -36,9 +38,11 @@ OPCODES = {
     "EveryNPasses": 15, "BeforePass": 16, "AtEnvironmentStateUpdate": 17,
     "AfterEnvironmentStateUpdate": 18, "AfterNEnvironmentStateUpdates": 19,
     "BeforeEnvironmentStateUpdate": 20, "Threshold": 21, "AfterNCallsCombined": 22,
+    "AtEnvironmentSequence": 23, "AfterEnvironmentSequence": 24,
+    "AfterNEnvironmentSequences": 25,
 }
 COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
-_SCALE_ROW = {TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
+_SCALE_ROW = {TimeScale.CONSIDERATION_SET_EXECUTION: 0, TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
               TimeScale.ENVIRONMENT_SEQUENCE: 2, TimeScale.LIFE: 2}
 
 # row layout of the int table
@@ -59,18 +63,25 @@ class ConditionTable:
         self.floats: list[list[float]] = []
         self.children: list[int] = []
         self.thresholds: list[tuple[str, str, Any]] = []  # (node, name, indices) per slot
+        self.sched_nodes: dict[str, Any] = {}  # node id -> the scheduler's node object
 
     def add(self, cond: graph_scheduler.Condition, owner: int) -> int:
         """Append ``cond`` (and its children); return its row."""
-        name = type(cond).__name__
-        if name not in OPCODES:
-            raise NotCompilable(f"{name} is not compiled")
+        if type(cond).__name__ in _FINISHED:
+            return self._add_finished(cond)
+        name = _known_name(cond)
         op = OPCODES[name]
         kids: list[int] = []
         a = b = n = 0
         fl = [0.0, 0.0, 0.0]
         args = list(getattr(cond, "args", ()))
         kw = dict(getattr(cond, "kwargs", {}))
+        closure_scale = _closure_time_scale(cond)
+        if closure_scale is not None and "time_scale" not in kw:
+            # several classes keep ``time_scale`` only in their function's closure
+            kw["time_scale"] = closure_scale
+            if op in (12, 13, 14, 15, 16, 17, 18, 19, 20) and len(args) > 1:
+                args = args[:1]
         if op in (2, 3):
             kids = [self.add(c, owner) for c in args]
         elif op == 4:
@@ -101,6 +112,8 @@ class ConditionTable:
                                                       TimeScale.ENVIRONMENT_SEQUENCE)
             if ts not in (TimeScale.ENVIRONMENT_SEQUENCE, TimeScale.LIFE):
                 raise NotCompilable(f"{name} at time scale {ts}")
+        elif op in (23, 24, 25):
+            n = int(args[0])
         elif op == 21:
             comparator = kw.get("comparator")
             if comparator not in COMPARATORS:
@@ -127,6 +140,40 @@ class ConditionTable:
             raise NotCompilable(f"condition names unknown node {key!r}")
         return self.node_index[key]
 
+    def add_any(self, rows: list[int]) -> int:
+        """Append an ``Any`` row over existing ``rows``; return its row."""
+        return self._row(OPCODES["Any"], 0, 0, 0, rows)
+
+    def _row(self, op: int, a: int, b: int, n: int, kids: list[int],
+             fl: list[float] | None = None) -> int:
+        row = len(self.ints)
+        first = len(self.children)
+        self.children.extend(kids)
+        self.ints.append([op, a, b, n, first, len(kids)])
+        self.floats.append(fl or [0.0, 0.0, 0.0])
+        return row
+
+    def _add_finished(self, cond: Any) -> int:
+        """WhenFinished/Any/All as rows: a node is finished when it ran in this environment
+        state update (its call count there is >= 1) and, if it has an ``is_finished`` value
+        (:class:`~mdf_engine.schedulers.conditions.SchedNode`), that value is non-zero."""
+        deps = list(getattr(cond, "args", ())) or list(self.node_index)
+        deps = [self.sched_nodes.get(str(d), d) for d in deps]
+        rows = []
+        for d in deps:
+            ran = self._row(OPCODES["AfterNCalls"], self._node(d), 1, 1, [])
+            value = getattr(d, "finish_value", None)
+            if value is None:
+                rows.append(ran)
+                continue
+            slot = len(self.thresholds)
+            self.thresholds.append((str(d), value, None))
+            flag = self._row(OPCODES["Threshold"], slot, COMPARATORS["!="], 0, [])
+            rows.append(self._row(OPCODES["All"], 0, 0, 0, [ran, flag]))
+        if type(cond).__name__ == "WhenFinishedAny":
+            return self._row(OPCODES["Any"], 0, 0, 0, rows)
+        return self._row(OPCODES["All"], 0, 0, 0, rows)
+
     @staticmethod
     def _scale(ts: Any) -> int:
         if ts not in _SCALE_ROW:
@@ -145,6 +192,7 @@ def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
     root, consideration queue as (starts, nodes))."""
     index = {nid: i for i, nid in enumerate(node_ids)}
     table = ConditionTable(index)
+    table.sched_nodes = {str(n): n for n in scheduler.nodes}
     roots = np.zeros(len(node_ids), dtype=np.int64)
     for nid in node_ids:
         cond = scheduler.conditions.conditions_basic.get(_find(scheduler, nid)) \
@@ -153,17 +201,48 @@ def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
             cond = graph_scheduler.Always()
         roots[index[nid]] = table.add(cond, index[nid])
     term = scheduler.termination_conds
-    for ts, c in term.items():
-        if ts is TimeScale.ENVIRONMENT_SEQUENCE and type(c).__name__ == "Never":
-            continue
-        if ts is not TimeScale.ENVIRONMENT_STATE_UPDATE:
+    for ts in term:
+        if ts not in (TimeScale.ENVIRONMENT_STATE_UPDATE, TimeScale.ENVIRONMENT_SEQUENCE):
             raise NotCompilable(f"termination at time scale {ts.name}")
     term_root = table.add(term[TimeScale.ENVIRONMENT_STATE_UPDATE], -1)
+    seq = term.get(TimeScale.ENVIRONMENT_SEQUENCE)
+    if seq is not None and type(seq).__name__ != "Never":
+        # graph-scheduler runs passes while neither termination holds
+        term_root = table.add_any([term_root, table.add(seq, -1)])
     starts, nodes = [0], []
     for cs in scheduler.consideration_queue:
         nodes.extend(sorted(index[str(n)] for n in cs))
         starts.append(len(nodes))
     return table, roots, term_root, (np.array(starts, np.int64), np.array(nodes, np.int64))
+
+
+_FINISHED = ("WhenFinished", "WhenFinishedAny", "WhenFinishedAll")
+
+
+def _known_name(cond: Any) -> str:
+    """The compiled kind of ``cond``: its class, or the nearest base class with an opcode
+    (``AtEnvironmentStateUpdateStart`` is an ``AtPass``, ``...NStart`` an ``All``)."""
+    for cls in type(cond).__mro__:
+        if cls.__name__ in OPCODES and cls.__module__.startswith("graph_scheduler"):
+            return cls.__name__
+        if cls.__name__ in ("Condition", "CompositeCondition"):
+            break
+    raise NotCompilable(f"{type(cond).__name__} is not compiled")
+
+
+def _closure_time_scale(cond: Any) -> Any:
+    """The ``time_scale`` a condition's function closes over, if any."""
+    func = getattr(cond, "func", None)
+    code = getattr(func, "__code__", None)
+    if code is None or not func.__closure__:
+        return None
+    for name, cell in zip(code.co_freevars, func.__closure__):
+        if name == "time_scale":
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return None
+    return None
 
 
 def _find(scheduler, nid: str):
@@ -235,6 +314,13 @@ def _leaf(r, ints, floats, children, useable, total, clock, last_set, thr):
             return x >= t
         close = abs(x - t) <= floats[r, 1] + floats[r, 2] * abs(t)
         return close if b == 4 else not close
+    if op >= 23 and op <= 25:
+        # one Simulation is one environment sequence: its index is always 0
+        if op == 23:
+            return n == 0
+        if op == 24:
+            return 0 > n
+        return 0 >= n
     if op == 22:
         s = 0
         for k in range(nk):

@@ -37,6 +37,8 @@ class SchedNode(str):
     """
 
     finished: Callable[[str], bool] | None = None
+    #: the parameter or output port that says whether the node is finished, if it has one
+    finish_value: str | None = None
 
     def is_finished(self, execution_id: Any = None) -> bool:
         return bool(self.finished(str(self))) if self.finished else False
@@ -72,6 +74,12 @@ class ConditionBuilder:
         if isinstance(cond, dict):
             cond = Condition(type=cond.get("type"), kwargs=dict(cond.get("kwargs") or {}))
         cls = getattr(graph_scheduler.condition, str(cond.type), None)
+        structural = getattr(graph_scheduler.condition, "GraphStructureCondition", None)
+        if inspect.isclass(cls) and structural is not None and issubclass(cls, structural):
+            raise MDFError(f"{cond.type} is a graph structure condition (it edits the "
+                           "scheduler's graph); an MDF graph's structure comes from its edges, "
+                           "so it cannot be used as a node or termination condition",
+                           f"{where}.type")
         if not (inspect.isclass(cls) and issubclass(cls, graph_scheduler.condition.Condition)):
             raise MDFError(f"unknown condition type '{cond.type}'", f"{where}.type")
         sig = inspect.signature(cls)
@@ -136,8 +144,11 @@ def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None 
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
     allowed), and the graph's conditions."""
     nodes = {n.id: SchedNode(n.id) for n in graph.nodes}
-    for sn in nodes.values():
+    for n in graph.nodes:
+        sn = nodes[n.id]
         sn.finished = finished
+        if n.get("parameters", "is_finished") or n.get("output_ports", "is_finished"):
+            sn.finish_value = "is_finished"
     deps: dict[SchedNode, set[SchedNode]] = {nodes[n.id]: set() for n in graph.nodes}
     for e in graph.edges:
         receiver = graph.get_node(e.receiver)
