@@ -188,8 +188,8 @@ case("unknown_function_argument.json",
                                             "bogus": 3})),
      f"{NODE_A}.parameters.x.args")
 case("missing_function_argument.json",
-     mutate(lambda d: param(d).update(value=None, function="linear",
-                                      args={"variable0": "i"})),
+     mutate(lambda d: param(d).update(value=None, function="onnx::MatMul",
+                                      args={"A": [[1.0]]})),
      f"{NODE_A}.parameters.x.args")
 case("function_name_list.json",
      mutate(lambda d: param(d).update(value=None, function=["linear"], args={})),
