@@ -68,14 +68,17 @@ def conv3d(x, w2, bias, group, k, s, d, pb, o):
     p = o[0] * o[1] * o[2]
     out = np.empty((N, M, p), dtype=x.dtype)
     cols = np.empty((kk, p), dtype=x.dtype)
+    wg = [np.ascontiguousarray(w2[g * mg:(g + 1) * mg]) for g in range(group)]
     for n in range(N):
         for g in range(group):
             _im2col(x, n, g * cg, cg, k, s, d, pb, o, cols)
-            res = np.dot(w2[g * mg:(g + 1) * mg], cols)
+            res = np.dot(wg[g], cols)
             for m in range(mg):
                 bm = bias[g * mg + m]
+                row = out[n, g * mg + m]
+                rm = res[m]
                 for t in range(p):
-                    out[n, g * mg + m, t] = res[m, t] + bm
+                    row[t] = rm[t] + bm
     return out
 
 
