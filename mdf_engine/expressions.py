@@ -472,6 +472,14 @@ def to_source(expr: Expr, rename: Callable[[str], str],
     return _Emitter(rename, call or (lambda n: n)).emit(expr.tree.body)
 
 
+_DIVISION_UFUNCS = {ast.Div: "true_divide", ast.FloorDiv: "floor_divide", ast.Mod: "mod"}
+
+
+def _negative_int_literal(node: ast.AST) -> bool:
+    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int)
+
+
 class _Emitter:
     def __init__(self, rename: Callable[[str], str], call: Callable[[str], str]):
         self.rename = rename
@@ -495,7 +503,13 @@ class _Emitter:
         return _numpy_name(mod, node.attr)
 
     def _BinOp(self, node):
-        return f"({self.emit(node.left)} {_BINOP_SRC[type(node.op)]} {self.emit(node.right)})"
+        left, right = self.emit(node.left), self.emit(node.right)
+        ufunc = _DIVISION_UFUNCS.get(type(node.op))
+        if ufunc is not None:  # numpy's x/0 = inf/nan (Numba's operators raise)
+            return f"np.{ufunc}({left}, {right})"
+        if isinstance(node.op, ast.Pow) and _negative_int_literal(node.right):
+            right = repr(float(-node.right.operand.value))  # Numba's int power raises at 0
+        return f"({left} {_BINOP_SRC[type(node.op)]} {right})"
 
     def _UnaryOp(self, node):
         return f"({_UNARY_SRC[type(node.op)]}{self.emit(node.operand)})"
