@@ -25,6 +25,7 @@ from .model import (
     field_default,
     to_dict,
 )
+from .nested_graphs import flatten_nested_graphs
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -149,6 +150,7 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
         model_id, body = next(iter(data.items()))
         if not isinstance(body, dict):
             raise MDFError(f"expected a mapping, got {type(body).__name__}", str(model_id), source)
+    body = flatten_nested_graphs(body, source)
     builder = _Builder(source)
     model = builder.element(Model, str(model_id), body, "")
     if graph_check:

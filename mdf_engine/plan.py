@@ -196,8 +196,10 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
+    prefer = _preferred_namespace(model)
     try:
-        nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset) for n in graph.nodes}
+        nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer)
+                 for n in graph.nodes}
     except MDFError as e:
         if source and not e.source:
             raise MDFError(e.message, e.path, source) from None
@@ -242,8 +244,42 @@ def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
     raise MDFError(f"unsupported value of type {type(v).__name__}", where)
 
 
+def _preferred_namespace(model: Model | None) -> str | None:
+    """The namespace whose version of a shared bare name (``linear``, ``logistic``, ...) a model
+    means: ``pnl`` for files PsyNeuLink wrote (its functions take more arguments, and its
+    logistic adds ``offset`` outside the exponential), else the default version."""
+    app = str(getattr(model, "generating_application", None) or "")
+    return "pnl" if app.lower().startswith("psyneulink") else None
+
+
+def _choose_version(schema: OpSchema, args: Mapping[str, Any], prefer: str | None) -> OpSchema:
+    """Among the versions registered under ``schema.name`` in other namespaces, take the ``prefer`` namespace's one; else keep ``schema`` if the arguments bind,
+    otherwise the first other version they bind to (so a PsyNeuLink-style call of ``linear``
+    with ``scale``/``offset`` finds the ``pnl`` version)."""
+    others = [v for v in REGISTRY.versions(schema.name) if v.namespace != schema.namespace]
+    if not others:
+        return schema
+    if prefer is not None:
+        for v in others:
+            if v.namespace == prefer:
+                return v
+    bound = {k: k for k in args}
+    try:
+        schema.bind(bound)
+        return schema
+    except MDFError:
+        pass
+    for v in others:
+        try:
+            v.bind(bound)
+            return v
+        except MDFError:
+            continue
+    return schema
+
+
 def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any],
-               known: set[str], opset: int | None) -> CallPlan:
+               known: set[str], opset: int | None, prefer: str | None = None) -> CallPlan:
     args = dict(owner.args or {})
     fname = owner.function
     if "opset" in args:
@@ -254,6 +290,8 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
         name = fname if fname in REGISTRY else _alias(fname)
         schema = REGISTRY.lookup(name, opset if name.startswith("onnx::") else None,
                                  f"{where}.function")
+        if "::" not in name:
+            schema = _choose_version(schema, args, prefer)
     arg_plans: list[tuple[str, ValuePlan]] = []
     scope = set(known)
     attr_names = set(schema.attributes) if schema is not None else set()
@@ -295,7 +333,8 @@ def _alias(fname: str) -> str:
     return lowered.get(fname.lower(), fname)
 
 
-def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | None) -> NodePlan:
+def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | None,
+               prefer: str | None = None) -> NodePlan:
     inputs = [InputPlan(p.id, p.shape, p.type,
                         np.array(p.default_value) if isinstance(p.default_value, list)
                         else p.default_value, p.reduce) for p in node.input_ports]
@@ -316,7 +355,7 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
             if isinstance(f.value, str):
                 needed |= _names(f.value) - set(f.args or {})
             if needed <= known:
-                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset)))
+                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer)))
                 known.add(f.id)
                 pending.remove(f)
                 progressed = True
@@ -329,11 +368,35 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
             raise MDFError(f"unknown name '{missing[0] if missing else '?'}' (functions may "
                            "not depend on each other in a cycle)", f"{where}.functions.{f.id}")
     known_params = port_ids | param_ids | {fid for fid, _ in ordered}
-    params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset)
-              for p in node.parameters]
+    params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset,
+                              prefer) for p in node.parameters]
     outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
                for o in node.output_ports]
+    if prefer == "pnl":
+        _fresh_parameters_in_calls(ordered, params, port_ids)
     return NodePlan(node.id, inputs, ordered, params, outputs, where)
+
+
+def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list[ParameterPlan],
+                               port_ids: set[str]) -> None:
+    """PsyNeuLink files: a function that uses a stateless parameter whose value is an
+    expression over input ports (e.g. ``<port>_combination_function_input_data = [port_a,
+    port_b]``) means this execution's value of it, not the previous one that functions see
+    under the reference order (functions before parameters). Such parameters are evaluated
+    again as the first arguments of the calls that use them."""
+    fresh = {pp.id: pp.value for pp in params
+             if not pp.stateful and pp.value is not None and pp.value.expr is not None
+             and not pp.conditions and pp.value.names <= port_ids}
+    if not fresh:
+        return
+    for _, call in ordered:
+        used = set().union(*(v.names for _, v in call.args)) if call.args else set()
+        if call.value is not None:
+            used |= call.value.names
+        own = {name for name, _ in call.args}
+        extra = [(pid, vp) for pid, vp in fresh.items() if pid in used and pid not in own]
+        if extra:
+            call.args[:0] = extra
 
 
 def _names(text: str) -> set[str]:
@@ -343,12 +406,12 @@ def _names(text: str) -> set[str]:
 
 
 def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: set[str],
-                    opset: int | None) -> ParameterPlan:
+                    opset: int | None, prefer: str | None = None) -> ParameterPlan:
     plan = ParameterPlan(id=p.id, stateful=p.is_stateful())
     if p.value is not None:
         plan.value = _value(p.value, f"{where}.value", funcs, known)
     elif p.function is not None:
-        plan.call = _plan_call(p, where, funcs, known, opset)
+        plan.call = _plan_call(p, where, funcs, known, opset, prefer)
     elif p.time_derivative is not None:
         plan.derivative = _value(p.time_derivative, f"{where}.time_derivative", funcs, known)
     if p.default_initial_value is not None:
