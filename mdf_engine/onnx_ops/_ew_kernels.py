@@ -175,7 +175,7 @@ def _aop(code, x, y, one):
         return x if x >= 0 else x * y
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cop(code, x, y):
     if code == EQ:
         return x == y
@@ -277,6 +277,27 @@ def compare_core(code, a, b, out, shape, sa, sb):
     if n == 0:
         return
     rows, inner, sai, sbi = _layout(n, a.size, b.size, shape, sa, sb)
+    # constant-code loops for the comparisons (see arith_core)
+    if code == EQ:
+        _compare_rows(EQ, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+    elif code == LT:
+        _compare_rows(LT, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+    elif code == GT:
+        _compare_rows(GT, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+    elif code == LE:
+        _compare_rows(LE, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+    elif code == GE:
+        _compare_rows(GE, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+    else:
+        _compare_rows(code, a, b, out, shape, sa, sb, rows, inner, sai, sbi)
+
+
+@njit(cache=True, inline="always")
+def _compare_rows(code, a, b, out, shape, sa, sb, rows, inner, sai, sbi):
+    if rows == 1 and sai == 1 and sbi == 1:   # same shapes: one unit-stride loop
+        for k in range(inner):
+            out[k] = _cop(code, a[k], b[k])
+        return
     idx = np.zeros(max(shape.size, 1), np.int64)
     ia = 0
     ib = 0
