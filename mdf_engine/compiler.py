@@ -94,6 +94,8 @@ class CompiledGraph:
         self._state: dict[str, Any] | None = None
         self._init_key: tuple | None = None
         self.compiled_time_steps: list[set[str]] = []
+        self._static_sets: list[list[int]] | None = None
+        self._static_updates = 0
         self.compiled_order: list[str] = []
         self.schedule_truncated = False
 
@@ -104,11 +106,26 @@ class CompiledGraph:
 
     @property
     def time_steps(self) -> list[set[str]]:
+        self._expand_static_log()
         return self.interp.time_steps + self.compiled_time_steps
 
     @property
     def order_of_execution(self) -> list[str]:
+        self._expand_static_log()
         return self.interp.order_of_execution + self.compiled_order
+
+    def _expand_static_log(self) -> None:
+        """A fixed schedule is not logged by the compiled loop: its time steps are written out
+        here, when asked for, from the number of updates run."""
+        if not self._static_updates:
+            return
+        sets = [[self.node_ids[m] for m in members] for members in self._static_sets
+                if members]
+        for _ in range(self._static_updates):
+            for members in sets:
+                self.compiled_time_steps.append(set(members))
+                self.compiled_order.extend(members)
+        self._static_updates = 0
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
@@ -161,6 +178,7 @@ class CompiledGraph:
             module = _load_generated(source)
             self._fn = module.run
             self._batch_fn = module.run_batch
+            self._static_sets = gen.static
             self._slots = gen.slots
             self._state = gen.initial_state()
             self._init_key = _init_key(initializer)
@@ -210,21 +228,28 @@ class CompiledGraph:
         record = self.record_schedule and logn <= MAX_SCHEDULE_LOG
         if self.record_schedule and not record:
             self.schedule_truncated = True
-        logbuf = np.empty(logn if record else 1, dtype=np.int64)
+        static = self._static_sets is not None
+        logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
         logpos = np.zeros(2, dtype=np.int64)
-        logpos[1] = 1 if record else 0
+        logpos[1] = 1 if record and not static else 0
         err = np.zeros(4, dtype=np.int64)
+        updates = int(st["clock"][2])
         self._fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
-        self._collect_log(logbuf, int(logpos[0]))
+        if static:
+            if record:
+                self._static_updates += int(st["clock"][2]) - updates
+        else:
+            self._collect_log(logbuf, int(logpos[0]))
         if err[0] == -2:
             raise MDFError("no termination after "
                            f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
         if err[0] > 0:
             node = self.node_ids[int(err[1])]
-            raise MDFError(f"non-finite value in node '{node}' at compiled step {int(err[2])}",
+            kind, name = self._gen.finite_checks[int(err[3])]
+            raise MDFError(f"non-finite value in {kind} '{name}' at step {int(err[2])}",
                            f"{self.plan.where}.nodes.{node}")
 
     # -- batches (sweeps) ----------------------------------------------------------------
@@ -295,7 +320,8 @@ class CompiledGraph:
         if bad.size:
             b = int(bad[0])
             node = self.node_ids[int(err[b, 1])]
-            raise MDFError(f"parameter set {b}: non-finite value in node '{node}' at step "
+            kind, name = self._gen.finite_checks[int(err[b, 3])]
+            raise MDFError(f"parameter set {b}: non-finite value in {kind} '{name}' at step "
                            f"{int(err[b, 2])}", f"{self.plan.where}.nodes.{node}")
         return rec[:, :, :width]
 
@@ -369,6 +395,9 @@ class _Generator:
         table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
         self._allocate()
+        self.static = self.static_schedule()
+        #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
+        self.finite_checks: list[tuple[str, str]] = []
         self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []
         self.record_width = 0
         for nid, name in cg.recorded:
@@ -488,7 +517,7 @@ class _Generator:
                 raise NotCompilable(f"function '{name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
             self.functions[name] = var
-            self.globals.append(f"{var} = _jit({name!r}, {sch.since})")
+            self.globals.append(f"{var} = _jit({name!r}, {sch.since}, {sch.namespace!r})")
         return self.functions[name]
 
     def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
@@ -527,7 +556,7 @@ class _Generator:
                 raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
             self.functions[key] = var
-            self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since})")
+            self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
         return self.functions[key]
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
@@ -577,11 +606,14 @@ class _Generator:
                 v += f"[{int(idx)}]"
             out.append(f"{ind}thr[{k}] = _scalar({v})")
         if self.cg.check_finite:
-            checked = [self.slots[(nid, pp.id)] for pp in np_.parameters]
-            checked += [self.slots[(nid, "out:" + o)] for o, _ in np_.outputs]
-            cond = " or ".join(f"not np.all(np.isfinite({s.var}))" for s in checked) or "False"
-            out.append(f"{ind}if {cond}:")
-            out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = step")
+            checked = [("parameter", pp.id, self.slots[(nid, pp.id)]) for pp in np_.parameters]
+            checked += [("output port", o, self.slots[(nid, "out:" + o)])
+                        for o, _ in np_.outputs]
+            for kind, name, slot in checked:
+                k = len(self.finite_checks)
+                self.finite_checks.append((kind, name))
+                out.append(f"{ind}if err[0] == 0 and not np.all(np.isfinite({slot.var})):")
+                out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = clock[2]; err[3] = {k}")
         out.append(f"{ind}ever[{i}] = True")
         return out
 
@@ -635,6 +667,11 @@ class _Generator:
         out: list[str] = []
         tmp = f"p_{i}_{self.plan.nodes[nid].parameters.index(pp)}"
         swept = self.swept.get((nid, pp.id))
+        unset = self.slots[(nid, "unset:" + pp.id)].var
+        if swept is None and pp.value is not None and pp.value.expr is None \
+                and not pp.conditions and not pp.stateful:
+            # a constant: its slot holds it from the first evaluation on (first_value)
+            return [f"{ind}{unset} = 0.0"]
         if swept is not None and not pp.stateful and pp.derivative is None:
             out.append(f"{ind}{tmp} = P[{swept}]")
         elif pp.value is not None:
@@ -685,9 +722,8 @@ class _Generator:
             targets = self._initializer_targets(key)
             for nid, port in targets:
                 body += self.set_input(nid, port, init_args[k], ind2)
-        static = self.static_schedule()
-        if static is not None:
-            body += self.static_step(static, ind2)
+        if self.static is not None:
+            body += self.static_step(self.static, ind2)
         else:
             body += self.scheduled_step(ind2)
         body.append(f"{ind2}clock[2] += 1")
@@ -734,89 +770,63 @@ class _Generator:
                 for q in range(len(starts) - 1)]
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
-        """One update of a graph with a fixed schedule, with no condition evaluated."""
+        """One update of a graph with a fixed schedule, with no condition evaluated (and no
+        log: :meth:`CompiledGraph._expand_static_log` writes it from the update count)."""
         out = [f"{ind}clock[0] = 1", f"{ind}clock[1] += 1"]
         for members in sets:
-            if not members:
-                continue
-            out.append(f"{ind}if logpos[1] == 1 and logpos[0] + {len(members) + 1} <= "
-                       "logbuf.shape[0]:")
             for m in members:
-                out.append(f"{ind}    logbuf[logpos[0]] = {m}")
-                out.append(f"{ind}    logpos[0] += 1")
-            out.append(f"{ind}    logbuf[logpos[0]] = -1")
-            out.append(f"{ind}    logpos[0] += 1")
-            for m in members:
-                out.append(f"{ind}total[2, {m}] += 1")
                 out += self.node_body(self.cg.node_ids[m], ind)
                 if self.cg.check_finite:
                     out.append(f"{ind}if err[0] != 0:")
+                    out += self.write_back(ind + "    ")
                     out.append(f"{ind}    return")
         return out
 
+    def write_back(self, ind: str) -> list[str]:
+        """Code storing the scalar locals into ``S`` (before every return)."""
+        return [f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values()
+                if slot.kind == "s"]
+
     def scheduled_step(self, ind2: str) -> list[str]:
-        """One update run by graph-scheduler's algorithm over the condition table."""
+        """One update run by graph-scheduler's algorithm over the condition table, unrolled
+        over consideration sets and their nodes (every condition row is a literal); the
+        bookkeeping is in small cached functions of :mod:`mdf_engine.schedulers.compiled`."""
         ind = "    "
-        starts, _qnodes = self.queue
-        body: list[str] = []
-        body.append(f"{ind2}useable[:, :] = 0")
-        body.append(f"{ind2}total[1, :] = 0")
-        body.append(f"{ind2}clock[0] = 0")
+        starts, qnodes = self.queue
         cargs = "CI, CF, CC, useable, total, clock, last_set, thr, sv, sd, ss"
-        body.append(f"{ind2}while not _sat({self.term}, {cargs}):")
-        ind3 = ind * 3
-        body.append(f"{ind3}total[0, :] = 0")
-        body.append(f"{ind3}pass_changed = False")
-        body.append(f"{ind3}for qi in range({len(starts) - 1}):")
-        ind4 = ind * 4
-        body.append(f"{ind4}if _sat({self.term}, {cargs}):")
-        body.append(f"{ind4}    break")
-        body.append(f"{ind4}for r in range(N):")
-        body.append(f"{ind4}    execd[r] = False")
-        body.append(f"{ind4}any_exec = False")
-        body.append(f"{ind4}while True:")
-        ind5 = ind * 5
-        body.append(f"{ind5}changed = False")
-        body.append(f"{ind5}for k in range(QS[qi], QS[qi + 1]):")
-        ind6 = ind * 6
-        body.append(f"{ind6}m = QN[k]")
-        body.append(f"{ind6}if not execd[m] and _sat(ROOTS[m], {cargs}):")
-        ind7 = ind * 7
-        body += [f"{ind7}execd[m] = True", f"{ind7}changed = True", f"{ind7}any_exec = True",
-                 f"{ind7}for r in range(3):", f"{ind7}    total[r, m] += 1",
-                 f"{ind7}for r in range(N):", f"{ind7}    useable[r, m] = 0",
-                 f"{ind7}for r in range(N):", f"{ind7}    useable[m, r] += 1"]
-        body.append(f"{ind5}if not changed:")
-        body.append(f"{ind5}    break")
-        body.append(f"{ind4}if any_exec:")
-        body.append(f"{ind5}pass_changed = True")
-        body.append(f"{ind5}for r in range(N):")
-        body.append(f"{ind5}    last_set[r] = execd[r]")
-        body.append(f"{ind5}if logpos[1] == 1:")
-        body.append(f"{ind5}    for r in range(N):")
-        body.append(f"{ind5}        if execd[r] and logpos[0] < logbuf.shape[0]:")
-        body.append(f"{ind5}            logbuf[logpos[0]] = r")
-        body.append(f"{ind5}            logpos[0] += 1")
-        body.append(f"{ind5}    if logpos[0] < logbuf.shape[0]:")
-        body.append(f"{ind5}        logbuf[logpos[0]] = -1")
-        body.append(f"{ind5}        logpos[0] += 1")
-        for nid in self.cg.node_ids:
-            body.append(f"{ind5}if execd[{self.node_index[nid]}]:")
-            body += self.node_body(nid, ind * 6)
-            if self.cg.check_finite:
-                body.append(f"{ind * 6}if err[0] != 0:")
-                body.append(f"{ind * 6}    return")
-        body.append(f"{ind3}if not pass_changed:")
-        body.append(f"{ind4}for r in range(N):")
-        body.append(f"{ind4}    last_set[r] = False")
-        body.append(f"{ind4}if logpos[1] == 1 and logpos[0] < logbuf.shape[0]:")
-        body.append(f"{ind4}    logbuf[logpos[0]] = -1")
-        body.append(f"{ind4}    logpos[0] += 1")
-        body.append(f"{ind3}clock[0] += 1")
-        body.append(f"{ind3}clock[1] += 1")
-        body.append(f"{ind3}if clock[0] > {MAX_PASSES_PER_UPDATE}:")
-        body.append(f"{ind3}    err[0] = -2")
-        body.append(f"{ind3}    return")
+
+        def sat(row: int) -> str:
+            # a call, not inlined: inlining every condition made Numba compile 4x longer
+            return f"_sat({row}, {cargs})"
+
+        body = [f"{ind2}useable[:, :] = 0", f"{ind2}total[1, :] = 0", f"{ind2}clock[0] = 0",
+                f"{ind2}while not {sat(self.term)}:"]
+        i3, i4, i5, i6, i7, i8 = (ind * k for k in range(3, 9))
+        body += [f"{i3}total[0, :] = 0", f"{i3}pass_changed = False", f"{i3}stop = False"]
+        for q in range(len(starts) - 1):
+            members = sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
+            if not members:
+                continue
+            body += [f"{i3}# consideration set {q}", f"{i3}if not stop:",
+                     f"{i4}if {sat(self.term)}:", f"{i5}stop = True", f"{i4}else:",
+                     f"{i5}for r in range(N):", f"{i5}    execd[r] = False",
+                     f"{i5}any_exec = False", f"{i5}while True:", f"{i6}changed = False"]
+            for m in members:
+                body += [f"{i6}if not execd[{m}] and {sat(int(self.roots[m]))}:",
+                         f"{i7}execd[{m}] = True", f"{i7}changed = True",
+                         f"{i7}any_exec = True", f"{i7}_mark_ran({m}, total, useable)"]
+            body += [f"{i6}if not changed:", f"{i7}break",
+                     f"{i5}if any_exec:", f"{i6}pass_changed = True",
+                     f"{i6}_end_set(execd, last_set, logbuf, logpos)"]
+            for m in members:
+                body.append(f"{i6}if execd[{m}]:")
+                body += self.node_body(self.cg.node_ids[m], i7)
+                if self.cg.check_finite:
+                    body += [f"{i7}if err[0] != 0:", *self.write_back(i8), f"{i8}return"]
+        body += [f"{i3}if not pass_changed:", f"{i4}_end_idle_pass(last_set, logbuf, logpos)",
+                 f"{i3}clock[0] += 1", f"{i3}clock[1] += 1",
+                 f"{i3}if clock[0] > {MAX_PASSES_PER_UPDATE}:",
+                 f"{i3}    err[0] = -2", *self.write_back(i4), f"{i3}    return"]
         return body
 
     def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
@@ -829,6 +839,9 @@ class _Generator:
             "from numba import njit, prange",
             "from mdf_engine.compiler import _jit, _scalar, _where",
             "from mdf_engine.schedulers.compiled import condition_satisfied as _sat",
+            "from mdf_engine.schedulers.compiled import mark_ran as _mark_ran",
+            "from mdf_engine.schedulers.compiled import end_set as _end_set",
+            "from mdf_engine.schedulers.compiled import end_idle_pass as _end_idle_pass",
             f"CI = np.array({ints.tolist()!r}, dtype=np.int64)",
             f"CF = np.array({floats.tolist()!r}, dtype=np.float64)",
             f"CC = np.array({children.tolist()!r}, dtype=np.int64)",
@@ -836,10 +849,35 @@ class _Generator:
             f"QS = np.array({starts.tolist()!r}, dtype=np.int64)",
             f"QN = np.array({qnodes.tolist()!r}, dtype=np.int64)",
         ]
-        # globals are collected while the body is generated
+        # globals are collected while the body is generated; the digest of the code the
+        # generated function calls is part of the source, so a changed kernel gets new code
+        # (Numba's cache of a caller does not notice changes in the functions it calls)
+        header.insert(1, f"# kernels: {self.kernel_digest()}")
         return "\n".join(header + self.globals + [
-            "", "", "@njit(cache=True)", f"def run({', '.join(sig)}):", *body, ""]
+            "", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
+            *body, ""]
             + self.batch_source(init_args))
+
+    def kernel_digest(self) -> str:
+        """A hash of the source files of the folders holding every jitted function this graph
+        calls, and of the helpers every generated function uses."""
+        files = {Path(__file__), Path(sys.modules["mdf_engine.schedulers.compiled"].__file__)}
+        for key in self.functions:
+            name, _, rest = key.partition("@")
+            since, _, namespace = rest.partition("@")
+            try:
+                fn = _jit(name, int(since), namespace or None) if rest else _jit(
+                    name, REGISTRY.lookup(name).since)
+            except (NotCompilable, KeyError, ValueError, MDFError):
+                continue
+            module = sys.modules.get(getattr(getattr(fn, "py_func", fn), "__module__", ""))
+            if module is not None and getattr(module, "__file__", None):
+                # the whole family folder: kernels call helpers in sibling modules
+                files.update(Path(module.__file__).parent.glob("*.py"))
+        h = hashlib.sha256()
+        for f in sorted(files):
+            h.update(f.read_bytes())
+        return h.hexdigest()[:16]
 
     def batch_source(self, init_args: list[str]) -> list[str]:
         """``run_batch``: ``run`` from a cold state once per row of the parameter table, the
@@ -864,7 +902,8 @@ class _Generator:
                  f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
                  f"REC[b], {', '.join(init_args + [''])})",
                  f"{ind2}ERR[b, :] = err"]
-        return ["", "", "@njit(cache=True, parallel=True)", f"def run_batch({', '.join(sig)}):",
+        return ["", "", "@njit(cache=True, parallel=True, error_model='numpy')",
+                f"def run_batch({', '.join(sig)}):",
                 *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
@@ -877,10 +916,11 @@ class _Generator:
 
 # -- helpers the generated code imports --------------------------------------------------------
 
-def _jit(name: str, since: int):
-    """The Numba kernel of a registered function version."""
+def _jit(name: str, since: int, namespace: str | None = None):
+    """The Numba kernel of a registered function version (name, since and origin)."""
     for sch in REGISTRY.versions(name):
-        if sch.since == since and sch.jit is not None:
+        if sch.since == since and sch.jit is not None and \
+                (namespace is None or sch.namespace == namespace):
             return sch.jit
     raise NotCompilable(f"function '{name}' has no Numba kernel")
 
@@ -897,7 +937,9 @@ def _make_helpers():
 
     @overload(_scalar)
     def _scalar_ov(x):
-        if isinstance(x, (types.Number, types.Boolean)):
+        if isinstance(x, types.Boolean):
+            return lambda x: 1.0 if x else 0.0
+        if isinstance(x, types.Number):
             return lambda x: float(x)
         if isinstance(x, types.Array) and x.ndim == 0:
             return lambda x: float(x[()])

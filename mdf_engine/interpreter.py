@@ -25,6 +25,8 @@ from .plan import GraphPlan, NodePlan, ParameterPlan
 from .schedulers.conditions import make_scheduler
 
 _UNSET = object()
+#: The most time steps one evaluate() may take before the run is stopped as endless.
+MAX_TIME_STEPS_PER_UPDATE = 1_000_000
 
 
 class NodeState:
@@ -144,7 +146,11 @@ class InterpretedGraph:
         self.set_initializer(initializer)
         self.ran_this_trial = set()
         rank = self._rank
-        for ts in self.scheduler.run():
+        for k, ts in enumerate(self.scheduler.run()):
+            if k >= MAX_TIME_STEPS_PER_UPDATE:
+                raise MDFError(f"no termination after {MAX_TIME_STEPS_PER_UPDATE} time steps "
+                               "of one update: check the termination conditions",
+                               self.plan.where)
             nodes = sorted((str(n) for n in ts), key=rank.__getitem__)
             self.time_steps.append(set(nodes))
             for nid in nodes:

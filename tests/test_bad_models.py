@@ -281,8 +281,11 @@ def test_check_finite_compiled_stops_after_warm_up():
         with pytest.raises(MDFError) as err:
             sim.run(steps=6)
     assert sim.runner.is_compiled
-    assert err.value.path.endswith("graphs.g.nodes.A") and "non-finite" in str(err.value)
-    assert "'A'" in str(err.value)
+    msg = str(err.value)
+    assert err.value.path.endswith("graphs.g.nodes.A") and "non-finite" in msg
+    assert "parameter 'x'" in msg and "step 2" in msg, msg
+    assert float(sim.value("A", "c")) == 3.0  # the state written back at the stop
+    assert float(sim.value("B", "y")) == 0.0
 
 
 def test_without_check_finite_nan_flows_through():

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-import mdf_engine
 from conftest import EXAMPLES, SHARED_MODELS
 from reference_engine import assert_outputs_close, model_files, reference_run
+
+import mdf_engine
 
 MODELS = [p for p in model_files(EXAMPLES, SHARED_MODELS) if not p.name.startswith("actr_")]
 BACKENDS = ["interpreted", "compiled"]

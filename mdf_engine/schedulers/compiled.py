@@ -379,3 +379,44 @@ def condition_satisfied(row, ints, floats, children, useable, total, clock, last
         value[r] = v
         done[r] = True
     return value[row]
+
+
+# -- bookkeeping the generated loop calls (compiled once here, not in every model) -------------
+
+@njit(cache=True)
+def mark_ran(m, total, useable):
+    """Node ``m`` ran: count the call at every time scale; calls of others since ``m`` ran
+    start again from zero, and ``m``'s call counts for every node."""
+    total[0, m] += 1
+    total[1, m] += 1
+    total[2, m] += 1
+    for r in range(useable.shape[0]):
+        useable[r, m] = 0
+    for r in range(useable.shape[0]):
+        useable[m, r] += 1
+
+
+@njit(cache=True)
+def end_set(execd, last_set, logbuf, logpos):
+    """A consideration set ran: remember it for ``JustRan`` and log it as a time step when
+    logging is on (``logpos[1] == 1``)."""
+    for r in range(execd.shape[0]):
+        last_set[r] = execd[r]
+    if logpos[1] == 1:
+        for r in range(execd.shape[0]):
+            if execd[r] and logpos[0] < logbuf.shape[0]:
+                logbuf[logpos[0]] = r
+                logpos[0] += 1
+        if logpos[0] < logbuf.shape[0]:
+            logbuf[logpos[0]] = -1
+            logpos[0] += 1
+
+
+@njit(cache=True)
+def end_idle_pass(last_set, logbuf, logpos):
+    """A pass in which nothing ran: no node just ran; the log gets an empty time step."""
+    for r in range(last_set.shape[0]):
+        last_set[r] = False
+    if logpos[1] == 1 and logpos[0] < logbuf.shape[0]:
+        logbuf[logpos[0]] = -1
+        logpos[0] += 1
