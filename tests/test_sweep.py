@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import EXAMPLES
+from reference_engine import reference_run
 
 import mdf_engine
 from mdf_engine.errors import MDFError
-from mdf_engine.sweep import (final_table, make_design, open_dataset, save_dataset, sweep,
-                              with_parameters)
-
-from conftest import EXAMPLES
-from reference_engine import reference_run
+from mdf_engine.sweep import (
+    final_table,
+    make_design,
+    open_dataset,
+    save_dataset,
+    sweep,
+    with_parameters,
+)
 
 xr = pytest.importorskip("xarray")
 
