@@ -151,7 +151,7 @@ def _mod_c_ov(x, y):
     return None
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _aop(code, x, y, one):
     if code == ADD:
         return x + y
@@ -175,7 +175,7 @@ def _aop(code, x, y, one):
         return x if x >= 0 else x * y
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cop(code, x, y):
     if code == EQ:
         return x == y
@@ -389,7 +389,7 @@ def _round_half_even(x):
     return r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _uop(code, x, p1, p2, p3):
     if code == ABS:
         return abs(x)
