@@ -243,14 +243,19 @@ class CompiledGraph:
                 self._static_updates += int(st["clock"][2]) - updates
         else:
             self._collect_log(logbuf, int(logpos[0]))
+        self._raise_error(err)
+
+    def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
+        """Raise the MDFError a compiled run's ``err`` row reports (-2: an update that never
+        ended; > 0: a NaN/inf under check_finite), if any."""
         if err[0] == -2:
-            raise MDFError("no termination after "
+            raise MDFError(f"{prefix}no termination after "
                            f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
         if err[0] > 0:
             node = self.node_ids[int(err[1])]
             kind, name = self._gen.finite_checks[int(err[3])]
-            raise MDFError(f"non-finite value in {kind} '{name}' at step {int(err[2])}",
-                           f"{self.plan.where}.nodes.{node}")
+            raise MDFError(f"{prefix}non-finite value in {kind} '{name}' at step "
+                           f"{int(err[2])}", f"{self.plan.where}.nodes.{node}")
 
     # -- batches (sweeps) ----------------------------------------------------------------
     def prepare_batch(self, swept: list[tuple[str, str]], recorded: list[tuple[str, str]],
@@ -312,17 +317,10 @@ class CompiledGraph:
         self._batch_fn(steps, 0.0 if dt is None else float(dt), dt is not None,
                        first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
                        *inits)
-        bad = np.nonzero(err[:, 0] == -2)[0]
-        if bad.size:
-            raise MDFError(f"parameter set {int(bad[0])}: no termination after "
-                           f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
-        bad = np.nonzero(err[:, 0] > 0)[0]
-        if bad.size:
-            b = int(bad[0])
-            node = self.node_ids[int(err[b, 1])]
-            kind, name = self._gen.finite_checks[int(err[b, 3])]
-            raise MDFError(f"parameter set {b}: non-finite value in {kind} '{name}' at step "
-                           f"{int(err[b, 2])}", f"{self.plan.where}.nodes.{node}")
+        for failed in (err[:, 0] == -2, err[:, 0] > 0):
+            bad = np.nonzero(failed)[0]
+            if bad.size:
+                self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
         return rec[:, :, :width]
 
     @property
@@ -399,6 +397,7 @@ class _Generator:
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []
         self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []
+        self.record_slots: list[Slot] = []  # the slot of each record column
         self.record_width = 0
         for nid, name in cg.recorded:
             key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
@@ -406,6 +405,7 @@ class _Generator:
                 raise MDFError(f"record '{nid}.{name}': no such port or parameter")
             slot = self.slots[key]
             self.record_columns.append((nid, name, self.record_width, slot.shape))
+            self.record_slots.append(slot)
             self.record_width += int(np.prod(slot.shape)) if slot.kind == "a" else 1
 
     # -- state ----------------------------------------------------------------------------
@@ -695,7 +695,7 @@ class _Generator:
             out.append(f"{ind}{tmp} = _where({self.value(test, names)}, "
                        f"{self.value(val, names)}, {tmp})  # condition {k}")
         out.append(self.assign(slot, tmp, ind))
-        out.append(f"{ind}{self.slots[(nid, 'unset:' + pp.id)].var} = 0.0")
+        out.append(f"{ind}{unset} = 0.0")
         return out
 
     def source(self) -> str:
@@ -729,9 +729,8 @@ class _Generator:
         body.append(f"{ind2}clock[2] += 1")
         if self.record_columns:
             body.append(f"{ind2}if step < rec.shape[0]:")
-            for nid, name, col, _shape in self.record_columns:
-                key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
-                slot = self.slots[key]
+            for (_nid, _name, col, _shape), slot in zip(self.record_columns,
+                                                        self.record_slots):
                 if slot.kind == "s":
                     body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
                 else:
