@@ -143,3 +143,62 @@ def _compare_array(case: NodeCase, k: int, exp: np.ndarray, got: np.ndarray) -> 
         )
     else:
         np.testing.assert_array_equal(got, exp, err_msg=f"{case.name}: output {k}")
+
+
+# -- the ONNX package's PyTorch-exported test models (model.onnx + test_data_set_0) -----------
+
+PYTORCH_DIRS = ("pytorch-converted", "pytorch-operator")
+
+
+def _pytorch_root() -> Path:
+    import onnx
+
+    return Path(onnx.__file__).parent / "backend" / "test" / "data"
+
+
+def pytorch_models() -> list[tuple[str, str]]:
+    """``(folder, model)`` of every PyTorch test model that ships a ``model.onnx``."""
+    out = []
+    for d in PYTORCH_DIRS:
+        base = _pytorch_root() / d
+        if base.is_dir():
+            out += [(d, m) for m in sorted(p.name for p in base.iterdir())
+                    if (base / m / "model.onnx").exists()]
+    return out
+
+
+@dataclass
+class PytorchCase:
+    """One PyTorch test model: the ModelProto, its non-initializer inputs fed by the stored
+    ``input_*.pb`` and the stored ``output_*.pb`` (the oracle) in graph-output order."""
+
+    proto: Any
+    feeds: dict[str, np.ndarray]
+    outputs: list[str]
+    expected: list[np.ndarray]
+
+
+def pytorch_model_path(folder: str, model: str) -> Path:
+    """The ``model.onnx`` of one PyTorch test model."""
+    return _pytorch_root() / folder / model / "model.onnx"
+
+
+def pytorch_case(folder: str, model: str) -> PytorchCase:
+    import onnx
+    from onnx import numpy_helper
+
+    path = _pytorch_root() / folder / model
+    proto = onnx.load(str(pytorch_model_path(folder, model)))
+    data = path / "test_data_set_0"
+
+    def tensors(prefix: str) -> list[np.ndarray]:
+        return [numpy_helper.to_array(onnx.load_tensor(str(f)))
+                for f in sorted(data.glob(f"{prefix}_*.pb"))]
+
+    inputs, expected = tensors("input"), tensors("output")
+    init = {t.name for t in proto.graph.initializer}
+    names = [i.name for i in proto.graph.input if i.name not in init]
+    assert len(names) == len(inputs), f"{model}: {len(names)} inputs, {len(inputs)} stored"
+    outputs = [o.name for o in proto.graph.output]
+    assert len(outputs) == len(expected), f"{model}: {len(outputs)} outputs, {len(expected)} stored"
+    return PytorchCase(proto, dict(zip(names, inputs)), outputs, expected)

@@ -4,15 +4,13 @@ outputs (written by PyTorch) or with onnxruntime (the oracles)."""
 
 from __future__ import annotations
 
-import glob
-import os
-
 import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx_cases import pytorch_case, pytorch_model_path, pytorch_models  # noqa: E402
 
 import mdf_engine  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
@@ -20,49 +18,23 @@ from mdf_engine.loader import save  # noqa: E402
 from mdf_engine.onnx_io import import_model, portable, run_onnx  # noqa: E402
 from mdf_engine.simulation import Simulation  # noqa: E402
 
-ROOT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
-DIRS = ("pytorch-converted", "pytorch-operator")
-
 #: Models that do not import or do not match, with the reason (none at present).
 FAILURES: dict[str, str] = {}
 
 
-def _models() -> list[tuple[str, str]]:
-    out = []
-    for d in DIRS:
-        base = os.path.join(ROOT, d)
-        if os.path.isdir(base):
-            out += [(d, m) for m in sorted(os.listdir(base))
-                    if os.path.exists(os.path.join(base, m, "model.onnx"))]
-    return out
-
-
-MODELS = _models()
-
-
-def _load(path: str) -> np.ndarray:
-    return numpy_helper.to_array(onnx.load_tensor(path))
+MODELS = pytorch_models()
 
 
 def _check_pytorch_model(directory: str, name: str, via: str | None = None) -> None:
     """Import, run, compare; with ``via`` a file path, through a saved and reloaded MDF file."""
-    path = os.path.join(ROOT, directory, name)
-    proto = onnx.load(os.path.join(path, "model.onnx"))
-    source = proto
+    case = pytorch_case(directory, name)
+    source = case.proto
     if via is not None:
-        save(portable(import_model(proto)), via)
+        save(portable(import_model(case.proto)), via)
         source = mdf_engine.load(via)
-    data = os.path.join(path, "test_data_set_0")
-    inputs = [_load(f) for f in sorted(glob.glob(os.path.join(data, "input_*.pb")))]
-    expected = [_load(f) for f in sorted(glob.glob(os.path.join(data, "output_*.pb")))]
-    init = {t.name for t in proto.graph.initializer}
-    names = [i.name for i in proto.graph.input if i.name not in init]
-    assert len(names) == len(inputs)
     with np.errstate(all="ignore"):
-        result = run_onnx(source, dict(zip(names, inputs)))
-    outputs = [o.name for o in proto.graph.output]
-    assert len(outputs) == len(expected)
-    for out_name, exp in zip(outputs, expected):
+        result = run_onnx(source, case.feeds)
+    for out_name, exp in zip(case.outputs, case.expected):
         got = np.asarray(result[out_name])
         assert got.dtype == exp.dtype, f"{out_name}: dtype {got.dtype} != {exp.dtype}"
         assert got.shape == exp.shape, f"{out_name}: shape {got.shape} != {exp.shape}"
@@ -106,19 +78,14 @@ def test_pytorch_models_export_back_to_onnx():
 
     matched, no_ort_kernel = 0, []
     for d, m in MODELS:
-        path = os.path.join(ROOT, d, m)
-        proto = onnx.load(os.path.join(path, "model.onnx"))
-        data = os.path.join(path, "test_data_set_0")
-        inputs = [_load(f) for f in sorted(glob.glob(os.path.join(data, "input_*.pb")))]
-        expected = [_load(f) for f in sorted(glob.glob(os.path.join(data, "output_*.pb")))]
+        case = pytorch_case(d, m)
+        proto, expected = case.proto, case.expected
         model = import_model(proto)
         mp = to_onnx(model)
         onnx.checker.check_model(mp, full_check=True)
         meta = model.metadata["onnx"]
-        init = {t.name for t in proto.graph.initializer}
-        names = [i.name for i in proto.graph.input if i.name not in init]
         exported_inputs = [i.name for i in mp.graph.input]
-        feeds = {n: x for name, x in zip(names, inputs) for n in exported_inputs
+        feeds = {n: x for name, x in case.feeds.items() for n in exported_inputs
                  if n.endswith("_" + meta["inputs"][name])}
         options = ort.SessionOptions()
         options.log_severity_level = 3
@@ -141,7 +108,7 @@ def test_pytorch_models_export_back_to_onnx():
 def test_imported_model_structure():
     """A PyTorch model imports as MDF nodes calling onnx:: functions, with edges between them
     and the graph input as an input port."""
-    path = os.path.join(ROOT, "pytorch-converted", "test_Conv2d", "model.onnx")
+    path = str(pytorch_model_path("pytorch-converted", "test_Conv2d"))
     proto = onnx.load(path)
     model = import_model(path)
     g = model.graphs[0]
