@@ -5,7 +5,7 @@ first-run compile time and its start time in a fresh process with the on-disk ca
     python benchmarks/engine_speed.py [--quick]
 
 Models (built here as MDF dicts): a 3-node chain, a FitzHugh-Nagumo neuron, an integrate-and-
-fire network of 100 cells, and a model scheduled by EveryNCalls with a Threshold termination.
+fire network of 100 cells, and a model scheduled by EveryNCalls, Threshold and AfterNCalls.
 """
 
 from __future__ import annotations
@@ -79,18 +79,26 @@ def iaf_network(n: int = 100) -> dict:
 
 
 def conditions_model() -> dict:
+    """A counts passes; B sums A's count every second call of A (EveryNCalls); C halves B's sum
+    once it exceeds 100 (Threshold); an update ends after B's second call (AfterNCalls)."""
     nodes = {
         "A": {"parameters": {"count": {"value": "count + 1"}},
               "output_ports": {"out": {"value": "count"}}},
-        "B": {"input_ports": {"i": {}}, "parameters": {"acc": {"value": "acc + i", "default_initial_value": 0}},
+        "B": {"input_ports": {"i": {}},
+              "parameters": {"acc": {"value": "acc + i", "default_initial_value": 0}},
               "output_ports": {"out": {"value": "acc"}}},
+        "C": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 0.5"}},
+              "output_ports": {"out": {"value": "y"}}},
     }
-    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"}}
+    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
+             "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"}}
     conditions = {
-        "node_specific": {"B": {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}}},
+        "node_specific": {
+            "B": {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}},
+            "C": {"type": "Threshold", "kwargs": {"dependency": "B", "parameter": "acc",
+                                                  "threshold": 100, "comparator": ">"}}},
         "termination": {"environment_state_update": {
-            "type": "Threshold", "kwargs": {"dependency": "B", "parameter": "acc",
-                                            "threshold": 0, "comparator": ">"}}},
+            "type": "AfterNCalls", "kwargs": {"dependency": "B", "n": 2}}},
     }
     return {"cond": {"graphs": {"g": {"nodes": nodes, "edges": edges,
                                       "conditions": conditions}}}}
@@ -135,18 +143,36 @@ def hand_iaf(steps, dt, drive, w):
 
 @njit(cache=True)
 def hand_conditions(steps):
+    """graph-scheduler's passes for ``conditions_model``: the termination is checked before
+    every consideration set ({A}, {B}, {C})."""
     count = 0.0
     acc = 0.0
+    y = 0.0
     for _ in range(steps):
-        calls = 0
-        while True:
+        b_calls = 0
+        a_since_b = 0
+        while b_calls < 2:
             count += 1.0
-            calls += 1
-            if calls % 2 == 0:
+            a_since_b += 1
+            if a_since_b >= 2:
+                a_since_b = 0
+                b_calls += 1
                 acc += count
-                if acc > 0:
-                    break
-    return acc
+            if b_calls >= 2:
+                break
+            if acc > 100.0:
+                y = acc * 0.5
+    return acc, y
+
+
+def check_conditions_hand_loop(steps: int = 50) -> None:
+    """The hand loop computes what the engine computes (interpreted backend as the oracle)."""
+    sim = mdf_engine.Simulation(conditions_model())
+    sim.run(steps=steps)
+    acc, y = hand_conditions(steps)
+    got = (float(sim.value("B", "acc")), float(sim.value("C", "y")))
+    if got != (acc, y):
+        raise SystemExit(f"hand loop disagrees with the model: {(acc, y)} vs {got}")
 
 
 def _per_step(fn, steps: int) -> float:
@@ -178,7 +204,7 @@ def ours_per_step(model: dict, backend: str, steps: int) -> tuple[float, float]:
     sim = mdf_engine.Simulation(model, backend=backend)
     if backend == "compiled":
         sim.runner.record_schedule = False
-    sim.run(steps=2, dt=DT)
+    sim.run(steps=8, dt=DT)  # the conditions model has every node run by step 5
     first = time.perf_counter() - t0
     if backend == "compiled" and not sim.runner.is_compiled:
         raise SystemExit(f"model did not compile: {sim.runner.fallback_reason}")
@@ -192,7 +218,7 @@ def cached_start(model: dict) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(model, f)
     code = ("import time; t=time.perf_counter(); import mdf_engine; "
-            f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=3, dt=0.01);"
+            f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=8, dt=0.01);"
             "assert s.runner.is_compiled; print(time.perf_counter()-t)")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fill cache
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
@@ -219,6 +245,7 @@ def main() -> None:
     print(f"{'model':26s} {'reference':>11s} {'interpreted':>12s} {'compiled':>10s} "
           f"{'hand Numba':>11s} {'ref/comp':>9s} {'comp/hand':>10s} {'compile s':>10s} "
           f"{'cached start s':>15s}")
+    check_conditions_hand_loop()
     for name, model, hand in cases:
         hand(10)  # compile
         ref = reference_per_step(model, n_ref)

@@ -33,6 +33,7 @@ from .expressions import to_source
 from .interpreter import InterpretedGraph
 from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
 from .registry import REGISTRY
+from .schedulers.codegen import SchedulerSource
 from .schedulers.compiled import NotCompilable, encode
 
 log = logging.getLogger("mdf_engine")
@@ -392,6 +393,7 @@ class _Generator:
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
         table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
+        self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids))
         self._allocate()
         self.static = self.static_schedule()
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
@@ -572,7 +574,7 @@ class _Generator:
             s = self.node_index[ep.sender]
             src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
             val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
-            out.append(f"{ind}if ever[{s}]:")
+            out.append(f"{ind}if q_ev{s}:")
             out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
         names: dict[str, str] = {}
         for ip in np_.inputs:
@@ -604,7 +606,7 @@ class _Generator:
             v = self.slots[key].var
             for idx in indices or []:
                 v += f"[{int(idx)}]"
-            out.append(f"{ind}thr[{k}] = _scalar({v})")
+            out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.cg.check_finite:
             checked = [("parameter", pp.id, self.slots[(nid, pp.id)]) for pp in np_.parameters]
             checked += [("output port", o, self.slots[(nid, "out:" + o)])
@@ -613,8 +615,8 @@ class _Generator:
                 k = len(self.finite_checks)
                 self.finite_checks.append((kind, name))
                 out.append(f"{ind}if err[0] == 0 and not np.all(np.isfinite({slot.var})):")
-                out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = clock[2]; err[3] = {k}")
-        out.append(f"{ind}ever[{i}] = True")
+                out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = q_c2; err[3] = {k}")
+        out.append(f"{ind}q_ev{i} = True")
         return out
 
     def fallback(self, ip: Any, slot: Slot) -> Any:
@@ -699,7 +701,6 @@ class _Generator:
         return out
 
     def source(self) -> str:
-        n = len(self.cg.node_ids)
         init_keys = sorted(self.initializer)
         init_args = [f"I{k}" for k in range(len(init_keys))]
         sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S",
@@ -710,11 +711,7 @@ class _Generator:
         for slot in self.slots.values():
             if slot.kind == "s":
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
-        body.append(f"{ind}N = {n}")
-        body.append(f"{ind}sv = np.zeros(CI.shape[0], dtype=np.bool_)")
-        body.append(f"{ind}sd = np.zeros(CI.shape[0], dtype=np.bool_)")
-        body.append(f"{ind}ss = np.zeros(2 * CI.shape[0] + 2, dtype=np.int64)")
-        body.append(f"{ind}execd = np.zeros(N, dtype=np.bool_)")
+        body += self.sched.load(ind)
         body.append(f"{ind}for step in range(nsteps):")
         ind2 = ind * 2
         body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
@@ -726,7 +723,7 @@ class _Generator:
             body += self.static_step(self.static, ind2)
         else:
             body += self.scheduled_step(ind2)
-        body.append(f"{ind2}clock[2] += 1")
+        body.append(f"{ind2}q_c2 += 1")
         if self.record_columns:
             body.append(f"{ind2}if step < rec.shape[0]:")
             for (_nid, _name, col, _shape), slot in zip(self.record_columns,
@@ -737,9 +734,7 @@ class _Generator:
                     size = int(np.prod(slot.shape))
                     body.append(f"{ind2}    rec[step, {col}:{col + size}] = "
                                 f"np.ascontiguousarray({slot.var}).reshape({size})")
-        for slot in self.slots.values():
-            if slot.kind == "s":
-                body.append(f"{ind}S[{slot.index}] = {slot.var}")
+        body += self.write_back(ind)
         return self.module_source(sig, body, init_args)
 
     def static_schedule(self) -> list[list[int]] | None:
@@ -771,7 +766,7 @@ class _Generator:
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
         log: :meth:`CompiledGraph._expand_static_log` writes it from the update count)."""
-        out = [f"{ind}clock[0] = 1", f"{ind}clock[1] += 1"]
+        out = [f"{ind}q_c0 = 1", f"{ind}q_c1 += 1"]
         for members in sets:
             for m in members:
                 out += self.node_body(self.cg.node_ids[m], ind)
@@ -782,71 +777,33 @@ class _Generator:
         return out
 
     def write_back(self, ind: str) -> list[str]:
-        """Code storing the scalar locals into ``S`` (before every return)."""
+        """Code storing the scalar and scheduler locals into the state arrays (before every
+        return)."""
         return [f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values()
-                if slot.kind == "s"]
+                if slot.kind == "s"] + self.sched.store(ind)
 
     def scheduled_step(self, ind2: str) -> list[str]:
-        """One update run by graph-scheduler's algorithm over the condition table, unrolled
-        over consideration sets and their nodes (every condition row is a literal); the
-        bookkeeping is in small cached functions of :mod:`mdf_engine.schedulers.compiled`."""
-        ind = "    "
-        starts, qnodes = self.queue
-        cargs = "CI, CF, CC, useable, total, clock, last_set, thr, sv, sd, ss"
+        """One update run by graph-scheduler's algorithm, written out by
+        :class:`~mdf_engine.schedulers.codegen.SchedulerSource` with every node's body."""
+        def body(m: int, ind: str) -> list[str]:
+            out = self.node_body(self.cg.node_ids[m], ind)
+            if self.cg.check_finite:
+                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "),
+                        f"{ind}    return"]
+            return out
 
-        def sat(row: int) -> str:
-            # a call, not inlined: inlining every condition made Numba compile 4x longer
-            return f"_sat({row}, {cargs})"
+        def give_up(ind: str) -> list[str]:
+            return [*self.write_back(ind), f"{ind}return"]
 
-        body = [f"{ind2}useable[:, :] = 0", f"{ind2}total[1, :] = 0", f"{ind2}clock[0] = 0",
-                f"{ind2}while not {sat(self.term)}:"]
-        i3, i4, i5, i6, i7, i8 = (ind * k for k in range(3, 9))
-        body += [f"{i3}total[0, :] = 0", f"{i3}pass_changed = False", f"{i3}stop = False"]
-        for q in range(len(starts) - 1):
-            members = sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
-            if not members:
-                continue
-            body += [f"{i3}# consideration set {q}", f"{i3}if not stop:",
-                     f"{i4}if {sat(self.term)}:", f"{i5}stop = True", f"{i4}else:",
-                     f"{i5}for r in range(N):", f"{i5}    execd[r] = False",
-                     f"{i5}any_exec = False", f"{i5}while True:", f"{i6}changed = False"]
-            for m in members:
-                body += [f"{i6}if not execd[{m}] and {sat(int(self.roots[m]))}:",
-                         f"{i7}execd[{m}] = True", f"{i7}changed = True",
-                         f"{i7}any_exec = True", f"{i7}_mark_ran({m}, total, useable)"]
-            body += [f"{i6}if not changed:", f"{i7}break",
-                     f"{i5}if any_exec:", f"{i6}pass_changed = True",
-                     f"{i6}_end_set(execd, last_set, logbuf, logpos)"]
-            for m in members:
-                body.append(f"{i6}if execd[{m}]:")
-                body += self.node_body(self.cg.node_ids[m], i7)
-                if self.cg.check_finite:
-                    body += [f"{i7}if err[0] != 0:", *self.write_back(i8), f"{i8}return"]
-        body += [f"{i3}if not pass_changed:", f"{i4}_end_idle_pass(last_set, logbuf, logpos)",
-                 f"{i3}clock[0] += 1", f"{i3}clock[1] += 1",
-                 f"{i3}if clock[0] > {MAX_PASSES_PER_UPDATE}:",
-                 f"{i3}    err[0] = -2", *self.write_back(i4), f"{i3}    return"]
-        return body
+        return self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
 
     def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
-        ints, floats, children = self.table.arrays()
-        starts, qnodes = self.queue
         header = [
             '"""Generated by mdf_engine.compiler for one MDF graph. Do not edit."""',
             "import math",
             "import numpy as np",
             "from numba import njit, prange",
             "from mdf_engine.compiler import _jit, _scalar, _where",
-            "from mdf_engine.schedulers.compiled import condition_satisfied as _sat",
-            "from mdf_engine.schedulers.compiled import mark_ran as _mark_ran",
-            "from mdf_engine.schedulers.compiled import end_set as _end_set",
-            "from mdf_engine.schedulers.compiled import end_idle_pass as _end_idle_pass",
-            f"CI = np.array({ints.tolist()!r}, dtype=np.int64)",
-            f"CF = np.array({floats.tolist()!r}, dtype=np.float64)",
-            f"CC = np.array({children.tolist()!r}, dtype=np.int64)",
-            f"ROOTS = np.array({self.roots.tolist()!r}, dtype=np.int64)",
-            f"QS = np.array({starts.tolist()!r}, dtype=np.int64)",
-            f"QN = np.array({qnodes.tolist()!r}, dtype=np.int64)",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -860,7 +817,7 @@ class _Generator:
     def kernel_digest(self) -> str:
         """A hash of the source files of the folders holding every jitted function this graph
         calls, and of the helpers every generated function uses."""
-        files = {Path(__file__), Path(sys.modules["mdf_engine.schedulers.compiled"].__file__)}
+        files = {Path(__file__)}
         for key in self.functions:
             name, _, rest = key.partition("@")
             since, _, namespace = rest.partition("@")

@@ -1,16 +1,16 @@
-"""graph-scheduler's conditions as data that a Numba loop can evaluate.
+"""graph-scheduler's conditions as a table that the compiled backend turns into code.
 
 The compiled backend runs graph-scheduler's algorithm (passes over the consideration queue,
 consideration sets that grow while conditions become true, call counts, termination
-conditions) inside jitted code. Conditions are flattened into a table: one row per condition
-node, children listed before their parents, so that evaluating a condition is one walk over a
-slice of rows.
+conditions) inside jitted code. Here a built ``graph_scheduler.Scheduler`` is flattened into a
+table: one row per condition node, children listed before their parents;
+:mod:`mdf_engine.schedulers.codegen` writes the code that evaluates it.
 
 A condition is compilable when it is one of the kinds in :data:`OPCODES` with time scales the
 loop tracks; :func:`encode` raises :class:`NotCompilable` naming the condition otherwise, and the
 caller falls back to the interpreted backend with a log line.
 
-Counters the loop keeps (all int64):
+Counters the table refers to:
 
 * calls in a consideration set execution count like calls in a pass: graph-scheduler resets
   both at the start of every pass and never in between;
@@ -29,7 +29,6 @@ from typing import Any
 import graph_scheduler
 import numpy as np
 from graph_scheduler import TimeScale
-from numba import njit
 
 OPCODES = {
     "Always": 0, "Never": 1, "All": 2, "And": 2, "Any": 3, "Or": 3, "Not": 4,
@@ -250,173 +249,3 @@ def _find(scheduler, nid: str):
         if str(n) == nid:
             return n
     return nid
-
-
-@njit(cache=True, inline="always")
-def _leaf(r, ints, floats, children, useable, total, clock, last_set, thr):
-    op = ints[r, OP]
-    a = ints[r, A]
-    b = ints[r, B]
-    n = ints[r, N]
-    first = ints[r, FIRST_CHILD]
-    nk = ints[r, N_CHILDREN]
-    if op == 0:
-        return True
-    if op == 1:
-        return False
-    if op == 5:
-        return useable[a, b] >= n
-    if op == 6:
-        return total[b, a] >= n
-    if op == 7:
-        return total[b, a] == n
-    if op == 8:
-        return total[b, a] < n
-    if op == 9:
-        return total[b, a] > n
-    if op == 10:
-        for k in range(nk):
-            if total[b, -1 - children[first + k]] < 1:
-                return False
-        return True
-    if op == 11:
-        return last_set[a]
-    if op >= 12 and op <= 16:
-        p = clock[0] if b == 0 else clock[1]
-        if op == 12:
-            return p == n
-        if op == 13:
-            return p > n
-        if op == 14:
-            return p >= n
-        if op == 15:
-            return p % n == 0
-        return p < n
-    if op >= 17 and op <= 20:
-        e = clock[2]
-        if op == 17:
-            return e == n
-        if op == 18:
-            return e > n
-        if op == 19:
-            return e >= n
-        return e < n
-    if op == 21:
-        x = thr[a]
-        t = floats[r, 0]
-        if b == 0:
-            return x < t
-        if b == 1:
-            return x <= t
-        if b == 2:
-            return x > t
-        if b == 3:
-            return x >= t
-        close = abs(x - t) <= floats[r, 1] + floats[r, 2] * abs(t)
-        return close if b == 4 else not close
-    if op >= 23 and op <= 25:
-        # one Simulation is one environment sequence: its index is always 0
-        if op == 23:
-            return n == 0
-        if op == 24:
-            return 0 > n
-        return 0 >= n
-    if op == 22:
-        s = 0
-        for k in range(nk):
-            s += total[b, -1 - children[first + k]]
-        return s >= n
-    return False
-
-
-@njit(cache=True)
-def condition_satisfied(row, ints, floats, children, useable, total, clock, last_set, thr,
-                        value, done, stack):
-    """Whether the condition at ``row`` holds. Composite conditions (All, Any, Not) are walked
-    iteratively with the caller's scratch arrays ``value``, ``done`` (bool, one per row) and
-    ``stack`` (int64, two per row); leaves are evaluated directly."""
-    op = ints[row, OP]
-    if op != 2 and op != 3 and op != 4:
-        return _leaf(row, ints, floats, children, useable, total, clock, last_set, thr)
-    nrows = ints.shape[0]
-    for r in range(nrows):
-        done[r] = False
-    sp = 0
-    stack[sp] = row
-    sp += 1
-    while sp > 0:
-        r = stack[sp - 1]
-        op = ints[r, OP]
-        first = ints[r, FIRST_CHILD]
-        nk = ints[r, N_CHILDREN]
-        if op == 2 or op == 3 or op == 4:
-            pending = False
-            for k in range(nk):
-                c = children[first + k]
-                if not done[c]:
-                    stack[sp] = c
-                    sp += 1
-                    pending = True
-            if pending:
-                continue
-        sp -= 1
-        if done[r]:
-            continue
-        if op == 2:
-            v = True
-            for k in range(nk):
-                if not value[children[first + k]]:
-                    v = False
-        elif op == 3:
-            v = False
-            for k in range(nk):
-                if value[children[first + k]]:
-                    v = True
-        elif op == 4:
-            v = not value[children[first]]
-        else:
-            v = _leaf(r, ints, floats, children, useable, total, clock, last_set, thr)
-        value[r] = v
-        done[r] = True
-    return value[row]
-
-
-# -- bookkeeping the generated loop calls (compiled once here, not in every model) -------------
-
-@njit(cache=True)
-def mark_ran(m, total, useable):
-    """Node ``m`` ran: count the call at every time scale; calls of others since ``m`` ran
-    start again from zero, and ``m``'s call counts for every node."""
-    total[0, m] += 1
-    total[1, m] += 1
-    total[2, m] += 1
-    for r in range(useable.shape[0]):
-        useable[r, m] = 0
-    for r in range(useable.shape[0]):
-        useable[m, r] += 1
-
-
-@njit(cache=True)
-def end_set(execd, last_set, logbuf, logpos):
-    """A consideration set ran: remember it for ``JustRan`` and log it as a time step when
-    logging is on (``logpos[1] == 1``)."""
-    for r in range(execd.shape[0]):
-        last_set[r] = execd[r]
-    if logpos[1] == 1:
-        for r in range(execd.shape[0]):
-            if execd[r] and logpos[0] < logbuf.shape[0]:
-                logbuf[logpos[0]] = r
-                logpos[0] += 1
-        if logpos[0] < logbuf.shape[0]:
-            logbuf[logpos[0]] = -1
-            logpos[0] += 1
-
-
-@njit(cache=True)
-def end_idle_pass(last_set, logbuf, logpos):
-    """A pass in which nothing ran: no node just ran; the log gets an empty time step."""
-    for r in range(last_set.shape[0]):
-        last_set[r] = False
-    if logpos[1] == 1 and logpos[0] < logbuf.shape[0]:
-        logbuf[logpos[0]] = -1
-        logpos[0] += 1

@@ -1,0 +1,247 @@
+"""Python source for graph-scheduler's algorithm over one graph, to be jitted with the model.
+
+The compiled backend turns a graph's condition table (:mod:`mdf_engine.schedulers.compiled`)
+into straight-line code: every condition becomes a boolean expression over a few local
+counters, every consideration set an unrolled block, and only the counters some condition
+reads are kept. With the scheduler's state in locals instead of arrays, Numba keeps it in
+registers, so a scheduled update costs about what a hand-written loop of the same logic costs.
+
+What one update does (graph-scheduler's ``Scheduler.run`` for one environment state update):
+
+* counts of this update start from zero; so do the "calls since" counts of ``EveryNCalls``;
+* passes run while the termination condition does not hold; each pass starts its own counts
+  from zero and walks the consideration queue;
+* before each consideration set the termination condition is checked again (an update can end
+  in the middle of a pass); inside a set, members whose condition holds are marked as run,
+  repeatedly, until no more become runnable (a node runs at most once per set); then the
+  marked nodes execute, in queue order, and the set is one time step of the log;
+* a pass in which nothing ran is an empty time step; ``JustRan`` sees the last set.
+
+Counter names in the generated code (``q_`` keeps them apart from the model's names):
+``q_u{a}_{b}`` calls of node ``a`` since node ``b`` ran, ``q_t{s}_{n}`` calls of ``n`` in time
+scale ``s`` (0 pass, 1 environment state update, 2 environment sequence / life), ``q_c0`` /
+``q_c1`` / ``q_c2`` passes in this update / passes ever / updates ever, ``q_ls{n}`` node ``n``
+was in the last set, ``q_ev{n}`` node ``n`` has ever run, ``q_th{k}`` the value Threshold
+``k`` compares, ``q_x{n}`` node ``n`` is marked in the current set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .compiled import (
+    COMPARATORS,
+    FIRST_CHILD,
+    N_CHILDREN,
+    OP,
+    OPCODES,
+    A,
+    B,
+    ConditionTable,
+    N,
+    NotCompilable,
+)
+
+_OP = {name: code for name, code in OPCODES.items()}
+_CMP = {v: k for k, v in COMPARATORS.items()}
+
+
+def _lit(v: float) -> str:
+    """A float literal that is valid Python source (inf and nan included)."""
+    if math.isnan(v):
+        return "np.nan"
+    if math.isinf(v):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(float(v))
+
+
+class SchedulerSource:
+    """Writes the code of one scheduled update for a graph's condition table."""
+
+    def __init__(self, table: ConditionTable, roots: np.ndarray, term: int,
+                 queue: tuple[np.ndarray, np.ndarray], n_nodes: int):
+        self.ints, self.floats, self.children = table.arrays()
+        self.has_rows = bool(table.ints)
+        self.roots = [int(r) for r in roots]
+        self.term = int(term)
+        self.n = n_nodes
+        self.n_thresholds = len(table.thresholds)
+        starts, qnodes = queue
+        self.sets = [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
+                     for q in range(len(starts) - 1)]
+        #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
+        self.used: set[tuple] = set()
+        self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
+
+    # -- conditions ---------------------------------------------------------------------------
+    def condition(self, row: int) -> str:
+        """A boolean expression that holds when the condition at ``row`` holds."""
+        op, a, b, n = (int(self.ints[row, k]) for k in (OP, A, B, N))
+        first, nk = int(self.ints[row, FIRST_CHILD]), int(self.ints[row, N_CHILDREN])
+        kids = [int(self.children[first + k]) for k in range(nk)]
+        if op == _OP["Always"]:
+            return "True"
+        if op == _OP["Never"]:
+            return "False"
+        if op == _OP["All"]:
+            return "(" + " and ".join(self.condition(k) for k in kids) + ")" if kids else "True"
+        if op == _OP["Any"]:
+            return "(" + " or ".join(self.condition(k) for k in kids) + ")" if kids else "False"
+        if op == _OP["Not"]:
+            return f"(not {self.condition(kids[0])})"
+        if op == _OP["EveryNCalls"]:
+            return f"({self._u(a, b % self.n)} >= {n})"
+        if op in (_OP["AfterNCalls"], _OP["AtNCalls"], _OP["BeforeNCalls"], _OP["AfterCall"]):
+            cmp = {_OP["AfterNCalls"]: ">=", _OP["AtNCalls"]: "==", _OP["BeforeNCalls"]: "<",
+                   _OP["AfterCall"]: ">"}[op]
+            return f"({self._t(b, a)} {cmp} {n})"
+        if op == _OP["AllHaveRun"]:
+            deps = [-1 - k for k in kids]
+            return "(" + " and ".join(f"{self._t(b, d)} >= 1" for d in deps) + ")" \
+                if deps else "True"
+        if op == _OP["JustRan"]:
+            self.used.add(("ls", a))
+            return f"q_ls{a}"
+        if _OP["AtPass"] <= op <= _OP["BeforePass"]:
+            p = "q_c0" if b == 0 else "q_c1"
+            if op == _OP["EveryNPasses"]:
+                if n == 0:
+                    raise NotCompilable("EveryNPasses(0)")
+                return f"({p} % {n} == 0)"
+            cmp = {_OP["AtPass"]: "==", _OP["AfterPass"]: ">", _OP["AfterNPasses"]: ">=",
+                   _OP["BeforePass"]: "<"}[op]
+            return f"({p} {cmp} {n})"
+        if _OP["AtEnvironmentStateUpdate"] <= op <= _OP["BeforeEnvironmentStateUpdate"]:
+            cmp = {_OP["AtEnvironmentStateUpdate"]: "==",
+                   _OP["AfterEnvironmentStateUpdate"]: ">",
+                   _OP["AfterNEnvironmentStateUpdates"]: ">=",
+                   _OP["BeforeEnvironmentStateUpdate"]: "<"}[op]
+            return f"(q_c2 {cmp} {n})"
+        if op == _OP["Threshold"]:
+            x, t = f"q_th{a}", float(self.floats[row, 0])
+            if b in (COMPARATORS["=="], COMPARATORS["!="]):
+                tol = float(self.floats[row, 1]) + float(self.floats[row, 2]) * abs(t)
+                close = f"(abs({x} - {_lit(t)}) <= {_lit(tol)})"
+                return close if b == COMPARATORS["=="] else f"(not {close})"
+            return f"({x} {_CMP[b]} {_lit(t)})"
+        if op == _OP["AfterNCallsCombined"]:
+            deps = [-1 - k for k in kids]
+            total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
+            return f"({total} >= {n})"
+        if _OP["AtEnvironmentSequence"] <= op <= _OP["AfterNEnvironmentSequences"]:
+            # one Simulation is one environment sequence: its index is always 0
+            holds = {_OP["AtEnvironmentSequence"]: n == 0,
+                     _OP["AfterEnvironmentSequence"]: 0 > n,
+                     _OP["AfterNEnvironmentSequences"]: 0 >= n}[op]
+            return "True" if holds else "False"
+        raise NotCompilable(f"condition opcode {op}")
+
+    def _u(self, a: int, b: int) -> str:
+        self.used.add(("u", a, b))
+        return f"q_u{a}_{b}"
+
+    def _t(self, scale: int, node: int) -> str:
+        self.used.add(("t", scale, node))
+        return f"q_t{scale}_{node}"
+
+    # -- state held in locals -----------------------------------------------------------------
+    def _counters(self, kind: str) -> list[tuple]:
+        return sorted(c for c in self.used if c[0] == kind)
+
+    def load(self, ind: str) -> list[str]:
+        """Locals from the state arrays, at the start of ``run``."""
+        out = [f"{ind}q_c0 = clock[0]", f"{ind}q_c1 = clock[1]", f"{ind}q_c2 = clock[2]",
+               f"{ind}q_lp = logpos[0]", f"{ind}q_log = logpos[1] == 1",
+               f"{ind}q_logn = logbuf.shape[0]"]
+        out += [f"{ind}q_u{a}_{b} = useable[{a}, {b}]" for _, a, b in self._counters("u")]
+        out += [f"{ind}q_t{s}_{m} = total[{s}, {m}]" for _, s, m in self._counters("t")]
+        out += [f"{ind}q_ls{m} = last_set[{m}]" for _, m in self._counters("ls")]
+        out += [f"{ind}q_ev{m} = ever[{m}]" for m in range(self.n)]
+        out += [f"{ind}q_th{k} = thr[{k}]" for k in range(self.n_thresholds)]
+        return out
+
+    def store(self, ind: str) -> list[str]:
+        """The locals back into the state arrays, before every return."""
+        out = [f"{ind}clock[0] = q_c0", f"{ind}clock[1] = q_c1", f"{ind}clock[2] = q_c2",
+               f"{ind}logpos[0] = q_lp"]
+        out += [f"{ind}useable[{a}, {b}] = q_u{a}_{b}" for _, a, b in self._counters("u")]
+        out += [f"{ind}total[{s}, {m}] = q_t{s}_{m}" for _, s, m in self._counters("t")]
+        out += [f"{ind}last_set[{m}] = q_ls{m}" for _, m in self._counters("ls")]
+        out += [f"{ind}ever[{m}] = q_ev{m}" for m in range(self.n)]
+        out += [f"{ind}thr[{k}] = q_th{k}" for k in range(self.n_thresholds)]
+        return out
+
+    def _mark(self, m: int, ind: str) -> list[str]:
+        """Node ``m`` runs in this set: its calls count at every time scale, the calls of
+        others since ``m`` ran start again, and ``m``'s call counts for every node."""
+        out = [f"{ind}q_t{s}_{m} += 1" for _, s, mm in self._counters("t") if mm == m]
+        out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._counters("u") if b == m]
+        out += [f"{ind}q_u{a}_{b} += 1" for _, a, b in self._counters("u") if a == m]
+        return out
+
+    def _reset(self, scales: tuple[int, ...], useable: bool, ind: str) -> list[str]:
+        out = [f"{ind}q_t{s}_{m} = 0" for _, s, m in self._counters("t") if s in scales]
+        if useable:
+            out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._counters("u")]
+        return out
+
+    def _set_ran(self, members: list[int], ind: str) -> list[str]:
+        """A set ran: it is the last set (``JustRan``) and a time step of the log."""
+        out = [f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
+               for _, m in self._counters("ls")]
+        out.append(f"{ind}if q_log:")
+        for m in members:
+            out += [f"{ind}    if q_x{m} and q_lp < q_logn:",
+                    f"{ind}        logbuf[q_lp] = {m}", f"{ind}        q_lp += 1"]
+        out += [f"{ind}    if q_lp < q_logn:", f"{ind}        logbuf[q_lp] = -1",
+                f"{ind}        q_lp += 1"]
+        return out
+
+    def _idle_pass(self, ind: str) -> list[str]:
+        """A pass in which nothing ran: no node just ran, and the log gets an empty step."""
+        out = [f"{ind}q_ls{m} = False" for _, m in self._counters("ls")]
+        out += [f"{ind}if q_log and q_lp < q_logn:", f"{ind}    logbuf[q_lp] = -1",
+                f"{ind}    q_lp += 1"]
+        return out
+
+    # -- one update ---------------------------------------------------------------------------
+    def update(self, body: Callable[[int, str], list[str]], give_up: Callable[[str], list[str]],
+               max_passes: int, ind: str) -> list[str]:
+        """One environment state update. ``body(m, ind)`` is the code of node ``m``;
+        ``give_up(ind)`` the code that stores the state and returns (after an update that
+        never ends, ``err[0] = -2``)."""
+        i1, i2, i3, i4, i5, i6 = (ind + "    " * k for k in range(1, 7))
+        term = self._exprs[self.term]
+        out = [*self._reset((1,), True, ind), f"{ind}q_c0 = 0", f"{ind}while not {term}:"]
+        out += [*self._reset((0,), False, i1), f"{i1}q_any = False"]
+        live = [members for members in self.sets if members]
+        for q, members in enumerate(live):
+            # the termination check before a set; a set that follows a stop is skipped
+            out += [f"{i1}# consideration set {q}: nodes {members}"]
+            ind_set = i1 if q == 0 else i2
+            if q > 0:
+                out.append(f"{i1}if not q_stop:")
+            out += [f"{ind_set}q_stop = {term}", f"{ind_set}if not q_stop:"]
+            j1, j2, j3 = ind_set + "    ", ind_set + "        ", ind_set + "            "
+            out += [f"{j1}q_x{m} = False" for m in members]
+            if len(members) == 1:
+                m = members[0]
+                out += [f"{j1}if {self._exprs[self.roots[m]]}:", f"{j2}q_x{m} = True",
+                        *self._mark(m, j2)]
+            else:
+                # a member marked as run can make another one runnable: repeat until stable
+                out += [f"{j1}q_more = True", f"{j1}while q_more:", f"{j2}q_more = False"]
+                for m in members:
+                    out += [f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
+                            f"{j3}q_x{m} = True", f"{j3}q_more = True", *self._mark(m, j3)]
+            ran = " or ".join(f"q_x{m}" for m in members)
+            out += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
+            for m in members:
+                out += [f"{j2}if q_x{m}:", *body(m, j3)]
+        out += [f"{i1}if not q_any:", *self._idle_pass(i2),
+                f"{i1}q_c0 += 1", f"{i1}q_c1 += 1",
+                f"{i1}if q_c0 > {max_passes}:", f"{i2}err[0] = -2", *give_up(i2)]
+        return out
