@@ -14,6 +14,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import types
 
 from ..errors import MDFError
 from . import as_array, onnx_op
@@ -29,56 +30,219 @@ CONV_ATTRS = {
 }
 
 
+#: Target number of elements of one im2col tile (about 256 KB of float32: it stays in L2
+#: while BLAS reads it).
+TILE_ELEMS = 65536
+
+_GEMM_SIG = types.intc(types.char, types.char, types.char, types.intp, types.intp, types.intp,
+                       types.voidptr, types.voidptr, types.intp, types.voidptr, types.intp,
+                       types.voidptr, types.voidptr, types.intp)
+#: Numba's own BLAS entry (the helper its ``np.dot`` calls; it loads scipy's BLAS on first use):
+#: ``(kind 's'|'d', transa, transb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc)``,
+#: column-major. Used here because ``np.dot`` cannot write into a strided block of the output.
+_xxgemm = types.ExternalFunction("numba_xxgemm", _GEMM_SIG)
+
+
 @numba.njit(cache=True)
-def _im2col(x, n, c0, cg, k, s, d, pb, o, cols):
-    """Fill ``cols[(c, kd, kh, kw), (od, oh, ow)]`` from image ``n`` channels c0..c0+cg."""
-    D, H, W = x.shape[2], x.shape[3], x.shape[4]
+def gemm_into(w, cols, out, ldc):
+    """``out[m, t] = sum_r w[m, r] * cols[r, t]`` for C-contiguous ``w`` (M, K) and ``cols``
+    (K, T), written into a row-major block whose rows are ``ldc`` elements apart (``out``'s
+    data pointer is the block's first element). Returns BLAS's status (0 = ok)."""
+    M, K = w.shape
+    T = cols.shape[1]
+    ab = np.zeros(2, dtype=w.dtype)
+    ab[0] = 1
+    kind = ord("s") if w.itemsize == 4 else ord("d")
+    # row-major out = w @ cols is column-major out^T = cols^T @ w^T
+    return _xxgemm(kind, ord("n"), ord("n"), T, M, K, ab.ctypes.data, cols.ctypes.data, T,
+                   w.ctypes.data, K, ab[1:].ctypes.data, out.ctypes.data, ldc)
+
+
+#: Filters with at most this many weights (after the bias column) are multiplied by
+#: :func:`gemm_small` rather than BLAS, which is slow for such a thin inner dimension.
+SMALL_K = 32
+
+
+@numba.njit(cache=True, fastmath={"contract"})
+def gemm_small(w, cols, out, row0, col0):
+    """``out[row0 + m, col0 + t] = sum_r w[m, r] * cols[r, t]`` for a thin ``w`` (M, K),
+    ``cols`` (K, T) and a C-contiguous 2-D ``out``: two output rows at a time, four
+    ``cols`` rows per pass over them, each pass a unit-stride loop LLVM vectorizes."""
+    M, K = w.shape
+    T = cols.shape[1]
+    for m in range(0, M, 2):
+        two = m + 1 < M
+        m1 = m + 1 if two else m
+        d0 = out[row0 + m, col0:col0 + T]
+        d1 = out[row0 + m1, col0:col0 + T]
+        w0 = w[m]
+        w1 = w[m1]
+        d0[:] = 0
+        d1[:] = 0
+        r = 0
+        while r + 4 <= K:
+            c0 = cols[r]
+            c1 = cols[r + 1]
+            c2 = cols[r + 2]
+            c3 = cols[r + 3]
+            a0, a1, a2, a3 = w0[r], w0[r + 1], w0[r + 2], w0[r + 3]
+            b0, b1, b2, b3 = w1[r], w1[r + 1], w1[r + 2], w1[r + 3]
+            for q in range(T):
+                x0, x1, x2, x3 = c0[q], c1[q], c2[q], c3[q]
+                d0[q] += a0 * x0 + a1 * x1 + a2 * x2 + a3 * x3
+                d1[q] += b0 * x0 + b1 * x1 + b2 * x2 + b3 * x3
+            r += 4
+        while r < K:
+            c0 = cols[r]
+            a0, b0 = w0[r], w1[r]
+            for q in range(T):
+                d0[q] += a0 * c0[q]
+                d1[q] += b0 * c0[q]
+            r += 1
+        if not two:  # d1 aliased d0 (the odd last row): recompute it alone
+            d0[:] = 0
+            for r in range(K):
+                c0 = cols[r]
+                a0 = w0[r]
+                for q in range(T):
+                    d0[q] += a0 * c0[q]
+
+
+@numba.njit(cache=True)
+def _tap_range(n_out, base, s, size):
+    """Output positions ``[lo, hi)`` along an axis whose input index ``q * s + base`` is
+    inside ``[0, size)``."""
+    lo = 0 if base >= 0 else (-base + s - 1) // s
+    hi = 0 if base >= size else (size - base + s - 1) // s
+    lo = min(lo, n_out)
+    return lo, max(min(hi, n_out), lo)
+
+
+@numba.njit(cache=True)
+def _im2col_rows(x, n, c0, cg, k, s, d, pb, o, r0, r1, cols):
+    """Fill ``cols[(c, kd, kh, kw), (r - r0) * o2 + q]`` for output rows ``r0 <= r < r1``
+    (``r = od * o1 + oh``) of image ``n``, channels ``c0 .. c0 + cg``: each row segment is
+    copied in one loop over the taps inside the input, the padding zeroed around it."""
+    D, H = x.shape[2], x.shape[3]
+    W = x.shape[4]
+    o2 = o[2]
     row = 0
     for c in range(cg):
         for a in range(k[0]):
             for b in range(k[1]):
                 for e in range(k[2]):
+                    dst = cols[row]
+                    base = e * d[2] - pb[2]
+                    lo, hi = _tap_range(o2, base, s[2], W)
                     col = 0
-                    for i in range(o[0]):
+                    for r in range(r0, r1):
+                        i = r // o[1]
+                        j = r - i * o[1]
                         zi = i * s[0] - pb[0] + a * d[0]
-                        inz = 0 <= zi < D
-                        for j in range(o[1]):
-                            yj = j * s[1] - pb[1] + b * d[1]
-                            iny = inz and 0 <= yj < H
-                            base = -pb[2] + e * d[2]
-                            for q in range(o[2]):
-                                xq = q * s[2] + base
-                                if iny and 0 <= xq < W:
-                                    cols[row, col] = x[n, c0 + c, zi, yj, xq]
-                                else:
-                                    cols[row, col] = 0
-                                col += 1
+                        yj = j * s[1] - pb[1] + b * d[1]
+                        if zi < 0 or zi >= D or yj < 0 or yj >= H:
+                            dst[col:col + o2] = 0
+                        else:
+                            # slices from offset 0: Numba's negative-index wraparound
+                            # on ``src[q + base]`` would keep LLVM from vectorizing
+                            src = x[n, c0 + c, zi, yj, lo * s[2] + base:]
+                            seg = dst[col + lo:col + hi]
+                            dst[col:col + lo] = 0
+                            if s[2] == 1:
+                                for q in range(hi - lo):
+                                    seg[q] = src[q]
+                            else:
+                                for q in range(hi - lo):
+                                    seg[q] = src[q * s[2]]
+                            dst[col + hi:col + o2] = 0
+                        col += o2
                     row += 1
 
 
 @numba.njit(cache=True)
-def conv3d(x, w2, bias, group, k, s, d, pb, o):
-    """Grouped 3-D convolution. ``x`` (N, C, D, H, W), ``w2`` (M, C/group * prod(k)) filters,
-    ``bias`` (M,); returns (N, M, od*oh*ow)."""
+def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
+    """Grouped 3-D convolution by im2col tiles and BLAS. ``x`` (N, C, D, H, W), ``w2``
+    (M, C/group * prod(k)) filters, ``bias`` (M,); returns (N, M, od*oh*ow).
+
+    The output rows are cut into tiles of about :data:`TILE_ELEMS` im2col elements; each tile
+    is gathered (plus a row of ones when there is a bias, the bias being the filters' extra
+    column) and multiplied by BLAS straight into its block of the output."""
     N, C = x.shape[0], x.shape[1]
     M = w2.shape[0]
     cg = C // group
     mg = M // group
     kk = cg * k[0] * k[1] * k[2]
-    p = o[0] * o[1] * o[2]
-    out = np.empty((N, M, p), dtype=x.dtype)
-    cols = np.empty((kk, p), dtype=x.dtype)
-    wg = [np.ascontiguousarray(w2[g * mg:(g + 1) * mg]) for g in range(group)]
+    ka = kk + 1 if has_bias else kk
+    nrows = o[0] * o[1]
+    p = nrows * o[2]
+    out = np.empty((N * M, p), dtype=x.dtype)
+    rpt = max(1, min(nrows, TILE_ELEMS // (ka * o[2])))
+    buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
+    wa = np.empty((mg, ka), dtype=x.dtype)
+    for g in range(group):
+        wa[:, :kk] = w2[g * mg:(g + 1) * mg]
+        if has_bias:
+            wa[:, kk] = bias[g * mg:(g + 1) * mg]
+        for n in range(N):
+            for r0 in range(0, nrows, rpt):
+                r1 = min(r0 + rpt, nrows)
+                T = (r1 - r0) * o[2]
+                cols = buf[:ka * T].reshape((ka, T))
+                _im2col_rows(x, n, g * cg, cg, k, s, d, pb, o, r0, r1, cols)
+                if has_bias:
+                    cols[kk] = 1
+                if ka <= SMALL_K:
+                    gemm_small(wa, cols, out, n * M + g * mg, r0 * o[2])
+                elif gemm_into(wa, cols, out[n * M + g * mg:, r0 * o[2]:], p) != 0:
+                    raise RuntimeError("Conv: the BLAS matrix product failed")
+    return out
+
+
+@numba.njit(cache=True)
+def conv_direct(x, w, bias, group, k, s, d, pb, o):
+    """Grouped 3-D convolution by direct accumulation, for depthwise and small problems:
+    ``x`` (N, C, D, H, W), ``w`` (M, C/group, kd, kh, kw), ``bias`` (M,); each output row is
+    the bias plus one unit-stride multiply-add per (channel, tap) over the taps inside the
+    input. Returns (N, M, od, oh, ow)."""
+    N, C, D, H, W = x.shape
+    M = w.shape[0]
+    cg = C // group
+    mg = M // group
+    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
+    lo = np.empty(k[2], dtype=np.int64)
+    hi = np.empty(k[2], dtype=np.int64)
+    for e in range(k[2]):
+        lo[e], hi[e] = _tap_range(o[2], e * d[2] - pb[2], s[2], W)
     for n in range(N):
-        for g in range(group):
-            _im2col(x, n, g * cg, cg, k, s, d, pb, o, cols)
-            res = np.dot(wg[g], cols)
-            for m in range(mg):
-                bm = bias[g * mg + m]
-                row = out[n, g * mg + m]
-                rm = res[m]
-                for t in range(p):
-                    row[t] = rm[t] + bm
+        for m in range(M):
+            c0 = (m // mg) * cg
+            bm = bias[m]
+            for i in range(o[0]):
+                for j in range(o[1]):
+                    row = out[n, m, i, j]
+                    row[:] = bm
+                    for c in range(cg):
+                        for a in range(k[0]):
+                            zi = i * s[0] - pb[0] + a * d[0]
+                            if zi < 0 or zi >= D:
+                                continue
+                            for b in range(k[1]):
+                                yj = j * s[1] - pb[1] + b * d[1]
+                                if yj < 0 or yj >= H:
+                                    continue
+                                xr = x[n, c0 + c, zi, yj]
+                                for e in range(k[2]):
+                                    wv = w[m, c, a, b, e]
+                                    # offset-0 slices keep the loop free of negative-index
+                                    # wraparound tests, so LLVM vectorizes it
+                                    src = xr[lo[e] * s[2] + e * d[2] - pb[2]:]
+                                    dst = row[lo[e]:hi[e]]
+                                    if s[2] == 1:
+                                        for q in range(hi[e] - lo[e]):
+                                            dst[q] += wv * src[q]
+                                    else:
+                                        for q in range(hi[e] - lo[e]):
+                                            dst[q] += wv * src[q * s[2]]
     return out
 
 
@@ -152,14 +316,31 @@ def _conv_float(X, W, B, attrs, op) -> np.ndarray:
                        "C == W.shape[1] * group and M divisible by group")
     out_sp, pb, _ = window_geometry(X.shape[2:], kernel, strides, dil, attrs["pads"],
                                     attrs["auto_pad"], 0, op)
+    if W.shape[2:] != tuple(kernel):
+        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
+                       f"{list(W.shape[2:])}")
     x5 = as5d(X)
-    w2 = np.ascontiguousarray(W.reshape(M, -1), dtype=X.dtype)
     bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
     if bias.shape != (M,):
         raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
-    y = conv3d(x5, w2, bias, group, lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1),
-               lift3(pb, 0), lift3(out_sp, 1))
+    geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
+    if _use_direct(X.shape[0], M, M // group, W[0].size, int(np.prod(out_sp))):
+        w5 = np.ascontiguousarray(W, dtype=X.dtype).reshape(as5d(W).shape)
+        y = conv_direct(x5, w5, bias, group, *geo)
+    else:
+        w2 = np.ascontiguousarray(W.reshape(M, -1), dtype=X.dtype)
+        y = conv3d(x5, w2, bias, B is not None, group, *geo)
     return y.reshape((X.shape[0], M) + out_sp)
+
+
+#: Convolutions with at most this many multiply-adds run by direct accumulation.
+DIRECT_MAX_MACS = 1 << 18
+
+
+def _use_direct(n: int, m: int, mg: int, taps: int, pixels: int) -> bool:
+    """Direct accumulation for depthwise-like groups (a few filters per group, where a BLAS
+    product per group is too thin) and for tiny problems; im2col + BLAS otherwise."""
+    return mg <= 4 or n * m * taps * pixels <= DIRECT_MAX_MACS
 
 
 @onnx_op("Conv", inputs=("X", "W", "B"), optional=("B",), attributes=CONV_ATTRS, since=1)

@@ -59,79 +59,175 @@ def _maxpool3d(x, k, s, d, pb, o, storage_order):
 
 
 @numba.njit(cache=True)
+def _span(n_out, k, s, d, pb, size):
+    """Outputs ``[lo, hi)`` along an axis whose whole window (``k`` taps ``d`` apart from
+    ``q * s - pb``) lies inside ``[0, size)``; the others are borders."""
+    first = -pb
+    lo = 0 if first >= 0 else (-first + s - 1) // s
+    last = (k - 1) * d - pb
+    hi = 0 if last >= size else (size - last + s - 1) // s
+    lo = min(lo, n_out)
+    return lo, max(min(hi, n_out), lo)
+
+
+@numba.njit(cache=True)
+def _clip_taps(start, k, d, size):
+    """First and last+1 tap of a window from ``start`` inside ``[0, size)``."""
+    a = 0
+    while a < k and start + a * d < 0:
+        a += 1
+    b = k
+    while b > a and start + (b - 1) * d >= size:
+        b -= 1
+    return a, b
+
+
+@numba.njit(cache=True)
 def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
-    """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum of each (clipped)
-    horizontal window of every input row, then of each vertical window of those. Picks the
-    first maximum in row-major window order, like :func:`_maxpool3d`. Returns ok=False (and
-    nothing useful) when some window lies wholly in the padding."""
+    """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum (and its flat index) of
+    each horizontal window of every input row, then of each vertical window of those. The
+    windows wholly inside the input run as unit-stride (or strided) loops over the outputs,
+    without per-tap bounds tests, which LLVM vectorizes; the border windows are clipped.
+    Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Returns
+    ok=False (and nothing useful) when some window lies wholly in the padding."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
+    kh, kw = k[1], k[2]
+    sh, sw = s[1], s[2]
+    dh, dw = d[1], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
     idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
     rv = np.empty((H, ow), dtype=x.dtype)
     ri = np.empty((H, ow), dtype=np.int64)
-    q0 = np.empty(ow, dtype=np.int64)
-    q1 = np.empty(ow, dtype=np.int64)
-    for q in range(ow):   # first and last+1 tap e inside the row
-        lo = q * s[2] - pb[2]
-        e0 = 0
-        while e0 < k[2] and lo + e0 * d[2] < 0:
-            e0 += 1
-        e1 = k[2]
-        while e1 > e0 and lo + (e1 - 1) * d[2] >= W:
-            e1 -= 1
-        q0[q] = e0
-        q1[q] = e1
+    for q in range(ow):
+        e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
         if e1 <= e0:
             return y, idx, False
     for i in range(oh):
-        top = i * s[1] - pb[1]
-        if not any_tap(top, k[1], d[1], H):
+        b0, b1 = _clip_taps(i * sh - pb[1], kh, dh, H)
+        if b1 <= b0:
             return y, idx, False
+    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
+    borders = list_borders(qa, qb, ow)
+    # flat spatial index of (r, col): r * W + col, or r + H * col (storage_order=1)
+    rstep = W if storage_order == 0 else 1
+    cstep = 1 if storage_order == 0 else H
+    nq = qb - qa
+    x0 = qa * sw - pb[2]
+    # the interior taps split into sw phases (phase p holds row[x0 + p + j * sw]), so that
+    # every tap reads a unit-stride slice of one phase
+    plen = nq + ((kw - 1) * dw) // sw + 1
+    phase = np.empty((sw, plen), dtype=x.dtype)
+    pidx = np.empty((sw, plen), dtype=np.int64)
+    for p in range(sw):
+        for j in range(plen):
+            pidx[p, j] = (x0 + p + j * sw) * cstep
     for n in range(N):
         for c in range(C):
             base = (n * C + c) * H * W
             xc = x[n, c, 0]
             for r in range(H):
                 row = xc[r]
-                for q in range(ow):
-                    lo = q * s[2] - pb[2]
-                    e = q0[q]
-                    bx = lo + e * d[2]
+                bv = rv[r]
+                bi = ri[r]
+                rbase = base + r * rstep
+                for q in borders:
+                    lo = q * sw - pb[2]
+                    e0, e1 = _clip_taps(lo, kw, dw, W)
+                    bx = lo + e0 * dw
                     best = row[bx]
-                    for e in range(q0[q] + 1, q1[q]):
-                        xq = lo + e * d[2]
-                        v = row[xq]
+                    for e in range(e0 + 1, e1):
+                        v = row[lo + e * dw]
                         if v > best:
                             best = v
-                            bx = xq
-                    rv[r, q] = best
-                    ri[r, q] = bx
-            for i in range(oh):
-                top = i * s[1] - pb[1]
-                b0 = 0
-                while b0 < k[1] and top + b0 * d[1] < 0:
-                    b0 += 1
-                b1 = k[1]
-                while b1 > b0 and top + (b1 - 1) * d[1] >= H:
-                    b1 -= 1
-                r0 = top + b0 * d[1]
-                for q in range(ow):
-                    best = rv[r0, q]
-                    br = r0
-                    for b in range(b0 + 1, b1):
-                        r = top + b * d[1]
-                        v = rv[r, q]
-                        if v > best:
-                            best = v
-                            br = r
-                    y[n, c, 0, i, q] = best
-                    bx = ri[br, q]
-                    if storage_order == 0:
-                        idx[n, c, 0, i, q] = base + br * W + bx
+                            bx = lo + e * dw
+                    bv[q] = best
+                    bi[q] = rbase + bx * cstep
+                if nq > 0:
+                    dv = bv[qa:qb]
+                    di = bi[qa:qb]
+                    if sw == 1:
+                        src = row[x0:]
+                        for e in range(kw):
+                            tv = src[e * dw:]
+                            ti = pidx[0, e * dw:]
+                            if e == 0:
+                                _take_first(dv, di, tv, ti, rbase, nq)
+                            else:
+                                _take_greater(dv, di, tv, ti, rbase, nq)
                     else:
-                        idx[n, c, 0, i, q] = base + br + H * bx
+                        _deinterleave(row, x0, sw, phase)
+                        for e in range(kw):
+                            p = (e * dw) % sw
+                            j = (e * dw) // sw
+                            tv = phase[p, j:]
+                            ti = pidx[p, j:]
+                            if e == 0:
+                                _take_first(dv, di, tv, ti, rbase, nq)
+                            else:
+                                _take_greater(dv, di, tv, ti, rbase, nq)
+            for i in range(oh):
+                top = i * sh - pb[1]
+                b0, b1 = _clip_taps(top, kh, dh, H)
+                yv = y[n, c, 0, i]
+                yi = idx[n, c, 0, i]
+                r0 = top + b0 * dh
+                yv[:] = rv[r0]
+                yi[:] = ri[r0]
+                for b in range(b0 + 1, b1):
+                    rr = top + b * dh
+                    _take_greater(yv, yi, rv[rr], ri[rr], 0, ow)
     return y, idx, True
+
+
+@numba.njit(cache=True, inline="always")
+def _deinterleave(row, x0, s, phase):
+    """``phase[p, j] = row[x0 + p + j * s]`` where that is inside ``row``."""
+    L = phase.shape[1]
+    n = row.shape[0]
+    for p in range(s):
+        dst = phase[p]
+        src = row[x0 + p:]
+        m = min(L, (n - x0 - p + s - 1) // s)
+        for j in range(m):
+            dst[j] = src[j * s]
+
+
+@numba.njit(cache=True, inline="always")
+def _take_first(best, bidx, v, vidx, off, n):
+    """``best[t], bidx[t] = v[t], off + vidx[t]`` for t < n."""
+    for t in range(n):
+        best[t] = v[t]
+        bidx[t] = off + vidx[t]
+
+
+@numba.njit(cache=True, inline="always")
+def _take_greater(best, bidx, v, vidx, off, n):
+    """``best[t], bidx[t] = v[t], off + vidx[t]`` where ``v[t] > best[t]``, for t < n; written
+    as branch-free selects over unit-stride arrays so LLVM vectorizes it (random data would
+    mispredict half of the branches)."""
+    for t in range(n):
+        a = best[t]
+        b = v[t]
+        oi = bidx[t]
+        ni = off + vidx[t]
+        gt = b > a
+        best[t] = b if gt else a
+        bidx[t] = ni if gt else oi
+
+
+@numba.njit(cache=True)
+def list_borders(lo, hi, n):
+    """The positions of ``[0, n)`` outside ``[lo, hi)`` (the border windows)."""
+    out = np.empty(n - (hi - lo), dtype=np.int64)
+    t = 0
+    for q in range(lo):
+        out[t] = q
+        t += 1
+    for q in range(hi, n):
+        out[t] = q
+        t += 1
+    return out
 
 
 @numba.njit(cache=True)
@@ -216,43 +312,89 @@ def _axis_taps(n_out, k, s, d, pb, size, hi):
 @numba.njit(cache=True)
 def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     """:func:`_sumpool3d` for a (N, C, 1, H, W) input in two passes (window sums of each input
-    row, then of those down the columns), in float64; the divisor per output is the product
-    of the per-axis tap counts."""
+    row, then of those down the columns), accumulated in float64 and stored in x's dtype; the
+    divisor per output is the product of the per-axis tap counts. The windows wholly inside a
+    row are summed tap by tap over unit-stride slices (a strided row is first split into
+    phases), which LLVM vectorizes; the border windows are clipped."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
-    y = np.empty((N, C, 1, oh, ow), dtype=np.float64)
+    kw, sw, dw = k[2], s[2], d[2]
+    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
     r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
-    c0, c1, cpad = _axis_taps(ow, k[2], s[2], d[2], pb[2], W, hi[2])
+    c0, c1, cpad = _axis_taps(ow, kw, sw, dw, pb[2], W, hi[2])
+    inv = np.empty((oh, ow), dtype=np.float64)   # 1 / divisor (Lp: unused)
+    for i in range(oh):
+        for q in range(ow):
+            cnt = rpad[i] * cpad[q] if count_include_pad else (r1[i] - r0[i]) * (c1[q] - c0[q])
+            inv[i, q] = 1.0 / cnt if cnt > 0 else np.nan
+    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
+    borders = list_borders(qa, qb, ow)
+    nq = qb - qa
+    x0 = qa * sw - pb[2]
+    plen = nq + ((kw - 1) * dw) // sw + 1
+    phase = np.empty((sw, plen), dtype=np.float64)
     rs = np.empty((H, ow), dtype=np.float64)
+    tv = np.empty(W, dtype=np.float64)
+    acc = np.empty(ow, dtype=np.float64)
     for n in range(N):
         for c in range(C):
             xc = x[n, c, 0]
             for r in range(H):
                 row = xc[r]
-                for q in range(ow):
-                    lo = q * s[2] - pb[2]
-                    acc = 0.0
+                if p == 0:
+                    for t in range(W):
+                        tv[t] = row[t]
+                elif p == 2:
+                    for t in range(W):
+                        v = float(row[t])
+                        tv[t] = v * v
+                else:
+                    for t in range(W):
+                        tv[t] = abs(float(row[t])) ** p
+                rr = rs[r]
+                for q in borders:
+                    lo = q * sw - pb[2]
+                    a = 0.0
                     for e in range(c0[q], c1[q]):
-                        v = float(row[lo + e * d[2]])
-                        if p > 0:
-                            acc += abs(v) ** p
-                        else:
-                            acc += v
-                    rs[r, q] = acc
+                        a += tv[lo + e * dw]
+                    rr[q] = a
+                if nq > 0:
+                    dst = rr[qa:qb]
+                    if sw == 1:
+                        src = tv[x0:]
+                        _copy_add(dst, src, 0, nq)
+                        for e in range(1, kw):
+                            _copy_add(dst, src[e * dw:], 1, nq)
+                    else:
+                        _deinterleave(tv, x0, sw, phase)
+                        for e in range(kw):
+                            _copy_add(dst, phase[(e * dw) % sw, (e * dw) // sw:], e > 0, nq)
             for i in range(oh):
                 top = i * s[1] - pb[1]
-                nin = r1[i] - r0[i]
-                for q in range(ow):
-                    acc = 0.0
-                    for b in range(r0[i], r1[i]):
-                        acc += rs[top + b * d[1], q]
-                    if p > 0:
-                        y[n, c, 0, i, q] = acc ** (1.0 / p)
-                    else:
-                        cnt = rpad[i] * cpad[q] if count_include_pad else \
-                            nin * (c1[q] - c0[q])
-                        y[n, c, 0, i, q] = acc / cnt if cnt > 0 else np.nan
+                _copy_add(acc, rs[top + r0[i] * d[1]], 0, ow)
+                for b in range(r0[i] + 1, r1[i]):
+                    _copy_add(acc, rs[top + b * d[1]], 1, ow)
+                yv = y[n, c, 0, i]
+                if p > 0:
+                    ip = 1.0 / p
+                    for q in range(ow):
+                        yv[q] = math.sqrt(acc[q]) if p == 2 else acc[q] ** ip
+                else:
+                    iv = inv[i]
+                    for q in range(ow):
+                        yv[q] = acc[q] * iv[q]
     return y
+
+
+@numba.njit(cache=True, inline="always")
+def _copy_add(dst, src, add, n):
+    """``dst[:n] = src[:n]`` (add false) or ``dst[:n] += src[:n]``."""
+    if add:
+        for t in range(n):
+            dst[t] += src[t]
+    else:
+        for t in range(n):
+            dst[t] = src[t]
 
 
 def _float_in(X: np.ndarray) -> np.ndarray:
@@ -280,8 +422,12 @@ def _sum_pool(X, p, count_include_pad, kernel_shape, strides, dilations, pads, a
     nsp, k, s, d, out, pb, pe = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
                                         ceil_mode, op)
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
-    fn = _sumpool2d_rows if nsp <= 2 else _sumpool3d
-    y = fn(as5d(_float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
+    xf = _float_in(X)
+    if nsp <= 2:
+        y = _sumpool2d_rows(as5d(xf), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
+                            lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
+        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
+    y = _sumpool3d(as5d(_float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
                    lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
     return y.reshape(X.shape[:2] + out).astype(X.dtype)
 

@@ -1,0 +1,214 @@
+"""The fast code paths of Conv, MaxPool and AveragePool/LpPool against onnxruntime and
+independent numpy formulas, on shapes chosen to pick each path.
+
+Conv has three kernels (``mdf_engine/onnx_ops/conv.py``): direct accumulation (depthwise-like
+groups and tiny problems), im2col tiles with the thin-filter product ``gemm_small``, and im2col
+tiles with BLAS writing into the output. Every case below asserts which path it takes, and
+covers interior and border windows, strides, dilations, groups, pads / auto_pad, 1-D/2-D/3-D,
+float32 and float64, several im2col tiles and an odd number of filters. The 2-D pools run by
+row then column passes whose interior windows are unit-stride (or phase-split strided) loops;
+their cases cover strides 1-3, dilations, ceil_mode, pads on either side, storage_order and
+ties (Indices must name the first maximum in row-major window order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mdf_engine import onnx_ops
+from mdf_engine.onnx_ops import conv as conv_mod
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+
+
+def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13) -> list:
+    """One node in a single-threaded onnxruntime session; None inputs omitted."""
+    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
+    while names and names[-1] == "":
+        names.pop()
+    node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attributes)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, _TYPES[x.dtype], x.shape)
+         for n, x in zip(names, inputs) if n],
+        [onnx.ValueInfoProto(name=f"o{k}") for k in range(n_out)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, {n: x for n, x in zip(names, inputs) if n})
+
+
+def _rand(rng, *shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int) -> str:
+    """The kernel Conv picks for these shapes (the module's own rule)."""
+    m = w.shape[0]
+    if conv_mod._use_direct(x.shape[0], m, m // group, w[0].size, out_pixels):
+        return "direct"
+    return "small" if w[0].size + 1 <= conv_mod.SMALL_K else "blas"
+
+
+# (x shape, w shape, attributes, expected path)
+CONV_CASES = [
+    # depthwise, padded borders, stride 1 and 2
+    ((1, 16, 20, 20), (16, 1, 3, 3), {"pads": [1, 1, 1, 1], "group": 16}, "direct"),
+    ((2, 8, 17, 15), (8, 1, 3, 3), {"pads": [0, 2, 1, 0], "group": 8, "strides": [2, 2]},
+     "direct"),
+    # channel multiplier 2, dilation 2, stride 3 along the rows
+    ((1, 6, 19, 21), (12, 1, 3, 3), {"group": 6, "dilations": [2, 2], "strides": [1, 3],
+                                     "pads": [2, 2, 2, 2]}, "direct"),
+    ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "direct"),
+    ((1, 3, 12), (5, 3, 5), {"auto_pad": "SAME_UPPER", "strides": [2]}, "direct"),
+    # thin filters (im2col + gemm_small): several tiles, odd M, stride/dilation/pads
+    ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
+    ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
+    ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "small"),
+    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]},
+     "small"),
+    ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
+    # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
+    ((2, 8, 20, 20), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
+    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]},
+     "blas"),
+    ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
+    ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "blas"),
+    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2]}, "blas"),
+    ((1, 2, 10, 12, 12), (8, 2, 3, 3, 3), {"pads": [1, 0, 1, 1, 2, 1]}, "blas"),
+]
+
+
+@pytest.mark.parametrize("xs,ws,attrs,path", CONV_CASES,
+                         ids=[f"{c[3]}-{i}" for i, c in enumerate(CONV_CASES)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_paths_match_onnxruntime(xs, ws, attrs, path, bias):
+    rng = np.random.default_rng(abs(hash((xs, ws))) % 2**32)
+    x, w = _rand(rng, *xs), _rand(rng, *ws)
+    b = _rand(rng, ws[0]) if bias else None
+    exp = ort_run("Conv", [x, w, b], attrs)[0]
+    assert conv_path(x, w, attrs.get("group", 1), int(np.prod(exp.shape[2:]))) == path
+    got = onnx_ops.run("Conv", [x, w, b], attrs)[0]
+    assert got.dtype == np.float32 and got.shape == exp.shape
+    np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
+
+
+def conv_numpy(x, w, b, pads, strides, dilations, group):
+    """Grouped 2-D convolution by explicit zero padding and sliding windows (float64)."""
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    kh, kw = w.shape[2:]
+    ek = ((kh - 1) * dilations[0] + 1, (kw - 1) * dilations[1] + 1)
+    win = sliding_window_view(x, ek, axis=(2, 3))[:, :, ::strides[0], ::strides[1],
+                                                  ::dilations[0], ::dilations[1]]
+    cg, mg = x.shape[1] // group, w.shape[0] // group
+    outs = [np.einsum("nchwij,mcij->nmhw", win[:, g * cg:(g + 1) * cg],
+                      w[g * mg:(g + 1) * mg]) for g in range(group)]
+    return np.concatenate(outs, axis=1) + b.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("xs,ws,pads,strides,dil,group,path", [
+    ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
+    ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "small"),
+    ((2, 12, 30, 30), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
+])
+def test_conv_paths_float64_match_numpy(xs, ws, pads, strides, dil, group, path):
+    rng = np.random.default_rng(7)
+    x, w, b = _rand(rng, *xs, dtype=np.float64), _rand(rng, *ws, dtype=np.float64), \
+        _rand(rng, ws[0], dtype=np.float64)
+    exp = conv_numpy(x, w, b, pads, strides, dil, group)
+    assert conv_path(x, w, group, int(np.prod(exp.shape[2:]))) == path
+    got = onnx_ops.run("Conv", [x, w, b], {"pads": list(pads), "strides": list(strides),
+                                           "dilations": list(dil), "group": group})[0]
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12)
+
+
+POOL_CASES = [
+    ((1, 8, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((2, 3, 17, 19), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    ((1, 4, 16, 16), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ((1, 3, 23, 29), {"kernel_shape": [3, 4], "strides": [3, 3], "pads": [0, 2, 2, 1],
+                      "ceil_mode": 1}),
+    ((1, 2, 20, 25), {"kernel_shape": [3, 3], "dilations": [2, 3], "strides": [1, 2],
+                      "pads": [2, 1, 2, 2]}),
+    ((2, 2, 9, 31), {"kernel_shape": [5, 2], "auto_pad": "SAME_UPPER", "strides": [2, 3]}),
+    ((1, 3, 14, 13), {"kernel_shape": [4, 3], "auto_pad": "SAME_LOWER", "strides": [1, 2]}),
+    ((1, 2, 50), {"kernel_shape": [4], "strides": [3], "pads": [2, 1], "ceil_mode": 1}),
+    ((1, 2, 12, 12), {"kernel_shape": [1, 1], "strides": [2, 2]}),
+]
+
+
+@pytest.mark.parametrize("xs,attrs", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_maxpool_paths_match_onnxruntime(xs, attrs, dtype):
+    rng = np.random.default_rng(len(xs) * 100 + xs[-1])
+    x = _rand(rng, *xs, dtype=dtype)
+    for order in (0, 1):
+        a = {**attrs, "storage_order": order} if len(xs) == 4 else attrs
+        exp = ort_run("MaxPool", [x], a, n_out=2)
+        got = onnx_ops.run("MaxPool", [x], a)
+        assert got[0].dtype == dtype and got[1].dtype == np.int64
+        np.testing.assert_array_equal(got[0], exp[0])
+        np.testing.assert_array_equal(got[1], exp[1])
+
+
+@pytest.mark.parametrize("xs,attrs", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
+@pytest.mark.parametrize("include_pad", [0, 1])
+def test_averagepool_paths_match_onnxruntime(xs, attrs, include_pad):
+    rng = np.random.default_rng(xs[-1])
+    x = _rand(rng, *xs)
+    a = {**attrs, "count_include_pad": include_pad}
+    exp = ort_run("AveragePool", [x], a, opset=19)[0]   # dilations: opset 19
+    got = onnx_ops.run("AveragePool", [x], a, opset=19)[0]
+    assert got.dtype == np.float32 and got.shape == exp.shape
+    np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_lppool_paths_match_numpy(p):
+    rng = np.random.default_rng(p)
+    x = _rand(rng, 2, 3, 21, 18, dtype=np.float64)
+    attrs = {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1], "p": p}
+    xp = np.pad(np.abs(x), ((0, 0), (0, 0), (1, 1), (0, 1)))
+    win = sliding_window_view(xp, (3, 2), axis=(2, 3))[:, :, ::2, ::2]
+    exp = (win ** p).sum(axis=(-2, -1)) ** (1.0 / p)
+    got = onnx_ops.run("LpPool", [x], attrs)[0]
+    np.testing.assert_allclose(got, exp, rtol=1e-12)
+
+
+def maxpool_numpy(x, k, s, pads):
+    """Values and row-major flat indices of a 2-D max pool: -inf padding, first maximum."""
+    n, c, h, w = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])),
+                constant_values=-np.inf)
+    rows = np.pad(np.arange(h), (pads[0], pads[2]), constant_values=-1)
+    cols = np.pad(np.arange(w), (pads[1], pads[3]), constant_values=-1)
+    win = sliding_window_view(xp, k, axis=(2, 3))[:, :, ::s[0], ::s[1]]
+    flat = win.reshape(win.shape[:4] + (-1,))
+    arg = flat.argmax(axis=-1)
+    oi, oj = np.meshgrid(np.arange(win.shape[2]), np.arange(win.shape[3]), indexing="ij")
+    r = rows[oi * s[0] + arg // k[1]]
+    col = cols[oj * s[1] + arg % k[1]]
+    plane = (np.arange(n)[:, None, None, None] * c + np.arange(c)[None, :, None, None]) * h * w
+    return flat.max(axis=-1), plane + r * w + col
+
+
+def test_maxpool_ties_pick_the_first_maximum():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, size=(2, 3, 30, 41)).astype(np.float32)   # many ties
+    for k, s, pads in (((3, 3), (2, 2), (1, 1, 1, 1)), ((2, 3), (1, 1), (0, 1, 1, 0)),
+                       ((3, 2), (3, 1), (0, 0, 2, 1))):
+        exp_v, exp_i = maxpool_numpy(x, k, s, pads)
+        got = onnx_ops.run("MaxPool", [x], {"kernel_shape": list(k), "strides": list(s),
+                                            "pads": list(pads)})
+        np.testing.assert_array_equal(got[0], exp_v)
+        np.testing.assert_array_equal(got[1], exp_i)
