@@ -114,14 +114,7 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     cstep = 1 if storage_order == 0 else H
     nq = qb - qa
     x0 = qa * sw - pb[2]
-    # the interior taps split into sw phases (phase p holds row[x0 + p + j * sw]), so that
-    # every tap reads a unit-stride slice of one phase
-    plen = nq + ((kw - 1) * dw) // sw + 1
-    phase = np.empty((sw, plen), dtype=x.dtype)
-    pidx = np.empty((sw, plen), dtype=np.int64)
-    for p in range(sw):
-        for j in range(plen):
-            pidx[p, j] = (x0 + p + j * sw) * cstep
+    tstep = sw * cstep   # index step between neighbouring interior windows
     for n in range(N):
         for c in range(C):
             base = (n * C + c) * H * W
@@ -146,37 +139,36 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
                 if nq > 0:
                     dv = bv[qa:qb]
                     di = bi[qa:qb]
-                    if sw == 1:
-                        src = row[x0:]
-                        for e in range(kw):
-                            tv = src[e * dw:]
-                            ti = pidx[0, e * dw:]
-                            if e == 0:
-                                _take_first(dv, di, tv, ti, rbase, nq)
-                            else:
-                                _take_greater(dv, di, tv, ti, rbase, nq)
-                    else:
-                        _deinterleave(row, x0, sw, phase)
-                        for e in range(kw):
-                            p = (e * dw) % sw
-                            j = (e * dw) // sw
-                            tv = phase[p, j:]
-                            ti = pidx[p, j:]
-                            if e == 0:
-                                _take_first(dv, di, tv, ti, rbase, nq)
-                            else:
-                                _take_greater(dv, di, tv, ti, rbase, nq)
+                    i0 = rbase + x0 * cstep
+                    # taps three at a time; a missing third/second tap repeats the first
+                    # (a repeat never wins: the comparisons are strict)
+                    for e in range(0, kw, 3):
+                        e1 = e + 1 if e + 1 < kw else e
+                        e2 = e + 2 if e + 2 < kw else e
+                        s0 = row[x0 + e * dw:]
+                        s1 = row[x0 + e1 * dw:]
+                        s2 = row[x0 + e2 * dw:]
+                        j0 = i0 + e * dw * cstep
+                        j1 = i0 + e1 * dw * cstep
+                        j2 = i0 + e2 * dw * cstep
+                        # a literal stride lets LLVM vectorize the (inlined) loop
+                        if sw == 1:
+                            _row_max3(dv, di, s0, s1, s2, 1, j0, j1, j2, tstep, nq, e > 0)
+                        elif sw == 2:
+                            _row_max3(dv, di, s0, s1, s2, 2, j0, j1, j2, tstep, nq, e > 0)
+                        else:
+                            _row_max3(dv, di, s0, s1, s2, sw, j0, j1, j2, tstep, nq, e > 0)
             for i in range(oh):
                 top = i * sh - pb[1]
                 b0, b1 = _clip_taps(top, kh, dh, H)
                 yv = y[n, c, 0, i]
                 yi = idx[n, c, 0, i]
-                r0 = top + b0 * dh
-                yv[:] = rv[r0]
-                yi[:] = ri[r0]
-                for b in range(b0 + 1, b1):
-                    rr = top + b * dh
-                    _take_greater(yv, yi, rv[rr], ri[rr], 0, ow)
+                for b in range(b0, b1, 3):
+                    r0 = top + b * dh
+                    r1 = r0 + dh if b + 1 < b1 else r0
+                    r2 = r0 + 2 * dh if b + 2 < b1 else r0
+                    _col_max3(yv, yi, rv[r0], rv[r1], rv[r2], ri[r0], ri[r1], ri[r2], ow,
+                              b > b0)
     return y, idx, True
 
 
@@ -194,26 +186,59 @@ def _deinterleave(row, x0, s, phase):
 
 
 @numba.njit(cache=True, inline="always")
-def _take_first(best, bidx, v, vidx, off, n):
-    """``best[t], bidx[t] = v[t], off + vidx[t]`` for t < n."""
+def _row_max3(best, bidx, s0, s1, s2, step, i0, i1, i2, istep, n, update):
+    """For t < n: the first maximum of taps ``s0[t*step]``, ``s1[t*step]``, ``s2[t*step]``
+    (flat indices ``i0/i1/i2 + t*istep``), or of ``best[t]`` and those taps when ``update``;
+    branch-free selects (random data would mispredict half of the branches)."""
     for t in range(n):
-        best[t] = v[t]
-        bidx[t] = off + vidx[t]
+        j = t * step
+        a = s0[j]
+        b = s1[j]
+        c = s2[j]
+        o = t * istep
+        if update:
+            m = best[t]
+            im = bidx[t]
+            g = a > m
+            m = a if g else m
+            im = i0 + o if g else im
+        else:
+            m = a
+            im = i0 + o
+        g = b > m
+        m = b if g else m
+        im = i1 + o if g else im
+        g = c > m
+        best[t] = c if g else m
+        bidx[t] = i2 + o if g else im
 
 
 @numba.njit(cache=True, inline="always")
-def _take_greater(best, bidx, v, vidx, off, n):
-    """``best[t], bidx[t] = v[t], off + vidx[t]`` where ``v[t] > best[t]``, for t < n; written
-    as branch-free selects over unit-stride arrays so LLVM vectorizes it (random data would
-    mispredict half of the branches)."""
+def _col_max3(best, bidx, v0, v1, v2, j0, j1, j2, n, update):
+    """:func:`_row_max3` down three rows ``v0..v2`` of unit stride with stored indices
+    ``j0..j2``."""
     for t in range(n):
-        a = best[t]
-        b = v[t]
-        oi = bidx[t]
-        ni = off + vidx[t]
-        gt = b > a
-        best[t] = b if gt else a
-        bidx[t] = ni if gt else oi
+        a = v0[t]
+        b = v1[t]
+        c = v2[t]
+        ka = j0[t]   # every load unconditional, so that the choices are selects
+        kb = j1[t]
+        kc = j2[t]
+        if update:
+            m = best[t]
+            im = bidx[t]
+            g = a > m
+            m = a if g else m
+            im = ka if g else im
+        else:
+            m = a
+            im = ka
+        g = b > m
+        m = b if g else m
+        im = kb if g else im
+        g = c > m
+        best[t] = c if g else m
+        bidx[t] = kc if g else im
 
 
 @numba.njit(cache=True)
@@ -228,15 +253,6 @@ def list_borders(lo, hi, n):
         out[t] = q
         t += 1
     return out
-
-
-@numba.njit(cache=True)
-def any_tap(start, k, d, size):
-    """True when a window of ``k`` taps ``d`` apart from ``start`` touches ``[0, size)``."""
-    for t in range(k):
-        if 0 <= start + t * d < size:
-            return True
-    return False
 
 
 @numba.njit(cache=True)
