@@ -1,17 +1,19 @@
 """The compiled backend: a whole graph, scheduler included, as one Numba-jitted function.
 
-The first step (and more, until every node has run once) runs on the interpreted backend; the
-values it leaves give every port, parameter, function and output a fixed kind (a float64 scalar
-or a float64 array of a fixed shape). From that the compiler writes Python source for a function
-``run(nsteps, dt, ...)`` that holds graph-scheduler's algorithm as a loop over passes and
-consideration sets (conditions evaluated by :mod:`mdf_engine.schedulers.compiled`) with every
-node's body inlined: incoming edges, input reads, functions, parameters (Euler steps, conditions),
-outputs. The source goes to a file in the cache folder, named by its hash, and is jitted with
-``cache=True``, so a second run of the same model loads machine code from disk.
+A throw-away interpreted warm-up (until every node has run once) gives every port, parameter,
+function and output a fixed kind (a float64 scalar or a float64 array of a fixed shape). From
+that the compiler writes Python source for a function ``run(nsteps, dt, ...)`` that holds
+graph-scheduler's algorithm as unrolled passes and consideration sets
+(:mod:`mdf_engine.schedulers.codegen`) with every node's body inlined: incoming edges, input
+reads, functions, parameters (Euler steps, conditions), outputs. The source goes to a file in
+the cache folder, named by its hash, and is jitted with ``cache=True``; the run itself starts
+from the state of a graph that has not run (the warm-up's values are dropped), so a first run
+and a run in a later process give the same numbers. :mod:`mdf_engine.compile_cache` records the
+layout and that cold state, so a later process skips the warm-up and the code generation too.
 
 When something cannot be compiled (a condition kind, a function with no Numba kernel, a value
-that is not numeric, a Numba typing error), the graph keeps running on the interpreted backend
-and a log line says why: results never change silently.
+that is not numeric, a Numba typing error), the graph runs on the interpreted backend and a log
+line says why: results never change silently.
 """
 
 from __future__ import annotations
@@ -28,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MDFError
+from .compile_cache import files_digest, graph_key
+from .compile_cache import load as cache_load
+from .compile_cache import save as cache_save
+from .errors import MDFError, NotCompilable
 from .expressions import to_source
-from .interpreter import InterpretedGraph
 from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
 from .registry import REGISTRY
-from .schedulers.codegen import SchedulerSource
-from .schedulers.compiled import NotCompilable, encode
 
 log = logging.getLogger("mdf_engine")
 
@@ -74,15 +76,47 @@ def _kind_of(value: Any, what: str) -> tuple[str, tuple[int, ...]]:
     raise NotCompilable(f"{what} holds a {type(value).__name__}, not a number or numeric array")
 
 
+@dataclass
+class Layout:
+    """Where a compiled graph keeps its values, and what its code reports."""
+
+    slots: dict[tuple[str, str], Slot]
+    #: node indices of each consideration set when the schedule is fixed, else None
+    static: list[list[int]] | None
+    #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
+    finite_checks: list[tuple[str, str]]
+    #: (node, name, first column, shape) of each value ``run_batch`` records
+    record_columns: list[tuple[str, str, int, tuple[int, ...]]]
+    record_width: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slots": [[n, k, s.kind, s.index, list(s.shape)]
+                          for (n, k), s in self.slots.items()],
+                "static": self.static, "finite_checks": self.finite_checks,
+                "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
+                "record_width": self.record_width}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Layout:
+        return cls({(n, k): Slot(kind, int(i), tuple(sh)) for n, k, kind, i, sh in d["slots"]},
+                   d["static"], [tuple(x) for x in d["finite_checks"]],
+                   [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
+                   int(d["record_width"]))
+
+
 class CompiledGraph:
-    """Runs a graph with generated Numba code after an interpreted warm-up."""
+    """Runs a graph with generated Numba code, from its first step on.
+
+    Compiling needs the kind and shape of every value: a throw-away interpreted warm-up (until
+    every node has run) provides them the first time; :mod:`mdf_engine.compile_cache` keeps
+    them, with the generated module, for later processes."""
 
     def __init__(self, plan: GraphPlan, check_finite: bool = False,
                  record_schedule: bool = True):
         self.plan = plan
         self.check_finite = check_finite
         self.record_schedule = record_schedule
-        self.interp = InterpretedGraph(plan, check_finite=check_finite)
+        self._interp = None
         self.node_ids = list(plan.nodes)
         self.fallback_reason: str | None = None
         #: (node, parameter) pairs whose value is read from the ``P`` argument (sweeps)
@@ -92,35 +126,59 @@ class CompiledGraph:
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
         self._fn = None
+        self._batch_fn = None
+        self._layout: Layout | None = None
+        self._cold: dict[str, Any] | None = None
         self._state: dict[str, Any] | None = None
         self._init_key: tuple | None = None
+        #: where the compiled code came from: "generated" or "cache" (None until compiled)
+        self.origin: str | None = None
         self.compiled_time_steps: list[set[str]] = []
-        self._static_sets: list[list[int]] | None = None
         self._static_updates = 0
         self.compiled_order: list[str] = []
         self.schedule_truncated = False
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     @property
+    def interp(self):
+        """The interpreted backend that runs the graph when it cannot be compiled."""
+        if self._interp is None:
+            from .interpreter import InterpretedGraph
+
+            self._interp = InterpretedGraph(self.plan, check_finite=self.check_finite)
+        return self._interp
+
+    @property
     def is_compiled(self) -> bool:
         return self._state is not None
 
     @property
+    def evaluations(self) -> int:
+        """evaluate() calls completed so far."""
+        if self._state is not None:
+            return int(self._state["clock"][2])
+        return self._interp.evaluations if self._interp is not None else 0
+
+    @property
     def time_steps(self) -> list[set[str]]:
+        if not self.is_compiled:
+            return self.interp.time_steps
         self._expand_static_log()
-        return self.interp.time_steps + self.compiled_time_steps
+        return self.compiled_time_steps
 
     @property
     def order_of_execution(self) -> list[str]:
+        if not self.is_compiled:
+            return self.interp.order_of_execution
         self._expand_static_log()
-        return self.interp.order_of_execution + self.compiled_order
+        return self.compiled_order
 
     def _expand_static_log(self) -> None:
         """A fixed schedule is not logged by the compiled loop: its time steps are written out
         here, when asked for, from the number of updates run."""
         if not self._static_updates:
             return
-        sets = [[self.node_ids[m] for m in members] for members in self._static_sets
+        sets = [[self.node_ids[m] for m in members] for members in self._layout.static
                 if members]
         for _ in range(self._static_updates):
             for members in sets:
@@ -136,57 +194,56 @@ class CompiledGraph:
                   first_without_dt: bool = True) -> None:
         """``steps`` evaluate() calls: the first without a time increment if
         ``first_without_dt``, the rest with ``dt``."""
-        k = 0
-        while k < steps and not self.is_compiled:
+        if steps <= 0:
+            return
+        if self._state is None and self.fallback_reason is None:
+            self._compile(initializer, dt)
+        if self._state is not None:
+            self._run_compiled(steps, dt, initializer, first_without_dt)
+            return
+        for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
             self.interp.evaluate(time_increment=inc, initializer=initializer)
-            k += 1
-            if self.fallback_reason is None and self._ready():
-                self._try_compile(initializer, dt)
-        if k < steps:
-            self._run_compiled(steps - k, dt, initializer, first_without_dt and k == 0)
 
     def value(self, node: str, name: str) -> Any:
+        """The current value of an input port, parameter, function or output port (looked up
+        in that order, as the interpreted backend does)."""
         if not self.is_compiled:
             return self.interp.value(node, name)
-        slot = self._slots.get((node, name))
+        slots = self._layout.slots
+        slot = slots.get((node, name)) or slots.get((node, "out:" + name))
         if slot is None:
-            return self.interp.value(node, name)
+            return self.interp.value(node, name)  # its error names what is missing
         return self._read(slot)
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         if not self.is_compiled:
             return self.interp.outputs()
-        return {nid: {oid: self._read(self._slots[(nid, "out:" + oid)])
+        return {nid: {oid: self._read(self._layout.slots[(nid, "out:" + oid)])
                       for oid, _ in self.plan.nodes[nid].outputs} for nid in self.node_ids}
 
     # -- compilation ------------------------------------------------------------------------
-    def _ready(self) -> bool:
-        return len(self.interp.ever_ran) == len(self.node_ids) or \
-            self.interp.evaluations >= MAX_WARMUP_STEPS
-
-    def _try_compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+    def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """Make the graph's code ready (from the cache, or generated after a warm-up) and set
+        the state of a graph that has not run; on failure log why and stay interpreted."""
         try:
-            if len(self.interp.ever_ran) < len(self.node_ids):
-                never = [n for n in self.node_ids if n not in self.interp.ever_ran]
-                raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
-                                    "warm-up steps")
             if not self.swept:
                 self.swept, values = self._float_parameters()
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
-            gen = _Generator(self, initializer, dt)
-            source = gen.source()
-            module = _load_generated(source)
-            self._fn = module.run
-            self._batch_fn = module.run_batch
-            self._static_sets = gen.static
-            self._slots = gen.slots
-            self._state = gen.initial_state()
+            key = graph_key(self.plan, self._options(initializer))
+            found = cache_load(cache_dir(), key)
+            if found is not None:
+                record, arrays = found
+                module = _import_generated(cache_dir() / record["module"])
+                self._adopt(module, Layout.from_json(record["layout"]), arrays, "cache")
+            else:
+                self._generate(initializer, dt, key)
             self._init_key = _init_key(initializer)
-            self._gen = gen
-            self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
+            self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)  # jit now
         except NotCompilable as e:
             self._give_up(str(e))
+        except MDFError:
+            raise
         except Exception as e:  # numba typing/lowering errors
             import re
 
@@ -194,6 +251,54 @@ class CompiledGraph:
                      if ln.strip()]
             detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
             self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
+
+    def _options(self, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
+        """What, besides the graph, changes the generated code."""
+        kinds = [[k, *_kind_of(initializer[k], f"initializer '{k}'")]
+                 for k in sorted(initializer or {})]
+        return {"initializer": kinds, "check_finite": self.check_finite,
+                "swept": self.swept, "recorded": self.recorded}
+
+    def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None,
+                  key: str) -> None:
+        from .interpreter import InterpretedGraph
+
+        warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
+        try:
+            while len(warm.ever_ran) < len(self.node_ids) and \
+                    warm.evaluations < MAX_WARMUP_STEPS:
+                inc = None if (warm.evaluations == 0 or dt is None) else dt
+                warm.evaluate(time_increment=inc, initializer=initializer)
+        except MDFError as e:
+            raise NotCompilable(f"the warm-up run stopped: {e}") from None
+        if len(warm.ever_ran) < len(self.node_ids):
+            never = [n for n in self.node_ids if n not in warm.ever_ran]
+            raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
+                                "warm-up steps")
+        gen = _Generator(self, warm, initializer)
+        source = gen.source()
+        module = _load_generated(source)
+        layout = gen.layout()
+        arrays = gen.cold_arrays(InterpretedGraph(self.plan))
+        self._adopt(module, layout, arrays, "generated")
+        try:
+            cache_save(cache_dir(), key, {
+                "module": Path(module.__file__).name, "layout": layout.to_json(),
+                "kernel_files": gen.kernel_files, "kernel_digest": files_digest(gen.kernel_files),
+            }, arrays)
+        except OSError as e:  # a read-only cache folder costs the next process a compile
+            log.info("compiled backend: could not write the compile cache (%s)", e)
+
+    def _adopt(self, module: Any, layout: Layout, arrays: dict[str, np.ndarray],
+               origin: str) -> None:
+        n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
+        self._fn = module.run
+        self._batch_fn = module.run_batch
+        self._layout = layout
+        self._cold = {"S": arrays["S"], "A": [arrays[f"A{k}"] for k in range(n_arrays)],
+                      "thr": arrays["thr"]}
+        self._state = self.cold_state()
+        self.origin = origin
 
     def _float_parameters(self) -> tuple[list[tuple[str, str]], list[float]]:
         """Parameters whose value (or initial value, if stateful) is a float constant: the
@@ -224,12 +329,12 @@ class CompiledGraph:
             raise MDFError("the compiled backend needs the same initializer keys on every step "
                            "(use backend='interpreted' to change them)")
         st = self._state
-        inits = self._gen.initializer_args(initializer)
+        inits = _initializer_args(initializer)
         logn = n * (2 * len(self.node_ids) + 2) * 4 + 64
         record = self.record_schedule and logn <= MAX_SCHEDULE_LOG
         if self.record_schedule and not record:
             self.schedule_truncated = True
-        static = self._static_sets is not None
+        static = self._layout.static is not None
         logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
         logpos = np.zeros(2, dtype=np.int64)
         logpos[1] = 1 if record and not static else 0
@@ -254,7 +359,7 @@ class CompiledGraph:
                            f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
         if err[0] > 0:
             node = self.node_ids[int(err[1])]
-            kind, name = self._gen.finite_checks[int(err[3])]
+            kind, name = self._layout.finite_checks[int(err[3])]
             raise MDFError(f"{prefix}non-finite value in {kind} '{name}' at step "
                            f"{int(err[2])}", f"{self.plan.where}.nodes.{node}")
 
@@ -264,38 +369,21 @@ class CompiledGraph:
         """Compile for runs from a cold start where the ``swept`` parameters come from a
         parameter table and the ``recorded`` values are written at every step.
 
-        The interpreted warm-up (on the model's own values) only fixes the kind and shape of
-        every value. Returns False (with ``fallback_reason`` set) when the graph cannot be
-        compiled."""
+        Returns False (with ``fallback_reason`` set) when the graph cannot be compiled."""
         self.swept = list(swept)
         self.recorded = list(recorded)
-        k = 0
-        while not self._ready():
-            self.interp.evaluate(time_increment=None if k == 0 else dt, initializer=initializer)
-            k += 1
-        self._try_compile(initializer, dt)
+        self._compile(initializer, dt)
         return self.is_compiled
 
     def cold_state(self) -> dict[str, Any]:
         """Compiled state equal to a graph that has not run yet (as a fresh interpreter)."""
-        fresh = InterpretedGraph(self.plan)
-        gen = self._gen
-        S = np.array(gen.scalars, dtype=np.float64) if gen.scalars else np.zeros(1)
-        A = [np.zeros_like(a) for a in gen.arrays]
-        for (nid, key), slot in gen.slots.items():
-            if key.startswith("unset:"):
-                S[slot.index] = 1.0
-            elif key.startswith("flag:"):
-                pend = fresh.states[nid].pending[key[5:]]
-                S[slot.index] = 0.0 if pend is None else 1.0
-                if pend is not None:
-                    target = gen.slots[(nid, "pend:" + key[5:])]
-                    value = np.asarray(pend, dtype=np.float64)
-                    if target.kind == "s":
-                        S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
-                    else:
-                        A[target.index][...] = value
-        return {"S": S, "A": A, "thr": gen.threshold_values(fresh)}
+        n = len(self.node_ids)
+        cold = self._cold
+        return {"S": cold["S"].copy(), "A": [a.copy() for a in cold["A"]],
+                "useable": np.zeros((n, n), dtype=np.int64),
+                "total": np.zeros((3, n), dtype=np.int64), "clock": np.zeros(3, np.int64),
+                "last_set": np.zeros(n, dtype=np.bool_), "ever": np.zeros(n, dtype=np.bool_),
+                "thr": cold["thr"].copy()}
 
     def run_batch(self, values: np.ndarray, steps: int, dt: float | None,
                   initializer: Mapping[str, Any] | None = None,
@@ -310,11 +398,11 @@ class CompiledGraph:
             raise MDFError("the batch needs the initializer keys it was prepared with")
         values = np.ascontiguousarray(values, dtype=np.float64).reshape(
             -1, max(1, len(self.swept)))
-        cold = self.cold_state()
-        width = self._gen.record_width
+        cold = self._cold
+        width = self._layout.record_width
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], 4), dtype=np.int64)
-        inits = self._gen.initializer_args(initializer)
+        inits = _initializer_args(initializer)
         self._batch_fn(steps, 0.0 if dt is None else float(dt), dt is not None,
                        first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
                        *inits)
@@ -327,7 +415,7 @@ class CompiledGraph:
     @property
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
-        return list(self._gen.record_columns)
+        return list(self._layout.record_columns)
 
     def _collect_log(self, buf: np.ndarray, n: int) -> None:
         cur: set[str] = set()
@@ -351,37 +439,56 @@ def _init_key(initializer: Mapping[str, Any] | None) -> tuple:
     return tuple(sorted(initializer)) if initializer else ()
 
 
+def _initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
+    """The initializer's values as the generated function takes them (sorted by key)."""
+    out = []
+    for key in sorted(initializer or {}):
+        v = initializer[key]
+        kind, _ = _kind_of(v, f"initializer '{key}'")
+        out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
+    return out
+
+
 _LOADED: dict[str, Any] = {}
 
 
 def _load_generated(source: str):
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
-    if digest in _LOADED:
-        return _LOADED[digest]
     folder = cache_dir()
     path = folder / f"mdf_model_{digest}.py"
     if not path.exists():
         tmp = folder / f".tmp_{digest}_{os.getpid()}.py"
         tmp.write_text(source)
         os.replace(tmp, path)
+    return _import_generated(path)
+
+
+def _import_generated(path: Path):
+    """Import a generated module (once per process); Numba loads its machine code from the
+    cache next to it."""
+    digest = path.stem.rsplit("_", 1)[-1]
+    if str(path) in _LOADED:
+        return _LOADED[str(path)]
     name = f"mdf_engine_generated_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _LOADED[digest] = module
+    _LOADED[str(path)] = module
     return module
 
 
 class _Generator:
     """Writes the source of ``run`` for one warmed-up graph."""
 
-    def __init__(self, cg: CompiledGraph, initializer: Mapping[str, Any] | None,
-                 dt: float | None):
+    def __init__(self, cg: CompiledGraph, warm: Any, initializer: Mapping[str, Any] | None):
+        from .schedulers.codegen import SchedulerSource
+        from .schedulers.compiled import encode
+
         self.cg = cg
         self.swept = {key: k for k, key in enumerate(cg.swept)}
         self.plan = cg.plan
-        self.interp = cg.interp
+        self.interp = warm
         self.slots: dict[tuple[str, str], Slot] = {}
         self.scalars: list[float] = []
         self.arrays: list[np.ndarray] = []
@@ -389,7 +496,7 @@ class _Generator:
         self.consts: dict[int, str] = {}
         self.functions: dict[str, str] = {}
         self.initializer = dict(initializer or {})
-        self.dt = dt
+        self.kernel_files: list[str] = []
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
         table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
@@ -447,30 +554,32 @@ class _Generator:
         for key, value in self.initializer.items():
             _kind_of(value, f"initializer '{key}'")
 
-    def initial_state(self) -> dict[str, Any]:
-        interp = self.interp
-        n = len(self.cg.node_ids)
-        sched = interp.scheduler
-        total = np.zeros((3, n), dtype=np.int64)
-        for nid in interp.order_of_execution:
-            total[2, self.node_index[nid]] += 1
-        clock = np.zeros(3, dtype=np.int64)
-        from graph_scheduler import TimeScale
+    def layout(self) -> Layout:
+        return Layout(self.slots, self.static, self.finite_checks, self.record_columns,
+                      self.record_width)
 
-        c = sched.get_clock(sched.default_execution_id)
-        clock[1] = c.get_total_times_relative(TimeScale.PASS, TimeScale.ENVIRONMENT_SEQUENCE)
-        clock[2] = interp.evaluations
-        last = np.zeros(n, dtype=np.bool_)
-        if interp.time_steps:
-            for nid in interp.time_steps[-1]:
-                last[self.node_index[nid]] = True
-        thr = self.threshold_values(interp)
-        return {"S": np.array(self.scalars, dtype=np.float64) if self.scalars
-                else np.zeros(1), "A": [a for a in self.arrays],
-                "useable": np.zeros((n, n), dtype=np.int64), "total": total, "clock": clock,
-                "last_set": last, "ever": np.ones(n, dtype=np.bool_), "thr": thr}
+    def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
+        """The scalar table ``S``, every array ``A<k>`` and the Threshold values of a graph
+        that has not run yet (``fresh``: an interpreter that has not run)."""
+        S = np.array(self.scalars, dtype=np.float64) if self.scalars else np.zeros(1)
+        A = [np.zeros_like(a) for a in self.arrays]
+        for (nid, key), slot in self.slots.items():
+            if key.startswith("unset:"):
+                S[slot.index] = 1.0
+            elif key.startswith("flag:"):
+                pend = fresh.states[nid].pending[key[5:]]
+                S[slot.index] = 0.0 if pend is None else 1.0
+                if pend is not None:
+                    target = self.slots[(nid, "pend:" + key[5:])]
+                    value = np.asarray(pend, dtype=np.float64)
+                    if target.kind == "s":
+                        S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
+                    else:
+                        A[target.index][...] = value
+        return {"S": S, **{f"A{k}": a for k, a in enumerate(A)},
+                "thr": self.threshold_values(fresh)}
 
-    def threshold_values(self, interp: InterpretedGraph) -> np.ndarray:
+    def threshold_values(self, interp: Any) -> np.ndarray:
         """The value each Threshold condition reads, as ``interp`` holds it now."""
         thr = np.zeros(max(1, len(self.table.thresholds)), dtype=np.float64)
         for k, (nid, name, indices) in enumerate(self.table.thresholds):
@@ -479,14 +588,6 @@ class _Generator:
                 v = v[i]
             thr[k] = float(v)
         return thr
-
-    def initializer_args(self, initializer: Mapping[str, Any] | None) -> list[Any]:
-        out = []
-        for key in sorted(initializer or {}):
-            v = initializer[key]
-            kind, _ = _kind_of(v, f"initializer '{key}'")
-            out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
-        return out
 
     # -- source ---------------------------------------------------------------------------
     def const(self, value: Any) -> str:
@@ -544,10 +645,14 @@ class _Generator:
             return self.value(cp.value, local)
         fn = self.function_schema(cp)
         args = [local[n] if n is not None else "None" for n in cp.input_names]
-        args += [local[n] for n in cp.attribute_names]
-        missing = [a for a in cp.schema.attributes if a not in cp.attribute_names]
-        for a in missing:
-            args.append(self.const(cp.schema.attributes[a]))
+        if not cp.schema.variadic:  # trailing optional inputs that were not given
+            args += ["None"] * (len(cp.schema.inputs) - len(args))
+        # attributes go positionally in the schema's order, defaults for those not given
+        unknown = [n for n in cp.attribute_names if n not in cp.schema.attributes]
+        if unknown:
+            raise NotCompilable(f"function '{cp.schema.name}' has no attribute '{unknown[0]}'")
+        args += [local[a] if a in cp.attribute_names else self.const(default)
+                 for a, default in cp.schema.attributes.items()]
         return f"{fn}({', '.join(args)})"
 
     def function_schema(self, cp: CallPlan) -> str:
@@ -830,10 +935,8 @@ class _Generator:
             if module is not None and getattr(module, "__file__", None):
                 # the whole family folder: kernels call helpers in sibling modules
                 files.update(Path(module.__file__).parent.glob("*.py"))
-        h = hashlib.sha256()
-        for f in sorted(files):
-            h.update(f.read_bytes())
-        return h.hexdigest()[:16]
+        self.kernel_files = sorted(str(f) for f in files)
+        return files_digest(self.kernel_files)
 
     def batch_source(self, init_args: list[str]) -> list[str]:
         """``run_batch``: ``run`` from a cold state once per row of the parameter table, the

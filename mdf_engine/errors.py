@@ -29,3 +29,9 @@ class MDFError(ValueError):
 
 class UnsupportedOperatorError(MDFError, NotImplementedError):
     """An operator that is registered by name but whose semantics are not implemented."""
+
+
+class NotCompilable(Exception):
+    """Internal to the compiled backend: a part of a graph it cannot compile (a condition, a
+    function without a Numba kernel, a value that is not numeric). The graph then runs on the
+    interpreted backend, with a log line giving this message; users never see it raised."""

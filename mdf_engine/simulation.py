@@ -153,11 +153,7 @@ class Simulation:
 
 def _evaluations(runner: Any) -> int | None:
     """How many evaluate() calls ``runner`` has completed (None if it cannot tell)."""
-    state = getattr(runner, "_state", None)
-    if state is not None and "clock" in state:  # compiled: the generated code's step clock
-        return int(state["clock"][2])
-    interp = getattr(runner, "interp", runner)
-    n = getattr(interp, "evaluations", None)
+    n = getattr(runner, "evaluations", None)
     return int(n) if n is not None else None
 
 

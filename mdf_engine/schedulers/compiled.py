@@ -30,6 +30,8 @@ import graph_scheduler
 import numpy as np
 from graph_scheduler import TimeScale
 
+from ..errors import NotCompilable
+
 OPCODES = {
     "Always": 0, "Never": 1, "All": 2, "And": 2, "Any": 3, "Or": 3, "Not": 4,
     "EveryNCalls": 5, "AfterNCalls": 6, "AtNCalls": 7, "BeforeNCalls": 8, "AfterCall": 9,
@@ -46,10 +48,6 @@ _SCALE_ROW = {TimeScale.CONSIDERATION_SET_EXECUTION: 0, TimeScale.PASS: 0, TimeS
 
 # row layout of the int table
 OP, A, B, N, FIRST_CHILD, N_CHILDREN = range(6)
-
-
-class NotCompilable(Exception):
-    """A condition the compiled scheduler does not implement."""
 
 
 class ConditionTable:
