@@ -5,7 +5,8 @@ first-run compile time and its start time in a fresh process with the on-disk ca
     python benchmarks/engine_speed.py [--quick]
 
 Models (built here as MDF dicts): a 3-node chain, a FitzHugh-Nagumo neuron, an integrate-and-
-fire network of 100 cells, and a model scheduled by EveryNCalls, Threshold and AfterNCalls.
+fire network of 100 cells, and a model scheduled by EveryNCalls, Threshold and AfterNCalls; plus
+that model with a condition the compiled scheduler lacks (NWhen), run node by node.
 """
 
 from __future__ import annotations
@@ -102,6 +103,26 @@ def conditions_model() -> dict:
     }
     return {"cond": {"graphs": {"g": {"nodes": nodes, "edges": edges,
                                       "conditions": conditions}}}}
+
+
+def node_by_node_model() -> dict:
+    """``conditions_model`` with B under ``NWhen(EveryNCalls(A, 2), 10**9)``: the same runs,
+    but a condition the compiled scheduler does not implement, so graph-scheduler runs the
+    schedule and calls the jitted node functions."""
+    model = conditions_model()
+    ns = model["cond"]["graphs"]["g"]["conditions"]["node_specific"]
+    ns["B"] = {"type": "NWhen", "kwargs": {"n": 10**9, "condition": ns["B"]}}
+    return model
+
+
+def node_by_node_per_step(model: dict, steps: int) -> float:
+    sim = mdf_engine.Simulation(model, backend="compiled")
+    sim.run(steps=8)
+    if sim.runner.mode != "node by node":
+        raise SystemExit(f"expected node by node, got {sim.runner.mode}")
+    t = time.perf_counter()
+    sim.runner.run_steps(steps, None, None, first_without_dt=False)
+    return (time.perf_counter() - t) / steps
 
 
 # -- hand-written Numba loops of the same arithmetic --------------------------------------------
@@ -256,6 +277,11 @@ def main() -> None:
         print(f"{name:26s} {ref * 1e6:9.1f}us {interp * 1e6:10.1f}us {comp * 1e6:8.3f}us "
               f"{hand_t * 1e6:9.3f}us {ref / comp:9.0f} {comp / hand_t:10.2f} {first:10.2f} "
               f"{start:15.2f}")
+    nbn = node_by_node_model()
+    interp, _ = ours_per_step(nbn, "interpreted", n_int)
+    nodes = node_by_node_per_step(nbn, n_int)
+    print(f"\nschedule left to graph-scheduler (NWhen): interpreted {interp * 1e6:.1f}us, "
+          f"graph-scheduler + jitted nodes {nodes * 1e6:.1f}us per step ({interp / nodes:.1f}x)")
 
 
 if __name__ == "__main__":

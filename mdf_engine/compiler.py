@@ -131,6 +131,9 @@ class CompiledGraph:
         self._cold: dict[str, Any] | None = None
         self._state: dict[str, Any] | None = None
         self._init_key: tuple | None = None
+        self._tried = False
+        #: graph-scheduler calling jitted node functions, when the schedule cannot compile
+        self._nodes: Any = None
         #: where the compiled code came from: "generated" or "cache" (None until compiled)
         self.origin: str | None = None
         self.compiled_time_steps: list[set[str]] = []
@@ -150,26 +153,42 @@ class CompiledGraph:
 
     @property
     def is_compiled(self) -> bool:
-        return self._state is not None
+        """The whole graph, schedule included, runs as one jitted function."""
+        return self._state is not None and self._nodes is None
+
+    @property
+    def mode(self) -> str:
+        """``compiled`` (whole graph), ``node by node`` (graph-scheduler calling jitted node
+        functions) or ``interpreted`` (not compiled, or not yet)."""
+        if self._state is None:
+            return "interpreted"
+        return "node by node" if self._nodes is not None else "compiled"
+
+    @property
+    def _runner(self) -> Any:
+        """What keeps the log of time steps when the compiled loop does not."""
+        return self._nodes if self._nodes is not None else self.interp
 
     @property
     def evaluations(self) -> int:
         """evaluate() calls completed so far."""
-        if self._state is not None:
+        if self.is_compiled:
             return int(self._state["clock"][2])
+        if self._nodes is not None:
+            return self._nodes.evaluations
         return self._interp.evaluations if self._interp is not None else 0
 
     @property
     def time_steps(self) -> list[set[str]]:
         if not self.is_compiled:
-            return self.interp.time_steps
+            return self._runner.time_steps
         self._expand_static_log()
         return self.compiled_time_steps
 
     @property
     def order_of_execution(self) -> list[str]:
         if not self.is_compiled:
-            return self.interp.order_of_execution
+            return self._runner.order_of_execution
         self._expand_static_log()
         return self.compiled_order
 
@@ -196,19 +215,22 @@ class CompiledGraph:
         ``first_without_dt``, the rest with ``dt``."""
         if steps <= 0:
             return
-        if self._state is None and self.fallback_reason is None:
+        if not self._tried:
             self._compile(initializer, dt)
-        if self._state is not None:
+        if self.is_compiled:
             self._run_compiled(steps, dt, initializer, first_without_dt)
             return
+        if self._nodes is not None and _init_key(initializer) != self._init_key:
+            raise MDFError("the compiled backend needs the same initializer keys on every step "
+                           "(use backend='interpreted' to change them)")
         for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
-            self.interp.evaluate(time_increment=inc, initializer=initializer)
+            self._runner.evaluate(time_increment=inc, initializer=initializer)
 
     def value(self, node: str, name: str) -> Any:
         """The current value of an input port, parameter, function or output port (looked up
         in that order, as the interpreted backend does)."""
-        if not self.is_compiled:
+        if self._state is None:
             return self.interp.value(node, name)
         slots = self._layout.slots
         slot = slots.get((node, name)) or slots.get((node, "out:" + name))
@@ -217,7 +239,7 @@ class CompiledGraph:
         return self._read(slot)
 
     def outputs(self) -> dict[str, dict[str, Any]]:
-        if not self.is_compiled:
+        if self._state is None:
             return self.interp.outputs()
         return {nid: {oid: self._read(self._layout.slots[(nid, "out:" + oid)])
                       for oid, _ in self.plan.nodes[nid].outputs} for nid in self.node_ids}
@@ -226,6 +248,7 @@ class CompiledGraph:
     def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
         """Make the graph's code ready (from the cache, or generated after a warm-up) and set
         the state of a graph that has not run; on failure log why and stay interpreted."""
+        self._tried = True
         try:
             if not self.swept:
                 self.swept, values = self._float_parameters()
@@ -235,11 +258,15 @@ class CompiledGraph:
             if found is not None:
                 record, arrays = found
                 module = _import_generated(cache_dir() / record["module"])
-                self._adopt(module, Layout.from_json(record["layout"]), arrays, "cache")
+                self._adopt(module, Layout.from_json(record["layout"]), arrays, "cache",
+                            record.get("node_by_node"))
             else:
                 self._generate(initializer, dt, key)
             self._init_key = _init_key(initializer)
-            self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)  # jit now
+            if self._nodes is None:
+                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
+            else:
+                self._jit_node_functions(initializer)
         except NotCompilable as e:
             self._give_up(str(e))
         except MDFError:
@@ -280,20 +307,29 @@ class CompiledGraph:
         module = _load_generated(source)
         layout = gen.layout()
         arrays = gen.cold_arrays(InterpretedGraph(self.plan))
-        self._adopt(module, layout, arrays, "generated")
+        self._adopt(module, layout, arrays, "generated", gen.node_by_node)
         try:
             cache_save(cache_dir(), key, {
                 "module": Path(module.__file__).name, "layout": layout.to_json(),
+                "node_by_node": gen.node_by_node,
                 "kernel_files": gen.kernel_files, "kernel_digest": files_digest(gen.kernel_files),
             }, arrays)
         except OSError as e:  # a read-only cache folder costs the next process a compile
             log.info("compiled backend: could not write the compile cache (%s)", e)
 
     def _adopt(self, module: Any, layout: Layout, arrays: dict[str, np.ndarray],
-               origin: str) -> None:
+               origin: str, node_by_node: str | None = None) -> None:
         n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
-        self._fn = module.run
-        self._batch_fn = module.run_batch
+        if node_by_node is None:
+            self._fn = module.run
+            self._batch_fn = module.run_batch
+        else:
+            from .node_by_node import NodeByNodeGraph
+
+            self.fallback_reason = node_by_node
+            log.warning("compiled backend: %s; graph-scheduler runs the schedule and calls "
+                        "the jitted node functions", node_by_node)
+            self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
         self._cold = {"S": arrays["S"], "A": [arrays[f"A{k}"] for k in range(n_arrays)],
                       "thr": arrays["thr"]}
@@ -318,9 +354,19 @@ class CompiledGraph:
                     values.append(c)
         return keys, values
 
+    def _jit_node_functions(self, initializer: Mapping[str, Any] | None) -> None:
+        """Compile (or load) every node function now, on a copy of the state, so that a
+        typing error falls back before the run starts."""
+        st = self.cold_state()
+        err = np.zeros(4, dtype=np.int64)
+        for fn in self._nodes.node_fns:
+            fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
+        self._nodes.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
+
     def _give_up(self, reason: str) -> None:
         self.fallback_reason = reason
         self._state = None
+        self._nodes = None
         log.warning("compiled backend: %s; running on the interpreted backend", reason)
 
     def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
@@ -498,11 +544,17 @@ class _Generator:
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
-        table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
+        #: why the schedule stays with graph-scheduler (node functions only), or None
+        self.node_by_node: str | None = None
+        try:
+            table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
+            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids))
+        except NotCompilable as e:
+            self.node_by_node = str(e)
+            table, roots, term, queue = None, None, None, None
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
-        self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids))
         self._allocate()
-        self.static = self.static_schedule()
+        self.static = self.static_schedule() if table is not None else None
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []
         self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []
@@ -581,8 +633,9 @@ class _Generator:
 
     def threshold_values(self, interp: Any) -> np.ndarray:
         """The value each Threshold condition reads, as ``interp`` holds it now."""
-        thr = np.zeros(max(1, len(self.table.thresholds)), dtype=np.float64)
-        for k, (nid, name, indices) in enumerate(self.table.thresholds):
+        thresholds = self.table.thresholds if self.table is not None else []
+        thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
+        for k, (nid, name, indices) in enumerate(thresholds):
             v = interp._threshold_value(nid, name)
             for i in (indices or []):
                 v = v[i]
@@ -704,7 +757,8 @@ class _Generator:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
             out.append(self.assign(self.slots[(nid, "out:" + oid)], self.value(vp, names), ind))
-        for k, (tn, name, indices) in enumerate(self.table.thresholds):
+        for k, (tn, name, indices) in enumerate(
+                self.table.thresholds if self.table is not None else []):
             if tn != nid:
                 continue
             key = (nid, name) if (nid, name) in self.slots else (nid, "out:" + name)
@@ -806,6 +860,8 @@ class _Generator:
         return out
 
     def source(self) -> str:
+        if self.node_by_node is not None:
+            return self.module_source([], [], [])
         init_keys = sorted(self.initializer)
         init_args = [f"I{k}" for k in range(len(init_keys))]
         sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S",
@@ -914,10 +970,48 @@ class _Generator:
         # generated function calls is part of the source, so a changed kernel gets new code
         # (Numba's cache of a caller does not notice changes in the functions it calls)
         header.insert(1, f"# kernels: {self.kernel_digest()}")
+        if self.node_by_node is not None:
+            functions = self.node_functions_source()
+            return "\n".join(header + self.globals + functions + [""])
         return "\n".join(header + self.globals + [
             "", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
             *body, ""]
             + self.batch_source(init_args))
+
+    def node_functions_source(self) -> list[str]:
+        """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
+        a0.., ever, err, P, q_c2)`` runs node ``i`` on the compiled state; ``inputs(S, a0..,
+        I0..)`` delivers the initializer."""
+        arrays = [f"a{k}" for k in range(len(self.arrays))]
+        out: list[str] = []
+        for i, nid in enumerate(self.cg.node_ids):
+            sig = ["dt", "has_dt", "S", *arrays, "ever", "err", "P", "q_c2"]
+            body = self.node_body(nid, "    ")
+            out += ["", "", "@njit(cache=True, error_model='numpy')",
+                    f"def node_{i}({', '.join(sig)}):", *self._with_locals(body)]
+        body = []
+        init_keys = sorted(self.initializer)
+        for k, key in enumerate(init_keys):
+            for nid, port in self._initializer_targets(key):
+                body += self.set_input(nid, port, f"I{k}", "    ")
+        sig = ["S", *arrays, *[f"I{k}" for k in range(len(init_keys))]]
+        out += ["", "", "@njit(cache=True, error_model='numpy')",
+                f"def inputs({', '.join(sig)}):", *self._with_locals(body), "    return"]
+        return out
+
+    @staticmethod
+    def _with_locals(body: list[str]) -> list[str]:
+        """``body`` with the scalar slots and ``ever`` flags it uses loaded into locals before
+        and stored back after."""
+        import re
+
+        text = "\n".join(body)
+        scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
+        ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})
+        return ([f"    s{k} = S[{k}]" for k in scalars]
+                + [f"    q_ev{m} = ever[{m}]" for m in ever] + body
+                + [f"    S[{k}] = s{k}" for k in scalars]
+                + [f"    ever[{m}] = q_ev{m}" for m in ever])
 
     def kernel_digest(self) -> str:
         """A hash of the source files of the folders holding every jitted function this graph

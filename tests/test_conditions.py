@@ -136,6 +136,9 @@ class Case:
     oracle: Callable
     steps: int = 4
     compiled: bool = True      # the compiled backend compiles the scheduler (no fallback)
+    #: how the compiled backend runs a case it cannot compile whole: graph-scheduler calling
+    #: jitted node functions, or wholly interpreted (when the warm-up cannot type every node)
+    fallback: str = "node by node"
     reference: bool = True     # modeci-mdf's engine can run it
     finish: dict = field(default_factory=dict)
 
@@ -152,7 +155,7 @@ CASES = [
          {ESU: M("AfterNCalls", dependency="A", n=2)},
          lambda a, b, c, g: ({a: gs.Always(), b: gs.Never(), c: gs.Always()},
                              {TS.ENVIRONMENT_STATE_UPDATE: gs.AfterNCalls(a, 2)}),
-         compiled=False),  # B never runs: the warm-up never sees it, so no compilation
+         compiled=False, fallback="interpreted"),  # B never runs: the warm-up never sees it
     Case("EveryNCalls", {"B": M("EveryNCalls", dependency="A", n=2),
                          "C": M("EveryNCalls", dependency="B", n=2)}, {ESU: T3},
          lambda a, b, c, g: ({b: gs.EveryNCalls(a, 2), c: gs.EveryNCalls(b, 2)}, _t3(c)),
@@ -354,6 +357,7 @@ def test_condition_both_backends_match_graph_scheduler(case: Case):
     comp = _run(case, "compiled")
     assert comp.runner.time_steps == expected
     assert comp.runner.is_compiled == case.compiled, comp.runner.fallback_reason
+    assert comp.runner.mode == ("compiled" if case.compiled else case.fallback)
     for nid, ports in interp.outputs.items():
         for port, v in ports.items():
             np.testing.assert_allclose(np.asarray(comp.outputs[nid][port], dtype=float),
