@@ -24,7 +24,10 @@ def ints(v: Any, n: int, default: int, name: str, op: str) -> tuple[int, ...]:
     """An int-list attribute of length ``n`` (``default`` repeated when it is empty/None)."""
     if v is None or (hasattr(v, "__len__") and len(v) == 0):
         return (default,) * n
-    out = tuple(int(e) for e in np.asarray(v).reshape(-1))
+    if isinstance(v, (list, tuple)) and all(type(e) is int for e in v):
+        out = tuple(v)   # the common case, without a round trip through numpy
+    else:
+        out = tuple(int(e) for e in np.asarray(v).reshape(-1))
     if len(out) != n:
         raise MDFError(f"{op}: attribute '{name}' should have {n} values, got {list(out)}")
     return out
@@ -93,10 +96,9 @@ def window_geometry(
 
 def lift3(t: Sequence[int], fill: int) -> tuple[int, int, int]:
     """A per-axis tuple of rank 1-3 padded in front with ``fill`` to rank 3."""
-    t = tuple(int(v) for v in t)
     if len(t) > 3:
         raise MDFError(f"only 1-D, 2-D and 3-D spatial operators are supported, got {len(t)}-D")
-    return (fill,) * (3 - len(t)) + t  # type: ignore[return-value]
+    return (fill,) * (3 - len(t)) + tuple(int(v) for v in t)  # type: ignore[return-value]
 
 
 def as5d(x: np.ndarray) -> np.ndarray:

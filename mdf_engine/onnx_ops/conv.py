@@ -10,6 +10,7 @@ The integer convolutions subtract the zero points and convolve exactly in float6
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numba
@@ -19,6 +20,10 @@ from numba import types
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._spatial import as5d, auto_pad_name, float_kind, ints, lift3, window_geometry
+
+#: Offsets into flat arrays are made unsigned: Numba then indexes without the negative-index
+#: wraparound test that keeps LLVM from vectorizing a loop.
+U = np.uint64
 
 CONV_ATTRS = {
     "auto_pad": "NOTSET",
@@ -122,39 +127,44 @@ def _tap_range(n_out, base, s, size):
 def _im2col_rows(x, n, c0, cg, k, s, d, pb, o, r0, r1, cols):
     """Fill ``cols[(c, kd, kh, kw), (r - r0) * o2 + q]`` for output rows ``r0 <= r < r1``
     (``r = od * o1 + oh``) of image ``n``, channels ``c0 .. c0 + cg``: each row segment is
-    copied in one loop over the taps inside the input, the padding zeroed around it."""
-    D, H = x.shape[2], x.shape[3]
-    W = x.shape[4]
+    copied in one loop over the taps inside the input, the padding zeroed around it. Flat
+    arrays with unsigned offsets: no view to reference-count per segment, and no
+    negative-index wraparound test to keep LLVM from vectorizing the copy."""
+    C, D, H, W = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     o2 = o[2]
+    xf = x.reshape(-1)
+    cf = cols.reshape(-1)
+    T = cols.shape[1]
     row = 0
     for c in range(cg):
+        plane = (n * C + c0 + c) * D
         for a in range(k[0]):
             for b in range(k[1]):
                 for e in range(k[2]):
-                    dst = cols[row]
                     base = e * d[2] - pb[2]
                     lo, hi = _tap_range(o2, base, s[2], W)
-                    col = 0
+                    col = row * T
                     for r in range(r0, r1):
                         i = r // o[1]
                         j = r - i * o[1]
                         zi = i * s[0] - pb[0] + a * d[0]
                         yj = j * s[1] - pb[1] + b * d[1]
                         if zi < 0 or zi >= D or yj < 0 or yj >= H:
-                            dst[col:col + o2] = 0
+                            for q in range(o2):
+                                cf[U(col + q)] = 0
                         else:
-                            # slices from offset 0: Numba's negative-index wraparound
-                            # on ``src[q + base]`` would keep LLVM from vectorizing
-                            src = x[n, c0 + c, zi, yj, lo * s[2] + base:]
-                            seg = dst[col + lo:col + hi]
-                            dst[col:col + lo] = 0
+                            src = ((plane + zi) * H + yj) * W + lo * s[2] + base
+                            for q in range(lo):
+                                cf[U(col + q)] = 0
+                            dst = col + lo
                             if s[2] == 1:
-                                for q in range(hi - lo):
-                                    seg[q] = src[q]
+                                for t in range(hi - lo):
+                                    cf[U(dst + t)] = xf[U(src + t)]
                             else:
-                                for q in range(hi - lo):
-                                    seg[q] = src[q * s[2]]
-                            dst[col + hi:col + o2] = 0
+                                for t in range(hi - lo):
+                                    cf[U(dst + t)] = xf[U(src + t * s[2])]
+                            for q in range(hi, o2):
+                                cf[U(col + q)] = 0
                         col += o2
                     row += 1
 
@@ -202,25 +212,30 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
 def conv_direct(x, w, bias, group, k, s, d, pb, o):
     """Grouped 3-D convolution by direct accumulation, for depthwise and small problems:
     ``x`` (N, C, D, H, W), ``w`` (M, C/group, kd, kh, kw), ``bias`` (M,); each output row is
-    the bias plus one unit-stride multiply-add per (channel, tap) over the taps inside the
-    input. Returns (N, M, od, oh, ow)."""
+    the bias plus one multiply-add loop per (channel, tap) over the taps inside the input
+    (flat arrays, unsigned offsets: see :func:`_im2col_rows`). Returns (N, M, od, oh, ow)."""
     N, C, D, H, W = x.shape
     M = w.shape[0]
     cg = C // group
     mg = M // group
-    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
+    o2 = o[2]
+    out = np.empty((N, M, o[0], o[1], o2), dtype=x.dtype)
+    xf = x.reshape(-1)
+    wf = w.reshape(-1)
+    of = out.reshape(-1)
     lo = np.empty(k[2], dtype=np.int64)
     hi = np.empty(k[2], dtype=np.int64)
     for e in range(k[2]):
-        lo[e], hi[e] = _tap_range(o[2], e * d[2] - pb[2], s[2], W)
+        lo[e], hi[e] = _tap_range(o2, e * d[2] - pb[2], s[2], W)
     for n in range(N):
         for m in range(M):
             c0 = (m // mg) * cg
             bm = bias[m]
             for i in range(o[0]):
                 for j in range(o[1]):
-                    row = out[n, m, i, j]
-                    row[:] = bm
+                    ro = (((n * M + m) * o[0] + i) * o[1] + j) * o2
+                    for q in range(o2):
+                        of[U(ro + q)] = bm
                     for c in range(cg):
                         for a in range(k[0]):
                             zi = i * s[0] - pb[0] + a * d[0]
@@ -230,19 +245,18 @@ def conv_direct(x, w, bias, group, k, s, d, pb, o):
                                 yj = j * s[1] - pb[1] + b * d[1]
                                 if yj < 0 or yj >= H:
                                     continue
-                                xr = x[n, c0 + c, zi, yj]
+                                xr = (((n * C + c0 + c) * D + zi) * H + yj) * W
+                                wo = (((m * cg + c) * k[0] + a) * k[1] + b) * k[2]
                                 for e in range(k[2]):
-                                    wv = w[m, c, a, b, e]
-                                    # offset-0 slices keep the loop free of negative-index
-                                    # wraparound tests, so LLVM vectorizes it
-                                    src = xr[lo[e] * s[2] + e * d[2] - pb[2]:]
-                                    dst = row[lo[e]:hi[e]]
+                                    wv = wf[wo + e]
+                                    src = xr + lo[e] * s[2] + e * d[2] - pb[2]
+                                    dst = ro + lo[e]
                                     if s[2] == 1:
-                                        for q in range(hi[e] - lo[e]):
-                                            dst[q] += wv * src[q]
+                                        for t in range(hi[e] - lo[e]):
+                                            of[U(dst + t)] += wv * xf[U(src + t)]
                                     else:
-                                        for q in range(hi[e] - lo[e]):
-                                            dst[q] += wv * src[q * s[2]]
+                                        for t in range(hi[e] - lo[e]):
+                                            of[U(dst + t)] += wv * xf[U(src + t * s[2])]
     return out
 
 
@@ -324,7 +338,7 @@ def _conv_float(X, W, B, attrs, op) -> np.ndarray:
     if bias.shape != (M,):
         raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
     geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
-    if _use_direct(X.shape[0], M, M // group, W[0].size, int(np.prod(out_sp))):
+    if _use_direct(X.shape[0], M, M // group, math.prod(W.shape[1:]), math.prod(out_sp)):
         w5 = np.ascontiguousarray(W, dtype=X.dtype).reshape(as5d(W).shape)
         y = conv_direct(x5, w5, bias, group, *geo)
     else:

@@ -20,6 +20,10 @@ from ..registry import REQUIRED
 from . import as_array, onnx_op
 from ._spatial import as5d, ints, lift3, window_geometry
 
+#: Offsets into flat arrays are made unsigned: Numba then indexes without the negative-index
+#: wraparound test that keeps LLVM from vectorizing a loop.
+U = np.uint64
+
 
 @numba.njit(cache=True)
 def _maxpool3d(x, k, s, d, pb, o, storage_order):
@@ -115,90 +119,80 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     nq = qb - qa
     x0 = qa * sw - pb[2]
     tstep = sw * cstep   # index step between neighbouring interior windows
-    for n in range(N):
-        for c in range(C):
-            base = (n * C + c) * H * W
-            xc = x[n, c, 0]
-            for r in range(H):
-                row = xc[r]
-                bv = rv[r]
-                bi = ri[r]
-                rbase = base + r * rstep
-                for q in borders:
-                    lo = q * sw - pb[2]
-                    e0, e1 = _clip_taps(lo, kw, dw, W)
-                    bx = lo + e0 * dw
-                    best = row[bx]
-                    for e in range(e0 + 1, e1):
-                        v = row[lo + e * dw]
-                        if v > best:
-                            best = v
-                            bx = lo + e * dw
-                    bv[q] = best
-                    bi[q] = rbase + bx * cstep
-                if nq > 0:
-                    dv = bv[qa:qb]
-                    di = bi[qa:qb]
-                    i0 = rbase + x0 * cstep
-                    # taps three at a time; a missing third/second tap repeats the first
-                    # (a repeat never wins: the comparisons are strict)
-                    for e in range(0, kw, 3):
-                        e1 = e + 1 if e + 1 < kw else e
-                        e2 = e + 2 if e + 2 < kw else e
-                        s0 = row[x0 + e * dw:]
-                        s1 = row[x0 + e1 * dw:]
-                        s2 = row[x0 + e2 * dw:]
-                        j0 = i0 + e * dw * cstep
-                        j1 = i0 + e1 * dw * cstep
-                        j2 = i0 + e2 * dw * cstep
-                        # a literal stride lets LLVM vectorize the (inlined) loop
-                        if sw == 1:
-                            _row_max3(dv, di, s0, s1, s2, 1, j0, j1, j2, tstep, nq, e > 0)
-                        elif sw == 2:
-                            _row_max3(dv, di, s0, s1, s2, 2, j0, j1, j2, tstep, nq, e > 0)
-                        else:
-                            _row_max3(dv, di, s0, s1, s2, sw, j0, j1, j2, tstep, nq, e > 0)
-            for i in range(oh):
-                top = i * sh - pb[1]
-                b0, b1 = _clip_taps(top, kh, dh, H)
-                yv = y[n, c, 0, i]
-                yi = idx[n, c, 0, i]
-                for b in range(b0, b1, 3):
-                    r0 = top + b * dh
-                    r1 = r0 + dh if b + 1 < b1 else r0
-                    r2 = r0 + 2 * dh if b + 2 < b1 else r0
-                    _col_max3(yv, yi, rv[r0], rv[r1], rv[r2], ri[r0], ri[r1], ri[r2], ow,
-                              b > b0)
+    # flat arrays and offsets instead of row views (each view costs reference counting)
+    xf = x.reshape(-1)
+    yf = y.reshape(-1)
+    idf = idx.reshape(-1)
+    rvf = rv.reshape(-1)
+    rif = ri.reshape(-1)
+    for pl in range(N * C):
+        base = pl * H * W
+        for r in range(H):
+            ro = base + r * W
+            rbase = base + r * rstep
+            for q in borders:
+                lo = q * sw - pb[2]
+                e0, e1 = _clip_taps(lo, kw, dw, W)
+                bx = lo + e0 * dw
+                best = xf[ro + bx]
+                for e in range(e0 + 1, e1):
+                    v = xf[ro + lo + e * dw]
+                    if v > best:
+                        best = v
+                        bx = lo + e * dw
+                rvf[r * ow + q] = best
+                rif[r * ow + q] = rbase + bx * cstep
+            if nq > 0:
+                i0 = rbase + x0 * cstep
+                for e in range(0, kw, 3):
+                    e1 = e + 1 if e + 1 < kw else e
+                    e2 = e + 2 if e + 2 < kw else e
+                    o0 = ro + x0 + e * dw
+                    o1 = ro + x0 + e1 * dw
+                    o2 = ro + x0 + e2 * dw
+                    j0 = i0 + e * dw * cstep
+                    j1 = i0 + e1 * dw * cstep
+                    j2 = i0 + e2 * dw * cstep
+                    dof = r * ow + qa
+                    # a literal stride lets LLVM vectorize the (inlined) loop
+                    if sw == 1:
+                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, 1, j0, j1, j2, tstep, nq,
+                                  e > 0)
+                    elif sw == 2:
+                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, 2, j0, j1, j2, tstep, nq,
+                                  e > 0)
+                    else:
+                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, sw, j0, j1, j2, tstep, nq,
+                                  e > 0)
+        for i in range(oh):
+            top = i * sh - pb[1]
+            b0, b1 = _clip_taps(top, kh, dh, H)
+            yo = (pl * oh + i) * ow
+            for b in range(b0, b1, 3):
+                r0 = top + b * dh
+                r1 = r0 + dh if b + 1 < b1 else r0
+                r2 = r0 + 2 * dh if b + 2 < b1 else r0
+                _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0)
     return y, idx, True
 
 
 @numba.njit(cache=True, inline="always")
-def _deinterleave(row, x0, s, phase):
-    """``phase[p, j] = row[x0 + p + j * s]`` where that is inside ``row``."""
-    L = phase.shape[1]
-    n = row.shape[0]
-    for p in range(s):
-        dst = phase[p]
-        src = row[x0 + p:]
-        m = min(L, (n - x0 - p + s - 1) // s)
-        for j in range(m):
-            dst[j] = src[j * s]
-
-
-@numba.njit(cache=True, inline="always")
-def _row_max3(best, bidx, s0, s1, s2, step, i0, i1, i2, istep, n, update):
-    """For t < n: the first maximum of taps ``s0[t*step]``, ``s1[t*step]``, ``s2[t*step]``
-    (flat indices ``i0/i1/i2 + t*istep``), or of ``best[t]`` and those taps when ``update``;
-    branch-free selects (random data would mispredict half of the branches)."""
+def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, update):
+    """For t < n: the first maximum of the taps ``src[o0/o1/o2 + t*step]`` (flat indices
+    ``i0/i1/i2 + t*istep``), or of ``best[off + t]`` and those taps when ``update``, into
+    ``best[off + t]``, ``bidx[off + t]``. Branch-free selects (random data would mispredict
+    half of the branches); unsigned offsets, which Numba indexes without a negative-index
+    wraparound test, so LLVM vectorizes the loop."""
     for t in range(n):
         j = t * step
-        a = s0[j]
-        b = s1[j]
-        c = s2[j]
+        a = src[U(o0 + j)]
+        b = src[U(o1 + j)]
+        c = src[U(o2 + j)]
         o = t * istep
+        k = U(off + t)
         if update:
-            m = best[t]
-            im = bidx[t]
+            m = best[k]
+            im = bidx[k]
             g = a > m
             m = a if g else m
             im = i0 + o if g else im
@@ -209,24 +203,25 @@ def _row_max3(best, bidx, s0, s1, s2, step, i0, i1, i2, istep, n, update):
         m = b if g else m
         im = i1 + o if g else im
         g = c > m
-        best[t] = c if g else m
-        bidx[t] = i2 + o if g else im
+        best[k] = c if g else m
+        bidx[k] = i2 + o if g else im
 
 
 @numba.njit(cache=True, inline="always")
-def _col_max3(best, bidx, v0, v1, v2, j0, j1, j2, n, update):
-    """:func:`_row_max3` down three rows ``v0..v2`` of unit stride with stored indices
-    ``j0..j2``."""
+def _col_max3(best, bidx, off, vals, idxs, o0, o1, o2, n, update):
+    """:func:`_row_max3` down three unit-stride rows ``vals[o0/o1/o2 + t]`` whose indices are
+    stored in ``idxs``."""
     for t in range(n):
-        a = v0[t]
-        b = v1[t]
-        c = v2[t]
-        ka = j0[t]   # every load unconditional, so that the choices are selects
-        kb = j1[t]
-        kc = j2[t]
+        a = vals[U(o0 + t)]
+        b = vals[U(o1 + t)]
+        c = vals[U(o2 + t)]
+        ka = idxs[U(o0 + t)]   # every load unconditional, so that the choices are selects
+        kb = idxs[U(o1 + t)]
+        kc = idxs[U(o2 + t)]
+        k = U(off + t)
         if update:
-            m = best[t]
-            im = bidx[t]
+            m = best[k]
+            im = bidx[k]
             g = a > m
             m = a if g else m
             im = ka if g else im
@@ -237,8 +232,8 @@ def _col_max3(best, bidx, v0, v1, v2, j0, j1, j2, n, update):
         m = b if g else m
         im = kb if g else im
         g = c > m
-        best[t] = c if g else m
-        bidx[t] = kc if g else im
+        best[k] = c if g else m
+        bidx[k] = kc if g else im
 
 
 @numba.njit(cache=True)
@@ -330,8 +325,8 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     """:func:`_sumpool3d` for a (N, C, 1, H, W) input in two passes (window sums of each input
     row, then of those down the columns), accumulated in float64 and stored in x's dtype; the
     divisor per output is the product of the per-axis tap counts. The windows wholly inside a
-    row are summed tap by tap over unit-stride slices (a strided row is first split into
-    phases), which LLVM vectorizes; the border windows are clipped."""
+    row are summed three taps per loop over the outputs (vectorized by LLVM for strides 1
+    and 2); the border windows are clipped."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
     kw, sw, dw = k[2], s[2], d[2]
@@ -347,8 +342,6 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     borders = list_borders(qa, qb, ow)
     nq = qb - qa
     x0 = qa * sw - pb[2]
-    plen = nq + ((kw - 1) * dw) // sw + 1
-    phase = np.empty((sw, plen), dtype=np.float64)
     rs = np.empty((H, ow), dtype=np.float64)
     tv = np.empty(W, dtype=np.float64)
     acc = np.empty(ow, dtype=np.float64)
@@ -375,21 +368,27 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
                         a += tv[lo + e * dw]
                     rr[q] = a
                 if nq > 0:
-                    dst = rr[qa:qb]
-                    if sw == 1:
-                        src = tv[x0:]
-                        _copy_add(dst, src, 0, nq)
-                        for e in range(1, kw):
-                            _copy_add(dst, src[e * dw:], 1, nq)
-                    else:
-                        _deinterleave(tv, x0, sw, phase)
-                        for e in range(kw):
-                            _copy_add(dst, phase[(e * dw) % sw, (e * dw) // sw:], e > 0, nq)
+                    for e in range(0, kw, 3):
+                        m = min(3, kw - e)
+                        o0 = x0 + e * dw
+                        o1 = o0 + dw if m > 1 else o0
+                        o2 = o0 + 2 * dw if m > 2 else o0
+                        # a literal stride lets LLVM vectorize the (inlined) loop
+                        if sw == 1:
+                            _sum3(rr, qa, tv, o0, o1, o2, 1, nq, m, e > 0)
+                        elif sw == 2:
+                            _sum3(rr, qa, tv, o0, o1, o2, 2, nq, m, e > 0)
+                        else:
+                            _sum3(rr, qa, tv, o0, o1, o2, sw, nq, m, e > 0)
+            rsf = rs.reshape(-1)
             for i in range(oh):
                 top = i * s[1] - pb[1]
-                _copy_add(acc, rs[top + r0[i] * d[1]], 0, ow)
-                for b in range(r0[i] + 1, r1[i]):
-                    _copy_add(acc, rs[top + b * d[1]], 1, ow)
+                for b in range(r0[i], r1[i], 3):
+                    m = min(3, r1[i] - b)
+                    v0 = (top + b * d[1]) * ow
+                    v1 = v0 + d[1] * ow if m > 1 else v0
+                    v2 = v0 + 2 * d[1] * ow if m > 2 else v0
+                    _sum3(acc, 0, rsf, v0, v1, v2, 1, ow, m, b > r0[i])
                 yv = y[n, c, 0, i]
                 if p > 0:
                     ip = 1.0 / p
@@ -402,15 +401,99 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     return y
 
 
+@numba.njit(cache=True)
+def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
+    """AveragePool of a (N, C, 1, H, W) float input in x's own float type (as onnxruntime
+    accumulates): window sums of each input row, three taps per loop over the interior
+    windows, then of those down the columns, times 1 / (product of the per-axis tap
+    counts)."""
+    N, C, _, H, W = x.shape
+    oh, ow = o[1], o[2]
+    kw, sw, dw = k[2], s[2], d[2]
+    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
+    r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
+    c0, c1, cpad = _axis_taps(ow, kw, sw, dw, pb[2], W, hi[2])
+    inv = np.empty((oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        for q in range(ow):
+            cnt = rpad[i] * cpad[q] if count_include_pad else (r1[i] - r0[i]) * (c1[q] - c0[q])
+            inv[i, q] = 1.0 / cnt if cnt > 0 else np.nan
+    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
+    borders = list_borders(qa, qb, ow)
+    nq = qb - qa
+    x0 = qa * sw - pb[2]
+    rs = np.empty(H * ow, dtype=x.dtype)
+    # flat arrays and offsets instead of row views (each view costs reference counting)
+    xf = x.reshape(-1)
+    yf = y.reshape(-1)
+    invf = inv.reshape(-1)
+    for pl in range(N * C):
+        for r in range(H):
+            ro = (pl * H + r) * W
+            for q in borders:
+                lo = ro + q * sw - pb[2]
+                a = 0.0
+                for e in range(c0[q], c1[q]):
+                    a += xf[lo + e * dw]
+                rs[r * ow + q] = a
+            if nq > 0:
+                dof = r * ow + qa
+                for e in range(0, kw, 3):
+                    m = min(3, kw - e)
+                    o0 = ro + x0 + e * dw
+                    o1 = o0 + dw if m > 1 else o0
+                    o2 = o0 + 2 * dw if m > 2 else o0
+                    if sw == 1:   # a literal stride lets LLVM vectorize the loop
+                        _sum3(rs, dof, xf, o0, o1, o2, 1, nq, m, e > 0)
+                    elif sw == 2:
+                        _sum3(rs, dof, xf, o0, o1, o2, 2, nq, m, e > 0)
+                    else:
+                        _sum3(rs, dof, xf, o0, o1, o2, sw, nq, m, e > 0)
+        for i in range(oh):
+            top = i * s[1] - pb[1]
+            yo = (pl * oh + i) * ow
+            for b in range(r0[i], r1[i], 3):
+                m = min(3, r1[i] - b)
+                v0 = (top + b * d[1]) * ow
+                v1 = v0 + d[1] * ow if m > 1 else v0
+                v2 = v0 + 2 * d[1] * ow if m > 2 else v0
+                _sum3(yf, yo, rs, v0, v1, v2, 1, ow, m, b > r0[i])
+            io = i * ow
+            for q in range(ow):
+                yf[U(yo + q)] *= invf[U(io + q)]
+    return y
+
+
 @numba.njit(cache=True, inline="always")
-def _copy_add(dst, src, add, n):
-    """``dst[:n] = src[:n]`` (add false) or ``dst[:n] += src[:n]``."""
-    if add:
+def _sum3(dst, off, src, o0, o1, o2, step, n, m, update):
+    """For t < n: ``dst[off + t] (+)= src[o0 + j] (+ src[o1 + j] (+ src[o2 + j]))`` with
+    ``j = t * step``: the first ``m`` (1-3) sources, added to ``dst`` when ``update``
+    (unsigned offsets: see :data:`U`; one loop per case, none with a test inside, so that
+    LLVM vectorizes them)."""
+    if m == 3:
+        if update:
+            for t in range(n):
+                j = t * step
+                dst[U(off + t)] += src[U(o0 + j)] + src[U(o1 + j)] + src[U(o2 + j)]
+        else:
+            for t in range(n):
+                j = t * step
+                dst[U(off + t)] = src[U(o0 + j)] + src[U(o1 + j)] + src[U(o2 + j)]
+    elif m == 2:
+        if update:
+            for t in range(n):
+                j = t * step
+                dst[U(off + t)] += src[U(o0 + j)] + src[U(o1 + j)]
+        else:
+            for t in range(n):
+                j = t * step
+                dst[U(off + t)] = src[U(o0 + j)] + src[U(o1 + j)]
+    elif update:
         for t in range(n):
-            dst[t] += src[t]
+            dst[U(off + t)] += src[U(o0 + t * step)]
     else:
         for t in range(n):
-            dst[t] = src[t]
+            dst[U(off + t)] = src[U(o0 + t * step)]
 
 
 def _float_in(X: np.ndarray) -> np.ndarray:
@@ -439,6 +522,10 @@ def _sum_pool(X, p, count_include_pad, kernel_shape, strides, dilations, pads, a
                                         ceil_mode, op)
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
     xf = _float_in(X)
+    if nsp <= 2 and p == 0:
+        y = _avgpool2d_rows(as5d(xf), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
+                            lift3(out, 1), lift3(hi, 1), bool(count_include_pad))
+        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
     if nsp <= 2:
         y = _sumpool2d_rows(as5d(xf), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
                             lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
