@@ -212,3 +212,27 @@ def test_maxpool_ties_pick_the_first_maximum():
                                             "pads": list(pads)})
         np.testing.assert_array_equal(got[0], exp_v)
         np.testing.assert_array_equal(got[1], exp_i)
+
+
+CONVT_CASES = [
+    ((1, 16, 14, 14), (16, 8, 3, 3), {"strides": [2, 2], "pads": [1, 1, 0, 0]}),
+    ((2, 4, 9, 11), (4, 3, 3, 2), {"strides": [3, 2], "dilations": [2, 1],
+                                   "output_padding": [1, 0]}),
+    ((1, 6, 8, 8), (6, 2, 3, 3), {"group": 3, "strides": [2, 2], "pads": [2, 1, 2, 0]}),
+    ((1, 3, 7, 9), (3, 5, 4, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
+    ((1, 3, 7, 9), (3, 5, 3, 3), {"strides": [2, 2], "output_shape": [16, 19]}),
+    ((1, 4, 30), (4, 6, 5), {"strides": [1], "pads": [2, 3]}),
+    ((1, 2, 4, 5, 6), (2, 3, 2, 3, 3), {"strides": [2, 1, 2], "pads": [0, 1, 1, 1, 0, 1]}),
+]
+
+
+@pytest.mark.parametrize("xs,ws,attrs", CONVT_CASES, ids=[str(i) for i in range(len(CONVT_CASES))])
+@pytest.mark.parametrize("bias", [True, False])
+def test_convtranspose_matches_onnxruntime(xs, ws, attrs, bias):
+    rng = np.random.default_rng(xs[-1] * 7 + ws[1])
+    x, w = _rand(rng, *xs), _rand(rng, *ws)
+    b = _rand(rng, ws[1] * attrs.get("group", 1)) if bias else None
+    exp = ort_run("ConvTranspose", [x, w, b], attrs)[0]
+    got = onnx_ops.run("ConvTranspose", [x, w, b], attrs)[0]
+    assert got.dtype == np.float32 and got.shape == exp.shape
+    np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)

@@ -1,11 +1,14 @@
 """Convolution operators: ``Conv``, ``ConvTranspose``, ``ConvInteger`` and ``QLinearConv``.
 
-Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` gathers the input
-windows of one image and one group into an im2col buffer with a Numba kernel and multiplies it
-by the group's filters with BLAS (``np.dot`` inside ``njit``). ``ConvTranspose`` does the
-reverse: a BLAS product of the transposed filters with the input, then a col2im scatter-add.
-The integer convolutions subtract the zero points and convolve exactly in float64 (products of
-8-bit values summed in float64 are exact), then round back to int32 / 8-bit.
+Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has three kernels:
+direct accumulation (depthwise-like groups and tiny problems), and im2col tiles (about 256 KB,
+so they stay in cache) multiplied into their block of the output, by :func:`gemm_small` for
+thin filters (at most :data:`SMALL_K` weights) or by BLAS (Numba's gemm helper, which can
+write into a strided block). A bias is an extra filter column over a row of ones.
+``ConvTranspose`` does the reverse: a BLAS product of the transposed filters with the input,
+then a col2im scatter-add. The integer convolutions subtract the zero points and convolve
+exactly in float64 (products of 8-bit values summed in float64 are exact), then round back to
+int32 / 8-bit.
 """
 
 from __future__ import annotations
@@ -264,46 +267,59 @@ def conv_direct(x, w, bias, group, k, s, d, pb, o):
 def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
     """Grouped 3-D transposed convolution. ``x`` (N, C, D, H, W); ``wt`` (group, Mg*prod(k), Cg)
     transposed filters; output (N, M, o0, o1, o2), output cell ``t`` taking full-result cell
-    ``t + pb`` (``pb`` may be negative)."""
+    ``t + pb`` (``pb`` may be negative). One BLAS product per image and group gives every
+    (filter, tap) row over the input cells; col2im then adds each row segment into the
+    output over the input columns whose target lies inside it (flat arrays, unsigned offsets:
+    see :func:`_im2col_rows`)."""
     N, C = x.shape[0], x.shape[1]
     D, H, W = x.shape[2], x.shape[3], x.shape[4]
     mg = wt.shape[1] // (k[0] * k[1] * k[2])
     cg = C // group
     M = mg * group
-    out = np.zeros((N, M, o[0], o[1], o[2]), dtype=x.dtype)
-    xin = np.empty((cg, D * H * W), dtype=x.dtype)
+    P = D * H * W
+    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
+    of = out.reshape(-1)
+    plane = o[0] * o[1] * o[2]
+    for n in range(N):
+        for m in range(M):
+            bm = bias[m]
+            ob = (n * M + m) * plane
+            for t in range(plane):
+                of[U(ob + t)] = bm
+    lo = np.empty(k[2], dtype=np.int64)
+    hi = np.empty(k[2], dtype=np.int64)
+    for e in range(k[2]):
+        lo[e], hi[e] = _tap_range(W, e * d[2] - pb[2], s[2], o[2])
     for n in range(N):
         for g in range(group):
-            for c in range(cg):
-                t = 0
-                for i in range(D):
-                    for j in range(H):
-                        for q in range(W):
-                            xin[c, t] = x[n, g * cg + c, i, j, q]
-                            t += 1
+            xin = x[n, g * cg:(g + 1) * cg].reshape((cg, P))
             cols = np.dot(wt[g], xin)
+            cf = cols.reshape(-1)
             row = 0
             for m in range(mg):
+                ob = (n * M + g * mg + m) * plane
                 for a in range(k[0]):
                     for b in range(k[1]):
                         for e in range(k[2]):
-                            t = 0
+                            base = e * d[2] - pb[2]
+                            n_in = hi[e] - lo[e]
                             for i in range(D):
                                 zi = i * s[0] + a * d[0] - pb[0]
-                                inz = 0 <= zi < o[0]
+                                if zi < 0 or zi >= o[0]:
+                                    continue
                                 for j in range(H):
                                     yj = j * s[1] + b * d[1] - pb[1]
-                                    iny = inz and 0 <= yj < o[1]
-                                    for q in range(W):
-                                        xq = q * s[2] + e * d[2] - pb[2]
-                                        if iny and 0 <= xq < o[2]:
-                                            out[n, g * mg + m, zi, yj, xq] += cols[row, t]
-                                        t += 1
+                                    if yj < 0 or yj >= o[1]:
+                                        continue
+                                    src = row * P + (i * H + j) * W + lo[e]
+                                    dst = ob + (zi * o[1] + yj) * o[2] + lo[e] * s[2] + base
+                                    if s[2] == 1:
+                                        for t in range(n_in):
+                                            of[U(dst + t)] += cf[U(src + t)]
+                                    else:
+                                        for t in range(n_in):
+                                            of[U(dst + t * s[2])] += cf[U(src + t)]
                             row += 1
-        for m in range(M):
-            bm = bias[m]
-            if bm != 0:
-                out[n, m] += bm
     return out
 
 

@@ -2,9 +2,12 @@
 ``MaxUnpool``, the global pools, ``MaxRoiPool`` and ``RoiAlign``.
 
 Windows (kernel, strides, dilations, pads / auto_pad, ceil_mode) are resolved by ``_spatial``;
-1-D and 2-D inputs are lifted to 3-D, so each pool is one Numba loop nest over
-``(N, C, D, H, W)``. Averages and Lp norms accumulate in float64 and are cast back to the
-input dtype; MaxPool keeps the input dtype (floats and 8-bit ints).
+1-D and 2-D inputs are lifted to 3-D. 1-D/2-D pools run in two separable passes (windows along
+each row, then down the columns) whose interior windows are branch-free loops over flat
+arrays that LLVM vectorizes; 3-D pools (and windows lying wholly in the padding) use one
+loop nest over ``(N, C, D, H, W)``. 1-D/2-D averages accumulate in the input's float type (as
+onnxruntime does), 3-D averages and Lp norms in float64, cast back to the input dtype; MaxPool
+keeps the input dtype (floats and 8-bit ints).
 """
 
 from __future__ import annotations
