@@ -144,6 +144,11 @@ POOL_CASES = [
     ((1, 3, 14, 13), {"kernel_shape": [4, 3], "auto_pad": "SAME_LOWER", "strides": [1, 2]}),
     ((1, 2, 50), {"kernel_shape": [4], "strides": [3], "pads": [2, 1], "ceil_mode": 1}),
     ((1, 2, 12, 12), {"kernel_shape": [1, 1], "strides": [2, 2]}),
+    # stride 1 (whole-plane loops): output wider than the input, as wide, narrower; 5 taps
+    ((1, 2, 13, 12), {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2]}),
+    ((1, 3, 20, 18), {"kernel_shape": [5, 4], "pads": [2, 1, 2, 2]}),
+    ((2, 2, 15, 16), {"kernel_shape": [4, 5]}),
+    ((1, 2, 16, 17), {"kernel_shape": [3, 3], "dilations": [2, 2], "pads": [2, 2, 2, 2]}),
 ]
 
 

@@ -425,22 +425,39 @@ def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
     borders = list_borders(qa, qb, ow)
     nq = qb - qa
     x0 = qa * sw - pb[2]
-    rs = np.empty(H * ow, dtype=x.dtype)
+    # stride 1: rs rows are W apart like the input's, so one loop over the whole plane sums
+    # the interior windows of every row (what falls between rows is overwritten by the
+    # borders, and stays inside the plane since the interior windows fit in their rows)
+    flat_rows = sw == 1 and ow <= W and nq > 0
+    RS = W if flat_rows else ow
+    rs = np.empty(H * RS, dtype=x.dtype)
+    # output rows whose windows lie wholly inside the input
+    ia, ib = _span(oh, k[1], s[1], d[1], pb[1], H)
+    flat_cols = s[1] == 1 and RS == ow and ib > ia
     # flat arrays and offsets instead of row views (each view costs reference counting)
     xf = x.reshape(-1)
     yf = y.reshape(-1)
     invf = inv.reshape(-1)
     for pl in range(N * C):
+        xo = pl * H * W
+        if flat_rows:
+            span = (H - 1) * W + nq
+            for e in range(0, kw, 3):
+                m = min(3, kw - e)
+                o0 = xo + x0 + e * dw
+                o1 = o0 + dw if m > 1 else o0
+                o2 = o0 + 2 * dw if m > 2 else o0
+                _sum3(rs, qa, xf, o0, o1, o2, 1, span, m, e > 0)
         for r in range(H):
-            ro = (pl * H + r) * W
+            ro = xo + r * W
             for q in borders:
                 lo = ro + q * sw - pb[2]
                 a = 0.0
                 for e in range(c0[q], c1[q]):
                     a += xf[lo + e * dw]
-                rs[r * ow + q] = a
-            if nq > 0:
-                dof = r * ow + qa
+                rs[r * RS + q] = a
+            if nq > 0 and not flat_rows:
+                dof = r * RS + qa
                 for e in range(0, kw, 3):
                     m = min(3, kw - e)
                     o0 = ro + x0 + e * dw
@@ -452,18 +469,28 @@ def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
                         _sum3(rs, dof, xf, o0, o1, o2, 2, nq, m, e > 0)
                     else:
                         _sum3(rs, dof, xf, o0, o1, o2, sw, nq, m, e > 0)
-        for i in range(oh):
-            top = i * s[1] - pb[1]
-            yo = (pl * oh + i) * ow
-            for b in range(r0[i], r1[i], 3):
-                m = min(3, r1[i] - b)
+        yp = pl * oh * ow
+        if flat_cols:   # stride 1 down the columns: all interior output rows in one loop
+            top = ia - pb[1]
+            for b in range(0, k[1], 3):
+                m = min(3, k[1] - b)
                 v0 = (top + b * d[1]) * ow
                 v1 = v0 + d[1] * ow if m > 1 else v0
                 v2 = v0 + 2 * d[1] * ow if m > 2 else v0
+                _sum3(yf, yp + ia * ow, rs, v0, v1, v2, 1, (ib - ia) * ow, m, b > 0)
+        for i in range(oh):
+            if flat_cols and ia <= i < ib:
+                continue
+            top = i * s[1] - pb[1]
+            yo = yp + i * ow
+            for b in range(r0[i], r1[i], 3):
+                m = min(3, r1[i] - b)
+                v0 = (top + b * d[1]) * RS
+                v1 = v0 + d[1] * RS if m > 1 else v0
+                v2 = v0 + 2 * d[1] * RS if m > 2 else v0
                 _sum3(yf, yo, rs, v0, v1, v2, 1, ow, m, b > r0[i])
-            io = i * ow
-            for q in range(ow):
-                yf[U(yo + q)] *= invf[U(io + q)]
+        for t in range(oh * ow):
+            yf[U(yp + t)] *= invf[U(t)]
     return y
 
 
