@@ -51,12 +51,13 @@ def _rand(rng, *shape, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int) -> str:
+def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int, bias: bool) -> str:
     """The kernel Conv picks for these shapes (the module's own rule)."""
     m = w.shape[0]
     if conv_mod._use_direct(x.shape[0], m, m // group, w[0].size, out_pixels):
         return "direct"
-    return "small" if w[0].size + 1 <= conv_mod.SMALL_K else "blas"
+    ka = w[0].size + (1 if bias else 0)
+    return "small" if conv_mod.use_gemm_small(m // group, ka, out_pixels) else "blas"
 
 
 # (x shape, w shape, attributes, expected path)
@@ -68,9 +69,10 @@ CONV_CASES = [
     # channel multiplier 2, dilation 2, stride 3 along the rows
     ((1, 6, 19, 21), (12, 1, 3, 3), {"group": 6, "dilations": [2, 2], "strides": [1, 3],
                                      "pads": [2, 2, 2, 2]}, "direct"),
-    ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "direct"),
+    ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
     ((1, 3, 12), (5, 3, 5), {"auto_pad": "SAME_UPPER", "strides": [2]}, "direct"),
-    # thin filters (im2col + gemm_small): several tiles, odd M, stride/dilation/pads
+    # thin filters or small products (im2col + gemm_small): several tiles, odd M,
+    # stride/dilation/pads
     ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
     ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
     ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "small"),
@@ -78,7 +80,7 @@ CONV_CASES = [
      "small"),
     ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
     # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
-    ((2, 8, 20, 20), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
+    ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
     ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]},
      "blas"),
     ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
@@ -96,7 +98,7 @@ def test_conv_paths_match_onnxruntime(xs, ws, attrs, path, bias):
     x, w = _rand(rng, *xs), _rand(rng, *ws)
     b = _rand(rng, ws[0]) if bias else None
     exp = ort_run("Conv", [x, w, b], attrs)[0]
-    assert conv_path(x, w, attrs.get("group", 1), int(np.prod(exp.shape[2:]))) == path
+    assert conv_path(x, w, attrs.get("group", 1), int(np.prod(exp.shape[2:])), bias) == path
     got = onnx_ops.run("Conv", [x, w, b], attrs)[0]
     assert got.dtype == np.float32 and got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
@@ -118,14 +120,14 @@ def conv_numpy(x, w, b, pads, strides, dilations, group):
 @pytest.mark.parametrize("xs,ws,pads,strides,dil,group,path", [
     ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
     ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "small"),
-    ((2, 12, 30, 30), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
+    ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
 ])
 def test_conv_paths_float64_match_numpy(xs, ws, pads, strides, dil, group, path):
     rng = np.random.default_rng(7)
     x, w, b = _rand(rng, *xs, dtype=np.float64), _rand(rng, *ws, dtype=np.float64), \
         _rand(rng, ws[0], dtype=np.float64)
     exp = conv_numpy(x, w, b, pads, strides, dil, group)
-    assert conv_path(x, w, group, int(np.prod(exp.shape[2:]))) == path
+    assert conv_path(x, w, group, int(np.prod(exp.shape[2:])), True) == path
     got = onnx_ops.run("Conv", [x, w, b], {"pads": list(pads), "strides": list(strides),
                                            "dilations": list(dil), "group": group})[0]
     assert got.dtype == np.float64

@@ -67,8 +67,18 @@ def gemm_into(w, cols, out, ldc):
 
 
 #: Filters with at most this many weights (after the bias column) are multiplied by
-#: :func:`gemm_small` rather than BLAS, which is slow for such a thin inner dimension.
+#: :func:`gemm_small` rather than BLAS, which is slow for such a thin inner dimension...
 SMALL_K = 32
+#: ... and so are products of at most this many multiply-adds per image and group, where
+#: BLAS's fixed cost per call dominates.
+SMALL_MACS = 1 << 18
+
+
+@numba.njit(cache=True)
+def use_gemm_small(mg: int, ka: int, pixels: int) -> bool:
+    """Whether the product of ``mg`` filters of ``ka`` weights with ``pixels`` im2col columns
+    runs in :func:`gemm_small` (else BLAS)."""
+    return ka <= SMALL_K or mg * ka * pixels <= SMALL_MACS
 
 
 @numba.njit(cache=True, fastmath={"contract"})
@@ -192,6 +202,7 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
     rpt = max(1, min(nrows, TILE_ELEMS // (ka * o[2])))
     buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
     wa = np.empty((mg, ka), dtype=x.dtype)
+    thin = use_gemm_small(mg, ka, p)
     for g in range(group):
         wa[:, :kk] = w2[g * mg:(g + 1) * mg]
         if has_bias:
@@ -204,7 +215,7 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
                 _im2col_rows(x, n, g * cg, cg, k, s, d, pb, o, r0, r1, cols)
                 if has_bias:
                     cols[kk] = 1
-                if ka <= SMALL_K:
+                if thin:
                     gemm_small(wa, cols, out, n * M + g * mg, r0 * o[2])
                 elif gemm_into(wa, cols, out[n * M + g * mg:, r0 * o[2]:], p) != 0:
                     raise RuntimeError("Conv: the BLAS matrix product failed")
@@ -364,7 +375,7 @@ def _conv_float(X, W, B, attrs, op) -> np.ndarray:
 
 
 #: Convolutions with at most this many multiply-adds run by direct accumulation.
-DIRECT_MAX_MACS = 1 << 18
+DIRECT_MAX_MACS = 1 << 14
 
 
 def _use_direct(n: int, m: int, mg: int, taps: int, pixels: int) -> bool:
