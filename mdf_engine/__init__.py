@@ -1,7 +1,7 @@
 """mdf_engine: a fast, safe execution engine for ModECI MDF models.
 
 ``load(path | dict | modeci_mdf.mdf.Model) -> Model``, ``save(model, path)``,
-``Simulation(model, graph=None, backend="interpreted").run(steps=N, dt=DT)``.
+``Simulation(model, graph=None, backend="auto").run(steps=N, dt=DT)``.
 """
 
 from .errors import MDFError

@@ -33,8 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--duration", type=float, default=None,
                    help="run the reference loop t=0; while t<=T: ...; t+=dt")
     r.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
-    r.add_argument("--backend", default="interpreted",
-                   choices=["interpreted", "compiled", "hexagon"])
+    r.add_argument("--backend", default="auto",
+                   choices=["auto", "interpreted", "compiled", "hexagon"],
+                   help="auto (default): compiled for runs of 5000 steps or more, else "
+                        "interpreted")
     r.add_argument("--record", nargs="*", default=[], metavar="NODE.PORT",
                    help="record these ports/parameters at every step")
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")

@@ -20,7 +20,11 @@ from .results import Results
 
 log = logging.getLogger("mdf_engine")
 
-BACKENDS = ("interpreted", "compiled")
+BACKENDS = ("auto", "interpreted", "compiled")
+#: Under ``backend="auto"``, a first ``run`` of at least this many steps picks the compiled
+#: backend (a first compile costs seconds, a cached one under a second); shorter runs and
+#: step-by-step ``evaluate`` calls stay interpreted.
+AUTO_COMPILE_STEPS = 5000
 
 
 def steps_for_duration(duration: float, dt: float) -> int:
@@ -36,9 +40,14 @@ def steps_for_duration(duration: float, dt: float) -> int:
 
 
 class Simulation:
-    """A model (or file) ready to run on one graph with one backend."""
+    """A model (or file) ready to run on one graph with one backend.
 
-    def __init__(self, model: Any, graph: str | None = None, backend: str = "interpreted",
+    ``backend``: ``"interpreted"``, ``"compiled"`` or ``"auto"`` (the default), which picks
+    the compiled backend when the first call is a ``run`` of at least
+    :data:`AUTO_COMPILE_STEPS` steps and the interpreted one otherwise; ``backend`` then names
+    the choice."""
+
+    def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
                  check_finite: bool = False):
         self.model: Model = load(model)
         self.graph = self.model.get_graph(graph)
@@ -48,20 +57,36 @@ class Simulation:
         self.check_finite = check_finite
         source = getattr(self.model, "_source", None)
         self.plan = plan_graph(self.model, self.graph, source)
+        # "auto" starts interpreted (which checks the conditions now); a first long run
+        # switches to the compiled backend before anything has run
+        self._undecided = backend == "auto"
+        self._start("interpreted" if backend == "auto" else backend)
+        self.time = 0.0
+
+    def _start(self, backend: str) -> None:
+        """Create the graph runner of ``backend``."""
         if backend == "compiled":
             from .compiler import CompiledGraph
 
-            self.runner = CompiledGraph(self.plan, check_finite=check_finite)
+            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite)
         else:
             from .interpreter import InterpretedGraph
 
-            self.runner = InterpretedGraph(self.plan, check_finite=check_finite)
-        self.time = 0.0
+            self.runner = InterpretedGraph(self.plan, check_finite=self.check_finite)
+
+    def _decide(self, steps: int) -> None:
+        """Under ``auto``, the first call picks the backend for the simulation's life."""
+        if self._undecided:
+            self._undecided = False
+            self.backend = "compiled" if steps >= AUTO_COMPILE_STEPS else "interpreted"
+            if self.backend == "compiled":
+                self._start("compiled")
 
     # -- one step --------------------------------------------------------------------------
     def evaluate(self, initializer: Mapping[str, Any] | None = None,
                  time_increment: float | None = None) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
+        self._decide(1)
         self.runner.evaluate(time_increment=time_increment, initializer=initializer)
         if time_increment is not None:
             self.time += time_increment
@@ -90,6 +115,7 @@ class Simulation:
         steps = 1 if steps is None else int(steps)
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")
+        self._decide(steps)
         keys = self._record_keys(record)
         res = Results(graph=self.graph.id, steps=0, outputs={},
                       traces={f"{n}.{p}": [] for n, p in keys})

@@ -121,3 +121,23 @@ def test_attributes_given_out_of_schema_order(cache):
     sim.run(steps=3)
     assert sim.runner.is_compiled, sim.runner.fallback_reason
     np.testing.assert_allclose(sim.value("n", "out"), a @ b.T, rtol=1e-12)
+
+
+def test_auto_backend_compiles_long_runs_only(cache):
+    from mdf_engine.simulation import AUTO_COMPILE_STEPS
+
+    short = mdf_engine.Simulation(FN)
+    assert short.backend == "auto"
+    short.run(steps=20, dt=0.01)
+    assert short.backend == "interpreted"
+    stepwise = mdf_engine.Simulation(FN)
+    stepwise.evaluate()
+    assert stepwise.backend == "interpreted"
+    long = mdf_engine.Simulation(FN)
+    r = long.run(steps=AUTO_COMPILE_STEPS, dt=0.01)
+    assert long.backend == "compiled" and long.runner.is_compiled
+    ref = mdf_engine.Simulation(FN, backend="interpreted").run(steps=AUTO_COMPILE_STEPS,
+                                                                dt=0.01)
+    for node, ports in ref.outputs.items():
+        for port, v in ports.items():
+            np.testing.assert_allclose(r.outputs[node][port], v, rtol=1e-9, err_msg=port)

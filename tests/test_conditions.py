@@ -402,3 +402,7 @@ def test_inexpressible_condition_is_refused(name: str, kwargs: dict, why: str):
     with pytest.raises(MDFError) as e:
         Simulation(model)
     assert name in str(e.value) and why in str(e.value)
+    # the compiled backend builds no scheduler until it runs (a cached start needs none)
+    with pytest.raises(MDFError) as e:
+        Simulation(model, backend="compiled").run(steps=2)
+    assert name in str(e.value) and why in str(e.value)
