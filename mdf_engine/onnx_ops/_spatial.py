@@ -95,10 +95,13 @@ def window_geometry(
 
 
 def lift3(t: Sequence[int], fill: int) -> tuple[int, int, int]:
-    """A per-axis tuple of rank 1-3 padded in front with ``fill`` to rank 3."""
-    if len(t) > 3:
-        raise MDFError(f"only 1-D, 2-D and 3-D spatial operators are supported, got {len(t)}-D")
-    return (fill,) * (3 - len(t)) + tuple(int(v) for v in t)  # type: ignore[return-value]
+    """A per-axis tuple of Python ints of rank 1-3 padded in front with ``fill`` to rank 3."""
+    n = len(t)
+    if n == 2:   # the common cases without a generator
+        return (fill, t[0], t[1])  # type: ignore[return-value]
+    if n > 3:
+        raise MDFError(f"only 1-D, 2-D and 3-D spatial operators are supported, got {n}-D")
+    return (fill,) * (3 - n) + tuple(t)  # type: ignore[return-value]
 
 
 def as5d(x: np.ndarray) -> np.ndarray:

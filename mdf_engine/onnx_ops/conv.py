@@ -278,8 +278,9 @@ def conv_direct(x, w, bias, group, k, s, d, pb, o):
 def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
     """Grouped 3-D transposed convolution. ``x`` (N, C, D, H, W); ``wt`` (group, Mg*prod(k), Cg)
     transposed filters; output (N, M, o0, o1, o2), output cell ``t`` taking full-result cell
-    ``t + pb`` (``pb`` may be negative). One BLAS product per image and group gives every
-    (filter, tap) row over the input cells; col2im then adds each row segment into the
+    ``t + pb`` (``pb`` may be negative). One product per image and group (BLAS, or
+    :func:`gemm_small` for few input channels) gives every (filter, tap) row over the input
+    cells; col2im then adds each row segment into the
     output over the input columns whose target lies inside it (flat arrays, unsigned offsets:
     see :func:`_im2col_rows`)."""
     N, C = x.shape[0], x.shape[1]
@@ -301,10 +302,14 @@ def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
     hi = np.empty(k[2], dtype=np.int64)
     for e in range(k[2]):
         lo[e], hi[e] = _tap_range(W, e * d[2] - pb[2], s[2], o[2])
+    cols = np.empty((wt.shape[1], P), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
             xin = x[n, g * cg:(g + 1) * cg].reshape((cg, P))
-            cols = np.dot(wt[g], xin)
+            if use_gemm_small(wt.shape[1], cg, P):
+                gemm_small(wt[g], xin, cols, 0, 0)
+            else:
+                cols = np.dot(wt[g], xin)
             cf = cols.reshape(-1)
             row = 0
             for m in range(mg):
@@ -440,7 +445,7 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
         out_sp = tuple(full[i] - pb[i] - pe[i] for i in range(nsp))
     if min(out_sp) < 1:
         raise MDFError(f"{op}: the output shape {out_sp} is empty")
-    kp = int(np.prod(kernel))
+    kp = math.prod(kernel)
     wt = W.reshape(group, C // group, mg * kp).transpose(0, 2, 1)
     wt = np.ascontiguousarray(wt)
     bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
