@@ -38,9 +38,9 @@ CONV_ATTRS = {
 }
 
 
-#: Target number of elements of one im2col tile (about 256 KB of float32: it stays in L2
-#: while BLAS reads it).
-TILE_ELEMS = 65536
+#: Target number of elements of one im2col tile for :func:`gemm_small` (128 KB of float32:
+#: it stays in L2 while it is read once per pair of filters); BLAS tiles are 8 times wider.
+TILE_ELEMS = 32768
 
 _GEMM_SIG = types.intc(types.char, types.char, types.char, types.intp, types.intp, types.intp,
                        types.voidptr, types.voidptr, types.intp, types.voidptr, types.intp,
@@ -184,12 +184,13 @@ def _im2col_rows(x, n, c0, cg, k, s, d, pb, o, r0, r1, cols):
 
 @numba.njit(cache=True)
 def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
-    """Grouped 3-D convolution by im2col tiles and BLAS. ``x`` (N, C, D, H, W), ``w2``
+    """Grouped 3-D convolution by im2col tiles. ``x`` (N, C, D, H, W), ``w2``
     (M, C/group * prod(k)) filters, ``bias`` (M,); returns (N, M, od*oh*ow).
 
-    The output rows are cut into tiles of about :data:`TILE_ELEMS` im2col elements; each tile
-    is gathered (plus a row of ones when there is a bias, the bias being the filters' extra
-    column) and multiplied by BLAS straight into its block of the output."""
+    The output rows are cut into tiles of about :data:`TILE_ELEMS` (BLAS: 8x) im2col
+    elements; each tile is gathered (plus a row of ones when there is a bias, the bias being
+    the filters' extra column) and multiplied straight into its block of the output by
+    :func:`gemm_small` or BLAS (see :func:`use_gemm_small`)."""
     N, C = x.shape[0], x.shape[1]
     M = w2.shape[0]
     cg = C // group
@@ -199,10 +200,11 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
     nrows = o[0] * o[1]
     p = nrows * o[2]
     out = np.empty((N * M, p), dtype=x.dtype)
-    rpt = max(1, min(nrows, TILE_ELEMS // (ka * o[2])))
+    thin = use_gemm_small(mg, ka, p)
+    # BLAS packs its operands per call: it gets wider tiles
+    rpt = max(1, min(nrows, (TILE_ELEMS if thin else 8 * TILE_ELEMS) // (ka * o[2])))
     buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
     wa = np.empty((mg, ka), dtype=x.dtype)
-    thin = use_gemm_small(mg, ka, p)
     for g in range(group):
         wa[:, :kk] = w2[g * mg:(g + 1) * mg]
         if has_bias:
