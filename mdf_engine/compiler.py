@@ -126,6 +126,7 @@ class CompiledGraph:
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
         self._fn = None
+        self._quiet_fn = None
         self._batch_fn = None
         self._layout: Layout | None = None
         self._cold: dict[str, Any] | None = None
@@ -322,6 +323,7 @@ class CompiledGraph:
         n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
         if node_by_node is None:
             self._fn = module.run
+            self._quiet_fn = module.run_quiet
             self._batch_fn = module.run_batch
         else:
             from .node_by_node import NodeByNodeGraph
@@ -386,7 +388,8 @@ class CompiledGraph:
         logpos[1] = 1 if record and not static else 0
         err = np.zeros(4, dtype=np.int64)
         updates = int(st["clock"][2])
-        self._fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
+        fn = self._fn if logpos[1] == 1 else self._quiet_fn
+        fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
@@ -973,10 +976,13 @@ class _Generator:
         if self.node_by_node is not None:
             functions = self.node_functions_source()
             return "\n".join(header + self.globals + functions + [""])
-        return "\n".join(header + self.globals + [
-            "", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
-            *body, ""]
-            + self.batch_source(init_args))
+        run = ["", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
+               *body, ""]
+        # without the time-step log (long runs, sweeps): the same code with the log switched
+        # off where Numba can see it; compiled only when first called
+        quiet = [ln.replace("q_log = logpos[1] == 1", "q_log = False")
+                 .replace("def run(", "def run_quiet(") for ln in run]
+        return "\n".join(header + self.globals + run + quiet + self.batch_source(init_args))
 
     def node_functions_source(self) -> list[str]:
         """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
@@ -1051,7 +1057,8 @@ class _Generator:
                  f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
                  f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
                  f"{ind2}err = np.zeros(4, dtype=np.int64)",
-                 f"{ind2}run(nsteps, dt, dt_given, first_without_dt, S, {', '.join(arrays + [''])}"
+                 f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
+                 f"{', '.join(arrays + [''])}"
                  f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
                  f"REC[b], {', '.join(init_args + [''])})",
                  f"{ind2}ERR[b, :] = err"]

@@ -28,6 +28,7 @@ was in the last set, ``q_ev{n}`` node ``n`` has ever run, ``q_th{k}`` the value 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -46,6 +47,13 @@ from .compiled import (
 )
 
 _OP = {name: code for name, code in OPCODES.items()}
+_NAME = re.compile(r"\bq_\w+")
+_ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
+
+
+def _assigned(lines: list[str]) -> set[str]:
+    """The scheduler locals that ``lines`` assign."""
+    return {m.group(1) for ln in lines if (m := _ASSIGN.match(ln))}
 _CMP = {v: k for k, v in COMPARATORS.items()}
 
 
@@ -213,34 +221,42 @@ class SchedulerSource:
         """One environment state update. ``body(m, ind)`` is the code of node ``m``;
         ``give_up(ind)`` the code that stores the state and returns (after an update that
         never ends, ``err[0] = -2``)."""
-        i1, i2, i3, i4, i5, i6 = (ind + "    " * k for k in range(1, 7))
+        i1, i2 = ind + "    ", ind + "        "
         term = self._exprs[self.term]
+        term_reads = set(_NAME.findall(term))
         out = [*self._reset((1,), True, ind), f"{ind}q_c0 = 0", f"{ind}while not {term}:"]
-        out += [*self._reset((0,), False, i1), f"{i1}q_any = False"]
-        live = [members for members in self.sets if members]
-        for q, members in enumerate(live):
-            # the termination check before a set; a set that follows a stop is skipped
-            out += [f"{i1}# consideration set {q}: nodes {members}"]
-            ind_set = i1 if q == 0 else i2
-            if q > 0:
-                out.append(f"{i1}if not q_stop:")
-            out += [f"{ind_set}q_stop = {term}", f"{ind_set}if not q_stop:"]
-            j1, j2, j3 = ind_set + "    ", ind_set + "        ", ind_set + "            "
-            out += [f"{j1}q_x{m} = False" for m in members]
+        reset = self._reset((0,), False, i1)
+        out += [*reset, f"{i1}q_any = False", f"{i1}q_stop = False"]
+        # what changed since the termination condition was last found false: a set's check
+        # is written out only when the condition reads something that changed
+        changed = _assigned(reset)
+        for q, members in enumerate(m for m in self.sets if m):
+            block: list[str] = []
+            j1 = i2
+            if changed & term_reads:
+                block += [f"{i2}q_stop = {term}", f"{i2}if not q_stop:"]
+                j1 = i2 + "    "
+                changed = set()
+            j2, j3 = j1 + "    ", j1 + "        "
+            block += [f"{j1}q_x{m} = False" for m in members]
             if len(members) == 1:
                 m = members[0]
-                out += [f"{j1}if {self._exprs[self.roots[m]]}:", f"{j2}q_x{m} = True",
-                        *self._mark(m, j2)]
+                block += [f"{j1}if {self._exprs[self.roots[m]]}:", f"{j2}q_x{m} = True",
+                          *self._mark(m, j2)]
             else:
                 # a member marked as run can make another one runnable: repeat until stable
-                out += [f"{j1}q_more = True", f"{j1}while q_more:", f"{j2}q_more = False"]
+                block += [f"{j1}q_more = True", f"{j1}while q_more:", f"{j2}q_more = False"]
                 for m in members:
-                    out += [f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
-                            f"{j3}q_x{m} = True", f"{j3}q_more = True", *self._mark(m, j3)]
+                    block += [f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
+                              f"{j3}q_x{m} = True", f"{j3}q_more = True", *self._mark(m, j3)]
             ran = " or ".join(f"q_x{m}" for m in members)
-            out += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
+            block += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
             for m in members:
-                out += [f"{j2}if q_x{m}:", *body(m, j3)]
+                block += [f"{j2}if q_x{m}:", *body(m, j3)]
+            changed |= _assigned(block)
+            # a set that follows a stop is skipped
+            out += [f"{i1}# consideration set {q}: nodes {members}", f"{i1}if not q_stop:",
+                    *block]
         out += [f"{i1}if not q_any:", *self._idle_pass(i2),
                 f"{i1}q_c0 += 1", f"{i1}q_c1 += 1",
                 f"{i1}if q_c0 > {max_passes}:", f"{i2}err[0] = -2", *give_up(i2)]
