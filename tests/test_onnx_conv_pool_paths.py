@@ -243,3 +243,19 @@ def test_convtranspose_matches_onnxruntime(xs, ws, attrs, bias):
     got = onnx_ops.run("ConvTranspose", [x, w, b], attrs)[0]
     assert got.dtype == np.float32 and got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("shape", [(1, 64, 56, 56), (2, 3, 7), (1, 2, 3, 4, 5)])
+def test_global_pools_match_numpy(shape):
+    """The global pools' per-mode loops (the mean's sum is reassociated into vector partial
+    sums) against numpy, in float64."""
+    x = _rand(np.random.default_rng(len(shape)), *shape)
+    axes = tuple(range(2, len(shape)))
+    xd = x.astype(np.float64)
+    for op, exp, attrs in (("GlobalAveragePool", xd.mean(axis=axes, keepdims=True), {}),
+                           ("GlobalMaxPool", xd.max(axis=axes, keepdims=True), {}),
+                           ("GlobalLpPool", (np.abs(xd) ** 3).sum(axis=axes, keepdims=True)
+                            ** (1 / 3), {"p": 3})):
+        got = onnx_ops.run(op, [x], attrs)[0]
+        assert got.dtype == np.float32 and got.shape == exp.shape
+        np.testing.assert_allclose(got, exp, rtol=1e-6, atol=1e-7)
