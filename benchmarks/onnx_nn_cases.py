@@ -44,7 +44,7 @@ def _cases() -> list[dict]:
         # node uses); the case above times ORT computing Y only, this one Y and Indices
         {"op": "MaxPool", "inputs": [x112],
          "attributes": {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
-         "n_outputs": 2, "size": "1x64x112x112 +Indices"},
+         "n_outputs": 2, "size": "1x64x112+Idx"},
         {"op": "MaxPool", "inputs": [small], "attributes": {"kernel_shape": [2, 2],
                                                             "strides": [2, 2]},
          "size": "1x4x16x16 2x2s2"},
