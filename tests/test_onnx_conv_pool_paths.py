@@ -79,6 +79,7 @@ CONV_CASES = [
     ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]},
      "small"),
     ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
+    ((2, 4, 30, 30), (12, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, "small"),
     # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
     ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
     ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]},
@@ -221,8 +222,9 @@ def test_maxpool_ties_pick_the_first_maximum():
         np.testing.assert_array_equal(got[1], exp_i)
 
 
-CONVT_CASES = [
+CONVT_CASES = [   # few input channels: gemm_small; the 40-channel case: BLAS
     ((1, 16, 14, 14), (16, 8, 3, 3), {"strides": [2, 2], "pads": [1, 1, 0, 0]}),
+    ((2, 40, 12, 12), (40, 6, 3, 3), {"strides": [2, 2], "pads": [1, 0, 1, 1]}),
     ((2, 4, 9, 11), (4, 3, 3, 2), {"strides": [3, 2], "dilations": [2, 1],
                                    "output_padding": [1, 0]}),
     ((1, 6, 8, 8), (6, 2, 3, 3), {"group": 3, "strides": [2, 2], "pads": [2, 1, 2, 0]}),
@@ -238,6 +240,10 @@ CONVT_CASES = [
 def test_convtranspose_matches_onnxruntime(xs, ws, attrs, bias):
     rng = np.random.default_rng(xs[-1] * 7 + ws[1])
     x, w = _rand(rng, *xs), _rand(rng, *ws)
+    g = attrs.get("group", 1)
+    thin = conv_mod.use_gemm_small(ws[1] * int(np.prod(ws[2:])), xs[1] // g,
+                                   int(np.prod(xs[2:])))
+    assert thin == (xs[1] // g <= 16)   # the cases cover both products
     b = _rand(rng, ws[1] * attrs.get("group", 1)) if bias else None
     exp = ort_run("ConvTranspose", [x, w, b], attrs)[0]
     got = onnx_ops.run("ConvTranspose", [x, w, b], attrs)[0]
