@@ -87,14 +87,11 @@ def _uses_namespace(model: Any, namespace: str) -> bool:
     from .plan import load_function_libraries
     from .registry import REGISTRY
 
-    load_function_libraries()
-    for g in model.graphs:
-        for n in g.nodes:
-            for p in list(n.parameters) + list(n.functions):
-                if p.function and p.function in REGISTRY and any(
-                        s.namespace == namespace for s in REGISTRY.versions(p.function)):
-                    return True
-    return False
+    calls = [p.function for g in model.graphs for n in g.nodes
+             for p in list(n.parameters) + list(n.functions) if p.function]
+    load_function_libraries(calls)  # only the libraries these names need
+    return any(f in REGISTRY and any(s.namespace == namespace for s in REGISTRY.versions(f))
+               for f in calls)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -57,10 +57,13 @@ class Simulation:
         self.check_finite = check_finite
         source = getattr(self.model, "_source", None)
         self.plan = plan_graph(self.model, self.graph, source)
-        # "auto" starts interpreted (which checks the conditions now); a first long run
-        # switches to the compiled backend before anything has run
         self._undecided = backend == "auto"
-        self._start("interpreted" if backend == "auto" else backend)
+        self.runner: Any = None
+        cs = self.graph.conditions
+        if backend != "auto" or (cs is not None and (cs.node_specific or cs.termination)):
+            # under "auto" a graph with conditions starts interpreted, which checks them now;
+            # a first long run then switches to the compiled backend before anything has run
+            self._start("interpreted" if backend == "auto" else backend)
         self.time = 0.0
 
     def _start(self, backend: str) -> None:
@@ -74,13 +77,21 @@ class Simulation:
 
             self.runner = InterpretedGraph(self.plan, check_finite=self.check_finite)
 
+    def _reader(self) -> Any:
+        """The runner, or (``auto`` before its first run) a graph that has not run."""
+        if self.runner is not None:
+            return self.runner
+        from .interpreter import InterpretedGraph
+
+        return InterpretedGraph(self.plan)
+
     def _decide(self, steps: int) -> None:
         """Under ``auto``, the first call picks the backend for the simulation's life."""
         if self._undecided:
             self._undecided = False
             self.backend = "compiled" if steps >= AUTO_COMPILE_STEPS else "interpreted"
-            if self.backend == "compiled":
-                self._start("compiled")
+            if self.backend == "compiled" or self.runner is None:
+                self._start(self.backend)
 
     # -- one step --------------------------------------------------------------------------
     def evaluate(self, initializer: Mapping[str, Any] | None = None,
@@ -93,15 +104,15 @@ class Simulation:
 
     def value(self, node: str, name: str) -> Any:
         """Current value of a port, parameter or function of ``node`` by id."""
-        return self.runner.value(node, name)
+        return self._reader().value(node, name)
 
     @property
     def outputs(self) -> dict[str, dict[str, Any]]:
-        return self.runner.outputs()
+        return self._reader().outputs()
 
     @property
     def order_of_execution(self) -> list[str]:
-        return self.runner.order_of_execution
+        return self._reader().order_of_execution
 
     # -- many steps ------------------------------------------------------------------------
     def run(self, steps: int | None = None, dt: float | None = None,

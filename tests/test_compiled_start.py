@@ -141,3 +141,11 @@ def test_auto_backend_compiles_long_runs_only(cache):
     for node, ports in ref.outputs.items():
         for port, v in ports.items():
             np.testing.assert_allclose(r.outputs[node][port], v, rtol=1e-9, err_msg=port)
+
+
+def test_auto_reads_values_before_the_first_run_without_deciding(cache):
+    sim = mdf_engine.Simulation(FN)
+    assert sim.value("fn_neuron", "V_out") is None  # nothing has run
+    assert sim.order_of_execution == []
+    sim.run(steps=10, dt=0.01)
+    assert sim.backend == "interpreted" and sim.runner.evaluations == 10
