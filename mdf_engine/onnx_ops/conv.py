@@ -145,41 +145,48 @@ def _im2col_rows(x, n, c0, cg, k, s, d, pb, o, r0, r1, cols):
     negative-index wraparound test to keep LLVM from vectorizing the copy."""
     C, D, H, W = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
     o2 = o[2]
+    k2 = k[2]
     xf = x.reshape(-1)
     cf = cols.reshape(-1)
     T = cols.shape[1]
-    row = 0
+    lo = np.empty(k2, dtype=np.int64)
+    hi = np.empty(k2, dtype=np.int64)
+    for e in range(k2):
+        lo[e], hi[e] = _tap_range(o2, e * d[2] - pb[2], s[2], W)
     for c in range(cg):
         plane = (n * C + c0 + c) * D
         for a in range(k[0]):
             for b in range(k[1]):
-                for e in range(k[2]):
-                    base = e * d[2] - pb[2]
-                    lo, hi = _tap_range(o2, base, s[2], W)
-                    col = row * T
-                    for r in range(r0, r1):
-                        i = r // o[1]
-                        j = r - i * o[1]
-                        zi = i * s[0] - pb[0] + a * d[0]
-                        yj = j * s[1] - pb[1] + b * d[1]
-                        if zi < 0 or zi >= D or yj < 0 or yj >= H:
+                row0 = ((c * k[0] + a) * k[1] + b) * k2   # the k2 rows of taps (c, a, b, *)
+                col = 0
+                for r in range(r0, r1):
+                    i = r // o[1]
+                    j = r - i * o[1]
+                    zi = i * s[0] - pb[0] + a * d[0]
+                    yj = j * s[1] - pb[1] + b * d[1]
+                    if zi < 0 or zi >= D or yj < 0 or yj >= H:
+                        for e in range(k2):
+                            dst = (row0 + e) * T + col
                             for q in range(o2):
-                                cf[U(col + q)] = 0
-                        else:
-                            src = ((plane + zi) * H + yj) * W + lo * s[2] + base
-                            for q in range(lo):
-                                cf[U(col + q)] = 0
-                            dst = col + lo
+                                cf[U(dst + q)] = 0
+                    else:
+                        xrow = ((plane + zi) * H + yj) * W
+                        for e in range(k2):
+                            dst = (row0 + e) * T + col
+                            le = lo[e]
+                            he = hi[e]
+                            for q in range(le):
+                                cf[U(dst + q)] = 0
+                            src = xrow + le * s[2] + e * d[2] - pb[2]
                             if s[2] == 1:
-                                for t in range(hi - lo):
-                                    cf[U(dst + t)] = xf[U(src + t)]
+                                for t in range(he - le):
+                                    cf[U(dst + le + t)] = xf[U(src + t)]
                             else:
-                                for t in range(hi - lo):
-                                    cf[U(dst + t)] = xf[U(src + t * s[2])]
-                            for q in range(hi, o2):
-                                cf[U(col + q)] = 0
-                        col += o2
-                    row += 1
+                                for t in range(he - le):
+                                    cf[U(dst + le + t)] = xf[U(src + t * s[2])]
+                            for q in range(he, o2):
+                                cf[U(dst + q)] = 0
+                    col += o2
 
 
 @numba.njit(cache=True)
