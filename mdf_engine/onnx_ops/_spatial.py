@@ -59,14 +59,17 @@ def window_geometry(
     """
     n = len(in_shape)
     mode = auto_pad_name(auto_pad)
-    out, pb, pe = [], [], []
     pads_t = ints(pads, 2 * n, 0, "pads", op)
+    same = mode == "SAME_UPPER" or mode == "SAME_LOWER"
+    out = [0] * n
+    pb = [0] * n
+    pe = [0] * n
     for i in range(n):
-        size, k, s, d = int(in_shape[i]), int(kernel[i]), int(strides[i]), int(dilations[i])
+        size, k, s, d = in_shape[i], kernel[i], strides[i], dilations[i]
         if s < 1 or d < 1 or k < 1:
             raise MDFError(f"{op}: kernel, strides and dilations must be >= 1")
         dk = (k - 1) * d + 1
-        if mode in ("SAME_UPPER", "SAME_LOWER"):
+        if same:
             o = -(-size // s)
             total = max(0, (o - 1) * s + dk - size)
             small = total // 2
@@ -88,9 +91,9 @@ def window_geometry(
                 f"{op}: the window (kernel {k}, dilation {d}) does not fit an input of size "
                 f"{size} with pads {b},{e}"
             )
-        out.append(o)
-        pb.append(b)
-        pe.append(e)
+        out[i] = int(o)
+        pb[i] = int(b)
+        pe[i] = int(e)
     return tuple(out), tuple(pb), tuple(pe)
 
 
