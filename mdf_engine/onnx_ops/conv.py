@@ -384,7 +384,10 @@ def _conv_float(X, W, B, attrs, op) -> np.ndarray:
         y = conv_direct(x5, w5, bias, group, *geo)
     else:
         w2 = np.ascontiguousarray(W.reshape(M, -1), dtype=X.dtype)
-        y = conv3d(x5, w2, bias, B is not None, group, *geo)
+        try:
+            y = conv3d(x5, w2, bias, B is not None, group, *geo)
+        except RuntimeError as e:   # BLAS unavailable (Numba's helper loads scipy's)
+            raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape((X.shape[0], M) + out_sp)
 
 
