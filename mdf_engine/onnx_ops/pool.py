@@ -93,8 +93,8 @@ def _clip_taps(start, k, d, size):
 def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum (and its flat index) of
     each horizontal window of every input row, then of each vertical window of those. The
-    windows wholly inside the input run as unit-stride (or strided) loops over the outputs,
-    without per-tap bounds tests, which LLVM vectorizes; the border windows are clipped.
+    windows wholly inside the input run as branch-free select loops over the outputs, three
+    taps per loop and no per-tap bounds test; the border windows are clipped.
     Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Returns
     ok=False (and nothing useful) when some window lies wholly in the padding."""
     N, C, _, H, W = x.shape
@@ -325,8 +325,9 @@ def _axis_taps(n_out, k, s, d, pb, size, hi):
 
 @numba.njit(cache=True)
 def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
-    """:func:`_sumpool3d` for a (N, C, 1, H, W) input in two passes (window sums of each input
-    row, then of those down the columns), accumulated in float64 and stored in x's dtype; the
+    """:func:`_sumpool3d` for a (N, C, 1, H, W) input (used for LpPool; AveragePool takes
+    :func:`_avgpool2d_rows`) in two passes (window sums of each input row, then of those down
+    the columns), accumulated in float64 and stored in x's dtype; the
     divisor per output is the product of the per-axis tap counts. The windows wholly inside a
     row are summed three taps per loop over the outputs (vectorized by LLVM for strides 1
     and 2); the border windows are clipped."""
