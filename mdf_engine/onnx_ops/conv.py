@@ -1,14 +1,15 @@
 """Convolution operators: ``Conv``, ``ConvTranspose``, ``ConvInteger`` and ``QLinearConv``.
 
 Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has three kernels:
-direct accumulation (depthwise-like groups and tiny problems), and im2col tiles (about 256 KB,
-so they stay in cache) multiplied into their block of the output, by :func:`gemm_small` for
-thin filters (at most :data:`SMALL_K` weights) or by BLAS (Numba's gemm helper, which can
-write into a strided block). A bias is an extra filter column over a row of ones.
-``ConvTranspose`` does the reverse: a BLAS product of the transposed filters with the input,
-then a col2im scatter-add. The integer convolutions subtract the zero points and convolve
-exactly in float64 (products of 8-bit values summed in float64 are exact), then round back to
-int32 / 8-bit.
+direct accumulation (depthwise-like groups and tiny problems), and im2col tiles that stay in
+cache multiplied straight into their block of the output, by :func:`gemm_small` for thin
+filters or small products (see :func:`use_gemm_small`) or by BLAS (Numba's gemm helper,
+which can write into a strided block). A bias is an extra filter column over a row of ones.
+``ConvTranspose`` does the reverse: a product of the transposed filters with the input (BLAS,
+or :func:`gemm_small` for few input channels), then a col2im scatter-add. The kernels index
+flat arrays with unsigned offsets (see :data:`U`). The integer convolutions subtract the zero
+points and convolve exactly in float64 (products of 8-bit values summed in float64 are
+exact), then round back to int32 / 8-bit.
 """
 
 from __future__ import annotations
