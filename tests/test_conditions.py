@@ -316,7 +316,21 @@ CASES = [
                                         gs.AfterConsiderationSetExecution(4)),
                               c: gs.AfterNConsiderationSetExecutions(3)},
                              {TS.ENVIRONMENT_STATE_UPDATE: gs.AfterNPasses(4)}),
-         steps=2, compiled=False),
+         steps=2),
+    Case("consideration_set_executions_time_scales",
+         # A runs only in passes 1 and 3 of an update, so passes 0 and 2 are empty time steps
+         # (they count as consideration set executions too)
+         {"A": M("Any", dependencies=[M("AtPass", n=1), M("AtPass", n=3)]),
+          "B": M("AtConsiderationSetExecution", n=3),
+          "C": M("AfterNConsiderationSetExecutions", n=7,
+                 time_scale="TimeScale.ENVIRONMENT_SEQUENCE")},
+         {ESU: M("AfterNPasses", n=5)},
+         lambda a, b, c, g: (
+             {a: gs.Any(gs.AtPass(1), gs.AtPass(3)),
+              b: gs.AtConsiderationSetExecution(3),
+              c: gs.AfterNConsiderationSetExecutions(7, TS.ENVIRONMENT_SEQUENCE)},
+             {TS.ENVIRONMENT_STATE_UPDATE: gs.AfterNPasses(5)}),
+         steps=3),
     Case("TimeInterval_TimeTermination",
          {"B": M("TimeInterval", repeat=2), "C": M("TimeInterval", start=1, end=4)},
          {ESU: M("TimeTermination", t=6)},

@@ -20,7 +20,8 @@ What one update does (graph-scheduler's ``Scheduler.run`` for one environment st
 Counter names in the generated code (``q_`` keeps them apart from the model's names):
 ``q_u{a}_{b}`` calls of node ``a`` since node ``b`` ran, ``q_t{s}_{n}`` calls of ``n`` in time
 scale ``s`` (0 pass, 1 environment state update, 2 environment sequence / life), ``q_c0`` /
-``q_c1`` / ``q_c2`` passes in this update / passes ever / updates ever, ``q_ls{n}`` node ``n``
+``q_c1`` / ``q_c2`` passes in this update / passes ever / updates ever, ``q_k{s}`` time steps
+(consideration set executions) in time scale ``s``, ``q_ls{n}`` node ``n``
 was in the last set, ``q_ev{n}`` node ``n`` has ever run, ``q_th{k}`` the value Threshold
 ``k`` compares, ``q_x{n}`` node ``n`` is marked in the current set.
 """
@@ -139,6 +140,13 @@ class SchedulerSource:
             deps = [-1 - k for k in kids]
             total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
             return f"({total} >= {n})"
+        if _OP["AtConsiderationSetExecution"] <= op <= _OP["AfterNConsiderationSetExecutions"]:
+            self.used.add(("k", b))
+            cmp = {_OP["AtConsiderationSetExecution"]: "==",
+                   _OP["BeforeConsiderationSetExecution"]: "<",
+                   _OP["AfterConsiderationSetExecution"]: ">",
+                   _OP["AfterNConsiderationSetExecutions"]: ">="}[op]
+            return f"(q_k{b} {cmp} {n})"
         if _OP["AtEnvironmentSequence"] <= op <= _OP["AfterNEnvironmentSequences"]:
             # one Simulation is one environment sequence: its index is always 0
             holds = {_OP["AtEnvironmentSequence"]: n == 0,
@@ -164,6 +172,7 @@ class SchedulerSource:
         out = [f"{ind}q_c0 = clock[0]", f"{ind}q_c1 = clock[1]", f"{ind}q_c2 = clock[2]",
                f"{ind}q_lp = logpos[0]", f"{ind}q_log = logpos[1] == 1",
                f"{ind}q_logn = logbuf.shape[0]"]
+        out += [f"{ind}q_k{s} = clock[{3 + s}]" for _, s in self._counters("k")]
         out += [f"{ind}q_u{a}_{b} = useable[{a}, {b}]" for _, a, b in self._counters("u")]
         out += [f"{ind}q_t{s}_{m} = total[{s}, {m}]" for _, s, m in self._counters("t")]
         out += [f"{ind}q_ls{m} = last_set[{m}]" for _, m in self._counters("ls")]
@@ -175,6 +184,7 @@ class SchedulerSource:
         """The locals back into the state arrays, before every return."""
         out = [f"{ind}clock[0] = q_c0", f"{ind}clock[1] = q_c1", f"{ind}clock[2] = q_c2",
                f"{ind}logpos[0] = q_lp"]
+        out += [f"{ind}clock[{3 + s}] = q_k{s}" for _, s in self._counters("k")]
         out += [f"{ind}useable[{a}, {b}] = q_u{a}_{b}" for _, a, b in self._counters("u")]
         out += [f"{ind}total[{s}, {m}] = q_t{s}_{m}" for _, s, m in self._counters("t")]
         out += [f"{ind}last_set[{m}] = q_ls{m}" for _, m in self._counters("ls")]
@@ -192,6 +202,7 @@ class SchedulerSource:
 
     def _reset(self, scales: tuple[int, ...], useable: bool, ind: str) -> list[str]:
         out = [f"{ind}q_t{s}_{m} = 0" for _, s, m in self._counters("t") if s in scales]
+        out += [f"{ind}q_k{s} = 0" for _, s in self._counters("k") if s in scales]
         if useable:
             out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._counters("u")]
         return out
@@ -200,6 +211,7 @@ class SchedulerSource:
         """A set ran: it is the last set (``JustRan``) and a time step of the log."""
         out = [f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
                for _, m in self._counters("ls")]
+        out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
         out.append(f"{ind}if q_log:")
         for m in members:
             out += [f"{ind}    if q_x{m} and q_lp < q_logn:",
@@ -211,6 +223,7 @@ class SchedulerSource:
     def _idle_pass(self, ind: str) -> list[str]:
         """A pass in which nothing ran: no node just ran, and the log gets an empty step."""
         out = [f"{ind}q_ls{m} = False" for _, m in self._counters("ls")]
+        out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
         out += [f"{ind}if q_log and q_lp < q_logn:", f"{ind}    logbuf[q_lp] = -1",
                 f"{ind}    q_lp += 1"]
         return out

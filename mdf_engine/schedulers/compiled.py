@@ -18,7 +18,9 @@ Counters the table refers to:
   ``counts_useable``; reset at the start of every environment state update);
 * ``total[s, n]``: calls of node ``n`` in time scale ``s`` (0 pass, 1 environment state update,
   2 environment sequence/life);
-* ``clock[0]`` passes in this update, ``clock[1]`` passes ever, ``clock[2]`` updates ever;
+* ``clock[0]`` passes in this update, ``clock[1]`` passes ever, ``clock[2]`` updates ever,
+  ``clock[3 + s]`` consideration set executions (time steps, empty ones included) in time
+  scale ``s``;
 * ``last_set[n]``: node ``n`` was in the last consideration set (for ``JustRan``).
 """
 
@@ -41,6 +43,8 @@ OPCODES = {
     "BeforeEnvironmentStateUpdate": 20, "Threshold": 21, "AfterNCallsCombined": 22,
     "AtEnvironmentSequence": 23, "AfterEnvironmentSequence": 24,
     "AfterNEnvironmentSequences": 25,
+    "AtConsiderationSetExecution": 26, "BeforeConsiderationSetExecution": 27,
+    "AfterConsiderationSetExecution": 28, "AfterNConsiderationSetExecutions": 29,
 }
 COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
 _SCALE_ROW = {TimeScale.CONSIDERATION_SET_EXECUTION: 0, TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
@@ -77,7 +81,7 @@ class ConditionTable:
         if closure_scale is not None and "time_scale" not in kw:
             # several classes keep ``time_scale`` only in their function's closure
             kw["time_scale"] = closure_scale
-            if op in (12, 13, 14, 15, 16, 17, 18, 19, 20) and len(args) > 1:
+            if op in (12, 13, 14, 15, 16, 17, 18, 19, 20, 26, 27, 28, 29) and len(args) > 1:
                 args = args[:1]
         if op in (2, 3):
             kids = [self.add(c, owner) for c in args]
@@ -111,6 +115,14 @@ class ConditionTable:
                 raise NotCompilable(f"{name} at time scale {ts}")
         elif op in (23, 24, 25):
             n = int(args[0])
+        elif op in (26, 27, 28, 29):
+            n = int(args[0])
+            ts = args[1] if len(args) > 1 else kw.get("time_scale",
+                                                      TimeScale.ENVIRONMENT_STATE_UPDATE)
+            if ts in (TimeScale.CONSIDERATION_SET_EXECUTION, TimeScale.PASS):
+                # graph-scheduler itself cannot count these (TimeScaleError)
+                raise NotCompilable(f"{name} at time scale {ts}")
+            b = self._scale(ts)
         elif op == 21:
             comparator = kw.get("comparator")
             if comparator not in COMPARATORS:
