@@ -235,8 +235,9 @@ def run_cases(cases: list[Any], budget: float = 0.2) -> dict[str, list[float]]:
             print(f"{case.op:<14}{case.size:<10}onnxruntime failed: {str(e)[:60]}")
             continue
 
-        def ours(op=case.op, inputs=inputs, attrs=attrs, opset=opset):
-            return onnx_ops.run(op, inputs, attrs, opset=opset)
+        # the node's output count, as for the onnxruntime node (a graph runner passes it too)
+        def ours(op=case.op, inputs=inputs, attrs=attrs, opset=opset, n=case.n_outputs):
+            return onnx_ops.run(op, inputs, attrs, opset=opset, num_outputs=n)
 
         try:
             t_ours = _median_time(ours, budget)

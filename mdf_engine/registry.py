@@ -119,8 +119,12 @@ class OpSchema:
             inputs.pop()
         return inputs, attrs
 
-    def call(self, inputs: Iterable[Any], attributes: Mapping[str, Any] | None = None) -> tuple:
-        """Run the kernel: fills attribute defaults, returns a tuple of outputs."""
+    def call(self, inputs: Iterable[Any], attributes: Mapping[str, Any] | None = None,
+             outputs_wanted: int | None = None) -> tuple:
+        """Run the kernel: fills attribute defaults, returns a tuple of outputs.
+
+        ``outputs_wanted``: how many leading outputs the caller uses; a kernel registered with
+        ``skips_outputs=True`` gets it and may leave the others out of its result."""
         attrs = {k: v for k, v in self.attributes.items() if v is not REQUIRED}
         if attributes:
             unknown = [k for k in attributes if k not in self.attributes]
@@ -130,6 +134,8 @@ class OpSchema:
         missing = [k for k, v in self.attributes.items() if v is REQUIRED and k not in attrs]
         if missing:
             raise MDFError(f"{self.name} needs attribute '{missing[0]}'")
+        if outputs_wanted is not None and self.extra.get("skips_outputs"):
+            attrs["outputs_wanted"] = int(outputs_wanted)
         out = self.kernel(*inputs, **attrs)
         if not isinstance(out, tuple):
             out = (out,)

@@ -170,6 +170,25 @@ def test_maxpool_paths_match_onnxruntime(xs, attrs, dtype):
 
 
 @pytest.mark.parametrize("xs,attrs", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint8])
+def test_maxpool_values_only_match_onnxruntime(xs, attrs, dtype):
+    """A MaxPool node without the Indices output (num_outputs=1) computes Y alone, on its own
+    kernel: Y equal to a one-output onnxruntime node's (floats) or to our Y-and-Indices kernel
+    (8-bit ints, checked against onnxruntime by the node cases)."""
+    rng = np.random.default_rng(len(xs) * 10 + xs[-1])
+    x = _rand(rng, *xs, dtype=np.float32)
+    if np.dtype(dtype).kind in "iu":
+        x = (x * 40 + (60 if dtype == np.uint8 else 0)).astype(dtype)
+        exp = onnx_ops.run("MaxPool", [x], attrs)[0]
+    else:
+        x = x.astype(dtype)
+        exp = ort_run("MaxPool", [x], attrs, n_out=1)[0]
+    got = onnx_ops.run("MaxPool", [x], attrs, num_outputs=1)
+    assert len(got) == 1 and got[0].dtype == dtype
+    np.testing.assert_array_equal(got[0], exp)
+
+
+@pytest.mark.parametrize("xs,attrs", POOL_CASES, ids=[str(i) for i in range(len(POOL_CASES))])
 @pytest.mark.parametrize("include_pad", [0, 1])
 def test_averagepool_paths_match_onnxruntime(xs, attrs, include_pad):
     rng = np.random.default_rng(xs[-1])

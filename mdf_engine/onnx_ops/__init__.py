@@ -58,14 +58,16 @@ def run(
 
     ``num_outputs`` is the node's output count, which a graph runner knows and a kernel cannot:
     it is passed to operators with a variadic output that declare a ``num_outputs`` attribute
-    (Split), unless the attributes already give one."""
+    (Split), unless the attributes already give one, and to kernels that can skip outputs
+    nobody reads (MaxPool without Indices); the result then has at most that many outputs."""
     sch = schema(op_type, opset if opset is not None else DEFAULT_OPSET)
     if num_outputs is not None and "num_outputs" in sch.attributes:
         attrs = dict(attributes or {})
         if attrs.get("num_outputs") is None and attrs.get("split") is None:
             attrs["num_outputs"] = num_outputs
         attributes = attrs
-    return list(sch.call(list(inputs), attributes))
+    outs = list(sch.call(list(inputs), attributes, outputs_wanted=num_outputs))
+    return outs if num_outputs is None else outs[:max(num_outputs, 1)]
 
 
 def names() -> list[str]:

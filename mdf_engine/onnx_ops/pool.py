@@ -91,21 +91,35 @@ def _clip_taps(start, k, d, size):
 
 @numba.njit(cache=True)
 def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
+    """:func:`_maxpool2d_impl` with Indices."""
+    return _maxpool2d_impl(x, k, s, d, pb, o, storage_order, True)
+
+
+@numba.njit(cache=True)
+def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
+    """:func:`_maxpool2d_impl` without Indices (a MaxPool node that does not output them)."""
+    return _maxpool2d_impl(x, k, s, d, pb, o, storage_order, False)
+
+
+@numba.njit(cache=True, inline="always")
+def _maxpool2d_impl(x, k, s, d, pb, o, storage_order, want_idx):
     """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum (and its flat index) of
     each horizontal window of every input row, then of each vertical window of those. The
     windows wholly inside the input run as branch-free select loops over the outputs, three
     taps per loop and no per-tap bounds test; the border windows are clipped.
     Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Returns
-    ok=False (and nothing useful) when some window lies wholly in the padding."""
+    ok=False (and nothing useful) when some window lies wholly in the padding.
+    ``want_idx`` (a constant in each caller, so the compiler drops what it rules out) False
+    skips every index computation; ``idx`` is then a placeholder."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
     kh, kw = k[1], k[2]
     sh, sw = s[1], s[2]
     dh, dw = d[1], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
+    idx = np.empty((N, C, 1, oh, ow) if want_idx else (1, 1, 1, 1, 1), dtype=np.int64)
     rv = np.empty((H, ow), dtype=x.dtype)
-    ri = np.empty((H, ow), dtype=np.int64)
+    ri = np.empty((H, ow) if want_idx else (1, 1), dtype=np.int64)
     for q in range(ow):
         e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
         if e1 <= e0:
@@ -144,7 +158,8 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
                         best = v
                         bx = lo + e * dw
                 rvf[r * ow + q] = best
-                rif[r * ow + q] = rbase + bx * cstep
+                if want_idx:
+                    rif[r * ow + q] = rbase + bx * cstep
             if nq > 0:
                 i0 = rbase + x0 * cstep
                 for e in range(0, kw, 3):
@@ -160,13 +175,13 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
                     # a literal stride lets LLVM vectorize the (inlined) loop
                     if sw == 1:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, 1, j0, j1, j2, tstep, nq,
-                                  e > 0)
+                                  e > 0, want_idx)
                     elif sw == 2:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, 2, j0, j1, j2, tstep, nq,
-                                  e > 0)
+                                  e > 0, want_idx)
                     else:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, sw, j0, j1, j2, tstep, nq,
-                                  e > 0)
+                                  e > 0, want_idx)
         for i in range(oh):
             top = i * sh - pb[1]
             b0, b1 = _clip_taps(top, kh, dh, H)
@@ -175,24 +190,33 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
                 r0 = top + b * dh
                 r1 = r0 + dh if b + 1 < b1 else r0
                 r2 = r0 + 2 * dh if b + 2 < b1 else r0
-                _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0)
+                _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0,
+                          want_idx)
     return y, idx, True
 
 
 @numba.njit(cache=True, inline="always")
-def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, update):
+def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, update,
+              want_idx):
     """For t < n: the first maximum of the taps ``src[o0/o1/o2 + t*step]`` (flat indices
     ``i0/i1/i2 + t*istep``), or of ``best[off + t]`` and those taps when ``update``, into
     ``best[off + t]``, ``bidx[off + t]``. Branch-free selects (random data would mispredict
     half of the branches); unsigned offsets, which Numba indexes without a negative-index
-    wraparound test, so LLVM vectorizes the loop."""
+    wraparound test, so LLVM vectorizes the loop. Without ``want_idx`` (a constant in the
+    caller) no index is computed."""
     for t in range(n):
         j = t * step
         a = src[U(o0 + j)]
         b = src[U(o1 + j)]
         c = src[U(o2 + j)]
-        o = t * istep
         k = U(off + t)
+        if not want_idx:
+            m = best[k] if update else a
+            m = a if a > m else m
+            m = b if b > m else m
+            best[k] = c if c > m else m
+            continue
+        o = t * istep
         if update:
             m = best[k]
             im = bidx[k]
@@ -211,17 +235,23 @@ def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, upda
 
 
 @numba.njit(cache=True, inline="always")
-def _col_max3(best, bidx, off, vals, idxs, o0, o1, o2, n, update):
+def _col_max3(best, bidx, off, vals, idxs, o0, o1, o2, n, update, want_idx):
     """:func:`_row_max3` down three unit-stride rows ``vals[o0/o1/o2 + t]`` whose indices are
     stored in ``idxs``."""
     for t in range(n):
         a = vals[U(o0 + t)]
         b = vals[U(o1 + t)]
         c = vals[U(o2 + t)]
+        k = U(off + t)
+        if not want_idx:
+            m = best[k] if update else a
+            m = a if a > m else m
+            m = b if b > m else m
+            best[k] = c if c > m else m
+            continue
         ka = idxs[U(o0 + t)]   # every load unconditional, so that the choices are selects
         kb = idxs[U(o1 + t)]
         kc = idxs[U(o2 + t)]
-        k = U(off + t)
         if update:
             m = best[k]
             im = bidx[k]
@@ -590,11 +620,13 @@ def lp_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_sh
 
 
 @onnx_op("MaxPool", inputs=("X",), outputs=("Y", "Indices"), since=1,
-         attributes={**POOL_ATTRS, "storage_order": 0})
+         attributes={**POOL_ATTRS, "storage_order": 0}, skips_outputs=True)
 def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
-             pads=None, strides=None, storage_order=0) -> tuple[np.ndarray, np.ndarray]:
+             pads=None, strides=None, storage_order=0,
+             outputs_wanted: int | None = None) -> tuple[np.ndarray, ...]:
     """Max over each window, and the flat index (over N, C and the unpadded spatial axes,
-    row-major, or column-major in the spatial axes when storage_order=1) of the maximum."""
+    row-major, or column-major in the spatial axes when storage_order=1) of the maximum.
+    With ``outputs_wanted=1`` (a node without the Indices output) only Y is computed."""
     X = as_array(X)
     nsp, k, s, d, out, pb, _ = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
                                        ceil_mode, "MaxPool")
@@ -602,12 +634,15 @@ def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_s
         X.astype(np.float32)
     args = (as5d(np.ascontiguousarray(xin)), lift3(k, 1), lift3(s, 1), lift3(d, 1),
             lift3(pb, 0), lift3(out, 1), int(storage_order))
+    shape = X.shape[:2] + out
     ok = False
     if nsp <= 2:
-        y, idx, ok = _maxpool2d_rows(*args)
+        values_only = outputs_wanted == 1
+        y, idx, ok = (_maxpool2d_values if values_only else _maxpool2d_rows)(*args)
+        if ok and values_only:
+            return (y.reshape(shape).astype(X.dtype, copy=False),)
     if not ok:
         y, idx = _maxpool3d(*args)
-    shape = X.shape[:2] + out
     return y.reshape(shape).astype(X.dtype, copy=False), idx.reshape(shape)
 
 
