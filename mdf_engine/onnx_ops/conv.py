@@ -363,24 +363,65 @@ def _conv_setup(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
     return nsp, group, kernel, strides, dil
 
 
+def _conv_geometry(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
+    """``(group, out_sp, geo, direct)`` of a Conv: the output's spatial shape, the kernel
+    arguments (kernel, strides, dilations, pads at the beginning, output shape, each lifted to
+    3-D) and whether direct accumulation serves it. Remembered per shapes and attributes: a
+    model calls the same Conv at every step, and working this out is a third of a small
+    Conv's time."""
+    try:
+        key = (X.shape, W.shape, op, *(
+            (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(attrs.items())))
+        hash(key)
+    except TypeError:  # an attribute given as an array: nothing to remember it by
+        return _conv_geometry_of(X.shape, W.shape, attrs, op)
+    found = _GEOMETRY.get(key)
+    if found is None:
+        found = _conv_geometry_of(X.shape, W.shape, attrs, op)
+        if len(_GEOMETRY) > 256:
+            _GEOMETRY.clear()
+        _GEOMETRY[key] = found
+    return found
+
+
+#: (shapes, op, attributes) -> Conv geometry; see :func:`_conv_geometry`
+_GEOMETRY: dict = {}
+
+
+def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
+    if len(xshape) < 3 or len(xshape) > 5 or len(wshape) != len(xshape):
+        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
+                       f"got X {tuple(xshape)} and W {tuple(wshape)}")
+    nsp = len(xshape) - 2
+    group = int(attrs["group"])
+    kernel = ints(attrs["kernel_shape"], nsp, 0, "kernel_shape", op)
+    if attrs["kernel_shape"] is None or len(attrs["kernel_shape"]) == 0:
+        kernel = tuple(int(v) for v in wshape[2:])
+    strides = ints(attrs["strides"], nsp, 1, "strides", op)
+    dil = ints(attrs["dilations"], nsp, 1, "dilations", op)
+    C, M = xshape[1], wshape[0]
+    if group < 1 or C % group or M % group or wshape[1] * group != C:
+        raise MDFError(f"{op}: X has {C} channels and W {tuple(wshape)} for group={group}; "
+                       "expected C == W.shape[1] * group and M divisible by group")
+    out_sp, pb, _ = window_geometry(xshape[2:], kernel, strides, dil, attrs["pads"],
+                                    attrs["auto_pad"], 0, op)
+    if tuple(wshape[2:]) != tuple(kernel):
+        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
+                       f"{list(wshape[2:])}")
+    geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
+    direct = _use_direct(xshape[0], M, M // group, math.prod(wshape[1:]), math.prod(out_sp))
+    return group, out_sp, geo, direct
+
+
 def _conv_float(X, W, B, attrs, op) -> np.ndarray:
     """Conv on float32/float64 arrays; returns the output with X's float dtype."""
-    nsp, group, kernel, strides, dil = _conv_setup(X, W, attrs, op)
-    C, M = X.shape[1], W.shape[0]
-    if group < 1 or C % group or M % group or W.shape[1] * group != C:
-        raise MDFError(f"{op}: X has {C} channels and W {W.shape} for group={group}; expected "
-                       "C == W.shape[1] * group and M divisible by group")
-    out_sp, pb, _ = window_geometry(X.shape[2:], kernel, strides, dil, attrs["pads"],
-                                    attrs["auto_pad"], 0, op)
-    if W.shape[2:] != tuple(kernel):
-        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
-                       f"{list(W.shape[2:])}")
+    group, out_sp, geo, direct = _conv_geometry(X, W, attrs, op)
+    M = W.shape[0]
     x5 = as5d(X)
     bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
     if bias.shape != (M,):
         raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
-    geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
-    if _use_direct(X.shape[0], M, M // group, math.prod(W.shape[1:]), math.prod(out_sp)):
+    if direct:
         w5 = np.ascontiguousarray(W, dtype=X.dtype).reshape(as5d(W).shape)
         y = conv_direct(x5, w5, bias, group, *geo)
     else:
