@@ -14,6 +14,7 @@ exact), then round back to int32 / 8-bit.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -366,26 +367,19 @@ def _conv_setup(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
 def _conv_geometry(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
     """``(group, out_sp, geo, direct)`` of a Conv: the output's spatial shape, the kernel
     arguments (kernel, strides, dilations, pads at the beginning, output shape, each lifted to
-    3-D) and whether direct accumulation serves it. Remembered per shapes and attributes: a
+    3-D) and whether direct accumulation serves it. Memoized per shapes and attributes: a
     model calls the same Conv at every step, and working this out is a third of a small
     Conv's time."""
+    items = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(attrs.items()))
     try:
-        key = (X.shape, W.shape, op, *(
-            (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(attrs.items())))
-        hash(key)
-    except TypeError:  # an attribute given as an array: nothing to remember it by
+        return _memo_geometry(tuple(X.shape), tuple(W.shape), items, op)
+    except TypeError:  # an attribute given as an array cannot be a memo key
         return _conv_geometry_of(X.shape, W.shape, attrs, op)
-    found = _GEOMETRY.get(key)
-    if found is None:
-        found = _conv_geometry_of(X.shape, W.shape, attrs, op)
-        if len(_GEOMETRY) > 256:
-            _GEOMETRY.clear()
-        _GEOMETRY[key] = found
-    return found
 
 
-#: (shapes, op, attributes) -> Conv geometry; see :func:`_conv_geometry`
-_GEOMETRY: dict = {}
+@functools.lru_cache(maxsize=256)
+def _memo_geometry(xshape: tuple, wshape: tuple, items: tuple, op: str):
+    return _conv_geometry_of(xshape, wshape, dict(items), op)
 
 
 def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
