@@ -219,8 +219,15 @@ class CompiledGraph:
         if not self._tried:
             self._compile(initializer, dt)
         if self.is_compiled:
-            self._run_compiled(steps, dt, initializer, first_without_dt)
-            return
+            first = self.evaluations == 0
+            try:
+                self._run_compiled(steps, dt, initializer, first_without_dt)
+                return
+            except ShapeChanged as e:
+                if not first:
+                    raise
+                # nothing of this run has been seen yet: run it again, interpreted
+                self._give_up(str(e))
         if self._nodes is not None and _init_key(initializer) != self._init_key:
             raise MDFError("the compiled backend needs the same initializer keys on every step "
                            "(use backend='interpreted' to change them)")
@@ -260,7 +267,7 @@ class CompiledGraph:
                 record, arrays = found
                 module = _import_generated(cache_dir() / record["module"])
                 self._adopt(module, Layout.from_json(record["layout"]), arrays, "cache",
-                            record.get("node_by_node"))
+                            record.get("node_by_node"), record.get("python_calls") or [])
             else:
                 self._generate(initializer, dt, key)
             self._init_key = _init_key(initializer)
@@ -308,19 +315,28 @@ class CompiledGraph:
         module = _load_generated(source)
         layout = gen.layout()
         arrays = gen.cold_arrays(InterpretedGraph(self.plan))
-        self._adopt(module, layout, arrays, "generated", gen.node_by_node)
+        python_calls = sorted({k[0] for k in gen.python_functions})
+        self._adopt(module, layout, arrays, "generated", gen.node_by_node, python_calls)
         try:
             cache_save(cache_dir(), key, {
                 "module": Path(module.__file__).name, "layout": layout.to_json(),
-                "node_by_node": gen.node_by_node,
+                "node_by_node": gen.node_by_node, "python_calls": python_calls,
                 "kernel_files": gen.kernel_files, "kernel_digest": files_digest(gen.kernel_files),
             }, arrays)
         except OSError as e:  # a read-only cache folder costs the next process a compile
             log.info("compiled backend: could not write the compile cache (%s)", e)
 
     def _adopt(self, module: Any, layout: Layout, arrays: dict[str, np.ndarray],
-               origin: str, node_by_node: str | None = None) -> None:
+               origin: str, node_by_node: str | None = None,
+               python_calls: list[str] | None = None) -> None:
         n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
+        #: functions without a Numba kernel that the compiled code calls through Python
+        self.python_calls = list(python_calls or [])
+        if self.python_calls:
+            log.warning("compiled backend: %s %s no Numba kernel; the compiled code calls "
+                        "%s through Python", ", ".join(self.python_calls),
+                        "has" if len(self.python_calls) == 1 else "have",
+                        "it" if len(self.python_calls) == 1 else "them")
         if node_by_node is None:
             self._fn = module.run
             self._quiet_fn = module.run_quiet
@@ -546,6 +562,8 @@ class _Generator:
         self.functions: dict[str, str] = {}
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
+        #: (name, since, namespace, shape) -> global of a function called through Python
+        self.python_functions: dict[tuple, str] = {}
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
         #: why the schedule stays with graph-scheduler (node functions only), or None
         self.node_by_node: str | None = None
@@ -647,6 +665,8 @@ class _Generator:
 
     # -- source ---------------------------------------------------------------------------
     def const(self, value: Any) -> str:
+        if value is None:  # an attribute left at its default "not given"
+            return "None"
         if isinstance(value, (bool, np.bool_)):
             return "True" if value else "False"
         if isinstance(value, (int, float, np.integer, np.floating)):
@@ -691,7 +711,9 @@ class _Generator:
         return to_source(vp.expr, rename, lambda f: self.function(f))
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
-             tag: str) -> str:
+             tag: str, slot: Slot | None = None) -> str:
+        """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
+        is where the value goes, whose kind a function without a Numba kernel must return."""
         local = dict(names)
         for k, (argname, vp) in enumerate(cp.args):
             t = f"t_{tag}_{k}"
@@ -699,7 +721,7 @@ class _Generator:
             local[argname] = t
         if cp.schema is None:
             return self.value(cp.value, local)
-        fn = self.function_schema(cp)
+        fn = self.function_schema(cp) if cp.schema.jit is not None else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
             args += ["None"] * (len(cp.schema.inputs) - len(args))
@@ -709,7 +731,33 @@ class _Generator:
             raise NotCompilable(f"function '{cp.schema.name}' has no attribute '{unknown[0]}'")
         args += [local[a] if a in cp.attribute_names else self.const(default)
                  for a, default in cp.schema.attributes.items()]
+        if fn is None:
+            return self.python_call(cp, args, out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
+
+    def python_call(self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str,
+                    slot: Slot | None) -> str:
+        """A function without a Numba kernel, called through Python from the compiled loop
+        (Numba's object mode) with the kind of value its slot had in the warm-up."""
+        sch = cp.schema
+        if slot is None or sch.extra.get("skips_outputs") or len(sch.outputs) != 1:
+            raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
+        shape = None if slot.kind == "s" else tuple(slot.shape)
+        key = (sch.name, sch.since, sch.namespace, shape)
+        if key not in self.python_functions:
+            var = f"PY{len(self.python_functions)}"
+            self.python_functions[key] = var
+            self.globals.append(f"{var} = _python_kernel({sch.name!r}, {sch.since}, "
+                                f"{sch.namespace!r}, {shape!r})")
+            self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
+        var = self.python_functions[key]
+        if shape is None:
+            typ = "float64"
+        else:
+            typ = "float64[" + ", ".join([":"] * (len(shape) - 1) + ["::1"]) + "]"
+        res = f"r_{tag}"
+        out += [f"{ind}with objmode({res}={typ!r}):", f"{ind}    {res} = {var}({', '.join(args)})"]
+        return res
 
     def function_schema(self, cp: CallPlan) -> str:
         sch = cp.schema
@@ -753,7 +801,7 @@ class _Generator:
             out += self.first_value(nid, pp, names, ind)
         for fid, cp in np_.functions:
             slot = self.slots[(nid, fid)]
-            expr = self.call(cp, names, out, ind, f"{i}_{fid}")
+            expr = self.call(cp, names, out, ind, f"{i}_{fid}", slot)
             out.append(self.assign(slot, expr, ind))
             names[fid] = slot.var
         for pp in np_.parameters:
@@ -841,7 +889,7 @@ class _Generator:
         elif pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
-            expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}")
+            expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}", slot)
             out.append(f"{ind}{tmp} = {expr}")
         elif pp.derivative is not None:
             if pp.initial is None:
@@ -967,7 +1015,8 @@ class _Generator:
             "import math",
             "import numpy as np",
             "from numba import njit, prange",
-            "from mdf_engine.compiler import _jit, _scalar, _where",
+            "from numba import objmode",
+            "from mdf_engine.compiler import _jit, _python_kernel, _scalar, _where",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -1026,9 +1075,13 @@ class _Generator:
         for key in self.functions:
             name, _, rest = key.partition("@")
             since, _, namespace = rest.partition("@")
+            namespace, _, python = namespace.partition("@")
             try:
-                fn = _jit(name, int(since), namespace or None) if rest else _jit(
-                    name, REGISTRY.lookup(name).since)
+                if python:
+                    fn = _schema(name, int(since), namespace).kernel
+                else:
+                    fn = _jit(name, int(since), namespace or None) if rest else _jit(
+                        name, REGISTRY.lookup(name).since)
             except (NotCompilable, KeyError, ValueError, MDFError):
                 continue
             module = sys.modules.get(getattr(getattr(fn, "py_func", fn), "__module__", ""))
@@ -1083,6 +1136,41 @@ def _jit(name: str, since: int, namespace: str | None = None):
                 (namespace is None or sch.namespace == namespace):
             return sch.jit
     raise NotCompilable(f"function '{name}' has no Numba kernel")
+
+
+def _schema(name: str, since: int, namespace: str):
+    for sch in REGISTRY.versions(name):
+        if sch.since == since and sch.namespace == namespace:
+            return sch
+    raise NotCompilable(f"function '{name}' (since {since}) is not registered")
+
+
+class ShapeChanged(MDFError):
+    """A function called through Python returned another shape than in the warm-up."""
+
+
+def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...] | None):
+    """A registered function's Python kernel as the compiled loop calls it (object mode):
+    positional inputs then attributes in schema order in, a float64 value of the kind the
+    warm-up saw out (a float for ``shape`` None, else a C-contiguous array of ``shape``)."""
+    sch = _schema(name, since, namespace)
+    n_attrs = len(sch.attributes)
+
+    def call(*args: Any) -> Any:
+        cut = len(args) - n_attrs
+        attrs = dict(zip(sch.attributes, args[cut:]))
+        value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
+        if shape is None:
+            if value.size != 1:
+                raise ShapeChanged(f"{name} returned shape {value.shape} where the compiled "
+                                   "backend expects a number; use backend='interpreted'")
+            return float(value.reshape(-1)[0])
+        if value.shape != shape:
+            raise ShapeChanged(f"{name} returned shape {value.shape}, not {shape} as in the "
+                               "compiled backend's warm-up; use backend='interpreted'")
+        return np.ascontiguousarray(value)
+
+    return call
 
 
 def _make_helpers():

@@ -1,0 +1,76 @@
+"""A function without a Numba kernel (here onnx::Conv, onnx::Range) does not keep a graph off
+the compiled backend: the compiled loop calls its Python kernel (Numba's object mode) for
+that node, with a log line, and gets the same numbers as the interpreted backend. A value
+whose shape changes from step to step cannot live in compiled state: a first run then starts
+again on the interpreted backend; a later one raises, naming the function."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import mdf_engine
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MDF_ENGINE_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def _conv_model() -> dict:
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((2, 1, 3, 3)) * 0.3
+    x0 = rng.standard_normal((1, 1, 6, 6))
+    return {"m": {"graphs": {"g": {"nodes": {"n": {
+        "parameters": {
+            "x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
+            "W": {"value": w.tolist()},
+            "y": {"function": "onnx::Conv", "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1],
+                                                     "strides": [2, 1]}}},
+        "output_ports": {"out": {"value": "y"}, "total": {"value": "y * 2.0 + x[0, 0, 0, 0]"}}}}}}}}
+
+
+def _range_model() -> dict:
+    return {"m": {"graphs": {"g": {"nodes": {"n": {
+        "parameters": {"c": {"value": "c + 1"},
+                       "r": {"function": "onnx::Range",
+                             "args": {"start": 0.0, "limit": "c", "delta": 1.0}}},
+        "output_ports": {"out": {"value": "r"}}}}}}}}
+
+
+def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache, caplog):
+    a = mdf_engine.Simulation(_conv_model(), backend="interpreted")
+    a.run(steps=25)
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        b = mdf_engine.Simulation(_conv_model(), backend="compiled")
+        b.run(steps=25)
+    assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::Conv"]
+    assert any("onnx::Conv has no Numba kernel" in r.getMessage() for r in caplog.records)
+    for name in ("out", "total", "x", "y"):
+        np.testing.assert_allclose(b.value("n", name), a.value("n", name), rtol=1e-12,
+                                   atol=0, err_msg=name)
+    again = mdf_engine.Simulation(_conv_model(), backend="compiled")
+    again.run(steps=25)
+    assert again.runner.origin == "cache"
+    np.testing.assert_array_equal(again.value("n", "out"), b.value("n", "out"))
+
+
+def test_a_changing_shape_reruns_a_first_run_interpreted(cache):
+    a = mdf_engine.Simulation(_range_model(), backend="interpreted")
+    a.run(steps=4)
+    b = mdf_engine.Simulation(_range_model(), backend="compiled")
+    b.run(steps=4)
+    assert b.runner.mode == "interpreted" and "onnx::Range" in b.runner.fallback_reason
+    np.testing.assert_array_equal(b.value("n", "out"), a.value("n", "out"))
+    assert b.runner.time_steps == a.runner.time_steps
+
+
+def test_a_changing_shape_in_a_later_run_raises(cache):
+    sim = mdf_engine.Simulation(_range_model(), backend="compiled")
+    sim.run(steps=1)
+    assert sim.runner.mode == "compiled"
+    with pytest.raises(mdf_engine.MDFError, match="onnx::Range returned shape"):
+        sim.run(steps=2)
