@@ -97,8 +97,75 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
 
 @numba.njit(cache=True)
 def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
-    """:func:`_maxpool2d_impl` without Indices (a MaxPool node that does not output them)."""
-    return _maxpool2d_impl(x, k, s, d, pb, o, storage_order, False)
+    """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input:
+    the vertical windows first (whole input rows at a time, unit stride), then the horizontal
+    windows of those column maxima, so the strided pass runs over the output rows only.
+    Same select loops as :func:`_maxpool2d_impl`; ok=False when some window lies wholly in
+    the padding."""
+    N, C, _, H, W = x.shape
+    oh, ow = o[1], o[2]
+    kh, kw = k[1], k[2]
+    sh, sw = s[1], s[2]
+    dh, dw = d[1], d[2]
+    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
+    none = np.empty(1, dtype=np.int64)   # no indices
+    for q in range(ow):
+        e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
+        if e1 <= e0:
+            return y, none, False
+    for i in range(oh):
+        b0, b1 = _clip_taps(i * sh - pb[1], kh, dh, H)
+        if b1 <= b0:
+            return y, none, False
+    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
+    borders = list_borders(qa, qb, ow)
+    nq = qb - qa
+    x0 = qa * sw - pb[2]
+    cv = np.empty(oh * W, dtype=x.dtype)
+    xf = x.reshape(-1)
+    yf = y.reshape(-1)
+    for pl in range(N * C):
+        base = pl * H * W
+        for i in range(oh):
+            top = i * sh - pb[1]
+            b0, b1 = _clip_taps(top, kh, dh, H)
+            for b in range(b0, b1, 3):
+                r0 = top + b * dh
+                r1 = r0 + dh if b + 1 < b1 else r0
+                r2 = r0 + 2 * dh if b + 2 < b1 else r0
+                _col_max3(cv, none, i * W, xf, none, base + r0 * W, base + r1 * W,
+                          base + r2 * W, W, b > b0, False)
+        yo = pl * oh * ow
+        for i in range(oh):
+            ro = i * W
+            yr = yo + i * ow
+            for q in borders:
+                lo = q * sw - pb[2]
+                e0, e1 = _clip_taps(lo, kw, dw, W)
+                best = cv[ro + lo + e0 * dw]
+                for e in range(e0 + 1, e1):
+                    v = cv[ro + lo + e * dw]
+                    if v > best:
+                        best = v
+                yf[yr + q] = best
+            if nq > 0:
+                for e in range(0, kw, 3):
+                    e1 = e + 1 if e + 1 < kw else e
+                    e2 = e + 2 if e + 2 < kw else e
+                    o0 = ro + x0 + e * dw
+                    o1 = ro + x0 + e1 * dw
+                    o2 = ro + x0 + e2 * dw
+                    # a literal stride lets LLVM vectorize the (inlined) loop
+                    if sw == 1:
+                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, 1, 0, 0, 0, 0, nq,
+                                  e > 0, False)
+                    elif sw == 2:
+                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, 2, 0, 0, 0, 0, nq,
+                                  e > 0, False)
+                    else:
+                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, sw, 0, 0, 0, 0, nq,
+                                  e > 0, False)
+    return y, none, True
 
 
 @numba.njit(cache=True, inline="always")
