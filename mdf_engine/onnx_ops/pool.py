@@ -90,17 +90,11 @@ def _clip_taps(start, k, d, size):
 
 
 @numba.njit(cache=True)
-def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
-    """:func:`_maxpool2d_impl` with Indices."""
-    return _maxpool2d_impl(x, k, s, d, pb, o, storage_order, True)
-
-
-@numba.njit(cache=True)
 def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
     """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input:
     the vertical windows first (whole input rows at a time, unit stride), then the horizontal
     windows of those column maxima, so the strided pass runs over the output rows only.
-    Same select loops as :func:`_maxpool2d_impl`; ok=False when some window lies wholly in
+    Same select loops as :func:`_maxpool2d_rows`; ok=False when some window lies wholly in
     the padding."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
@@ -168,25 +162,23 @@ def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
     return y, none, True
 
 
-@numba.njit(cache=True, inline="always")
-def _maxpool2d_impl(x, k, s, d, pb, o, storage_order, want_idx):
+@numba.njit(cache=True)
+def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum (and its flat index) of
     each horizontal window of every input row, then of each vertical window of those. The
     windows wholly inside the input run as branch-free select loops over the outputs, three
     taps per loop and no per-tap bounds test; the border windows are clipped.
     Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Returns
-    ok=False (and nothing useful) when some window lies wholly in the padding.
-    ``want_idx`` (a constant in each caller, so the compiler drops what it rules out) False
-    skips every index computation; ``idx`` is then a placeholder."""
+    ok=False (and nothing useful) when some window lies wholly in the padding."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
     kh, kw = k[1], k[2]
     sh, sw = s[1], s[2]
     dh, dw = d[1], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    idx = np.empty((N, C, 1, oh, ow) if want_idx else (1, 1, 1, 1, 1), dtype=np.int64)
+    idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
     rv = np.empty((H, ow), dtype=x.dtype)
-    ri = np.empty((H, ow) if want_idx else (1, 1), dtype=np.int64)
+    ri = np.empty((H, ow), dtype=np.int64)
     for q in range(ow):
         e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
         if e1 <= e0:
@@ -225,8 +217,7 @@ def _maxpool2d_impl(x, k, s, d, pb, o, storage_order, want_idx):
                         best = v
                         bx = lo + e * dw
                 rvf[r * ow + q] = best
-                if want_idx:
-                    rif[r * ow + q] = rbase + bx * cstep
+                rif[r * ow + q] = rbase + bx * cstep
             if nq > 0:
                 i0 = rbase + x0 * cstep
                 for e in range(0, kw, 3):
@@ -242,13 +233,13 @@ def _maxpool2d_impl(x, k, s, d, pb, o, storage_order, want_idx):
                     # a literal stride lets LLVM vectorize the (inlined) loop
                     if sw == 1:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, 1, j0, j1, j2, tstep, nq,
-                                  e > 0, want_idx)
+                                  e > 0, True)
                     elif sw == 2:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, 2, j0, j1, j2, tstep, nq,
-                                  e > 0, want_idx)
+                                  e > 0, True)
                     else:
                         _row_max3(rvf, rif, dof, xf, o0, o1, o2, sw, j0, j1, j2, tstep, nq,
-                                  e > 0, want_idx)
+                                  e > 0, True)
         for i in range(oh):
             top = i * sh - pb[1]
             b0, b1 = _clip_taps(top, kh, dh, H)
@@ -258,7 +249,7 @@ def _maxpool2d_impl(x, k, s, d, pb, o, storage_order, want_idx):
                 r1 = r0 + dh if b + 1 < b1 else r0
                 r2 = r0 + 2 * dh if b + 2 < b1 else r0
                 _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0,
-                          want_idx)
+                          True)
     return y, idx, True
 
 
