@@ -90,6 +90,20 @@ def _clip_taps(start, k, d, size):
 
 
 @numba.njit(cache=True)
+def _some_window_in_padding(k, s, d, pb, o, H, W):
+    """Whether a 2-D window (rows of ``H``, columns of ``W``) lies wholly in the padding."""
+    for q in range(o[2]):
+        e0, e1 = _clip_taps(q * s[2] - pb[2], k[2], d[2], W)
+        if e1 <= e0:
+            return True
+    for i in range(o[1]):
+        b0, b1 = _clip_taps(i * s[1] - pb[1], k[1], d[1], H)
+        if b1 <= b0:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
     """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input:
     the vertical windows first (whole input rows at a time, unit stride), then the horizontal
@@ -103,14 +117,8 @@ def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
     dh, dw = d[1], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
     none = np.empty(1, dtype=np.int64)   # no indices
-    for q in range(ow):
-        e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
-        if e1 <= e0:
-            return y, none, False
-    for i in range(oh):
-        b0, b1 = _clip_taps(i * sh - pb[1], kh, dh, H)
-        if b1 <= b0:
-            return y, none, False
+    if _some_window_in_padding(k, s, d, pb, o, H, W):
+        return y, none, False
     qa, qb = _span(ow, kw, sw, dw, pb[2], W)
     borders = list_borders(qa, qb, ow)
     nq = qb - qa
@@ -179,14 +187,8 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
     rv = np.empty((H, ow), dtype=x.dtype)
     ri = np.empty((H, ow), dtype=np.int64)
-    for q in range(ow):
-        e0, e1 = _clip_taps(q * sw - pb[2], kw, dw, W)
-        if e1 <= e0:
-            return y, idx, False
-    for i in range(oh):
-        b0, b1 = _clip_taps(i * sh - pb[1], kh, dh, H)
-        if b1 <= b0:
-            return y, idx, False
+    if _some_window_in_padding(k, s, d, pb, o, H, W):
+        return y, idx, False
     qa, qb = _span(ow, kw, sw, dw, pb[2], W)
     borders = list_borders(qa, qb, ow)
     # flat spatial index of (r, col): r * W + col, or r + H * col (storage_order=1)
@@ -296,17 +298,14 @@ def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, upda
 def _col_max3(best, bidx, off, vals, idxs, o0, o1, o2, n, update, want_idx):
     """:func:`_row_max3` down three unit-stride rows ``vals[o0/o1/o2 + t]`` whose indices are
     stored in ``idxs``."""
+    if not want_idx:  # the values alone: the row loop with unit stride
+        _row_max3(best, bidx, off, vals, o0, o1, o2, 1, 0, 0, 0, 0, n, update, False)
+        return
     for t in range(n):
         a = vals[U(o0 + t)]
         b = vals[U(o1 + t)]
         c = vals[U(o2 + t)]
         k = U(off + t)
-        if not want_idx:
-            m = best[k] if update else a
-            m = a if a > m else m
-            m = b if b > m else m
-            best[k] = c if c > m else m
-            continue
         ka = idxs[U(o0 + t)]   # every load unconditional, so that the choices are selects
         kb = idxs[U(o1 + t)]
         kc = idxs[U(o2 + t)]
