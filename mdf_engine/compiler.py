@@ -500,6 +500,12 @@ class CompiledGraph:
         return self._state["A"][slot.index].copy()
 
 
+#: Function namespaces whose kernels compute by their inputs' dtype (integer division,
+#: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
+#: off the compiled backend, which holds every value as float64.
+_DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
+
+
 def _init_key(initializer: Mapping[str, Any] | None) -> tuple:
     return tuple(sorted(initializer)) if initializer else ()
 
@@ -626,6 +632,36 @@ class _Generator:
                 self._slot((nid, "out:" + oid), st.outputs[oid], f"{w}.output_ports.{oid}")
         for key, value in self.initializer.items():
             _kind_of(value, f"initializer '{key}'")
+        self._check_call_inputs()
+
+    def _check_call_inputs(self) -> None:
+        """Refuse a function call whose inputs were integer or boolean arrays in the warm-up:
+        the compiled backend holds every value as float64, and such a function (onnx::Div on
+        integers, bitwise and logical ops, ...) would silently compute something else."""
+        for nid, np_ in self.plan.nodes.items():
+            st = self.interp.states[nid]
+            env = {**st.inputs_read, **{k: st.lookup(k) for k in st.params},
+                   **{k: v for k, v in st.funcs.items() if v is not None}}
+            calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
+            calls += [(f"parameters.{pp.id}", pp.call) for pp in np_.parameters
+                      if pp.call is not None]
+            for where, cp in calls:
+                if cp.schema is None or cp.schema.namespace not in _DTYPE_AWARE:
+                    continue  # the standard functions are float arithmetic
+                fp = dict(env)
+                try:
+                    for name, vp in cp.args:
+                        fp[name] = vp.evaluate(fp)
+                except Exception:  # noqa: BLE001 - not knowable: do not compile it
+                    raise NotCompilable(f"{np_.where}.{where}: its arguments could not be "
+                                        "checked") from None
+                for name in cp.input_names:
+                    v = fp.get(name) if name is not None else None
+                    kind = np.asarray(v).dtype.kind if v is not None else "f"
+                    if kind in "biu":
+                        raise NotCompilable(
+                            f"{np_.where}.{where}: {cp.schema.name} gets {np.asarray(v).dtype} "
+                            f"input '{name}'; the compiled backend computes in float64")
 
     def layout(self) -> Layout:
         return Layout(self.slots, self.static, self.finite_checks, self.record_columns,

@@ -74,3 +74,22 @@ def test_a_changing_shape_in_a_later_run_raises(cache):
     assert sim.runner.mode == "compiled"
     with pytest.raises(mdf_engine.MDFError, match="onnx::Range returned shape"):
         sim.run(steps=2)
+
+
+@pytest.mark.parametrize("a", [[7, 8], 7], ids=["int_array", "int_scalar"])
+def test_integer_inputs_keep_dtype_aware_functions_interpreted(a, cache, caplog):
+    """onnx::Div divides integers as integers; the compiled backend (float64 values) would
+    give 3.5 for 7 / 2, so the graph stays interpreted, with a log line naming the call."""
+    model = {"m": {"graphs": {"g": {"nodes": {"n": {
+        "parameters": {"c": {"value": "c + 7"},
+                       "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
+        "output_ports": {"out": {"value": "d"}}}}}}}}
+    ref = mdf_engine.Simulation(model, backend="interpreted")
+    ref.run(steps=3)
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        sim = mdf_engine.Simulation(model, backend="compiled")
+        sim.run(steps=3)
+    assert sim.runner.mode == "interpreted"
+    assert "onnx::Div gets int64 input" in sim.runner.fallback_reason
+    np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))
+    assert np.asarray(ref.value("n", "out")).dtype.kind == "i"
