@@ -223,7 +223,7 @@ class CompiledGraph:
             try:
                 self._run_compiled(steps, dt, initializer, first_without_dt)
                 return
-            except ShapeChanged as e:
+            except PythonCallFailed as e:
                 if not first:
                     raise
                 # nothing of this run has been seen yet: run it again, interpreted
@@ -1181,8 +1181,9 @@ def _schema(name: str, since: int, namespace: str):
     raise NotCompilable(f"function '{name}' (since {since}) is not registered")
 
 
-class ShapeChanged(MDFError):
-    """A function called through Python returned another shape than in the warm-up."""
+class PythonCallFailed(MDFError):
+    """A function called through Python from the compiled loop failed there, or returned
+    another kind of value than in the warm-up."""
 
 
 def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...] | None):
@@ -1195,14 +1196,18 @@ def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...]
     def call(*args: Any) -> Any:
         cut = len(args) - n_attrs
         attrs = dict(zip(sch.attributes, args[cut:]))
-        value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
+        try:
+            value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
+        except Exception as e:  # noqa: BLE001 - e.g. an attribute it cannot take as a float
+            raise PythonCallFailed(f"{name} failed in the compiled backend ({type(e).__name__}: "
+                                   f"{e}); use backend='interpreted'") from e
         if shape is None:
             if value.size != 1:
-                raise ShapeChanged(f"{name} returned shape {value.shape} where the compiled "
+                raise PythonCallFailed(f"{name} returned shape {value.shape} where the compiled "
                                    "backend expects a number; use backend='interpreted'")
             return float(value.reshape(-1)[0])
         if value.shape != shape:
-            raise ShapeChanged(f"{name} returned shape {value.shape}, not {shape} as in the "
+            raise PythonCallFailed(f"{name} returned shape {value.shape}, not {shape} as in the "
                                "compiled backend's warm-up; use backend='interpreted'")
         return np.ascontiguousarray(value)
 

@@ -93,3 +93,35 @@ def test_integer_inputs_keep_dtype_aware_functions_interpreted(a, cache, caplog)
     assert "onnx::Div gets int64 input" in sim.runner.fallback_reason
     np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))
     assert np.asarray(ref.value("n", "out")).dtype.kind == "i"
+
+
+def _register_strict_kernel() -> None:
+    """A test function (namespace ``test``) whose kernel takes its attribute only as an int,
+    as the interpreted backend passes it; the compiled loop passes attributes as floats."""
+    from mdf_engine.registry import REGISTRY, register
+
+    if "test::ScaleByInt" in REGISTRY:
+        return
+
+    @register("test", "ScaleByInt", inputs=("X",), attributes={"n": 2})
+    def scale_by_int(X, *, n=2):
+        if not isinstance(n, int):
+            raise TypeError(f"n must be an int, got {n!r}")
+        return (np.asarray(X) * n,)
+
+
+def test_a_python_kernel_failing_in_a_first_run_reruns_it_interpreted(cache, caplog):
+    _register_strict_kernel()
+    model = {"m": {"graphs": {"g": {"nodes": {"n": {
+        "parameters": {"x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
+                       "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}}},
+        "output_ports": {"out": {"value": "y"}}}}}}}}
+    ref = mdf_engine.Simulation(model, backend="interpreted")
+    ref.run(steps=4)
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        sim = mdf_engine.Simulation(model, backend="compiled")
+        sim.run(steps=4)
+    assert sim.runner.mode == "interpreted"
+    assert "test::ScaleByInt failed in the compiled backend (TypeError" in \
+        sim.runner.fallback_reason
+    np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))
