@@ -15,6 +15,7 @@ atomically; a damaged or foreign record is ignored, never trusted.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,9 +41,11 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+@functools.lru_cache(maxsize=1)
 def _engine_digest() -> str:
     """A hash of the engine's own source (loader, plan, expressions, compiler, scheduler code):
-    a record written by another version of it is not used."""
+    a record written by another version of it is not used. Read once per process (a sweep
+    compiles one graph per chunk)."""
     root = Path(__file__).parent
     h = hashlib.sha256()
     for f in sorted([*root.glob("*.py"), *(root / "schedulers").glob("*.py")]):

@@ -137,6 +137,8 @@ class CompiledGraph:
         self._nodes: Any = None
         #: where the compiled code came from: "generated" or "cache" (None until compiled)
         self.origin: str | None = None
+        #: functions without a Numba kernel that the compiled code calls through Python
+        self.python_calls: list[str] = []
         self.compiled_time_steps: list[set[str]] = []
         self._static_updates = 0
         self.compiled_order: list[str] = []
@@ -228,9 +230,8 @@ class CompiledGraph:
                     raise
                 # nothing of this run has been seen yet: run it again, interpreted
                 self._give_up(str(e))
-        if self._nodes is not None and _init_key(initializer) != self._init_key:
-            raise MDFError("the compiled backend needs the same initializer keys on every step "
-                           "(use backend='interpreted' to change them)")
+        if self._nodes is not None:
+            self._check_initializer_keys(initializer)
         for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
             self._runner.evaluate(time_increment=inc, initializer=initializer)
@@ -330,7 +331,6 @@ class CompiledGraph:
                origin: str, node_by_node: str | None = None,
                python_calls: list[str] | None = None) -> None:
         n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
-        #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls = list(python_calls or [])
         if self.python_calls:
             log.warning("compiled backend: %s %s no Numba kernel; the compiled code calls "
@@ -381,6 +381,12 @@ class CompiledGraph:
             fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
         self._nodes.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
 
+    def _check_initializer_keys(self, initializer: Mapping[str, Any] | None) -> None:
+        """The compiled code delivers the initializer keys it was generated for, no others."""
+        if _init_key(initializer) != self._init_key:
+            raise MDFError("the compiled backend needs the same initializer keys on every step "
+                           "(use backend='interpreted' to change them)")
+
     def _give_up(self, reason: str) -> None:
         self.fallback_reason = reason
         self._state = None
@@ -389,9 +395,7 @@ class CompiledGraph:
 
     def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
                       first_without_dt: bool) -> None:
-        if _init_key(initializer) != self._init_key:
-            raise MDFError("the compiled backend needs the same initializer keys on every step "
-                           "(use backend='interpreted' to change them)")
+        self._check_initializer_keys(initializer)
         st = self._state
         inits = _initializer_args(initializer)
         logn = n * (2 * len(self.node_ids) + 2) * 4 + 64
@@ -580,6 +584,8 @@ class _Generator:
             self.node_by_node = str(e)
             table, roots, term, queue = None, None, None, None
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
+        #: (node, name, indices) of the value each Threshold condition reads
+        self.thresholds = table.thresholds if table is not None else []
         self._allocate()
         self.static = self.static_schedule() if table is not None else None
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
@@ -690,9 +696,8 @@ class _Generator:
 
     def threshold_values(self, interp: Any) -> np.ndarray:
         """The value each Threshold condition reads, as ``interp`` holds it now."""
-        thresholds = self.table.thresholds if self.table is not None else []
-        thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
-        for k, (nid, name, indices) in enumerate(thresholds):
+        thr = np.zeros(max(1, len(self.thresholds)), dtype=np.float64)
+        for k, (nid, name, indices) in enumerate(self.thresholds):
             v = interp._threshold_value(nid, name)
             for i in (indices or []):
                 v = v[i]
@@ -798,9 +803,7 @@ class _Generator:
     def function_schema(self, cp: CallPlan) -> str:
         sch = cp.schema
         key = f"{sch.name}@{sch.since}@{sch.namespace}"
-        if key not in self.functions:
-            if sch.jit is None:
-                raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
+        if key not in self.functions:  # (call() sends functions without a kernel elsewhere)
             var = f"F{len(self.functions)}"
             self.functions[key] = var
             self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
@@ -844,8 +847,7 @@ class _Generator:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
             out.append(self.assign(self.slots[(nid, "out:" + oid)], self.value(vp, names), ind))
-        for k, (tn, name, indices) in enumerate(
-                self.table.thresholds if self.table is not None else []):
+        for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
             key = (nid, name) if (nid, name) in self.slots else (nid, "out:" + name)

@@ -47,7 +47,6 @@ from .compiled import (
     NotCompilable,
 )
 
-_OP = {name: code for name, code in OPCODES.items()}
 _NAME = re.compile(r"\bq_\w+")
 _ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
 
@@ -91,67 +90,67 @@ class SchedulerSource:
         op, a, b, n = (int(self.ints[row, k]) for k in (OP, A, B, N))
         first, nk = int(self.ints[row, FIRST_CHILD]), int(self.ints[row, N_CHILDREN])
         kids = [int(self.children[first + k]) for k in range(nk)]
-        if op == _OP["Always"]:
+        if op == OPCODES["Always"]:
             return "True"
-        if op == _OP["Never"]:
+        if op == OPCODES["Never"]:
             return "False"
-        if op == _OP["All"]:
+        if op == OPCODES["All"]:
             return "(" + " and ".join(self.condition(k) for k in kids) + ")" if kids else "True"
-        if op == _OP["Any"]:
+        if op == OPCODES["Any"]:
             return "(" + " or ".join(self.condition(k) for k in kids) + ")" if kids else "False"
-        if op == _OP["Not"]:
+        if op == OPCODES["Not"]:
             return f"(not {self.condition(kids[0])})"
-        if op == _OP["EveryNCalls"]:
+        if op == OPCODES["EveryNCalls"]:
             return f"({self._u(a, b % self.n)} >= {n})"
-        if op in (_OP["AfterNCalls"], _OP["AtNCalls"], _OP["BeforeNCalls"], _OP["AfterCall"]):
-            cmp = {_OP["AfterNCalls"]: ">=", _OP["AtNCalls"]: "==", _OP["BeforeNCalls"]: "<",
-                   _OP["AfterCall"]: ">"}[op]
+        if op in (OPCODES["AfterNCalls"], OPCODES["AtNCalls"], OPCODES["BeforeNCalls"], OPCODES["AfterCall"]):
+            cmp = {OPCODES["AfterNCalls"]: ">=", OPCODES["AtNCalls"]: "==", OPCODES["BeforeNCalls"]: "<",
+                   OPCODES["AfterCall"]: ">"}[op]
             return f"({self._t(b, a)} {cmp} {n})"
-        if op == _OP["AllHaveRun"]:
+        if op == OPCODES["AllHaveRun"]:
             deps = [-1 - k for k in kids]
             return "(" + " and ".join(f"{self._t(b, d)} >= 1" for d in deps) + ")" \
                 if deps else "True"
-        if op == _OP["JustRan"]:
+        if op == OPCODES["JustRan"]:
             self.used.add(("ls", a))
             return f"q_ls{a}"
-        if _OP["AtPass"] <= op <= _OP["BeforePass"]:
+        if OPCODES["AtPass"] <= op <= OPCODES["BeforePass"]:
             p = "q_c0" if b == 0 else "q_c1"
-            if op == _OP["EveryNPasses"]:
+            if op == OPCODES["EveryNPasses"]:
                 if n == 0:
                     raise NotCompilable("EveryNPasses(0)")
                 return f"({p} % {n} == 0)"
-            cmp = {_OP["AtPass"]: "==", _OP["AfterPass"]: ">", _OP["AfterNPasses"]: ">=",
-                   _OP["BeforePass"]: "<"}[op]
+            cmp = {OPCODES["AtPass"]: "==", OPCODES["AfterPass"]: ">", OPCODES["AfterNPasses"]: ">=",
+                   OPCODES["BeforePass"]: "<"}[op]
             return f"({p} {cmp} {n})"
-        if _OP["AtEnvironmentStateUpdate"] <= op <= _OP["BeforeEnvironmentStateUpdate"]:
-            cmp = {_OP["AtEnvironmentStateUpdate"]: "==",
-                   _OP["AfterEnvironmentStateUpdate"]: ">",
-                   _OP["AfterNEnvironmentStateUpdates"]: ">=",
-                   _OP["BeforeEnvironmentStateUpdate"]: "<"}[op]
+        if OPCODES["AtEnvironmentStateUpdate"] <= op <= OPCODES["BeforeEnvironmentStateUpdate"]:
+            cmp = {OPCODES["AtEnvironmentStateUpdate"]: "==",
+                   OPCODES["AfterEnvironmentStateUpdate"]: ">",
+                   OPCODES["AfterNEnvironmentStateUpdates"]: ">=",
+                   OPCODES["BeforeEnvironmentStateUpdate"]: "<"}[op]
             return f"(q_c2 {cmp} {n})"
-        if op == _OP["Threshold"]:
+        if op == OPCODES["Threshold"]:
             x, t = f"q_th{a}", float(self.floats[row, 0])
             if b in (COMPARATORS["=="], COMPARATORS["!="]):
                 tol = float(self.floats[row, 1]) + float(self.floats[row, 2]) * abs(t)
                 close = f"(abs({x} - {_lit(t)}) <= {_lit(tol)})"
                 return close if b == COMPARATORS["=="] else f"(not {close})"
             return f"({x} {_CMP[b]} {_lit(t)})"
-        if op == _OP["AfterNCallsCombined"]:
+        if op == OPCODES["AfterNCallsCombined"]:
             deps = [-1 - k for k in kids]
             total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
             return f"({total} >= {n})"
-        if _OP["AtConsiderationSetExecution"] <= op <= _OP["AfterNConsiderationSetExecutions"]:
+        if OPCODES["AtConsiderationSetExecution"] <= op <= OPCODES["AfterNConsiderationSetExecutions"]:
             self.used.add(("k", b))
-            cmp = {_OP["AtConsiderationSetExecution"]: "==",
-                   _OP["BeforeConsiderationSetExecution"]: "<",
-                   _OP["AfterConsiderationSetExecution"]: ">",
-                   _OP["AfterNConsiderationSetExecutions"]: ">="}[op]
+            cmp = {OPCODES["AtConsiderationSetExecution"]: "==",
+                   OPCODES["BeforeConsiderationSetExecution"]: "<",
+                   OPCODES["AfterConsiderationSetExecution"]: ">",
+                   OPCODES["AfterNConsiderationSetExecutions"]: ">="}[op]
             return f"(q_k{b} {cmp} {n})"
-        if _OP["AtEnvironmentSequence"] <= op <= _OP["AfterNEnvironmentSequences"]:
+        if OPCODES["AtEnvironmentSequence"] <= op <= OPCODES["AfterNEnvironmentSequences"]:
             # one Simulation is one environment sequence: its index is always 0
-            holds = {_OP["AtEnvironmentSequence"]: n == 0,
-                     _OP["AfterEnvironmentSequence"]: 0 > n,
-                     _OP["AfterNEnvironmentSequences"]: 0 >= n}[op]
+            holds = {OPCODES["AtEnvironmentSequence"]: n == 0,
+                     OPCODES["AfterEnvironmentSequence"]: 0 > n,
+                     OPCODES["AfterNEnvironmentSequences"]: 0 >= n}[op]
             return "True" if holds else "False"
         raise NotCompilable(f"condition opcode {op}")
 
