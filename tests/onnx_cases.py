@@ -2,7 +2,8 @@
 
 The oracle is the ONNX package's own ``onnx.backend.test.case.node.collect_testcases()``: each
 single-node case gives the node (op, attributes, which inputs are omitted), the opset it is
-stamped with, input arrays and expected output arrays. Nothing here computes an expected value.
+stamped with, input arrays and expected output arrays. Nothing here computes an expected value
+except :func:`ort_run`, which asks the other oracle, onnxruntime, for one node's outputs.
 """
 
 from __future__ import annotations
@@ -202,3 +203,31 @@ def pytorch_case(folder: str, model: str) -> PytorchCase:
     outputs = [o.name for o in proto.graph.output]
     assert len(outputs) == len(expected), f"{model}: {len(outputs)} outputs, {len(expected)} stored"
     return PytorchCase(proto, dict(zip(names, inputs)), outputs, expected)
+
+
+def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13) -> list:
+    """Run one node in onnxruntime (single-threaded); ``None`` inputs are omitted."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+             np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
+             np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}
+    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
+    while names and names[-1] == "":
+        names.pop()
+    node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attributes)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, types[np.asarray(x).dtype], np.shape(x))
+         for n, x in zip(names, inputs) if n],
+        [onnx.ValueInfoProto(name=f"o{k}") for k in range(n_out)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return sess.run(None, {n: x for n, x in zip(names, inputs) if n})

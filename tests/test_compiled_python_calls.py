@@ -20,33 +20,44 @@ def cache(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _node_model(parameters: dict, outputs: dict) -> dict:
+    """A model of one node ``n`` with these parameters and output port values."""
+    return {"m": {"graphs": {"g": {"nodes": {"n": {
+        "parameters": parameters,
+        "output_ports": {k: {"value": v} for k, v in outputs.items()}}}}}}}
+
+
+def _both(model: dict, steps: int) -> tuple:
+    """The model run ``steps`` times on the interpreted and on the compiled backend."""
+    ref = mdf_engine.Simulation(model, backend="interpreted")
+    ref.run(steps=steps)
+    sim = mdf_engine.Simulation(model, backend="compiled")
+    sim.run(steps=steps)
+    return ref, sim
+
+
 def _conv_model() -> dict:
     rng = np.random.default_rng(1)
     w = rng.standard_normal((2, 1, 3, 3)) * 0.3
     x0 = rng.standard_normal((1, 1, 6, 6))
-    return {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": {
-            "x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
-            "W": {"value": w.tolist()},
-            "y": {"function": "onnx::Conv", "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1],
-                                                     "strides": [2, 1]}}},
-        "output_ports": {"out": {"value": "y"}, "total": {"value": "y * 2.0 + x[0, 0, 0, 0]"}}}}}}}}
+    return _node_model(
+        {"x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
+         "W": {"value": w.tolist()},
+         "y": {"function": "onnx::Conv", "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1],
+                                                  "strides": [2, 1]}}},
+        {"out": "y", "total": "y * 2.0 + x[0, 0, 0, 0]"})
 
 
 def _range_model() -> dict:
-    return {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": {"c": {"value": "c + 1"},
-                       "r": {"function": "onnx::Range",
-                             "args": {"start": 0.0, "limit": "c", "delta": 1.0}}},
-        "output_ports": {"out": {"value": "r"}}}}}}}}
+    return _node_model({"c": {"value": "c + 1"},
+                        "r": {"function": "onnx::Range",
+                              "args": {"start": 0.0, "limit": "c", "delta": 1.0}}},
+                       {"out": "r"})
 
 
 def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache, caplog):
-    a = mdf_engine.Simulation(_conv_model(), backend="interpreted")
-    a.run(steps=25)
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
-        b = mdf_engine.Simulation(_conv_model(), backend="compiled")
-        b.run(steps=25)
+        a, b = _both(_conv_model(), 25)
     assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::Conv"]
     assert any("onnx::Conv has no Numba kernel" in r.getMessage() for r in caplog.records)
     for name in ("out", "total", "x", "y"):
@@ -59,10 +70,7 @@ def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache,
 
 
 def test_a_changing_shape_reruns_a_first_run_interpreted(cache):
-    a = mdf_engine.Simulation(_range_model(), backend="interpreted")
-    a.run(steps=4)
-    b = mdf_engine.Simulation(_range_model(), backend="compiled")
-    b.run(steps=4)
+    a, b = _both(_range_model(), 4)
     assert b.runner.mode == "interpreted" and "onnx::Range" in b.runner.fallback_reason
     np.testing.assert_array_equal(b.value("n", "out"), a.value("n", "out"))
     assert b.runner.time_steps == a.runner.time_steps
@@ -80,15 +88,11 @@ def test_a_changing_shape_in_a_later_run_raises(cache):
 def test_integer_inputs_keep_dtype_aware_functions_interpreted(a, cache, caplog):
     """onnx::Div divides integers as integers; the compiled backend (float64 values) would
     give 3.5 for 7 / 2, so the graph stays interpreted, with a log line naming the call."""
-    model = {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": {"c": {"value": "c + 7"},
-                       "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
-        "output_ports": {"out": {"value": "d"}}}}}}}}
-    ref = mdf_engine.Simulation(model, backend="interpreted")
-    ref.run(steps=3)
+    model = _node_model({"c": {"value": "c + 7"},
+                         "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
+                        {"out": "d"})
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
-        sim = mdf_engine.Simulation(model, backend="compiled")
-        sim.run(steps=3)
+        ref, sim = _both(model, 3)
     assert sim.runner.mode == "interpreted"
     assert "onnx::Div gets int64 input" in sim.runner.fallback_reason
     np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))
@@ -112,15 +116,12 @@ def _register_strict_kernel() -> None:
 
 def test_a_python_kernel_failing_in_a_first_run_reruns_it_interpreted(cache, caplog):
     _register_strict_kernel()
-    model = {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": {"x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
-                       "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}}},
-        "output_ports": {"out": {"value": "y"}}}}}}}}
-    ref = mdf_engine.Simulation(model, backend="interpreted")
-    ref.run(steps=4)
+    model = _node_model(
+        {"x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
+         "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}}},
+        {"out": "y"})
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
-        sim = mdf_engine.Simulation(model, backend="compiled")
-        sim.run(steps=4)
+        ref, sim = _both(model, 4)
     assert sim.runner.mode == "interpreted"
     assert "test::ScaleByInt failed in the compiled backend (TypeError" in \
         sim.runner.fallback_reason

@@ -22,29 +22,7 @@ from mdf_engine.onnx_ops import conv as conv_mod
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
-
-_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
-
-
-def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13) -> list:
-    """One node in a single-threaded onnxruntime session; None inputs omitted."""
-    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
-    while names and names[-1] == "":
-        names.pop()
-    node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attributes)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, _TYPES[x.dtype], x.shape)
-         for n, x in zip(names, inputs) if n],
-        [onnx.ValueInfoProto(name=f"o{k}") for k in range(n_out)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    return sess.run(None, {n: x for n, x in zip(names, inputs) if n})
+from onnx_cases import ort_run  # noqa: E402
 
 
 def _rand(rng, *shape, dtype=np.float32):

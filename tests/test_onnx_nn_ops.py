@@ -17,32 +17,7 @@ from mdf_engine.errors import MDFError
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper  # noqa: E402
-
-_NP2ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-            np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
-            np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}
-
-
-def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13) -> list:
-    """Run one node in onnxruntime (single-threaded); ``None`` inputs are omitted."""
-    names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
-    while names and names[-1] == "":
-        names.pop()
-    node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attributes)
-    graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, _NP2ONNX[np.asarray(x).dtype], np.shape(x))
-         for n, x in zip(names, inputs) if n],
-        [onnx.ValueInfoProto(name=f"o{k}") for k in range(n_out)],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-    return sess.run(None, {n: x for n, x in zip(names, inputs) if n})
+from onnx_cases import ort_run  # noqa: E402
 
 
 def check(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13,
