@@ -450,7 +450,7 @@ class CompiledGraph:
         cold = self._cold
         return {"S": cold["S"].copy(), "A": [a.copy() for a in cold["A"]],
                 "useable": np.zeros((n, n), dtype=np.int64),
-                "total": np.zeros((3, n), dtype=np.int64), "clock": np.zeros(6, np.int64),
+                "total": np.zeros((3, n), dtype=np.int64), "clock": np.zeros(7, np.int64),
                 "last_set": np.zeros(n, dtype=np.bool_), "ever": np.zeros(n, dtype=np.bool_),
                 "thr": cold["thr"].copy()}
 
@@ -1141,7 +1141,7 @@ class _Generator:
         body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
         body += [f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
                  f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",
-                 f"{ind2}clock = np.zeros(6, dtype=np.int64)",
+                 f"{ind2}clock = np.zeros(7, dtype=np.int64)",
                  f"{ind2}last_set = np.zeros({n}, dtype=np.bool_)",
                  f"{ind2}ever = np.zeros({n}, dtype=np.bool_)",
                  f"{ind2}thr = thr0.copy()",

@@ -1,6 +1,6 @@
 """The compiled backend's way to run a graph whose schedule it cannot compile.
 
-Some conditions have no compiled form (``NWhen``, ``TimeInterval``, conditions counted in
+Some conditions have no compiled form (``NWhen``, conditions counted in
 consideration set executions, ...). Such a graph keeps graph-scheduler, exactly as on the
 interpreted backend, to decide which nodes run at every time step; each node it yields runs as
 its own jitted function over the compiled state (the same node code as in a whole-graph

@@ -15,13 +15,17 @@ What one update does (graph-scheduler's ``Scheduler.run`` for one environment st
   in the middle of a pass); inside a set, members whose condition holds are marked as run,
   repeatedly, until no more become runnable (a node runs at most once per set); then the
   marked nodes execute, in queue order, and the set is one time step of the log;
-* a pass in which nothing ran is an empty time step; ``JustRan`` sees the last set.
+* a pass in which nothing ran is an empty time step; ``JustRan`` sees the last set;
+* with absolute time, the clock first moves on to the earliest time a condition names, every
+  consideration set is a time step (empty ones too) that moves it on by one set's length, and
+  there are no idle passes.
 
 Counter names in the generated code (``q_`` keeps them apart from the model's names):
 ``q_u{a}_{b}`` calls of node ``a`` since node ``b`` ran, ``q_t{s}_{n}`` calls of ``n`` in time
 scale ``s`` (0 pass, 1 environment state update, 2 environment sequence / life), ``q_c0`` /
 ``q_c1`` / ``q_c2`` passes in this update / passes ever / updates ever, ``q_k{s}`` time steps
-(consideration set executions) in time scale ``s``, ``q_ls{n}`` node ``n``
+(consideration set executions) in time scale ``s``, ``q_at`` absolute time in ticks,
+``q_ls{n}`` node ``n``
 was in the last set, ``q_ev{n}`` node ``n`` has ever run, ``q_th{k}`` the value Threshold
 ``k`` compares, ``q_x{n}`` node ``n`` is marked in the current set.
 """
@@ -77,12 +81,15 @@ class SchedulerSource:
         self.term = int(term)
         self.n = n_nodes
         self.n_thresholds = len(table.thresholds)
+        self.clock = table.absolute
         starts, qnodes = queue
         self.sets = [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
                      for q in range(len(starts) - 1)]
         #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
         self.used: set[tuple] = set()
         self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
+        if self.clock.enabled:
+            self.used.add(("at",))
 
     # -- conditions ---------------------------------------------------------------------------
     def condition(self, row: int) -> str:
@@ -146,6 +153,12 @@ class SchedulerSource:
                    OPCODES["AfterConsiderationSetExecution"]: ">",
                    OPCODES["AfterNConsiderationSetExecutions"]: ">="}[op]
             return f"(q_k{b} {cmp} {n})"
+        if op == OPCODES["TimeInterval"]:
+            return self._time_interval(self.clock.conditions[a])
+        if op == OPCODES["TimeTermination"]:
+            tc = self.clock.conditions[a]
+            self.used.add(("at",))
+            return f"(q_at {'>=' if tc.start_inclusive else '>'} {tc.start})"
         if OPCODES["AtEnvironmentSequence"] <= op <= OPCODES["AfterNEnvironmentSequences"]:
             # one Simulation is one environment sequence: its index is always 0
             holds = {OPCODES["AtEnvironmentSequence"]: n == 0,
@@ -153,6 +166,19 @@ class SchedulerSource:
                      OPCODES["AfterNEnvironmentSequences"]: 0 >= n}[op]
             return "True" if holds else "False"
         raise NotCompilable(f"condition opcode {op}")
+
+    def _time_interval(self, tc) -> str:
+        """Every ``repeat`` ticks from the owner's place in the pass, from ``start`` through
+        ``end`` (graph-scheduler's TimeInterval in its standard mode)."""
+        self.used.add(("at",))
+        parts = []
+        if tc.repeat is not None:
+            parts.append(f"(q_at - {tc.offset}) % {tc.repeat} == 0")
+        if tc.start is not None:
+            parts.append(f"q_at {'>=' if tc.start_inclusive else '>'} {tc.start}")
+        if tc.end is not None:
+            parts.append(f"q_at {'<=' if tc.end_inclusive else '<'} {tc.end}")
+        return "(" + " and ".join(parts) + ")"
 
     def _u(self, a: int, b: int) -> str:
         self.used.add(("u", a, b))
@@ -172,6 +198,7 @@ class SchedulerSource:
                f"{ind}q_lp = logpos[0]", f"{ind}q_log = logpos[1] == 1",
                f"{ind}q_logn = logbuf.shape[0]"]
         out += [f"{ind}q_k{s} = clock[{3 + s}]" for _, s in self._counters("k")]
+        out += [f"{ind}q_at = clock[6]" for _ in self._counters("at")]
         out += [f"{ind}q_u{a}_{b} = useable[{a}, {b}]" for _, a, b in self._counters("u")]
         out += [f"{ind}q_t{s}_{m} = total[{s}, {m}]" for _, s, m in self._counters("t")]
         out += [f"{ind}q_ls{m} = last_set[{m}]" for _, m in self._counters("ls")]
@@ -184,6 +211,7 @@ class SchedulerSource:
         out = [f"{ind}clock[0] = q_c0", f"{ind}clock[1] = q_c1", f"{ind}clock[2] = q_c2",
                f"{ind}logpos[0] = q_lp"]
         out += [f"{ind}clock[{3 + s}] = q_k{s}" for _, s in self._counters("k")]
+        out += [f"{ind}clock[6] = q_at" for _ in self._counters("at")]
         out += [f"{ind}useable[{a}, {b}] = q_u{a}_{b}" for _, a, b in self._counters("u")]
         out += [f"{ind}total[{s}, {m}] = q_t{s}_{m}" for _, s, m in self._counters("t")]
         out += [f"{ind}last_set[{m}] = q_ls{m}" for _, m in self._counters("ls")]
@@ -236,7 +264,10 @@ class SchedulerSource:
         i1, i2 = ind + "    ", ind + "        "
         term = self._exprs[self.term]
         term_reads = set(_NAME.findall(term))
-        out = [*self._reset((1,), True, ind), f"{ind}q_c0 = 0", f"{ind}while not {term}:"]
+        out = [*self._reset((1,), True, ind), f"{ind}q_c0 = 0"]
+        if self.clock.enabled:
+            out += [f"{ind}if q_at < {self.clock.first}:", f"{ind}    q_at = {self.clock.first}"]
+        out.append(f"{ind}while not {term}:")
         reset = self._reset((0,), False, i1)
         out += [*reset, f"{i1}q_any = False", f"{i1}q_stop = False"]
         # what changed since the termination condition was last found false: a set's check
@@ -261,15 +292,23 @@ class SchedulerSource:
                 for m in members:
                     block += [f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
                               f"{j3}q_x{m} = True", f"{j3}q_more = True", *self._mark(m, j3)]
-            ran = " or ".join(f"q_x{m}" for m in members)
-            block += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
-            for m in members:
-                block += [f"{j2}if q_x{m}:", *body(m, j3)]
+            if self.clock.enabled:
+                # with absolute time every set is a time step and moves the clock on
+                block += self._set_ran(members, j1)
+                for m in members:
+                    block += [f"{j1}if q_x{m}:", *body(m, j2)]
+                block.append(f"{j1}q_at += {self.clock.step}")
+            else:
+                ran = " or ".join(f"q_x{m}" for m in members)
+                block += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
+                for m in members:
+                    block += [f"{j2}if q_x{m}:", *body(m, j3)]
             changed |= _assigned(block)
             # a set that follows a stop is skipped
             out += [f"{i1}# consideration set {q}: nodes {members}", f"{i1}if not q_stop:",
                     *block]
-        out += [f"{i1}if not q_any:", *self._idle_pass(i2),
-                f"{i1}q_c0 += 1", f"{i1}q_c1 += 1",
+        if not self.clock.enabled:
+            out += [f"{i1}if not q_any:", *self._idle_pass(i2)]
+        out += [f"{i1}q_c0 += 1", f"{i1}q_c1 += 1",
                 f"{i1}if q_c0 > {max_passes}:", f"{i2}err[0] = -2", *give_up(i2)]
         return out

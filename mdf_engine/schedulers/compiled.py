@@ -21,11 +21,23 @@ Counters the table refers to:
 * ``clock[0]`` passes in this update, ``clock[1]`` passes ever, ``clock[2]`` updates ever,
   ``clock[3 + s]`` consideration set executions (time steps, empty ones included) in time
   scale ``s``;
+* ``clock[6]``: absolute time in ticks (see :class:`AbsoluteTime`);
 * ``last_set[n]``: node ``n`` was in the last consideration set (for ``JustRan``).
+
+Absolute time (``TimeInterval``, ``TimeTermination``): when some node or termination condition
+is absolute, graph-scheduler gives every consideration set a fixed length of time (the greatest
+common divisor of the ``repeat`` intervals, divided by the number of consideration sets; 1 ms
+when no condition repeats), yields every set, empty ones included, and has no idle passes. Its
+clock is a ``pint`` quantity with exact fractions; here every time is a whole number of ticks, a
+tick being the largest fraction of a millisecond that divides all of them, so that comparisons
+are exact.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from fractions import Fraction
+from math import lcm
 from typing import Any
 
 import graph_scheduler
@@ -45,6 +57,7 @@ OPCODES = {
     "AfterNEnvironmentSequences": 25,
     "AtConsiderationSetExecution": 26, "BeforeConsiderationSetExecution": 27,
     "AfterConsiderationSetExecution": 28, "AfterNConsiderationSetExecutions": 29,
+    "TimeInterval": 30, "TimeTermination": 31,
 }
 COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
 _SCALE_ROW = {TimeScale.CONSIDERATION_SET_EXECUTION: 0, TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
@@ -65,6 +78,11 @@ class ConditionTable:
         self.children: list[int] = []
         self.thresholds: list[tuple[str, str, Any]] = []  # (node, name, indices) per slot
         self.sched_nodes: dict[str, Any] = {}  # node id -> the scheduler's node object
+        #: consideration set index of each node (a TimeInterval's offset depends on it)
+        self.set_of: dict[int, int] = {}
+        #: the absolute-time conditions, in milliseconds, before they become ticks
+        self.times: list[TimeCondition] = []
+        self.absolute = AbsoluteTime()
 
     def add(self, cond: graph_scheduler.Condition, owner: int) -> int:
         """Append ``cond`` (and its children); return its row."""
@@ -123,6 +141,8 @@ class ConditionTable:
                 # graph-scheduler itself cannot count these (TimeScaleError)
                 raise NotCompilable(f"{name} at time scale {ts}")
             b = self._scale(ts)
+        elif op in (30, 31):
+            a = self._time_condition(cond, owner)
         elif op == 21:
             comparator = kw.get("comparator")
             if comparator not in COMPARATORS:
@@ -142,6 +162,25 @@ class ConditionTable:
         self.ints.append([op, a, b, n, first, len(kids)])
         self.floats.append(fl)
         return row
+
+    def _time_condition(self, cond: Any, owner: int) -> int:
+        """Record a TimeInterval/TimeTermination; return its slot in :attr:`times`."""
+        if type(cond).__name__ == "TimeTermination":
+            tc = TimeCondition(start=_ms(cond.t), start_inclusive=bool(cond.kwargs["inclusive"]))
+        else:
+            kw = cond.kwargs
+            tc = TimeCondition(repeat=_ms(cond.repeat), start=_ms(cond.start), end=_ms(cond.end),
+                               start_inclusive=bool(kw.get("start_inclusive", True)),
+                               end_inclusive=bool(kw.get("end_inclusive", True)))
+            if tc.repeat is not None:
+                if owner < 0 or owner not in self.set_of:
+                    # graph-scheduler itself fails on it (the offset comes from the owner)
+                    raise NotCompilable("TimeInterval with a repeat outside a node condition")
+                if tc.repeat == 0:
+                    raise NotCompilable("TimeInterval(repeat=0)")
+                tc.owner_set = self.set_of[owner]
+        self.times.append(tc)
+        return len(self.times) - 1
 
     def _node(self, dep: Any) -> int:
         key = str(dep)
@@ -196,12 +235,85 @@ class ConditionTable:
         return ints, floats, children
 
 
+@dataclass
+class TimeCondition:
+    """A TimeInterval (``repeat``, ``start``, ``end``) or TimeTermination (``start`` is its
+    ``t``): times in milliseconds until :func:`encode` turns them into ticks."""
+
+    repeat: Fraction | int | None = None
+    start: Fraction | int | None = None
+    end: Fraction | int | None = None
+    start_inclusive: bool = True
+    end_inclusive: bool = True
+    owner_set: int = 0  # the owner's consideration set: the phase of ``repeat``
+    offset: Fraction | int = 0  # owner_set times the length of a set
+
+
+@dataclass
+class AbsoluteTime:
+    """graph-scheduler's absolute clock as whole ticks: ``enabled`` when some node or
+    termination condition is absolute; each consideration set lasts ``step`` ticks; an update
+    starts no earlier than ``first``; ``ticks_per_ms`` converts."""
+
+    enabled: bool = False
+    step: int = 0
+    first: int = 0
+    ticks_per_ms: int = 1
+    conditions: list[TimeCondition] = field(default_factory=list)
+
+
+def _ms(q: Any) -> Fraction | None:
+    """A pint time quantity as an exact number of milliseconds."""
+    if q is None:
+        return None
+    return _exact(q.m) * _exact((1 * q.u).to("ms").m)
+
+
+def _exact(x: Any) -> Fraction:
+    """``x`` (an int, a fraction, possibly of numpy integers, or a float as written) exactly."""
+    if isinstance(x, Fraction):
+        return Fraction(int(x.numerator), int(x.denominator))
+    if isinstance(x, float) or hasattr(x, "dtype") and x.dtype.kind == "f":
+        return Fraction(repr(float(x)))
+    return Fraction(int(x))
+
+
+def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) -> AbsoluteTime:
+    """The clock that graph-scheduler runs for ``scheduler`` (see the module docstring), with
+    every time condition of ``table`` in ticks."""
+    try:
+        absolute = scheduler.get_absolute_conditions()
+        interval = _ms(scheduler._get_absolute_consideration_set_execution_unit()) \
+            if absolute else Fraction(1)
+    except Exception as e:  # a graph-scheduler without these methods
+        raise NotCompilable(f"absolute time ({type(e).__name__}: {e})") from None
+    first = Fraction(0)
+    if absolute:
+        points = [[_ms(p) for p in c.absolute_fixed_points] for c in absolute.values()]
+        first = min(min(p) if p else Fraction(0) for p in points)
+    for tc in table.times:
+        tc.offset = tc.owner_set * interval
+    values = [interval, first] + [v for tc in table.times
+                                  for v in (tc.repeat, tc.start, tc.end, tc.offset)
+                                  if v is not None]
+    ticks = lcm(*(Fraction(v).denominator for v in values))
+
+    def tick(v: Any) -> int | None:
+        return None if v is None else int(Fraction(v) * ticks)
+
+    conds = [TimeCondition(tick(tc.repeat), tick(tc.start), tick(tc.end), tc.start_inclusive,
+                           tc.end_inclusive, tc.owner_set, tick(tc.offset)) for tc in table.times]
+    return AbsoluteTime(bool(absolute), tick(interval), tick(first), ticks, conds)
+
+
 def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
     """Encode a built graph-scheduler ``Scheduler``: returns (table, node roots, termination
     root, consideration queue as (starts, nodes))."""
     index = {nid: i for i, nid in enumerate(node_ids)}
     table = ConditionTable(index)
     table.sched_nodes = {str(n): n for n in scheduler.nodes}
+    table.set_of = {index[str(n)]: q for q, cs in enumerate(scheduler.consideration_queue)
+                    for n in cs}
     roots = np.zeros(len(node_ids), dtype=np.int64)
     for nid in node_ids:
         cond = scheduler.conditions.conditions_basic.get(_find(scheduler, nid)) \
@@ -218,6 +330,7 @@ def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
     if seq is not None and type(seq).__name__ != "Never":
         # graph-scheduler runs passes while neither termination holds
         term_root = table.add_any([term_root, table.add(seq, -1)])
+    table.absolute = _absolute_time(scheduler, table)
     starts, nodes = [0], []
     for cs in scheduler.consideration_queue:
         nodes.extend(sorted(index[str(n)] for n in cs))

@@ -137,6 +137,14 @@ class ConditionBuilder:
         kwargs["custom_parameter_validator"] = lambda d, p: True
 
 
+def _has_repeating_interval(cond: Any) -> bool:
+    """``cond`` is, or contains, a TimeInterval with a repeat."""
+    if isinstance(cond, graph_scheduler.TimeInterval) and cond.repeat is not None:
+        return True
+    return any(_has_repeating_interval(a) for a in getattr(cond, "args", ())
+               if isinstance(a, graph_scheduler.Condition))
+
+
 def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None = None,
                    finished: Callable[[str], bool] | None = None,
                    where: str = "") -> tuple[graph_scheduler.Scheduler, dict[str, SchedNode]]:
@@ -166,7 +174,12 @@ def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None 
                 cond, f"{where}.conditions.node_specific.{node_id}")
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
-            termination[time_scale(scale, w)] = builder.build(cond, w)
+            termination[time_scale(scale, w)] = built = builder.build(cond, w)
+            if _has_repeating_interval(built):
+                raise MDFError("a TimeInterval with a 'repeat' cannot be (part of) a termination "
+                               "condition: graph-scheduler counts the repeat from the place of "
+                               "the node it belongs to, and a termination condition belongs to "
+                               "no node (use TimeTermination, or TimeInterval with start/end)", w)
     try:
         sched = graph_scheduler.Scheduler(graph=deps, conditions=conditions,
                                           termination_conds=termination)
