@@ -234,6 +234,18 @@ def ours_per_step(model: dict, backend: str, steps: int) -> tuple[float, float]:
     return (time.perf_counter() - t) / steps, first
 
 
+def _second_start(code: str, cwd: str | None = None) -> float:
+    """What ``code`` prints (a time) when a fresh process runs it the second time: the first
+    run fills the caches."""
+    # as on a user's machine: Python keeps bytecode (some sandboxes switch that off)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env,
+                   cwd=cwd)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True, env=env, cwd=cwd)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
 def cached_start(model: dict) -> float:
     """Seconds for a fresh process to load and run the model compiled (cache warm)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -241,14 +253,23 @@ def cached_start(model: dict) -> float:
     code = ("import time; t=time.perf_counter(); import mdf_engine; "
             f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=8, dt=0.01);"
             "assert s.runner.is_compiled; print(time.perf_counter()-t)")
-    # as on a user's machine: Python keeps bytecode (some sandboxes switch that off)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                   env=env)  # fills the caches
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True, env=env)
-    os.unlink(f.name)
-    return float(out.stdout.strip().splitlines()[-1])
+    try:
+        return _second_start(code)
+    finally:
+        os.unlink(f.name)
+
+
+def numba_floor() -> float:
+    """Seconds for a fresh process to import Numba and call one disk-cached one-line jitted
+    function on an array: what any start that runs Numba code costs on this machine."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "one_kernel.py"), "w") as f:
+            f.write("import numpy as np\nfrom numba import njit\n\n\n"
+                    "@njit(cache=True)\ndef total(x):\n    return x.sum()\n")
+        code = ("import time; t=time.perf_counter(); import numpy as np; "
+                "from one_kernel import total; total(np.ones(3)); "
+                "print(time.perf_counter()-t)")
+        return _second_start(code, cwd=d)
 
 
 def main() -> None:
@@ -280,6 +301,9 @@ def main() -> None:
         print(f"{name:26s} {ref * 1e6:9.1f}us {interp * 1e6:10.1f}us {comp * 1e6:8.3f}us "
               f"{hand_t * 1e6:9.3f}us {ref / comp:9.0f} {comp / hand_t:10.2f} {first:10.2f} "
               f"{start:15.2f}")
+    floor = sorted(numba_floor() for _ in range(3))[1]
+    print(f"\nNumba's own floor: a fresh process calling one cached one-line jitted function "
+          f"starts in {floor:.2f} s (median of 3); the cached starts above include it")
     nbn = node_by_node_model()
     interp, _ = ours_per_step(nbn, "interpreted", n_int)
     nodes = node_by_node_per_step(nbn, n_int)
