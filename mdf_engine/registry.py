@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .errors import MDFError
@@ -74,6 +75,15 @@ class OpSchema:
     def argument_names(self) -> tuple[str, ...]:
         """Inputs then attributes, the order in which ``jit`` takes them."""
         return tuple(self.inputs) + tuple(self.attributes)
+
+    @cached_property
+    def _defaults(self) -> dict[str, Any]:
+        """The attributes that have a default, with it (worked out once: ``call`` is hot)."""
+        return {k: v for k, v in self.attributes.items() if v is not REQUIRED}
+
+    @cached_property
+    def _required_attributes(self) -> tuple[str, ...]:
+        return tuple(k for k, v in self.attributes.items() if v is REQUIRED)
 
     def required_inputs(self) -> list[str]:
         return [n for n in self.inputs if n not in self.optional]
@@ -125,15 +135,15 @@ class OpSchema:
 
         ``outputs_wanted``: how many leading outputs the caller uses; a kernel registered with
         ``skips_outputs=True`` gets it and may leave the others out of its result."""
-        attrs = {k: v for k, v in self.attributes.items() if v is not REQUIRED}
+        attrs = dict(self._defaults)
         if attributes:
-            unknown = [k for k in attributes if k not in self.attributes]
-            if unknown:
-                raise MDFError(f"{self.name} has no attribute '{unknown[0]}'")
+            for k in attributes:
+                if k not in self.attributes:
+                    raise MDFError(f"{self.name} has no attribute '{k}'")
             attrs.update(attributes)
-        missing = [k for k, v in self.attributes.items() if v is REQUIRED and k not in attrs]
-        if missing:
-            raise MDFError(f"{self.name} needs attribute '{missing[0]}'")
+        for k in self._required_attributes:
+            if k not in attrs:
+                raise MDFError(f"{self.name} needs attribute '{k}'")
         if outputs_wanted is not None and self.extra.get("skips_outputs"):
             attrs["outputs_wanted"] = int(outputs_wanted)
         out = self.kernel(*inputs, **attrs)
@@ -147,6 +157,8 @@ class Registry:
 
     def __init__(self) -> None:
         self._ops: dict[str, list[OpSchema]] = {}
+        #: (name, opset) -> schema, for lookups already made; emptied by every ``add``
+        self._found: dict[tuple[str, int | None], OpSchema] = {}
 
     def add(self, schema: OpSchema) -> None:
         versions = self._ops.setdefault(schema.name, [])
@@ -154,23 +166,29 @@ class Registry:
             raise ValueError(f"{schema.name} (since {schema.since}) is registered twice")
         versions.append(schema)
         versions.sort(key=lambda s: s.since)
+        self._found.clear()
 
     def __contains__(self, name: str) -> bool:
         return name in self._ops
 
     def lookup(self, name: str, opset: int | None = None, where: str = "") -> OpSchema:
         """The schema for ``name`` at ``opset`` (the newest version if opset is None)."""
+        found = self._found.get((name, opset))
+        if found is not None:
+            return found
         versions = self._ops.get(name)
         if not versions:
             raise MDFError(f"unknown function '{name}'", where)
         if opset is None:
-            return versions[-1]
-        usable = [v for v in versions if v.since <= opset]
-        if not usable:
-            raise MDFError(
-                f"{name} has no version at opset {opset} (earliest is {versions[0].since})", where
-            )
-        return usable[-1]
+            found = versions[-1]
+        else:
+            usable = [v for v in versions if v.since <= opset]
+            if not usable:
+                raise MDFError(f"{name} has no version at opset {opset} (earliest is "
+                               f"{versions[0].since})", where)
+            found = usable[-1]
+        self._found[(name, opset)] = found
+        return found
 
     def names(self, namespace: str | None = None) -> list[str]:
         """Registered names, optionally only those with a version in ``namespace``."""
