@@ -1,35 +1,15 @@
 """16-bit Hexagon ops and the remaining extras (TopK_8, PRelu_V2, instance norms, Pad_V2, Pack,
-Moments) against numpy formulas written here."""
+Moments) against numpy formulas (here and in hexagon_formulas.py)."""
 
 import numpy as np
 import pytest
+from hexagon_formulas import F, deq, real, s, step
 
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 
-F = np.float32
 RNG = np.random.default_rng(9)
 Q = RNG.integers(0, 256, size=(2, 3, 4, 5), dtype=np.uint8)
-
-
-def s(v):
-    return np.full((1, 1, 1, 1), v, dtype=F)
-
-
-def step(mn, mx):
-    return F(max(F(1e-4), F(mx) - F(mn)) / F(255))
-
-
-def zero(mn, mx):
-    return int(np.floor((F(0) - F(mn)) / step(mn, mx) + 0.5))
-
-
-def real(q, mn, mx):
-    return (np.asarray(q).astype(np.int64) - zero(mn, mx)) * float(step(mn, mx))
-
-
-def deq(q, mn, mx):
-    return F(mn) + np.asarray(q).astype(F) * step(mn, mx)
 
 
 def test_convert_8_16_and_back_lossless():

@@ -3,35 +3,13 @@
 
 import numpy as np
 import pytest
+from hexagon_formulas import F, deq, quant, s, step, zero
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 from mdf_engine.hexagon.d32 import ALIASES
 from mdf_engine.model import Graph, InputPort, Model, Node, OutputPort, Parameter
-
-F = np.float32
-
-
-def s(v):
-    return np.full((1, 1, 1, 1), v, dtype=F)
-
-
-def step(mn, mx):
-    return F(max(F(1e-4), F(mx) - F(mn)) / F(255))
-
-
-def zero(mn, mx):
-    return int(np.floor((F(0) - F(mn)) / step(mn, mx) + 0.5))
-
-
-def deq(q, mn, mx):
-    return F(mn) + np.asarray(q).astype(F) * step(mn, mx)
-
-
-def quant(x, mn, mx):
-    v = (np.asarray(x, F) - F(mn)) / step(mn, mx)
-    return np.clip(np.floor(v + 0.5), 0, 255).astype(np.uint8)
 
 
 def _inputs(op, rng):

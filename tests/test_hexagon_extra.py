@@ -1,42 +1,18 @@
 """The non-core Hexagon ops (float/int32 reference ops, casts, reductions, rearrangements and the
-extra quantized ops) against numpy formulas written here."""
+extra quantized ops) against numpy formulas (here and in hexagon_formulas.py)."""
 
 import numpy as np
 import pytest
+from hexagon_formulas import F, deq, quant, s, step, zero
+from hexagon_formulas import real32 as real
 
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 
-F = np.float32
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(2, 3, 4, 5)).astype(F)
 I = RNG.integers(-1000, 1000, size=(2, 3, 4, 5)).astype(np.int32)
 Q = RNG.integers(0, 256, size=(2, 3, 4, 5), dtype=np.uint8)
-
-
-def s(v):
-    return np.full((1, 1, 1, 1), v, dtype=F)
-
-
-def step(mn, mx):
-    return F(max(F(1e-4), F(mx) - F(mn)) / F(255))
-
-
-def zero(mn, mx):
-    return int(np.floor((F(0) - F(mn)) / step(mn, mx) + 0.5))
-
-
-def deq(q, mn, mx):
-    return F(mn) + np.asarray(q).astype(F) * step(mn, mx)
-
-
-def real(q, mn, mx):
-    return (np.asarray(q).astype(np.int64) - zero(mn, mx)).astype(F) * step(mn, mx)
-
-
-def quant(x, mn, mx):
-    v = (np.asarray(x, F) - F(mn)) / step(mn, mx)
-    return np.clip(np.floor(v + 0.5), 0, 255).astype(np.uint8)
 
 
 @pytest.mark.parametrize("op,fn", [("Neg_f", np.negative), ("Abs_f", np.abs),

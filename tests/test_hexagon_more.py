@@ -1,34 +1,14 @@
 """Grouped/dilated convolution, division, strided slices, shuffles, nearest resize and
-space<->batch rearrangements against numpy formulas written here."""
+space<->batch rearrangements against numpy formulas (here and in hexagon_formulas.py)."""
 
 import numpy as np
 import pytest
+from hexagon_formulas import F, deq, real, s, step, zero
 
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 
-F = np.float32
 RNG = np.random.default_rng(5)
-
-
-def s(v):
-    return np.full((1, 1, 1, 1), v, dtype=F)
-
-
-def step(mn, mx):
-    return F(max(F(1e-4), F(mx) - F(mn)) / F(255))
-
-
-def zero(mn, mx):
-    return int(np.floor((F(0) - F(mn)) / step(mn, mx) + 0.5))
-
-
-def real(q, mn, mx):
-    return (np.asarray(q).astype(np.int64) - zero(mn, mx)) * float(step(mn, mx))
-
-
-def deq(q, mn, mx):
-    return F(mn) + np.asarray(q).astype(F) * step(mn, mx)
 
 
 def conv_real(x, w, dil=1):

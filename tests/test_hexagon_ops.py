@@ -2,34 +2,12 @@
 
 import numpy as np
 import pytest
+from hexagon_formulas import F, deq, quant, s, step, zero
 
 from mdf_engine.errors import MDFError, UnsupportedOperatorError
 from mdf_engine.hexagon import run
 
-F = np.float32
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
-
-
-def s(v):
-    return np.full((1, 1, 1, 1), v, dtype=F)
-
-
-def step(mn, mx):
-    return F(max(F(1e-4), F(mx) - F(mn)) / F(255))
-
-
-def zero(mn, mx):
-    v = (F(0) - F(mn)) / step(mn, mx)
-    return int(np.floor(v + 0.5))
-
-
-def deq(q, mn, mx):
-    return F(mn) + q.astype(F) * step(mn, mx)
-
-
-def quant(x, mn, mx):
-    v = (np.asarray(x, F) - F(mn)) / step(mn, mx)
-    return np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5), 0, 255).astype(np.uint8)
 
 
 def rnd_u8(rng, shape):
