@@ -1,9 +1,11 @@
 """Recurrent ONNX operators RNN, GRU and LSTM with Numba time-loop kernels.
 
-For each direction the input projection ``X @ W^T + biases`` is computed for the whole sequence
-at once (one BLAS call); the njit kernel then runs the time loop, one ``np.dot`` (BLAS) of the
-hidden state with ``R^T`` per step plus the gates computed element by element. Activations are
-passed to the kernel as integer codes with their ``alpha``/``beta``.
+For each direction the input projection ``X @ W^T`` is computed for the whole sequence at once
+(one BLAS call); the njit kernel then runs the time loop: per step the recurrence ``h R^T``
+(:func:`_recur`: an own vectorized matrix-vector loop over the row-major ``R`` for batch 1,
+BLAS gemm for larger batches), the biases and the projected input added in the same pass, then
+the gate activations over contiguous gate slices. Activations are passed to the kernel as
+integer codes with their ``alpha``/``beta``.
 
 Supported: directions forward/reverse/bidirectional, every activation of the ONNX list
 (Relu Tanh Sigmoid Affine LeakyRelu ThresholdedRelu ScaledTanh HardSigmoid Elu Softsign
@@ -72,26 +74,44 @@ def _act(x: float, code: int, alpha: float, beta: float) -> float:
     return math.log1p(math.exp(x))
 
 
-@numba.njit(cache=True)
-def _clip(x: float, clip: float) -> float:
-    if clip > 0.0:
-        if x > clip:
-            return clip
-        if x < -clip:
-            return -clip
-    return x
+@numba.njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _matvec(R, h, out):
+    """``out[j] = sum_k R[j, k] h[k]`` for C-contiguous ``R``, four rows at a time.
+
+    One batch entry's recurrence ``h R^T`` read straight from ``R`` (no transposed copy): the
+    four row sums share each load of ``h``, and re-association lets LLVM keep them as vector
+    partial sums (so the summation order is not the sequential one; the result is as accurate).
+    """
+    n, m = R.shape
+    F = out.dtype.type
+    j = 0
+    while j + 4 <= n:
+        s0, s1, s2, s3 = F(0.0), F(0.0), F(0.0), F(0.0)
+        for k in range(m):
+            hk = h[k]
+            s0 += R[j, k] * hk
+            s1 += R[j + 1, k] * hk
+            s2 += R[j + 2, k] * hk
+            s3 += R[j + 3, k] * hk
+        out[j], out[j + 1], out[j + 2], out[j + 3] = s0, s1, s2, s3
+        j += 4
+    while j < n:
+        s = F(0.0)
+        for k in range(m):
+            s += R[j, k] * h[k]
+        out[j] = s
+        j += 1
 
 
 @numba.njit(cache=True)
-def _gather_step(xw, bias, k, lens, reverse, out):
-    """Row ``k`` of each batch entry's (possibly reversed) projected sequence plus ``bias``
-    into ``out``."""
-    n = out.shape[1]
-    for b in range(out.shape[0]):
-        if k < lens[b]:
-            t = lens[b] - 1 - k if reverse else k
-            for j in range(n):
-                out[b, j] = xw[t, b, j] + bias[j]
+def _recur(R, h, out):
+    """``out = h @ R^T`` ([B, H] times the C-contiguous [G*H, H] ``R``): the own matrix-vector
+    loop for one batch entry (faster than BLAS gemm/gemv there: no transposed copy of ``R``, no
+    call overhead), BLAS gemm on the F-contiguous view ``R.T`` for several."""
+    if h.shape[0] == 1:
+        _matvec(R, h[0], out[0])
+    else:
+        np.dot(h, R.T, out)
 
 
 # ---------------------------------------------------------------------------------- kernels
@@ -154,19 +174,20 @@ def _exp_nonpos(v, out, bits):
         out[i] *= scale[i]
 
 
-@numba.njit(cache=True)
-def _apply(a, code, alpha, beta, clip, scratch, bits):
-    """Clip (when ``clip`` > 0) then apply activation ``code`` to every element of ``a``, in
-    place. ``a`` is C-contiguous; ``scratch`` ([2, >= a.size], ``a``'s dtype) and ``bits``
-    ([>= a.size], int32 for float32 data, int64 for float64) are work buffers. The code is
+@numba.njit(cache=True, error_model="numpy")
+def _apply(x, code, alpha, beta, clip, scratch, bits):
+    """Clip (when ``clip`` > 0) then apply activation ``code`` to every element of the 1-D
+    C-contiguous ``x``, in place. ``scratch`` ([2, >= x.size], ``x``'s dtype) and ``bits``
+    ([>= x.size], int32 for float32 data, int64 for float64) are work buffers. The code is
     tested once, outside the element loops; sigmoid and tanh use :func:`_exp_nonpos`, in the
-    data's precision."""
-    x = a.reshape(-1)
+    data's precision. The numpy error model (no zero-division checks) lets the loops with a
+    division vectorize."""
     n = x.shape[0]
     F = x.dtype.type
     if clip > 0.0:
+        cl = F(clip)
         for i in range(n):
-            x[i] = min(max(x[i], -clip), clip)
+            x[i] = min(max(x[i], -cl), cl)
     if code == 2 or code == 1:
         v = scratch[0, :n]
         e = scratch[1, :n]
@@ -195,143 +216,139 @@ def _apply(a, code, alpha, beta, clip, scratch, bits):
             x[i] = _act(x[i], code, alpha, beta)
 
 
-@numba.njit(cache=True)
-def _rnn_dir(xw, bias, RT, h0, lens, reverse, codes, alphas, betas, clip, bt):
-    T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
+@numba.njit(cache=True, error_model="numpy")
+def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
-    g = np.zeros((B, H), dtype=xw.dtype)
-    sc = np.empty((2, g.shape[0] * g.shape[1]), dtype=xw.dtype)
+    pre = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty((2, H), dtype=xw.dtype)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, bias, k, lens, reverse, g)
-        pre = np.dot(h, RT)
-        pre += g
-        _apply(pre, codes[0], alphas[0], betas[0], clip, sc, bt)
+        _recur(R, h, pre)
         for b in range(B):
-            if k < lens[b]:
-                t = lens[b] - 1 - k if reverse else k
-                h[b, :] = pre[b, :]
-                Y[t, b, :] = pre[b, :]
+            if k >= lens[b]:  # past this entry's length: keep its h
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            p, x = pre[b], xw[t, b]
+            for j in range(H):
+                p[j] += x[j] + bias[j]
+            _apply(p, codes[0], alphas[0], betas[0], clip, sc, bt)
+            h[b] = p
+            Y[t, b] = p
     return Y, h
 
 
-@numba.njit(cache=True)
-def _gru_dir(xw, bias, RzrT, RhT, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip, bt):
-    T, B, H = xw.shape[0], xw.shape[1], RhT.shape[0]
+@numba.njit(cache=True, error_model="numpy")
+def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip, bt):
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
+    F = xw.dtype.type
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
-    g = np.zeros((B, 3 * H), dtype=xw.dtype)
-    z = np.empty((B, H), dtype=xw.dtype)
-    r = np.empty((B, H), dtype=xw.dtype)
-    c = np.empty((B, H), dtype=xw.dtype)
+    Rzr, Rh = R[:2 * H], R[2 * H:]
+    zr = np.zeros((B, 2 * H), dtype=xw.dtype)  # z and r recurrences, then gates
     hh = np.zeros((B, H), dtype=xw.dtype)
-    sc = np.empty((2, g.shape[0] * g.shape[1]), dtype=xw.dtype)
+    rh = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty((2, 2 * H), dtype=xw.dtype)
+    one = F(1.0)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, bias, k, lens, reverse, g)
-        hz = np.dot(h, RzrT)  # [B, 2H]: z and r recurrences
-        for b in range(B):
-            for j in range(H):
-                z[b, j] = g[b, j] + hz[b, j]
-                r[b, j] = g[b, H + j] + hz[b, H + j]
-        _apply(z, codes[0], alphas[0], betas[0], clip, sc, bt)
-        _apply(r, codes[0], alphas[0], betas[0], clip, sc, bt)
-        if lbr:
-            hh = np.dot(h, RhT)
-            for b in range(B):
-                for j in range(H):
-                    c[b, j] = g[b, 2 * H + j] + r[b, j] * (hh[b, j] + rbh[j])
-        else:
-            hh = np.dot(r * h, RhT)
-            for b in range(B):
-                for j in range(H):
-                    c[b, j] = g[b, 2 * H + j] + hh[b, j] + rbh[j]
-        _apply(c, codes[1], alphas[1], betas[1], clip, sc, bt)
+        _recur(Rzr, h, zr)
         for b in range(B):
             if k >= lens[b]:
                 continue
             t = lens[b] - 1 - k if reverse else k
+            g, x = zr[b], xw[t, b]
+            for j in range(2 * H):
+                g[j] += x[j] + bias[j]
+            _apply(g, codes[0], alphas[0], betas[0], clip, sc, bt)
+            if not lbr:
+                for j in range(H):
+                    rh[b, j] = g[H + j] * h[b, j]
+        if lbr:
+            _recur(Rh, h, hh)
+        else:
+            _recur(Rh, rh, hh)
+        for b in range(B):
+            if k >= lens[b]:  # past this entry's length: keep its h
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            g, x, c = zr[b], xw[t, b], hh[b]
+            if lbr:
+                for j in range(H):
+                    c[j] = x[2 * H + j] + bias[2 * H + j] + g[H + j] * (c[j] + rbh[j])
+            else:
+                for j in range(H):
+                    c[j] += x[2 * H + j] + bias[2 * H + j] + rbh[j]
+            _apply(c, codes[1], alphas[1], betas[1], clip, sc, bt)
+            hb, yb = h[b], Y[t, b]
             for j in range(H):
-                v = (1.0 - z[b, j]) * c[b, j] + z[b, j] * h[b, j]
-                h[b, j] = v
-                Y[t, b, j] = v
+                v = (one - g[j]) * c[j] + g[j] * hb[j]
+                hb[j] = v
+                yb[j] = v
     return Y, h
 
 
-@numba.njit(cache=True)
-def _lstm_dir(xw, bias, RT, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
+@numba.njit(cache=True, error_model="numpy")
+def _lstm_dir(xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
               clip, bt):
-    T, B, H = xw.shape[0], xw.shape[1], RT.shape[0]
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
+    F = xw.dtype.type
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
     c = c0.copy()
-    g = np.zeros((B, 4 * H), dtype=xw.dtype)
-    gc = np.empty((B, H), dtype=xw.dtype)
-    go = np.empty((B, H), dtype=xw.dtype)
-    hc = np.empty((B, H), dtype=xw.dtype)
-    sc = np.empty((2, 3 * B * H), dtype=xw.dtype)
+    rh = np.zeros((B, 4 * H), dtype=xw.dtype)  # recurrence, then gates, in order i, o, f, c
+    hc = np.empty(H, dtype=xw.dtype)
+    sc = np.empty((2, 3 * H), dtype=xw.dtype)
     # without peepholes the i, o, f gates (one activation, contiguous) go through one call
     fused = (not has_p) and (not input_forget)
-    gates = np.empty((B, 3 * H if fused else H), dtype=xw.dtype)
-    gf = np.empty((B, H), dtype=xw.dtype)
-    cnew = np.empty((B, H), dtype=xw.dtype)
+    one = F(1.0)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
     for k in range(maxlen):
-        _gather_step(xw, bias, k, lens, reverse, g)
-        rh = np.dot(h, RT)  # [B, 4H] in gate order i, o, f, c
-        if fused:
-            for b in range(B):
-                for j in range(3 * H):
-                    gates[b, j] = g[b, j] + rh[b, j]
-                for j in range(H):
-                    gc[b, j] = g[b, 3 * H + j] + rh[b, 3 * H + j]
-            _apply(gates, codes[0], alphas[0], betas[0], clip, sc, bt)
-            _apply(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
-            for b in range(B):
-                for j in range(H):
-                    cn = gates[b, 2 * H + j] * c[b, j] + gates[b, j] * gc[b, j]
-                    cnew[b, j] = cn
-                    hc[b, j] = cn
-                    go[b, j] = gates[b, H + j]
-        else:
-            for b in range(B):
-                for j in range(H):
-                    cp = c[b, j]
-                    gates[b, j] = g[b, j] + rh[b, j] + P[j] * cp
-                    gf[b, j] = g[b, 2 * H + j] + rh[b, 2 * H + j] + P[2 * H + j] * cp
-                    gc[b, j] = g[b, 3 * H + j] + rh[b, 3 * H + j]
-            _apply(gates, codes[0], alphas[0], betas[0], clip, sc, bt)
-            if input_forget:
-                for b in range(B):
-                    for j in range(H):
-                        gf[b, j] = 1.0 - gates[b, j]
-            else:
-                _apply(gf, codes[0], alphas[0], betas[0], clip, sc, bt)
-            _apply(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
-            for b in range(B):
-                for j in range(H):
-                    cn = gf[b, j] * c[b, j] + gates[b, j] * gc[b, j]
-                    cnew[b, j] = cn
-                    hc[b, j] = cn
-                    go[b, j] = g[b, H + j] + rh[b, H + j] + P[H + j] * cn
-            _apply(go, codes[0], alphas[0], betas[0], clip, sc, bt)
-        _apply(hc, codes[2], alphas[2], betas[2], 0.0, sc, bt)
+        _recur(R, h, rh)
         for b in range(B):
             if k >= lens[b]:  # past this entry's length: keep its h and c
                 continue
             t = lens[b] - 1 - k if reverse else k
+            g, x, cb = rh[b], xw[t, b], c[b]
+            for j in range(4 * H):
+                g[j] += x[j] + bias[j]
+            gi, go, gf, gc = g[:H], g[H:2 * H], g[2 * H:3 * H], g[3 * H:]
+            if fused:
+                _apply(g[:3 * H], codes[0], alphas[0], betas[0], clip, sc, bt)
+            else:
+                if has_p:
+                    for j in range(H):
+                        gi[j] += P[j] * cb[j]
+                        gf[j] += P[2 * H + j] * cb[j]
+                _apply(gi, codes[0], alphas[0], betas[0], clip, sc, bt)
+                if input_forget:
+                    for j in range(H):
+                        gf[j] = one - gi[j]
+                else:
+                    _apply(gf, codes[0], alphas[0], betas[0], clip, sc, bt)
+            _apply(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
             for j in range(H):
-                v = go[b, j] * hc[b, j]
-                c[b, j] = cnew[b, j]
-                h[b, j] = v
-                Y[t, b, j] = v
+                cn = gf[j] * cb[j] + gi[j] * gc[j]
+                cb[j] = cn
+                hc[j] = cn
+            if not fused:  # the output gate sees the new cell state through its peephole
+                if has_p:
+                    for j in range(H):
+                        go[j] += P[H + j] * cb[j]
+                _apply(go, codes[0], alphas[0], betas[0], clip, sc, bt)
+            _apply(hc, codes[2], alphas[2], betas[2], 0.0, sc, bt)
+            hb, yb = h[b], Y[t, b]
+            for j in range(H):
+                v = go[j] * hc[j]
+                hb[j] = v
+                yb[j] = v
     return Y, h, c
 
 
@@ -441,16 +458,15 @@ class _Prep:
                            f"{self.layout}), got {s.shape}")
         return np.ascontiguousarray(s)
 
-    def bits(self, per_entry: int) -> np.ndarray:
-        """The integer work buffer of :func:`_apply` for ``per_entry`` values per batch entry."""
-        n = per_entry * self.X.shape[1]
+    def bits(self, n: int) -> np.ndarray:
+        """The integer work buffer of :func:`_apply` for ``n`` values at a time."""
         return np.empty(n, dtype=np.int32 if self.dtype == np.float32 else np.int64)
 
     def project(self, d: int) -> np.ndarray:
         """``X @ W[d]^T`` for every time step at once, as [T, B, G*H] (the kernels add the
         biases while reading it)."""
         T, Bt, I = self.X.shape
-        return np.dot(self.X.reshape(T * Bt, I), self.W[d].T).reshape(T, Bt, -1)
+        return np.dot(self.X.reshape(T * Bt, I), self.W[d].T).reshape(T, Bt, self.W.shape[1])
 
     def finish(self, ys: list[np.ndarray], states: list[list[np.ndarray]]) -> tuple:
         if len(ys) == 1:  # one direction: new unit axes are free views
@@ -484,7 +500,8 @@ def rnn(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
     ys, hs = [], []
     H = p.H
     for d, rev in enumerate(p.dirs):
-        Y, h = _rnn_dir(p.project(d), p.B[d, :H] + p.B[d, H:], p.R[d].T, p.h0[d], p.lens, rev, *acts[d], cl, p.bits(H))
+        Y, h = _rnn_dir(p.project(d), p.B[d, :H] + p.B[d, H:], p.R[d], p.h0[d], p.lens, rev,
+                        *acts[d], cl, p.bits(H))
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
@@ -509,12 +526,8 @@ def gru(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initia
         wb, rb = p.B[d, :3 * H], p.B[d, 3 * H:]
         bias = wb.copy()
         bias[:2 * H] += rb[:2 * H]
-        xw = p.project(d)
-        RzrT = p.R[d, :2 * H].T  # F-contiguous views: BLAS transposes, no copy
-        RhT = p.R[d, 2 * H:].T
-        rbh = np.ascontiguousarray(rb[2 * H:])
-        Y, h = _gru_dir(xw, bias, RzrT, RhT, rbh, p.h0[d], p.lens, rev, bool(linear_before_reset),
-                        *acts[d], cl, p.bits(3 * H))
+        Y, h = _gru_dir(p.project(d), bias, p.R[d], np.ascontiguousarray(rb[2 * H:]), p.h0[d],
+                        p.lens, rev, bool(linear_before_reset), *acts[d], cl, p.bits(2 * H))
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
@@ -542,9 +555,9 @@ def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
         raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {Pa.shape}")
     ys, hs, cs = [], [], []
     for d, rev in enumerate(p.dirs):
-        Y, h, c = _lstm_dir(p.project(d), p.B[d, :4 * H] + p.B[d, 4 * H:], p.R[d].T, p.h0[d], c0[d], np.ascontiguousarray(Pa[d]),
-                            P is not None, p.lens, rev, bool(input_forget), *acts[d], cl,
-                            p.bits(3 * H))
+        Y, h, c = _lstm_dir(p.project(d), p.B[d, :4 * H] + p.B[d, 4 * H:], p.R[d], p.h0[d],
+                            c0[d], np.ascontiguousarray(Pa[d]), P is not None, p.lens, rev,
+                            bool(input_forget), *acts[d], cl, p.bits(3 * H))
         ys.append(Y)
         hs.append(h)
         cs.append(c)

@@ -1,0 +1,132 @@
+"""RNN/GRU/LSTM with batch size 1, where the kernels use their own matrix-vector loop
+(``recurrent._matvec``) instead of BLAS; hidden sizes are odd so the loop's four-row blocks
+leave a remainder.
+
+Oracles: onnxruntime (float32, one-node models built with ``onnx.helper``) and, for float64
+(which onnxruntime's LSTM does not run), an independent numpy recurrence written here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import helper  # noqa: E402
+
+from mdf_engine import onnx_ops  # noqa: E402
+from mdf_engine.onnx_ops import recurrent  # noqa: E402
+
+OPSET = 14
+
+
+def _ort(op, inputs, n_out, attrs):
+    names, vis, feeds = [], [], {}
+    for k, x in enumerate(inputs):
+        if x is None:
+            names.append("")
+            continue
+        names.append(f"in{k}")
+        vis.append(helper.make_tensor_value_info(
+            f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)))
+        feeds[f"in{k}"] = x
+    outs = [f"out{k}" for k in range(n_out)]
+    g = helper.make_graph([helper.make_node(op, names, outs, **attrs)], "g", vis,
+                          [onnx.ValueInfoProto(name=o) for o in outs])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def _check(op, inputs, n_out, attrs):
+    want = _ort(op, inputs, n_out, attrs)
+    got = onnx_ops.run(op, inputs, attrs, opset=OPSET)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+def _arrays(rng, gates, nd, H, I, T, dtype=np.float32):
+    X = rng.standard_normal((T, 1, I)).astype(dtype)
+    W = (0.3 * rng.standard_normal((nd, gates * H, I))).astype(dtype)
+    R = (0.3 * rng.standard_normal((nd, gates * H, H))).astype(dtype)
+    B = (0.3 * rng.standard_normal((nd, 2 * gates * H))).astype(dtype)
+    h0 = rng.standard_normal((nd, 1, H)).astype(dtype)
+    return X, W, R, B, h0
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("peepholes", [False, True])
+def test_lstm_batch1_against_ort(direction, peepholes):
+    rng = np.random.default_rng(11)
+    nd, H, I, T = (2 if direction == "bidirectional" else 1), 37, 9, 7
+    X, W, R, B, h0 = _arrays(rng, 4, nd, H, I, T)
+    c0 = rng.standard_normal((nd, 1, H)).astype(np.float32)
+    P = rng.standard_normal((nd, 3 * H)).astype(np.float32) if peepholes else None
+    lens = np.array([5], dtype=np.int32)  # shorter than T: the steps past it give zeros
+    _check("LSTM", [X, W, R, B, lens, h0, c0, P], 3,
+           {"hidden_size": H, "direction": direction, "clip": 2.5})
+
+
+def test_lstm_batch1_input_forget_against_ort():
+    rng = np.random.default_rng(12)
+    X, W, R, B, h0 = _arrays(rng, 4, 1, 13, 5, 6)
+    _check("LSTM", [X, W, R, B, None, h0], 3, {"hidden_size": 13, "input_forget": 1})
+
+
+@pytest.mark.parametrize("lbr", [0, 1])
+def test_gru_batch1_against_ort(lbr):
+    rng = np.random.default_rng(13 + lbr)
+    X, W, R, B, h0 = _arrays(rng, 3, 2, 37, 9, 7)
+    _check("GRU", [X, W, R, B, np.array([6], np.int32), h0], 2,
+           {"hidden_size": 37, "direction": "bidirectional", "linear_before_reset": lbr})
+
+
+def test_rnn_batch1_against_ort():
+    rng = np.random.default_rng(15)
+    X, W, R, B, h0 = _arrays(rng, 1, 1, 37, 9, 7)
+    _check("RNN", [X, W, R, B, None, h0], 2, {"hidden_size": 37})
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_lstm_float64_matches_numpy_recurrence(batch):
+    # batch 1 runs the re-associated matrix-vector loop, batch 3 BLAS: both float64-accurate
+    rng = np.random.default_rng(16)
+    T, I, H = 6, 5, 23
+    X = rng.standard_normal((T, batch, I))
+    W = 0.4 * rng.standard_normal((1, 4 * H, I))
+    R = 0.4 * rng.standard_normal((1, 4 * H, H))
+    B = 0.4 * rng.standard_normal((1, 8 * H))
+    Y, Yh, Yc = onnx_ops.run("LSTM", [X, W, R, B], {"hidden_size": H}, opset=OPSET)
+    assert Y.dtype == np.float64
+    h = np.zeros((batch, H))
+    c = np.zeros((batch, H))
+    for t in range(T):
+        z = X[t] @ W[0].T + h @ R[0].T + B[0, :4 * H] + B[0, 4 * H:]
+        i, o, f, g = (z[:, k * H:(k + 1) * H] for k in range(4))
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        h = _sigmoid(o) * np.tanh(c)
+        np.testing.assert_allclose(Y[t, 0], h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(Yh[0], h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(Yc[0], c, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [1, 6, 8, 13])
+def test_matvec_matches_float64_product(dtype, rows):
+    rng = np.random.default_rng(rows)
+    R = rng.standard_normal((rows, 19)).astype(dtype)
+    h = rng.standard_normal(19).astype(dtype)
+    out = np.full(rows, np.nan, dtype)
+    recurrent._matvec(R, h, out)
+    want = R.astype(np.float64) @ h.astype(np.float64)
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
