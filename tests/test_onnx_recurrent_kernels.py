@@ -1,6 +1,7 @@
-"""RNN/GRU/LSTM with batch size 1, where the kernels use their own matrix-vector loop
-(``recurrent._matvec``) instead of BLAS; hidden sizes are odd so the loop's four-row blocks
-leave a remainder.
+"""RNN/GRU/LSTM recurrence paths: batch 1 (``recurrent._matvec``), batches of two entries per
+pass (``_matvec2``, with a leftover single entry for odd batches) and, above
+``_OWN_RECUR_MAX_BATCH``, BLAS; hidden sizes are odd so the loops' four-row blocks leave a
+remainder.
 
 Oracles: onnxruntime (float32, one-node models built with ``onnx.helper``) and, for float64
 (which onnxruntime's LSTM does not run), an independent numpy recurrence written here.
@@ -50,12 +51,12 @@ def _check(op, inputs, n_out, attrs):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
 
 
-def _arrays(rng, gates, nd, H, I, T, dtype=np.float32):
-    X = rng.standard_normal((T, 1, I)).astype(dtype)
+def _arrays(rng, gates, nd, H, I, T, dtype=np.float32, batch=1):
+    X = rng.standard_normal((T, batch, I)).astype(dtype)
     W = (0.3 * rng.standard_normal((nd, gates * H, I))).astype(dtype)
     R = (0.3 * rng.standard_normal((nd, gates * H, H))).astype(dtype)
     B = (0.3 * rng.standard_normal((nd, 2 * gates * H))).astype(dtype)
-    h0 = rng.standard_normal((nd, 1, H)).astype(dtype)
+    h0 = rng.standard_normal((nd, batch, H)).astype(dtype)
     return X, W, R, B, h0
 
 
@@ -92,13 +93,29 @@ def test_rnn_batch1_against_ort():
     _check("RNN", [X, W, R, B, None, h0], 2, {"hidden_size": 37})
 
 
+@pytest.mark.parametrize("batch", [2, 5, recurrent._OWN_RECUR_MAX_BATCH + 3])
+def test_lstm_batches_against_ort(batch):
+    rng = np.random.default_rng(20 + batch)
+    H = 11
+    X, W, R, B, h0 = _arrays(rng, 4, 2, H, 6, 5, batch=batch)
+    lens = rng.integers(1, 6, size=batch).astype(np.int32)
+    _check("LSTM", [X, W, R, B, lens, h0], 3, {"hidden_size": H, "direction": "bidirectional"})
+
+
+@pytest.mark.parametrize("batch", [3, recurrent._OWN_RECUR_MAX_BATCH + 1])
+def test_gru_batches_against_ort(batch):
+    rng = np.random.default_rng(30 + batch)
+    X, W, R, B, h0 = _arrays(rng, 3, 1, 11, 6, 5, batch=batch)
+    _check("GRU", [X, W, R, B, None, h0], 2, {"hidden_size": 11})
+
+
 def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("batch", [1, 3, recurrent._OWN_RECUR_MAX_BATCH + 2])
 def test_lstm_float64_matches_numpy_recurrence(batch):
-    # batch 1 runs the re-associated matrix-vector loop, batch 3 BLAS: both float64-accurate
+    # the re-associated own loops (batch 1, 3) and BLAS (the largest): all float64-accurate
     rng = np.random.default_rng(16)
     T, I, H = 6, 5, 23
     X = rng.standard_normal((T, batch, I))
@@ -121,7 +138,7 @@ def test_lstm_float64_matches_numpy_recurrence(batch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("rows", [1, 6, 8, 13])
-def test_matvec_matches_float64_product(dtype, rows):
+def test_matvecs_match_float64_product(dtype, rows):
     rng = np.random.default_rng(rows)
     R = rng.standard_normal((rows, 19)).astype(dtype)
     h = rng.standard_normal(19).astype(dtype)
@@ -130,3 +147,9 @@ def test_matvec_matches_float64_product(dtype, rows):
     want = R.astype(np.float64) @ h.astype(np.float64)
     tol = 1e-5 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    g = rng.standard_normal(19).astype(dtype)
+    out_h, out_g = np.full(rows, np.nan, dtype), np.full(rows, np.nan, dtype)
+    recurrent._matvec2(R, h, g, out_h, out_g)
+    np.testing.assert_allclose(out_h, want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(out_g, R.astype(np.float64) @ g.astype(np.float64), rtol=tol,
+                               atol=tol)
