@@ -16,7 +16,7 @@ last valid step; a reverse direction starts from each entry's own last valid ste
 ``initial_c``, peepholes ``P``, LSTM ``input_forget`` (``f = 1 - i``), GRU
 ``linear_before_reset``, and ``layout`` 0 (``[seq, batch, ...]``) or 1 (``[batch, seq, ...]``).
 Computation is in the input's float dtype (float32 or float64). Sigmoid and tanh use an own
-vectorizable exp (see :func:`_exp_nonpos`): float64 results agree with libm to a few ulp,
+vectorizable exp (see :func:`_exp_split`): float64 results agree with libm to a few ulp,
 float32 ones to about 1e-6 relative (1e-7 absolute).
 """
 
@@ -169,65 +169,67 @@ def _recur(R, h, out):
 
 
 @numba.njit(cache=True, fastmath={"contract"})
-def _exp_nonpos(v, out, bits):
-    """``out = exp(v)`` for ``v <= 0`` in ``v``'s dtype, written so LLVM vectorizes it.
+def _exp_split(x, k, p, bits):
+    """``exp(-k |x[i]|) = p[i] * 2**n[i]`` for every ``i``, in ``x``'s dtype, written so LLVM
+    vectorizes it; ``2**n[i]`` is left as the exponent field in ``bits[i]`` (int64 for float64
+    data, int32 for float32: ``bits.view(x.dtype)`` holds the powers), so the caller multiplies
+    it in its own pass.
 
-    ``v = n ln2 + r`` with ``|r| <= ln2 / 2`` (``n`` rounded with the add-a-magic-number trick),
-    a Taylor polynomial for ``exp(r)`` (degree 12 for float64, relative error < 2e-16; degree 7
-    for float32, < 1e-8) and ``2**n`` assembled in the exponent field of ``bits`` (int64 for
-    float64 data, int32 for float32). Only FMA contraction is allowed as a fast-math flag."""
-    F = v.dtype.type
-    m = v.shape[0]
+    ``v = -k |x| = n ln2 + r`` with ``|r| <= ln2 / 2`` (``n`` rounded with the
+    add-a-magic-number trick) and a Taylor polynomial for ``exp(r)`` (degree 12 for float64,
+    relative error < 2e-16; degree 7 for float32, < 1e-8). Only FMA contraction is allowed as
+    a fast-math flag."""
+    F = x.dtype.type
+    m = x.shape[0]
     if bits.itemsize == 4:
         lo, magic = F(-87.0), F(12582912.0)
         for i in range(m):
-            x = v[i] if v[i] > lo else lo
-            n = (x * F(_LOG2E) + magic) - magic
-            r = (x - n * F(_LN2_HI32)) - n * F(_LN2_LO32)
-            p = F(1.0 / 5040.0)
-            p = p * r + F(1.0 / 720.0)
-            p = p * r + F(1.0 / 120.0)
-            p = p * r + F(1.0 / 24.0)
-            p = p * r + F(1.0 / 6.0)
-            p = p * r + F(0.5)
-            p = p * r + F(1.0)
-            p = p * r + F(1.0)
-            out[i] = p
+            v = -k * abs(x[i])
+            v = v if v > lo else lo
+            n = (v * F(_LOG2E) + magic) - magic
+            r = (v - n * F(_LN2_HI32)) - n * F(_LN2_LO32)
+            q = F(1.0 / 5040.0)
+            q = q * r + F(1.0 / 720.0)
+            q = q * r + F(1.0 / 120.0)
+            q = q * r + F(1.0 / 24.0)
+            q = q * r + F(1.0 / 6.0)
+            q = q * r + F(0.5)
+            q = q * r + F(1.0)
+            q = q * r + F(1.0)
+            p[i] = q
             bits[i] = (np.int32(n) + 127) << 23
     else:
         lo, magic = F(-700.0), F(6755399441055744.0)
         for i in range(m):
-            x = v[i] if v[i] > lo else lo
-            n = (x * F(_LOG2E) + magic) - magic
-            r = (x - n * F(_LN2_HI)) - n * F(_LN2_LO)
-            p = F(1.0 / 479001600.0)
-            p = p * r + F(1.0 / 39916800.0)
-            p = p * r + F(1.0 / 3628800.0)
-            p = p * r + F(1.0 / 362880.0)
-            p = p * r + F(1.0 / 40320.0)
-            p = p * r + F(1.0 / 5040.0)
-            p = p * r + F(1.0 / 720.0)
-            p = p * r + F(1.0 / 120.0)
-            p = p * r + F(1.0 / 24.0)
-            p = p * r + F(1.0 / 6.0)
-            p = p * r + F(0.5)
-            p = p * r + F(1.0)
-            p = p * r + F(1.0)
-            out[i] = p
+            v = -k * abs(x[i])
+            v = v if v > lo else lo
+            n = (v * F(_LOG2E) + magic) - magic
+            r = (v - n * F(_LN2_HI)) - n * F(_LN2_LO)
+            q = F(1.0 / 479001600.0)
+            q = q * r + F(1.0 / 39916800.0)
+            q = q * r + F(1.0 / 3628800.0)
+            q = q * r + F(1.0 / 362880.0)
+            q = q * r + F(1.0 / 40320.0)
+            q = q * r + F(1.0 / 5040.0)
+            q = q * r + F(1.0 / 720.0)
+            q = q * r + F(1.0 / 120.0)
+            q = q * r + F(1.0 / 24.0)
+            q = q * r + F(1.0 / 6.0)
+            q = q * r + F(0.5)
+            q = q * r + F(1.0)
+            q = q * r + F(1.0)
+            p[i] = q
             bits[i] = np.int64(np.int32(n) + 1023) << 52
-    scale = bits.view(v.dtype)
-    for i in range(m):
-        out[i] *= scale[i]
 
 
 @numba.njit(cache=True, error_model="numpy")
 def _apply(x, code, alpha, beta, clip, scratch, bits):
     """Clip (when ``clip`` > 0) then apply activation ``code`` to every element of the 1-D
-    C-contiguous ``x``, in place. ``scratch`` ([2, >= x.size], ``x``'s dtype) and ``bits``
+    C-contiguous ``x``, in place. ``scratch`` ([>= x.size], ``x``'s dtype) and ``bits``
     ([>= x.size], int32 for float32 data, int64 for float64) are work buffers. The code is
-    tested once, outside the element loops; sigmoid and tanh use :func:`_exp_nonpos`, in the
-    data's precision. The numpy error model (no zero-division checks) lets the loops with a
-    division vectorize."""
+    tested once, outside the element loops; sigmoid and tanh take two passes, the exp parts
+    (:func:`_exp_split`) then the result, in the data's precision. The numpy error model (no
+    zero-division checks) lets the loops with a division vectorize."""
     n = x.shape[0]
     F = x.dtype.type
     if clip > 0.0:
@@ -235,24 +237,24 @@ def _apply(x, code, alpha, beta, clip, scratch, bits):
         for i in range(n):
             x[i] = min(max(x[i], -cl), cl)
     if code == 2 or code == 1:
-        v = scratch[0, :n]
-        e = scratch[1, :n]
-        k = F(1.0) if code == 2 else F(2.0)
-        for i in range(n):
-            v[i] = -k * abs(x[i])
-        _exp_nonpos(v, e, bits[:n])
+        p = scratch[:n]
+        b = bits[:n]
+        _exp_split(x, F(1.0) if code == 2 else F(2.0), p, b)
+        scale = b.view(x.dtype)
         one = F(1.0)
         if code == 2:  # sigmoid(x) = 1/(1+e^-x) = e^x/(1+e^x), with e = exp(-|x|)
             for i in range(n):
-                s = one / (one + e[i])
-                x[i] = s if x[i] >= 0 else e[i] * s
+                e = p[i] * scale[i]
+                s = one / (one + e)
+                x[i] = s if x[i] >= 0 else e * s
         else:  # tanh |x| = (1-e)/(1+e), e = exp(-2|x|); a series near 0 avoids cancellation
             c3, c5, c7, c9 = F(-1.0 / 3.0), F(2.0 / 15.0), F(-17.0 / 315.0), F(62.0 / 2835.0)
             thr = F(0.05) if bits.itemsize == 4 else F(0.01)
             for i in range(n):
                 xi = x[i]
                 ax = abs(xi)
-                t = (one - e[i]) / (one + e[i])
+                e = p[i] * scale[i]
+                t = (one - e) / (one + e)
                 x2 = xi * xi
                 small = ax * (one + x2 * (c3 + x2 * (c5 + x2 * (c7 + x2 * c9))))
                 t = small if ax < thr else t
@@ -268,7 +270,7 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
     pre = np.zeros((B, H), dtype=xw.dtype)
-    sc = np.empty((2, H), dtype=xw.dtype)
+    sc = np.empty(H, dtype=xw.dtype)
     maxlen = 0
     for b in range(B):
         maxlen = max(maxlen, lens[b])
@@ -297,7 +299,7 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
     zr = np.zeros((B, 2 * H), dtype=xw.dtype)  # z and r recurrences, then gates
     hh = np.zeros((B, H), dtype=xw.dtype)
     rh = np.zeros((B, H), dtype=xw.dtype)
-    sc = np.empty((2, 2 * H), dtype=xw.dtype)
+    sc = np.empty(2 * H, dtype=xw.dtype)
     one = F(1.0)
     maxlen = 0
     for b in range(B):
@@ -349,7 +351,7 @@ def _lstm_dir(xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes,
     c = c0.copy()
     rh = np.zeros((B, 4 * H), dtype=xw.dtype)  # recurrence, then gates, in order i, o, f, c
     hc = np.empty(H, dtype=xw.dtype)
-    sc = np.empty((2, 3 * H), dtype=xw.dtype)
+    sc = np.empty(3 * H, dtype=xw.dtype)
     # without peepholes the i, o, f gates (one activation, contiguous) go through one call
     fused = (not has_p) and (not input_forget)
     one = F(1.0)
