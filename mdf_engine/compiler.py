@@ -22,8 +22,9 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from .compile_cache import files_digest, graph_key
 from .compile_cache import load as cache_load
 from .compile_cache import save as cache_save
 from .errors import MDFError, NotCompilable
-from .expressions import to_source
+from .expressions import to_element_source, to_source
 from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
 from .registry import REGISTRY
 
@@ -44,6 +45,8 @@ MAX_WARMUP_STEPS = 20
 MAX_PASSES_PER_UPDATE = 10_000_000
 #: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
 MAX_SCHEDULE_LOG = 4_000_000
+#: A number literal as generated code writes one (a name standing for a fixed value)
+_NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
 
 
 def cache_dir() -> Path:
@@ -281,8 +284,6 @@ class CompiledGraph:
         except MDFError:
             raise
         except Exception as e:  # numba typing/lowering errors
-            import re
-
             lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
                      if ln.strip()]
             detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
@@ -574,6 +575,7 @@ class _Generator:
         self.kernel_files: list[str] = []
         #: (name, since, namespace, shape) -> global of a function called through Python
         self.python_functions: dict[tuple, str] = {}
+        self._slot_of_var: dict[str, Slot] | None = None  # built when the slots are known
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
         #: why the schedule stays with graph-scheduler (node functions only), or None
         self.node_by_node: str | None = None
@@ -809,6 +811,109 @@ class _Generator:
             self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
         return self.functions[key]
 
+    def element(self, names: Mapping[str, str], shape: tuple[int, ...]
+                ) -> Callable[[str], str | None]:
+        """One element of a name's value, for code that loops over the elements of an array
+        of ``shape``: ``a3[i_]`` for an array of that shape, the variable for a scalar; None
+        for anything else."""
+        if self._slot_of_var is None:
+            self._slot_of_var = {s.var: s for s in self.slots.values()}
+        by_var = self._slot_of_var
+
+        def element(name: str) -> str | None:
+            var = names.get(name)
+            slot = by_var.get(var) if var is not None else None
+            if slot is None:
+                return var if var is not None and _NUMBER.match(var) else None
+            if slot.kind == "s":
+                return var
+            return f"{var}[i_]" if tuple(slot.shape) == shape else None
+
+        return element
+
+    def element_value(self, vp: ValuePlan, names: Mapping[str, str],
+                      shape: tuple[int, ...]) -> str | None:
+        """Source of one element of ``vp``'s value (see :meth:`element`), or None when it is
+        not an element-wise expression over scalars and arrays of ``shape``."""
+        if vp.expr is None:
+            c = np.asarray(vp.const)
+            if c.dtype.kind not in "biuf":
+                return None
+            if c.ndim == 0:
+                return self.const(c.item())
+            return f"{self.const(c)}[i_]" if c.shape == shape else None
+        return to_element_source(vp.expr, self.element(names, shape))
+
+    def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
+                     ind: str) -> list[str]:
+        """A loop writing one element of ``slot`` at a time: ``value``, replaced by the value of
+        each condition whose test holds, in order (tests and values read the slot's old
+        element: each element is written after it was read, and only by its own step).
+        Instead of a whole-array expression, it allocates no temporary arrays."""
+        out = [f"{ind}for i_ in range({slot.shape[0]}):", f"{ind}    e_ = float({value})"]
+        for test, val in conditions:
+            out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
+        return out + [f"{ind}    {slot.var}[i_] = e_"]
+
+    def assign_value(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str],
+                     ind: str) -> list[str]:
+        """Code giving ``slot`` the value of ``vp``: element by element when it is an
+        element-wise expression over a 1-D array slot, a matrix product written straight into
+        the slot, else as a whole."""
+        if slot.kind == "a" and vp.expr is not None and not vp.expr.is_bare_name():
+            element = self.element_value(vp, names, tuple(slot.shape)) \
+                if len(slot.shape) == 1 else None
+            if element is not None:
+                return self.element_loop(slot, element, [], ind)
+            product = self.matmul_into(slot, vp, names)
+            if product is not None:
+                return [f"{ind}{product}"]
+        return [self.assign(slot, self.value(vp, names), ind)]
+
+    def matmul_into(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str]) -> str | None:
+        """``np.dot(a, b, slot)`` for a value ``a @ b`` of a matrix and a vector or matrix whose
+        product has the slot's shape and which are not the slot itself (BLAS writes the
+        result in place, without a temporary); None otherwise."""
+        operands = vp.expr.matmul_operands() if vp.expr is not None else None
+        if operands is None:
+            return None
+        if self._slot_of_var is None:
+            self._slot_of_var = {s.var: s for s in self.slots.values()}
+        a, b = (self._slot_of_var.get(names.get(n, "")) for n in operands)
+        if a is None or b is None or a.kind != "a" or b.kind != "a" or slot.var in (
+                a.var, b.var) or len(a.shape) != 2 or len(b.shape) not in (1, 2) \
+                or a.shape[1] != b.shape[0] or (a.shape[0], *b.shape[1:]) != tuple(slot.shape):
+            return None
+        return f"np.dot({a.var}, {b.var}, {slot.var})"
+
+    def fused_parameter(self, nid: str, pp: ParameterPlan, slot: Slot, names: dict[str, str],
+                        ind: str) -> list[str] | None:
+        """A 1-D array parameter whose value (or Euler step) and conditions are element-wise,
+        updated element by element in place; None when it is not such a parameter."""
+        if slot.kind != "a" or len(slot.shape) != 1 or (nid, pp.id) in self.swept \
+                or pp.call is not None:
+            return None
+        shape = tuple(slot.shape)
+        conditions = []
+        for _cid, test, val in pp.conditions:
+            t, v = self.element_value(test, names, shape), self.element_value(val, names, shape)
+            if t is None or v is None:
+                return None
+            conditions.append((t, v))
+        if pp.value is not None and pp.value.expr is not None:
+            value = self.element_value(pp.value, names, shape)
+            return None if value is None else self.element_loop(slot, value, conditions, ind)
+        if pp.value is None and pp.derivative is not None and pp.initial is not None:
+            d = self.element_value(pp.derivative, names, shape)
+            first = self.element_value(pp.initial, names, shape)
+            if d is None or first is None:
+                return None
+            return [f"{ind}if has_dt:",
+                    *self.element_loop(slot, f"{slot.var}[i_] + ({d}) * dt", conditions,
+                                       ind + "    "),
+                    f"{ind}else:", *self.element_loop(slot, first, conditions, ind + "    ")]
+        return None
+
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
         if slot.kind == "s":
             return f"{ind}{slot.var} = _scalar({expr})"
@@ -846,7 +951,7 @@ class _Generator:
         for pp in np_.parameters:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
-            out.append(self.assign(self.slots[(nid, "out:" + oid)], self.value(vp, names), ind))
+            out += self.assign_value(self.slots[(nid, "out:" + oid)], vp, names, ind)
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
@@ -922,6 +1027,13 @@ class _Generator:
                 and not pp.conditions and not pp.stateful:
             # a constant: its slot holds it from the first evaluation on (first_value)
             return [f"{ind}{unset} = 0.0"]
+        fused = self.fused_parameter(nid, pp, slot, names, ind)
+        if fused is None and swept is None and not pp.conditions and pp.value is not None \
+                and slot.kind == "a":
+            product = self.matmul_into(slot, pp.value, names)
+            fused = [f"{ind}{product}"] if product is not None else None
+        if fused is not None:
+            return [*fused, f"{ind}{unset} = 0.0"]
         if swept is not None and not pp.stateful and pp.derivative is None:
             out.append(f"{ind}{tmp} = P[{swept}]")
         elif pp.value is not None:
@@ -1096,8 +1208,6 @@ class _Generator:
     def _with_locals(body: list[str]) -> list[str]:
         """``body`` with the scalar slots and ``ever`` flags it uses loaded into locals before
         and stored back after."""
-        import re
-
         text = "\n".join(body)
         scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
         ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})

@@ -222,6 +222,14 @@ class Expr:
     def is_bare_name(self) -> bool:
         return isinstance(self.tree.body, ast.Name)
 
+    def matmul_operands(self) -> tuple[str, str] | None:
+        """``(a, b)`` when the expression is exactly ``a @ b`` of two names, else None."""
+        b = self.tree.body
+        if isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult) \
+                and isinstance(b.left, ast.Name) and isinstance(b.right, ast.Name):
+            return b.left.id, b.right.id
+        return None
+
 
 def _fail(msg: str, where: str, text: str) -> MDFError:
     shown = text if len(text) <= 80 else text[:77] + "..."
@@ -552,6 +560,85 @@ class _Emitter:
         args = [self.emit(a) for a in node.args]
         args += [f"{k.arg}={self.emit(k.value)}" for k in node.keywords]
         return f"{name}({', '.join(args)})"
+
+
+#: Functions, as :func:`to_source` names them, that act on each element on its own (numpy
+#: ufuncs and their math counterparts): an expression made of them, arithmetic and single
+#: comparisons over arrays of one shape can be computed one element at a time.
+ELEMENTWISE_CALLS = frozenset(
+    ["abs", "pow", "math.erf", "math.erfc", "math.gamma", "math.lgamma"]
+    + ["np." + n for n in (
+        "exp exp2 expm1 log log10 log2 log1p sqrt square sin cos tan arcsin arccos arctan "
+        "arctan2 sinh cosh tanh arcsinh arccosh arctanh floor ceil trunc rint abs absolute fabs "
+        "power sign maximum minimum fmod hypot copysign degrees radians isnan isinf isfinite "
+        "negative reciprocal mod remainder add subtract multiply divide true_divide "
+        "floor_divide").split()])
+
+
+class _NotElementwise(Exception):
+    pass
+
+
+def to_element_source(expr: Expr, element: Callable[[str], str | None]) -> str | None:
+    """Python source of one element of ``expr``, or None when ``expr`` is not element-wise.
+
+    ``element(name)`` gives the source of one element of a variable (``a3[i_]`` for an array
+    of the result's shape, the variable itself for a scalar) or None when the variable has
+    another shape. Element-wise: numbers, names, arithmetic other than ``@``, single
+    comparisons and calls of :data:`ELEMENTWISE_CALLS`. The value is computed with the same
+    scalar operations in the same order as the whole-array expression."""
+    try:
+        return _ElementEmitter(element).emit(expr.tree.body)
+    except _NotElementwise:
+        return None
+
+
+class _ElementEmitter(_Emitter):
+    def __init__(self, element: Callable[[str], str | None]):
+        super().__init__(element, lambda n: n)
+
+    def _Name(self, node):
+        if node.id in ("True", "False"):
+            return node.id
+        src = self.rename(node.id) if node.id != "None" else None
+        if src is None:
+            raise _NotElementwise
+        return src
+
+    def _BinOp(self, node):
+        if isinstance(node.op, ast.MatMult):
+            raise _NotElementwise
+        return super()._BinOp(node)
+
+    def _Compare(self, node):
+        if len(node.ops) != 1:  # a chained comparison of arrays is an error in numpy
+            raise _NotElementwise
+        return super()._Compare(node)
+
+    def _Call(self, node):
+        f = node.func
+        if node.keywords or (isinstance(f, ast.Name) and f.id not in MATH_FUNCTIONS
+                             and f.id not in BUILTIN_FUNCTIONS):
+            raise _NotElementwise  # keywords, or a registered MDF function
+        source = super()._Call(node)
+        if source.split("(", 1)[0] not in ELEMENTWISE_CALLS:
+            raise _NotElementwise
+        return source
+
+    def _Constant(self, node):
+        if not isinstance(node.value, (int, float, bool)):
+            raise _NotElementwise
+        return super()._Constant(node)
+
+    def _not_elementwise(self, node):
+        raise _NotElementwise
+
+    _BoolOp = _IfExp = _Subscript = _Slice = _Tuple = _List = _Dict = _not_elementwise
+
+    def _Attribute(self, node):
+        if node.attr not in MODULES[node.value.id][1]:
+            raise _NotElementwise  # a function named but not called
+        return super()._Attribute(node)
 
 
 _MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
