@@ -1,7 +1,7 @@
 """Per-operator speed of ``mdf_engine.onnx_ops.run`` against onnxruntime and numpy.
 
-Run: ``python benchmarks/onnx_ops_speed.py [--quick] [--only Add,MatMul]``. For every case it
-prints the median time of one call of
+Run: ``python benchmarks/onnx_ops_speed.py [--quick] [--only Add,MatMul] [--rounds 5]``. For
+every case it prints the median time of one call of
 
 * ours:  ``onnx_ops.run(op, inputs, attributes, opset)`` (the public call path, registry lookup
   included; Numba kernels are compiled in a warm-up call before timing);
@@ -213,8 +213,13 @@ def _ort_session(case: Case):
     return sess, feeds
 
 
-def run_cases(cases: list[Any], budget: float = 0.2) -> dict[str, list[float]]:
-    """Time every case and print one line each; returns size class -> list of ratios."""
+def run_cases(cases: list[Any], budget: float = 0.2,
+              rounds: int = 1) -> dict[str, list[float]]:
+    """Time every case and print one line each; returns size class -> list of ratios.
+
+    With ``rounds`` > 1 each case is timed that many times, onnxruntime and ours alternating,
+    and the line gives the median times, the median ratio and the range of the ratios (on a
+    shared machine a single pair of timings can be off by a factor of 1.5 either way)."""
     from mdf_engine import onnx_ops
 
     ratios: dict[str, list[float]] = {}
@@ -230,7 +235,11 @@ def run_cases(cases: list[Any], budget: float = 0.2) -> dict[str, list[float]]:
         opset = case.opset
         try:
             sess, feeds = _ort_session(case)
-            t_ort = _median_time(lambda s=sess, f=feeds: s.run(None, f), budget)
+
+            def theirs(s=sess, f=feeds):
+                return s.run(None, f)
+
+            t_ort = _median_time(theirs, budget)
         except Exception as e:  # an op/attribute onnxruntime does not run at this opset
             print(f"{case.op:<14}{case.size:<10}onnxruntime failed: {str(e)[:60]}")
             continue
@@ -246,10 +255,17 @@ def run_cases(cases: list[Any], budget: float = 0.2) -> dict[str, list[float]]:
             continue
         t_np = (_median_time(lambda f=case.numpy, i=inputs: f(*i), budget)
                 if case.numpy is not None else float("nan"))
-        r = t_ours / t_ort
+        pairs = [(t_ours, t_ort)]
+        for _ in range(rounds - 1):
+            pairs.append((_median_time(ours, budget), _median_time(theirs, budget)))
+        each = sorted(o / t for o, t in pairs)
+        r = statistics.median(each)
+        t_ours = statistics.median(o for o, _ in pairs)
+        t_ort = statistics.median(t for _, t in pairs)
         ratios.setdefault(case.size, []).append(r)
+        spread = f"  ({each[0]:.2f}-{each[-1]:.2f} over {rounds})" if rounds > 1 else ""
         print(f"{case.op:<14}{case.size:<10}{case.label[:13]:<14}{t_ours * 1e6:>10.1f}"
-              f"{t_ort * 1e6:>10.1f}{t_np * 1e6:>10.1f}{r:>10.2f}")
+              f"{t_ort * 1e6:>10.1f}{t_np * 1e6:>10.1f}{r:>10.2f}{spread}")
     return ratios
 
 
@@ -261,6 +277,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter timing budget per case")
     ap.add_argument("--only", default="", help="comma-separated op types to run")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time each case this many times (ours and ORT alternating) and print "
+                         "the median ratio and its range")
     args = ap.parse_args(argv)
     budget = 0.05 if args.quick else 0.2
     cases: list[Any] = list(_cases())
@@ -275,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if as_case(c).op in keep]
-    ratios = run_cases(cases, budget)
+    ratios = run_cases(cases, budget, max(1, args.rounds))
     print()
     targets = {"small": 1.0, "mid": 1.5}
     for size, rs in ratios.items():
