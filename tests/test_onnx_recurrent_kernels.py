@@ -153,3 +153,26 @@ def test_matvecs_match_float64_product(dtype, rows):
     np.testing.assert_allclose(out_h, want, rtol=tol, atol=tol)
     np.testing.assert_allclose(out_g, R.astype(np.float64) @ g.astype(np.float64), rtol=tol,
                                atol=tol)
+
+
+def _offset_copy(a, offset):
+    """A copy of ``a`` whose data starts ``offset`` bytes past a 64-byte boundary."""
+    buf = np.empty(a.nbytes + 128, dtype=np.uint8)
+    start = -buf.ctypes.data % 64 + offset
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def test_misaligned_recurrence_weights_give_the_same_result():
+    rng = np.random.default_rng(40)
+    X, W, R, B, h0 = _arrays(rng, 4, 1, 16, 5, 6)  # 16 float32 = 64-byte rows
+    want = onnx_ops.run("LSTM", [X, W, _offset_copy(R, 0), B, None, h0], {"hidden_size": 16})
+    got = onnx_ops.run("LSTM", [X, W, _offset_copy(R, 16), B, None, h0], {"hidden_size": 16})
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    Rm = _offset_copy(R, 16)
+    Ra = recurrent._aligned(Rm)
+    assert Ra.ctypes.data % 64 == 0 and Ra.dtype == R.dtype
+    np.testing.assert_array_equal(Ra, R)
+    assert recurrent._aligned(Ra) is Ra

