@@ -166,7 +166,7 @@ def _offset_copy(a, offset):
 
 def test_misaligned_recurrence_weights_give_the_same_result():
     rng = np.random.default_rng(40)
-    X, W, R, B, h0 = _arrays(rng, 4, 1, 16, 5, 6)  # 16 float32 = 64-byte rows
+    X, W, R, B, h0 = _arrays(rng, 4, 1, 16, 5, 17)  # 16 float32 = 64-byte rows; 17 steps
     want = onnx_ops.run("LSTM", [X, W, _offset_copy(R, 0), B, None, h0], {"hidden_size": 16})
     got = onnx_ops.run("LSTM", [X, W, _offset_copy(R, 16), B, None, h0], {"hidden_size": 16})
     for g, w in zip(got, want):
