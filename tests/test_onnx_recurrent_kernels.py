@@ -173,6 +173,6 @@ def test_misaligned_recurrence_weights_give_the_same_result():
         np.testing.assert_array_equal(g, w)
     Rm = _offset_copy(R, 16)
     Ra = recurrent._aligned(Rm)
-    assert Ra.ctypes.data % 64 == 0 and Ra.dtype == R.dtype
+    assert Ra.ctypes.data % 32 == 0 and Ra.dtype == R.dtype
     np.testing.assert_array_equal(Ra, R)
     assert recurrent._aligned(Ra) is Ra
