@@ -4,11 +4,14 @@
 ``size_class``, ``n_outputs`` and ``opset`` keys the runner understands), imported by the shared
 operator speed runner (benchmarks/onnx_ops_speed.py). Run this file directly to time each case
 against onnxruntime (single-threaded) and print the ratio ours / onnxruntime measured in this
-run. Nothing here asserts a timing.
+run (the two engines' calls alternate one by one). Nothing here asserts a timing. Set
+``OPENBLAS_NUM_THREADS=1`` (and ``NUMBA_NUM_THREADS=1``) in the environment for a
+single-threaded comparison, as the shared runner does.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 
 import numpy as np
@@ -67,35 +70,35 @@ def _ort_session(case: dict):
     return sess, dict(zip(names, case["inputs"]))
 
 
-def _time(fn, number: int = 20) -> float:
-    t0 = time.perf_counter()
-    for _ in range(number):
-        fn()
-    return (time.perf_counter() - t0) / number
-
-
-def main(rounds: int = 15) -> None:
-    """Interleaves the two engines round by round (the machine is shared) and keeps each one's
-    best round."""
+def main(calls: int = 600) -> None:
+    """Calls the two engines alternately, one call each at a time (so load from other processes
+    hits both alike), and prints the median and the fastest time of each and their ratios."""
     from mdf_engine import onnx_ops
 
     for case in CASES:
         sess, feeds = _ort_session(case)
 
         def ours(c=case):
-            return onnx_ops.run(c["op"], c["inputs"], c["attributes"])
+            return onnx_ops.run(c["op"], c["inputs"], c["attributes"], opset=c["opset"],
+                                num_outputs=c["n_outputs"])
 
         def theirs(s=sess, f=feeds):
             return s.run(None, f)
 
         ours()
         theirs()
-        a = b = float("inf")
-        for _ in range(rounds):
-            a = min(a, _time(ours))
-            b = min(b, _time(theirs))
-        print(f"{case['op']:5s} {case['size']:32s} ours {a * 1e6:9.1f} us  "
-              f"onnxruntime {b * 1e6:9.1f} us  ratio {a / b:5.2f}")
+        a, b = [], []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            ours()
+            t1 = time.perf_counter()
+            theirs()
+            t2 = time.perf_counter()
+            a.append(t1 - t0)
+            b.append(t2 - t1)
+        ma, mb = statistics.median(a), statistics.median(b)
+        print(f"{case['op']:5s} {case['size']:32s} median ours {ma * 1e6:8.1f} us  onnxruntime "
+              f"{mb * 1e6:8.1f} us  ratio {ma / mb:5.2f}   fastest ratio {min(a) / min(b):5.2f}")
 
 
 if __name__ == "__main__":
