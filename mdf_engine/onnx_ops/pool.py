@@ -3,15 +3,18 @@
 
 Windows (kernel, strides, dilations, pads / auto_pad, ceil_mode) are resolved by ``_spatial``;
 1-D and 2-D inputs are lifted to 3-D. 1-D/2-D pools run in two separable passes (windows along
-each row, then down the columns) whose interior windows are branch-free loops over flat
-arrays that LLVM vectorizes; 3-D pools (and windows lying wholly in the padding) use one
-loop nest over ``(N, C, D, H, W)``. 1-D/2-D averages accumulate in the input's float type (as
-onnxruntime does), 3-D averages and Lp norms in float64, cast back to the input dtype; MaxPool
-keeps the input dtype (floats and 8-bit ints).
+each row, then down the columns; MaxPool without Indices: down the columns, then along the
+rows) whose interior windows are branch-free loops over flat arrays that LLVM vectorizes; 3-D
+pools (and windows lying wholly in the padding) use one loop nest over ``(N, C, D, H, W)``.
+1-D/2-D averages accumulate in the input's float type (as onnxruntime does), 3-D averages and
+Lp norms in float64, cast back to the input dtype; MaxPool keeps the input dtype (floats, and
+8-bit ints computed exactly in float32). MaxPool's window geometry is memoized per input shape
+and attributes and handed to its kernels as one int array (see :func:`_maxpool_plan`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -29,10 +32,13 @@ U = np.uint64
 
 
 @numba.njit(cache=True)
-def _maxpool3d(x, k, s, d, pb, o, storage_order):
+def _maxpool3d(x, k, s, d, pb, o, storage_order, yf, idf, want_idx):
+    """MaxPool of a (N, C, D, H, W) input by one loop nest, into the flat outputs ``yf`` and
+    (with ``want_idx``) ``idf``. Serves 3-D pools and those with a window wholly in the
+    padding (it gets the plane's first value and the index before the plane's first)."""
     N, C, D, H, W = x.shape
-    y = np.empty((N, C, o[0], o[1], o[2]), dtype=x.dtype)
-    idx = np.empty((N, C, o[0], o[1], o[2]), dtype=np.int64)
+    y = yf.reshape((N, C, o[0], o[1], o[2]))
+    idx = idf.reshape((N, C, o[0], o[1], o[2])) if want_idx else idf.reshape((1, 1, 1, 1, 1))
     for n in range(N):
         for c in range(C):
             base = (n * C + c) * D * H * W
@@ -61,8 +67,8 @@ def _maxpool3d(x, k, s, d, pb, o, storage_order):
                                         else:
                                             bi = zi + D * (yj + H * xq)
                         y[n, c, i, j, q] = best
-                        idx[n, c, i, j, q] = base + bi
-    return y, idx
+                        if want_idx:
+                            idx[n, c, i, j, q] = base + bi
 
 
 @numba.njit(cache=True)
@@ -103,92 +109,181 @@ def _some_window_in_padding(k, s, d, pb, o, H, W):
     return False
 
 
-@numba.njit(cache=True)
-def _maxpool2d_values(x, k, s, d, pb, o, storage_order):
-    """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input:
-    the vertical windows first (whole input rows at a time, unit stride), then the horizontal
-    windows of those column maxima, so the strided pass runs over the output rows only.
-    Same select loops as :func:`_maxpool2d_rows`; ok=False when some window lies wholly in
-    the padding."""
+@numba.njit(cache=True, inline="always")
+def _maxpool2d_values(x, k, s, d, pb, o, yf, step):
+    """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input
+    with no window wholly in the padding, into the flat ``yf``. Per output row: the maxima
+    down the columns of its vertical window (whole input rows, unit stride, into a one-row
+    buffer that stays in L1), then the windows along that buffer: the border ones clipped,
+    the interior ones by one select loop. ``step`` is a constant of the caller: 1 or 2 for
+    windows of at most three adjacent taps with that stride, read at literal offsets (LLVM
+    vectorizes the strided loads as interleaved groups), 0 for any other window (three taps
+    per pass, :func:`_row_max3`). Same select order as :func:`_maxpool2d_rows`.
+
+    The row loop runs for every output row of every plane, so it is kept lean: tap ranges
+    worked out beforehand, no array variable reassigned (reference counting), and only the
+    code of one ``step`` (more code in the loop measurably slows it down)."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
-    kh, kw = k[1], k[2]
-    sh, sw = s[1], s[2]
-    dh, dw = d[1], d[2]
-    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    none = np.empty(1, dtype=np.int64)   # no indices
-    if _some_window_in_padding(k, s, d, pb, o, H, W):
-        return y, none, False
-    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
-    borders = list_borders(qa, qb, ow)
-    nq = qb - qa
-    x0 = qa * sw - pb[2]
-    cv = np.empty(oh * W, dtype=x.dtype)
+    sh, dh = s[1], d[1]
+    kw, sw, dw, pw = k[2], s[2], d[2], pb[2]
+    r0s, r1s = _tap_ranges(oh, k[1], sh, dh, pb[1], H)
+    c0s, c1s = _tap_ranges(ow, kw, sw, dw, pw, W)
+    qa, qb = _span(ow, kw, sw, dw, pw, W)
+    x0 = qa * sw - pw
+    cv = np.empty(W, dtype=x.dtype)
     xf = x.reshape(-1)
-    yf = y.reshape(-1)
+    dW = dh * W
+    none = np.empty(1, dtype=np.int64)
     for pl in range(N * C):
         base = pl * H * W
         for i in range(oh):
-            top = i * sh - pb[1]
-            b0, b1 = _clip_taps(top, kh, dh, H)
-            for b in range(b0, b1, 3):
-                r0 = top + b * dh
-                r1 = r0 + dh if b + 1 < b1 else r0
-                r2 = r0 + 2 * dh if b + 2 < b1 else r0
-                _col_max3(cv, none, i * W, xf, none, base + r0 * W, base + r1 * W,
-                          base + r2 * W, W, b > b0, False)
-        yo = pl * oh * ow
-        for i in range(oh):
-            ro = i * W
-            yr = yo + i * ow
-            for q in borders:
-                lo = q * sw - pb[2]
-                e0, e1 = _clip_taps(lo, kw, dw, W)
-                best = cv[ro + lo + e0 * dw]
-                for e in range(e0 + 1, e1):
-                    v = cv[ro + lo + e * dw]
-                    if v > best:
-                        best = v
-                yf[yr + q] = best
-            if nq > 0:
-                for e in range(0, kw, 3):
-                    e1 = e + 1 if e + 1 < kw else e
-                    e2 = e + 2 if e + 2 < kw else e
-                    o0 = ro + x0 + e * dw
-                    o1 = ro + x0 + e1 * dw
-                    o2 = ro + x0 + e2 * dw
-                    # a literal stride lets LLVM vectorize the (inlined) loop
-                    if sw == 1:
-                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, 1, 0, 0, 0, 0, nq,
-                                  e > 0, False)
-                    elif sw == 2:
-                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, 2, 0, 0, 0, 0, nq,
-                                  e > 0, False)
-                    else:
-                        _row_max3(yf, none, yr + qa, cv, o0, o1, o2, sw, 0, 0, 0, 0, nq,
-                                  e > 0, False)
-    return y, none, True
+            b0 = r0s[i]
+            nb = r1s[i] - b0
+            r0 = base + (i * sh - pb[1] + b0 * dh) * W
+            yr = (pl * oh + i) * ow
+            if nb == 1:
+                for t in range(W):
+                    cv[U(t)] = xf[U(r0 + t)]
+            elif nb == 2:
+                for t in range(W):
+                    a = xf[U(r0 + t)]
+                    b = xf[U(r0 + dW + t)]
+                    cv[U(t)] = b if b > a else a
+            else:
+                for t in range(W):
+                    a = xf[U(r0 + t)]
+                    b = xf[U(r0 + dW + t)]
+                    c = xf[U(r0 + 2 * dW + t)]
+                    m = b if b > a else a
+                    cv[U(t)] = c if c > m else m
+                for b in range(3, nb):   # taller windows: one row more per pass
+                    ro = r0 + b * dW
+                    for t in range(W):
+                        a = xf[U(ro + t)]
+                        m = cv[U(t)]
+                        cv[U(t)] = a if a > m else m
+            for q in range(qa):
+                _border_window(yf, yr, cv, sw, dw, pw, q, c0s, c1s)
+            for q in range(qb, ow):
+                _border_window(yf, yr, cv, sw, dw, pw, q, c0s, c1s)
+            if qb > qa:
+                if step > 0:
+                    _dense_windows(yf, yr + qa, cv, x0, step, kw, qb - qa)
+                else:
+                    for e in range(0, kw, 3):
+                        e1 = e + 1 if e + 1 < kw else e
+                        e2 = e + 2 if e + 2 < kw else e
+                        _row_max3(yf, none, yr + qa, cv, x0 + e * dw, x0 + e1 * dw,
+                                  x0 + e2 * dw, sw, 0, 0, 0, 0, qb - qa, e > 0, False)
 
 
 @numba.njit(cache=True)
-def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
+def _maxpool_y1(x, g, yf):
+    """MaxPool values (see :func:`_maxpool2d_values`) of adjacent taps (at most three) with
+    stride 1 into the flat ``yf``; ``g`` is a plan's geometry (see :func:`_maxpool_plan`)."""
+    k, s, d, pb, o = _geometry(g)
+    _maxpool2d_values(x, k, s, d, pb, o, yf, 1)
+
+
+@numba.njit(cache=True)
+def _maxpool_y2(x, g, yf):
+    """:func:`_maxpool_y1` for stride 2."""
+    k, s, d, pb, o = _geometry(g)
+    _maxpool2d_values(x, k, s, d, pb, o, yf, 2)
+
+
+@numba.njit(cache=True)
+def _maxpool_y0(x, g, yf):
+    """:func:`_maxpool_y1` for any other 2-D window."""
+    k, s, d, pb, o = _geometry(g)
+    _maxpool2d_values(x, k, s, d, pb, o, yf, 0)
+
+
+@numba.njit(cache=True)
+def _maxpool_yi(x, g, storage_order, yf, idf):
+    """MaxPool values and flat indices of a 1-D/2-D input with no window wholly in the
+    padding (:func:`_maxpool2d_rows`) into ``yf`` and ``idf``."""
+    k, s, d, pb, o = _geometry(g)
+    _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf)
+
+
+@numba.njit(cache=True)
+def _maxpool_3d(x, g, storage_order, yf, idf, want_idx):
+    """MaxPool of any other input (:func:`_maxpool3d`)."""
+    k, s, d, pb, o = _geometry(g)
+    _maxpool3d(x, k, s, d, pb, o, storage_order, yf, idf, want_idx)
+
+
+@numba.njit(cache=True, inline="always")
+def _geometry(g):
+    """The kernel, strides, dilations, pads at the beginning and output shape (3-D each) of
+    a plan's geometry array."""
+    return ((g[0], g[1], g[2]), (g[3], g[4], g[5]), (g[6], g[7], g[8]),
+            (g[9], g[10], g[11]), (g[12], g[13], g[14]))
+
+
+@numba.njit(cache=True)
+def _tap_ranges(n_out, k, s, d, pb, size):
+    """First and last+1 tap inside ``[0, size)`` of each window along an axis."""
+    t0 = np.empty(n_out, dtype=np.int64)
+    t1 = np.empty(n_out, dtype=np.int64)
+    for i in range(n_out):
+        t0[i], t1[i] = _clip_taps(i * s - pb, k, d, size)
+    return t0, t1
+
+
+@numba.njit(cache=True, inline="always")
+def _border_window(yf, yr, src, sw, dw, pw, q, c0s, c1s):
+    """``yf[yr + q]`` = the first maximum of the taps ``c0s[q]`` to ``c1s[q]`` of the
+    window ``q`` of the row ``src``."""
+    lo = q * sw - pw
+    best = src[lo + c0s[q] * dw]
+    for e in range(c0s[q] + 1, c1s[q]):
+        v = src[lo + e * dw]
+        best = v if v > best else best
+    yf[yr + q] = best
+
+
+@numba.njit(cache=True, inline="always")
+def _dense_windows(dst, off, src, so, step, kw, n):
+    """``dst[off + t]`` = the first maximum of the ``kw`` (at most 3) adjacent taps from
+    ``src[so + t * step]``, for t < n (branch-free selects, unsigned offsets: see
+    :data:`U`)."""
+    if kw == 3:
+        for t in range(n):
+            j = so + t * step
+            a = src[U(j)]
+            b = src[U(j + 1)]
+            c = src[U(j + 2)]
+            r = b if b > a else a
+            dst[U(off + t)] = c if c > r else r
+    elif kw == 2:
+        for t in range(n):
+            j = so + t * step
+            a = src[U(j)]
+            b = src[U(j + 1)]
+            dst[U(off + t)] = b if b > a else a
+    else:
+        for t in range(n):
+            dst[U(off + t)] = src[U(so + t * step)]
+
+
+@numba.njit(cache=True)
+def _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf):
     """MaxPool of a (N, C, 1, H, W) input in two passes: the maximum (and its flat index) of
     each horizontal window of every input row, then of each vertical window of those. The
     windows wholly inside the input run as branch-free select loops over the outputs, three
     taps per loop and no per-tap bounds test; the border windows are clipped.
-    Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Returns
-    ok=False (and nothing useful) when some window lies wholly in the padding."""
+    Picks the first maximum in row-major window order, like :func:`_maxpool3d`. Writes the
+    flat outputs ``yf`` and ``idf``; no window may lie wholly in the padding."""
     N, C, _, H, W = x.shape
     oh, ow = o[1], o[2]
     kh, kw = k[1], k[2]
     sh, sw = s[1], s[2]
     dh, dw = d[1], d[2]
-    y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    idx = np.empty((N, C, 1, oh, ow), dtype=np.int64)
     rv = np.empty((H, ow), dtype=x.dtype)
     ri = np.empty((H, ow), dtype=np.int64)
-    if _some_window_in_padding(k, s, d, pb, o, H, W):
-        return y, idx, False
     qa, qb = _span(ow, kw, sw, dw, pb[2], W)
     borders = list_borders(qa, qb, ow)
     # flat spatial index of (r, col): r * W + col, or r + H * col (storage_order=1)
@@ -199,8 +294,6 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
     tstep = sw * cstep   # index step between neighbouring interior windows
     # flat arrays and offsets instead of row views (each view costs reference counting)
     xf = x.reshape(-1)
-    yf = y.reshape(-1)
-    idf = idx.reshape(-1)
     rvf = rv.reshape(-1)
     rif = ri.reshape(-1)
     for pl in range(N * C):
@@ -252,7 +345,6 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order):
                 r2 = r0 + 2 * dh if b + 2 < b1 else r0
                 _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0,
                           True)
-    return y, idx, True
 
 
 @numba.njit(cache=True, inline="always")
@@ -676,6 +768,45 @@ def lp_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_sh
                       ceil_mode, "LpPool"),)
 
 
+def _hashable(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+@functools.lru_cache(maxsize=256)
+def _maxpool_plan(shape: tuple, kernel_shape, strides, dilations, pads, auto_pad,
+                  ceil_mode) -> tuple:
+    """``(geometry, shape5, out_shape, size, values_kernel)`` of a MaxPool of an input of
+    ``shape``: ``geometry`` holds the kernel, strides, dilations, pads at the beginning and
+    output shape lifted to 3-D, then 1 when the two-pass 2-D kernels serve (1-D/2-D, no
+    window wholly in the padding), else 0; ``shape5`` is the input's 5-D view, ``size`` the
+    output's number of elements and ``values_kernel`` the values-only kernel for these
+    windows (None: the 3-D one). Memoized: a model runs the same MaxPool at every step, and
+    working this out costs more than a small pool itself. The kernels take the geometry as
+    one array rather than five tuples: Numba types every tuple argument at each call, which
+    costs more than a small pool itself."""
+    if len(shape) < 3 or len(shape) > 5:
+        raise MDFError(f"MaxPool: expected X of shape (N, C, D1[, D2[, D3]]), got {shape}")
+    nsp = len(shape) - 2
+    if kernel_shape is None or len(kernel_shape) != nsp:
+        raise MDFError(f"MaxPool: kernel_shape should have {nsp} values, got {kernel_shape}")
+    k = ints(kernel_shape, nsp, 1, "kernel_shape", "MaxPool")
+    s = ints(strides, nsp, 1, "strides", "MaxPool")
+    d = ints(dilations, nsp, 1, "dilations", "MaxPool")
+    out, pb, _ = window_geometry(shape[2:], k, s, d, pads, auto_pad, int(ceil_mode), "MaxPool")
+    geo = (lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0), lift3(out, 1))
+    shape5 = tuple(shape[:2]) + (1,) * (5 - len(shape)) + tuple(shape[2:])
+    rows = nsp <= 2 and not _some_window_in_padding(*geo, shape5[3], shape5[4])
+    g = np.array(sum(geo, ()) + (int(rows),), dtype=np.int64)
+    out_shape = tuple(shape[:2]) + out
+    kernel = None
+    if rows:
+        kw, sw, dw = geo[0][2], geo[1][2], geo[2][2]
+        dense = dw == 1 and kw <= 3
+        kernel = _maxpool_y1 if dense and sw == 1 else _maxpool_y2 if dense and sw == 2 \
+            else _maxpool_y0
+    return g, shape5, out_shape, math.prod(out_shape), kernel
+
+
 @onnx_op("MaxPool", inputs=("X",), outputs=("Y", "Indices"), since=1,
          attributes={**POOL_ATTRS, "storage_order": 0}, skips_outputs=True)
 def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
@@ -685,22 +816,33 @@ def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_s
     row-major, or column-major in the spatial axes when storage_order=1) of the maximum.
     With ``outputs_wanted=1`` (a node without the Indices output) only Y is computed."""
     X = as_array(X)
-    nsp, k, s, d, out, pb, _ = _window(X, kernel_shape, strides, dilations, pads, auto_pad,
-                                       ceil_mode, "MaxPool")
-    xin = X if X.dtype.kind in "iu" or X.dtype in (np.float32, np.float64) else \
-        X.astype(np.float32)
-    args = (as5d(np.ascontiguousarray(xin)), lift3(k, 1), lift3(s, 1), lift3(d, 1),
-            lift3(pb, 0), lift3(out, 1), int(storage_order))
-    shape = X.shape[:2] + out
-    ok = False
-    if nsp <= 2:
-        values_only = outputs_wanted == 1
-        y, idx, ok = (_maxpool2d_values if values_only else _maxpool2d_rows)(*args)
-        if ok and values_only:
-            return (y.reshape(shape).astype(X.dtype, copy=False),)
-    if not ok:
-        y, idx = _maxpool3d(*args)
-    return y.reshape(shape).astype(X.dtype, copy=False), idx.reshape(shape)
+    key = (X.shape, _hashable(kernel_shape), _hashable(strides), _hashable(dilations),
+           _hashable(pads), auto_pad, ceil_mode)
+    try:
+        g, shape5, shape, size, values = _maxpool_plan(*key)
+    except TypeError:   # an attribute given as an array cannot be a memo key
+        g, shape5, shape, size, values = _maxpool_plan.__wrapped__(*key)
+    dt = X.dtype
+    if dt == np.float32 or dt == np.float64 or (dt.kind in "iu" and dt.itemsize > 2):
+        x5 = np.ascontiguousarray(X).reshape(shape5)
+    else:   # float16, 8/16-bit ints: exact in float32, and no kernels of their own to compile
+        x5 = np.ascontiguousarray(X, dtype=np.float32).reshape(shape5)
+    yf = np.empty(size, dtype=x5.dtype)
+    if outputs_wanted == 1:
+        if values is not None:
+            values(x5, g, yf)
+        else:
+            _maxpool_3d(x5, g, 0, yf, _NO_INDEX, False)
+        return (yf.reshape(shape).astype(dt, copy=False),)
+    idf = np.empty(size, dtype=np.int64)
+    if values is not None:
+        _maxpool_yi(x5, g, int(storage_order), yf, idf)
+    else:
+        _maxpool_3d(x5, g, int(storage_order), yf, idf, True)
+    return yf.reshape(shape).astype(dt, copy=False), idf.reshape(shape)
+
+
+_NO_INDEX = np.empty(1, dtype=np.int64)
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
