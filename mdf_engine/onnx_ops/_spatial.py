@@ -6,6 +6,10 @@ SAME_LOWER, VALID) and, for pools, ``ceil_mode``. These helpers turn those attri
 plain tuples of ints (output size, padding before, padding after per spatial axis), and lift
 1-D and 2-D problems to 3-D by adding leading singleton axes so that one Numba kernel serves
 every rank. Everything here is metadata; no tensor data is touched.
+
+Kernels take the lifted geometry as one int64 array (:func:`geometry_array`, unpacked inside
+by :func:`unpack_geometry`) rather than five tuples: Numba types every tuple argument at each
+call, which costs more than a small convolution or pool itself.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..errors import MDFError
@@ -119,3 +124,17 @@ def float_kind(x: np.ndarray) -> np.ndarray:
     if x.dtype == np.float64:
         return np.ascontiguousarray(x)
     return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def geometry_array(geo: Sequence[Sequence[int]], *extra: int) -> np.ndarray:
+    """The 3-D kernel, strides, dilations, pads at the beginning and output shape (``geo``,
+    five triples) then ``extra`` ints, as one int64 array for a kernel."""
+    return np.array([v for t in geo for v in t] + [int(e) for e in extra], dtype=np.int64)
+
+
+@numba.njit(cache=True, inline="always")
+def unpack_geometry(g):
+    """The five triples of :func:`geometry_array` (kernel, strides, dilations, pads at the
+    beginning, output shape), inside a kernel."""
+    return ((g[0], g[1], g[2]), (g[3], g[4], g[5]), (g[6], g[7], g[8]),
+            (g[9], g[10], g[11]), (g[12], g[13], g[14]))

@@ -24,7 +24,15 @@ from numba import types
 
 from ..errors import MDFError
 from . import as_array, onnx_op
-from ._spatial import as5d, auto_pad_name, float_kind, ints, lift3, window_geometry
+from ._spatial import (
+    auto_pad_name,
+    float_kind,
+    geometry_array,
+    ints,
+    lift3,
+    unpack_geometry,
+    window_geometry,
+)
 
 #: Offsets into flat arrays are made unsigned: Numba then indexes without the negative-index
 #: wraparound test that keeps LLVM from vectorizing a loop.
@@ -236,7 +244,8 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
 @numba.njit(cache=True)
 def conv_direct(x, w, bias, group, k, s, d, pb, o):
     """Grouped 3-D convolution by direct accumulation, for depthwise and small problems:
-    ``x`` (N, C, D, H, W), ``w`` (M, C/group, kd, kh, kw), ``bias`` (M,); each output row is
+    ``x`` (N, C, D, H, W), ``w`` (M, C/group * kd * kh * kw) filters (or the same values
+    shaped (M, C/group, kd, kh, kw)), ``bias`` (M,); each output row is
     the bias plus one multiply-add loop per (channel, tap) over the taps inside the input
     (flat arrays, unsigned offsets: see :func:`_im2col_rows`). Returns (N, M, od, oh, ow)."""
     N, C, D, H, W = x.shape
@@ -350,36 +359,36 @@ def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
     return out
 
 
-def _conv_setup(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
-    if X.ndim < 3 or X.ndim > 5 or W.ndim != X.ndim:
-        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
-                       f"got X {X.shape} and W {W.shape}")
-    nsp = X.ndim - 2
-    group = int(attrs["group"])
-    kernel = ints(attrs["kernel_shape"], nsp, 0, "kernel_shape", op)
-    if attrs["kernel_shape"] is None or len(attrs["kernel_shape"]) == 0:
-        kernel = tuple(int(v) for v in W.shape[2:])
-    strides = ints(attrs["strides"], nsp, 1, "strides", op)
-    dil = ints(attrs["dilations"], nsp, 1, "dilations", op)
-    return nsp, group, kernel, strides, dil
+def _hashable(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
 
 
-def _conv_geometry(X: np.ndarray, W: np.ndarray, attrs: dict, op: str):
-    """``(group, out_sp, geo, direct)`` of a Conv: the output's spatial shape, the kernel
-    arguments (kernel, strides, dilations, pads at the beginning, output shape, each lifted to
-    3-D) and whether direct accumulation serves it. Memoized per shapes and attributes: a
-    model calls the same Conv at every step, and working this out is a third of a small
-    Conv's time."""
-    items = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(attrs.items()))
+#: The Conv attributes that shape its geometry, in the order of the memo key.
+_GEOMETRY_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "strides")
+
+
+def _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides) -> tuple:
+    """The attributes of :data:`_GEOMETRY_ATTRS` as a memo key (lists made tuples)."""
+    return (auto_pad, _hashable(dilations), group, _hashable(kernel_shape), _hashable(pads),
+            _hashable(strides))
+
+
+def _conv_geometry(X: np.ndarray, W: np.ndarray, key: tuple, op: str):
+    """``(group, geometry, direct, shape5, out_shape)`` of a Conv with the attributes ``key``
+    (:func:`_geometry_key`): the kernel geometry (kernel, strides, dilations, pads at the
+    beginning, output shape, each lifted to 3-D, then the group, as one array: see
+    ``_spatial.geometry_array``), whether direct accumulation serves it, X's 5-D view and the
+    output's shape. Memoized per shapes and attributes: a model calls the same Conv at every
+    step, and working this out is a third of a small Conv's time."""
     try:
-        return _memo_geometry(tuple(X.shape), tuple(W.shape), items, op)
+        return _memo_geometry(X.shape, W.shape, key, op)
     except TypeError:  # an attribute given as an array cannot be a memo key
-        return _conv_geometry_of(X.shape, W.shape, attrs, op)
+        return _conv_geometry_of(X.shape, W.shape, dict(zip(_GEOMETRY_ATTRS, key)), op)
 
 
 @functools.lru_cache(maxsize=256)
-def _memo_geometry(xshape: tuple, wshape: tuple, items: tuple, op: str):
-    return _conv_geometry_of(xshape, wshape, dict(items), op)
+def _memo_geometry(xshape: tuple, wshape: tuple, key: tuple, op: str):
+    return _conv_geometry_of(xshape, wshape, dict(zip(_GEOMETRY_ATTRS, key)), op)
 
 
 def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
@@ -404,27 +413,45 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
                        f"{list(wshape[2:])}")
     geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
     direct = _use_direct(xshape[0], M, M // group, math.prod(wshape[1:]), math.prod(out_sp))
-    return group, out_sp, geo, direct
+    shape5 = tuple(xshape[:2]) + (1,) * (5 - len(xshape)) + tuple(xshape[2:])
+    return group, geometry_array(geo, group), direct, shape5, (xshape[0], M) + out_sp
 
 
-def _conv_float(X, W, B, attrs, op) -> np.ndarray:
-    """Conv on float32/float64 arrays; returns the output with X's float dtype."""
-    group, out_sp, geo, direct = _conv_geometry(X, W, attrs, op)
-    M = W.shape[0]
-    x5 = as5d(X)
-    bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
-    if bias.shape != (M,):
-        raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
-    if direct:
-        w5 = np.ascontiguousarray(W, dtype=X.dtype).reshape(as5d(W).shape)
-        y = conv_direct(x5, w5, bias, group, *geo)
+@numba.njit(cache=True)
+def conv3d_g(x, w2, bias, has_bias, g):
+    """:func:`conv3d` with the geometry array of :func:`_conv_geometry`."""
+    k, s, d, pb, o = unpack_geometry(g)
+    return conv3d(x, w2, bias, has_bias, g[15], k, s, d, pb, o)
+
+
+@numba.njit(cache=True)
+def conv_direct_g(x, w2, bias, g):
+    """:func:`conv_direct` with the geometry array of :func:`_conv_geometry`."""
+    k, s, d, pb, o = unpack_geometry(g)
+    return conv_direct(x, w2, bias, g[15], k, s, d, pb, o)
+
+
+def _conv_float(X, W, B, key, op) -> np.ndarray:
+    """Conv on float32/float64 arrays with the attributes ``key`` (:func:`_geometry_key`);
+    returns the output with X's float dtype."""
+    group, g, direct, shape5, out_shape = _conv_geometry(X, W, key, op)
+    M = out_shape[1]
+    x5 = X.reshape(shape5)
+    if B is None:
+        bias = np.zeros(M, X.dtype)
     else:
-        w2 = np.ascontiguousarray(W.reshape(M, -1), dtype=X.dtype)
+        bias = np.ascontiguousarray(B, dtype=X.dtype)
+        if bias.shape != (M,):
+            raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
+    w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
+    if direct:
+        y = conv_direct_g(x5, w2, bias, g)
+    else:
         try:
-            y = conv3d(x5, w2, bias, B is not None, group, *geo)
+            y = conv3d_g(x5, w2, bias, B is not None, g)
         except RuntimeError as e:   # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
-    return y.reshape((X.shape[0], M) + out_sp)
+    return y.reshape(out_shape)
 
 
 #: Convolutions with at most this many multiply-adds run by direct accumulation.
@@ -444,11 +471,9 @@ def conv(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None, gr
     X = as_array(X)
     dt = X.dtype
     Xf = float_kind(X)
-    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
-                 kernel_shape=kernel_shape, pads=pads, strides=strides)
-    W = np.asarray(W, dtype=Xf.dtype)
-    y = _conv_float(Xf, W, None if B is None else np.asarray(B), attrs, "Conv")
-    return (y.astype(dt, copy=False),)
+    key = _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
+    y = _conv_float(Xf, np.asarray(W, dtype=Xf.dtype), B, key, "Conv")
+    return (y if y.dtype == dt else y.astype(dt),)
 
 
 @onnx_op("ConvTranspose", inputs=("X", "W", "B"), optional=("B",), since=1,
@@ -457,22 +482,56 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
                    group=1, kernel_shape=None, output_padding=None, output_shape=None,
                    pads=None, strides=None) -> tuple[np.ndarray]:
     """Transposed convolution (the gradient of Conv with respect to its input)."""
-    op = "ConvTranspose"
     X = as_array(X)
     dt = X.dtype
     X = float_kind(X)
-    W = np.asarray(W, dtype=X.dtype)
-    attrs = dict(group=group, kernel_shape=kernel_shape, strides=strides, dilations=dilations)
-    nsp, group, kernel, s, d = _conv_setup(X, W, attrs, op)
-    C = X.shape[1]
-    if group < 1 or C % group or W.shape[0] != C:
-        raise MDFError(f"{op}: W should have shape (C={C}, M/group, k...), got {W.shape}")
-    mg = W.shape[1]
+    W = np.ascontiguousarray(W, dtype=X.dtype)
+    key = (X.shape, W.shape, auto_pad, _hashable(dilations), group, _hashable(kernel_shape),
+           _hashable(output_padding), _hashable(output_shape), _hashable(pads),
+           _hashable(strides))
+    try:
+        g, shape5, w3_shape, out_shape = _convt_plan(*key)
+    except TypeError:   # an attribute given as an array cannot be a memo key
+        g, shape5, w3_shape, out_shape = _convt_plan.__wrapped__(*key)
+    M = out_shape[1]
+    if B is None:
+        bias = np.zeros(M, X.dtype)
+    else:
+        bias = np.ascontiguousarray(B, dtype=X.dtype)
+        if bias.shape != (M,):
+            raise MDFError(f"ConvTranspose: bias B should have shape ({M},), got {bias.shape}")
+    y = convtranspose3d_g(X.reshape(shape5), W.reshape(w3_shape), bias, g)
+    y = y.reshape(out_shape)
+    return (y if y.dtype == dt else y.astype(dt),)
+
+
+@functools.lru_cache(maxsize=256)
+def _convt_plan(xshape, wshape, auto_pad, dilations, group, kernel_shape, output_padding,
+                output_shape, pads, strides) -> tuple:
+    """``(geometry, shape5, w3_shape, out_shape)`` of a ConvTranspose: the geometry array
+    (kernel, strides, dilations, pads at the beginning, output shape, each lifted to 3-D,
+    then the group; see ``_spatial.geometry_array``), X's 5-D view, W's view as (group,
+    C/group, M/group * prod(kernel)) and the output's shape. Memoized like Conv's."""
+    op = "ConvTranspose"
+    if len(xshape) < 3 or len(xshape) > 5 or len(wshape) != len(xshape):
+        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
+                       f"got X {tuple(xshape)} and W {tuple(wshape)}")
+    nsp = len(xshape) - 2
+    group = int(group)
+    kernel = ints(kernel_shape, nsp, 0, "kernel_shape", op)
+    if kernel_shape is None or len(kernel_shape) == 0:
+        kernel = tuple(int(v) for v in wshape[2:])
+    s = ints(strides, nsp, 1, "strides", op)
+    d = ints(dilations, nsp, 1, "dilations", op)
+    C = xshape[1]
+    if group < 1 or C % group or wshape[0] != C:
+        raise MDFError(f"{op}: W should have shape (C={C}, M/group, k...), got {tuple(wshape)}")
+    mg = wshape[1]
     M = mg * group
     opad = ints(output_padding, nsp, 0, "output_padding", op)
     mode = auto_pad_name(auto_pad)
     pads_t = ints(pads, 2 * nsp, 0, "pads", op)
-    ins = X.shape[2:]
+    ins = xshape[2:]
     full = [s[i] * (ins[i] - 1) + opad[i] + (kernel[i] - 1) * d[i] + 1 for i in range(nsp)]
     if output_shape is not None and len(output_shape) > 0:
         want = [int(v) for v in output_shape][-nsp:]
@@ -493,13 +552,27 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
         out_sp = tuple(full[i] - pb[i] - pe[i] for i in range(nsp))
     if min(out_sp) < 1:
         raise MDFError(f"{op}: the output shape {out_sp} is empty")
-    kp = math.prod(kernel)
-    wt = W.reshape(group, C // group, mg * kp).transpose(0, 2, 1)
-    wt = np.ascontiguousarray(wt)
-    bias = np.zeros(M, X.dtype) if B is None else np.ascontiguousarray(B, dtype=X.dtype)
-    y = convtranspose3d(as5d(X), wt, bias, group, lift3(kernel, 1), lift3(s, 1), lift3(d, 1),
-                        lift3(pb, 0), lift3(out_sp, 1))
-    return (y.reshape((X.shape[0], M) + out_sp).astype(dt, copy=False),)
+    if tuple(wshape[2:]) != tuple(kernel):
+        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
+                       f"{list(wshape[2:])}")
+    geo = (lift3(kernel, 1), lift3(s, 1), lift3(d, 1), lift3(tuple(pb), 0), lift3(out_sp, 1))
+    shape5 = tuple(xshape[:2]) + (1,) * (5 - len(xshape)) + tuple(ins)
+    w3_shape = (group, C // group, mg * math.prod(kernel))
+    return geometry_array(geo, group), shape5, w3_shape, (xshape[0], M) + out_sp
+
+
+@numba.njit(cache=True)
+def convtranspose3d_g(x, w3, bias, g):
+    """:func:`convtranspose3d` with the geometry array of :func:`_convt_plan` and the filters
+    ``w3`` (group, C/group, M/group * prod(kernel)), transposed here."""
+    G, cg, R = w3.shape
+    wt = np.empty((G, R, cg), dtype=w3.dtype)
+    for a in range(G):
+        for c in range(cg):
+            for r in range(R):
+                wt[a, r, c] = w3[a, c, r]
+    k, s, d, pb, o = unpack_geometry(g)
+    return convtranspose3d(x, wt, bias, g[15], k, s, d, pb, o)
 
 
 def _zero_point(zp: Any, default_dtype) -> np.ndarray:
@@ -508,7 +581,7 @@ def _zero_point(zp: Any, default_dtype) -> np.ndarray:
     return np.asarray(zp)
 
 
-def _int_conv(x, w, xzp, wzp, B, attrs, op) -> np.ndarray:
+def _int_conv(x, w, xzp, wzp, B, key, op) -> np.ndarray:
     """Exact integer convolution of (x - xzp) and (w - wzp) (+ int32 B) as float64."""
     x = as_array(x)
     w = np.asarray(w)
@@ -522,7 +595,7 @@ def _int_conv(x, w, xzp, wzp, B, attrs, op) -> np.ndarray:
         raise MDFError(f"{op}: w_zero_point should be a scalar or have {w.shape[0]} values")
     wf = w.astype(np.float64) - wz.reshape((-1,) + (1,) * (w.ndim - 1))
     bias = None if B is None else np.asarray(B).astype(np.float64)
-    return _conv_float(xf, wf, bias, attrs, op)
+    return _conv_float(xf, wf, bias, key, op)
 
 
 @onnx_op("ConvInteger", inputs=("x", "w", "x_zero_point", "w_zero_point"),
@@ -531,9 +604,8 @@ def conv_integer(x: Any, w: Any, x_zero_point: Any = None, w_zero_point: Any = N
                  auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                  strides=None) -> tuple[np.ndarray]:
     """Integer convolution with zero points; the int32 accumulator is the output."""
-    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
-                 kernel_shape=kernel_shape, pads=pads, strides=strides)
-    y = _int_conv(x, w, x_zero_point, w_zero_point, None, attrs, "ConvInteger")
+    key = _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
+    y = _int_conv(x, w, x_zero_point, w_zero_point, None, key, "ConvInteger")
     return (y.astype(np.int32),)
 
 
@@ -545,9 +617,8 @@ def qlinear_conv(x: Any, x_scale: Any, x_zero_point: Any, w: Any, w_scale: Any,
                  auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
                  strides=None) -> tuple[np.ndarray]:
     """Quantized convolution: int32 accumulation, requantized to y's 8-bit type."""
-    attrs = dict(auto_pad=auto_pad, dilations=dilations, group=group,
-                 kernel_shape=kernel_shape, pads=pads, strides=strides)
-    acc = _int_conv(x, w, x_zero_point, w_zero_point, B, attrs, "QLinearConv")
+    key = _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
+    acc = _int_conv(x, w, x_zero_point, w_zero_point, B, key, "QLinearConv")
     M = acc.shape[1]
     ws = np.asarray(w_scale, np.float32).reshape(-1)
     if ws.size not in (1, M):

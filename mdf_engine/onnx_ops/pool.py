@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import MDFError
 from ..registry import REQUIRED
 from . import as_array, onnx_op
-from ._spatial import as5d, ints, lift3, window_geometry
+from ._spatial import as5d, geometry_array, ints, lift3, unpack_geometry, window_geometry
 
 #: Offsets into flat arrays are made unsigned: Numba then indexes without the negative-index
 #: wraparound test that keeps LLVM from vectorizing a loop.
@@ -182,21 +182,21 @@ def _maxpool2d_values(x, k, s, d, pb, o, yf, step):
 def _maxpool_y1(x, g, yf):
     """MaxPool values (see :func:`_maxpool2d_values`) of adjacent taps (at most three) with
     stride 1 into the flat ``yf``; ``g`` is a plan's geometry (see :func:`_maxpool_plan`)."""
-    k, s, d, pb, o = _geometry(g)
+    k, s, d, pb, o = unpack_geometry(g)
     _maxpool2d_values(x, k, s, d, pb, o, yf, 1)
 
 
 @numba.njit(cache=True)
 def _maxpool_y2(x, g, yf):
     """:func:`_maxpool_y1` for stride 2."""
-    k, s, d, pb, o = _geometry(g)
+    k, s, d, pb, o = unpack_geometry(g)
     _maxpool2d_values(x, k, s, d, pb, o, yf, 2)
 
 
 @numba.njit(cache=True)
 def _maxpool_y0(x, g, yf):
     """:func:`_maxpool_y1` for any other 2-D window."""
-    k, s, d, pb, o = _geometry(g)
+    k, s, d, pb, o = unpack_geometry(g)
     _maxpool2d_values(x, k, s, d, pb, o, yf, 0)
 
 
@@ -204,23 +204,15 @@ def _maxpool_y0(x, g, yf):
 def _maxpool_yi(x, g, storage_order, yf, idf):
     """MaxPool values and flat indices of a 1-D/2-D input with no window wholly in the
     padding (:func:`_maxpool2d_rows`) into ``yf`` and ``idf``."""
-    k, s, d, pb, o = _geometry(g)
+    k, s, d, pb, o = unpack_geometry(g)
     _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf)
 
 
 @numba.njit(cache=True)
 def _maxpool_3d(x, g, storage_order, yf, idf, want_idx):
     """MaxPool of any other input (:func:`_maxpool3d`)."""
-    k, s, d, pb, o = _geometry(g)
+    k, s, d, pb, o = unpack_geometry(g)
     _maxpool3d(x, k, s, d, pb, o, storage_order, yf, idf, want_idx)
-
-
-@numba.njit(cache=True, inline="always")
-def _geometry(g):
-    """The kernel, strides, dilations, pads at the beginning and output shape (3-D each) of
-    a plan's geometry array."""
-    return ((g[0], g[1], g[2]), (g[3], g[4], g[5]), (g[6], g[7], g[8]),
-            (g[9], g[10], g[11]), (g[12], g[13], g[14]))
 
 
 @numba.njit(cache=True)
@@ -796,7 +788,7 @@ def _maxpool_plan(shape: tuple, kernel_shape, strides, dilations, pads, auto_pad
     geo = (lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0), lift3(out, 1))
     shape5 = tuple(shape[:2]) + (1,) * (5 - len(shape)) + tuple(shape[2:])
     rows = nsp <= 2 and not _some_window_in_padding(*geo, shape5[3], shape5[4])
-    g = np.array(sum(geo, ()) + (int(rows),), dtype=np.int64)
+    g = geometry_array(geo, rows)
     out_shape = tuple(shape[:2]) + out
     kernel = None
     if rows:
