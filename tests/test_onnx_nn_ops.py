@@ -189,6 +189,24 @@ def test_batchnorm_instancenorm_lrn_against_onnxruntime():
     check("LpNormalization", [X], {"axis": 2, "p": 1})
 
 
+@pytest.mark.parametrize("xdt,pdt", [(np.float32, np.float32), (np.float64, np.float64),
+                                     (np.float32, np.float64)])
+def test_batchnorm_inference_numpy_formula(xdt, pdt):
+    """Inference BatchNormalization with parameters of X's dtype (used as given) and of
+    another dtype (converted): the per-channel affine map worked out in float64."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((2, 3, 5, 4)).astype(xdt)
+    s, b, m = (rng.standard_normal(3).astype(pdt) for _ in range(3))
+    v = (np.abs(rng.standard_normal(3)) + 0.1).astype(pdt)
+    got = onnx_ops.run("BatchNormalization", [X, s, b, m, v], {"epsilon": 1e-3}, opset=15)[0]
+    a = s.astype(np.float64) / np.sqrt(v.astype(np.float64) + 1e-3)
+    exp = (X.astype(np.float64) - m.astype(np.float64)[None, :, None, None]) \
+        * a[None, :, None, None] + b.astype(np.float64)[None, :, None, None]
+    assert got.dtype == xdt and got.shape == X.shape
+    tol = 1e-5 if xdt == np.float32 else 1e-12
+    np.testing.assert_allclose(got, exp, rtol=tol, atol=tol)
+
+
 def test_batchnorm_training_mode_numpy_formula():
     rng = np.random.default_rng(8)
     X = rng.standard_normal((3, 2, 4)).astype(np.float64)

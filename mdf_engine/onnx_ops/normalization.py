@@ -78,16 +78,38 @@ def _param(v: Any, n: int, name: str, op: str) -> np.ndarray:
     return a
 
 
+@numba.njit(cache=True)
+def _bn_apply(x, scale, B, mean, var, eps):
+    """Inference batch normalization of x (N, C, L): ``y = x * a[c] + b[c]`` with
+    ``a = scale / sqrt(var + eps)`` and ``b = B - mean * a`` worked out in float64 and rounded
+    to x's dtype (the parameters may be x's dtype or float64)."""
+    N, C, L = x.shape
+    a = np.empty(C, dtype=x.dtype)
+    b = np.empty(C, dtype=x.dtype)
+    for c in range(C):
+        ac = float(scale[c]) / np.sqrt(float(var[c]) + eps)
+        a[c] = ac
+        b[c] = float(B[c]) - float(mean[c]) * ac
+    return _affine_channels(x, a, b)
+
+
+def _bn_params(vals: tuple, names: tuple, C: int, dt: np.dtype) -> tuple:
+    """The four parameter vectors: as given when they are all (C,) arrays of x's dtype (the
+    common case, no conversion), else as float64 (a size-1 parameter repeated)."""
+    for v in vals:
+        if type(v) is not np.ndarray or v.dtype != dt or v.shape != (C,):
+            return tuple(_param(v, C, n, "BatchNormalization") for v, n in zip(vals, names))
+    return tuple(np.ascontiguousarray(v) for v in vals)
+
+
 def _bn_infer(X, scale, B, mean, var, epsilon) -> np.ndarray:
     X = as_array(X)
     xf = _float_in(X)
     x3 = _bn_view(xf)
-    C = x3.shape[1]
-    op = "BatchNormalization"
-    a = _param(scale, C, "scale", op) / np.sqrt(_param(var, C, "var", op) + float(epsilon))
-    b = _param(B, C, "B", op) - _param(mean, C, "mean", op) * a
-    y = _affine_channels(x3, a.astype(xf.dtype), b.astype(xf.dtype))
-    return y.reshape(X.shape).astype(X.dtype, copy=False)
+    s, b, m, v = _bn_params((scale, B, mean, var), ("scale", "B", "mean", "var"),
+                            x3.shape[1], xf.dtype)
+    y = _bn_apply(x3, s, b, m, v, float(epsilon)).reshape(X.shape)
+    return y if y.dtype == X.dtype else y.astype(X.dtype)
 
 
 @onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=9,
