@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from mdf_engine import onnx_ops
+from mdf_engine.errors import MDFError
 from mdf_engine.onnx_ops import conv as conv_mod
 
 onnx = pytest.importorskip("onnx")
@@ -262,3 +263,31 @@ def test_global_pools_match_numpy(shape):
         got = onnx_ops.run(op, [x], attrs)[0]
         assert got.dtype == np.float32 and got.shape == exp.shape
         np.testing.assert_allclose(got, exp, rtol=1e-6, atol=1e-7)
+
+
+def test_geometry_memo_serves_array_attributes_and_new_shapes():
+    """MaxPool, Conv and ConvTranspose memoize their window geometry per input shape and
+    attributes: attributes given as numpy arrays (no memo key) give the same results as
+    lists, and a second input shape gets its own geometry."""
+    rng = np.random.default_rng(12)
+    w = _rand(rng, 6, 3, 3, 3)
+    wt = _rand(rng, 3, 4, 3, 3)
+    for hw in ((9, 11), (14, 10)):
+        x = _rand(rng, 1, 3, *hw)
+        for op, ins, attrs in (
+                ("MaxPool", [x], {"kernel_shape": [3, 2], "strides": [2, 1],
+                                  "pads": [1, 0, 1, 1]}),
+                ("Conv", [x, w, None], {"pads": [1, 0, 1, 1], "strides": [2, 1]}),
+                ("ConvTranspose", [x, wt, None], {"strides": [2, 2], "pads": [1, 0, 0, 1]})):
+            as_arrays = {k: np.array(v, dtype=np.int64) for k, v in attrs.items()}
+            exp = ort_run(op, ins, attrs)[0]
+            for a in (attrs, as_arrays):
+                got = onnx_ops.run(op, ins, a, num_outputs=1)[0]
+                np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
+
+
+def test_convtranspose_rejects_a_bias_of_the_wrong_size():
+    rng = np.random.default_rng(13)
+    x, w = _rand(rng, 1, 2, 5, 5), _rand(rng, 2, 3, 3, 3)
+    with pytest.raises(MDFError, match="bias B should have shape"):
+        onnx_ops.run("ConvTranspose", [x, w, np.zeros(4, np.float32)], {})
