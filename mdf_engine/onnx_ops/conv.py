@@ -431,18 +431,23 @@ def conv_direct_g(x, w2, bias, g):
     return conv_direct(x, w2, bias, g[15], k, s, d, pb, o)
 
 
+def _bias(B: Any, m: int, dtype: np.dtype, op: str) -> np.ndarray:
+    """The bias input as a contiguous (m,) array of ``dtype`` (zeros when it is omitted)."""
+    if B is None:
+        return np.zeros(m, dtype)
+    bias = np.ascontiguousarray(B, dtype=dtype)
+    if bias.shape != (m,):
+        raise MDFError(f"{op}: bias B should have shape ({m},), got {bias.shape}")
+    return bias
+
+
 def _conv_float(X, W, B, key, op) -> np.ndarray:
     """Conv on float32/float64 arrays with the attributes ``key`` (:func:`_geometry_key`);
     returns the output with X's float dtype."""
     group, g, direct, shape5, out_shape = _conv_geometry(X, W, key, op)
     M = out_shape[1]
     x5 = X.reshape(shape5)
-    if B is None:
-        bias = np.zeros(M, X.dtype)
-    else:
-        bias = np.ascontiguousarray(B, dtype=X.dtype)
-        if bias.shape != (M,):
-            raise MDFError(f"{op}: bias B should have shape ({M},), got {bias.shape}")
+    bias = _bias(B, M, X.dtype, op)
     w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
     if direct:
         y = conv_direct_g(x5, w2, bias, g)
@@ -493,13 +498,7 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
         g, shape5, w3_shape, out_shape = _convt_plan(*key)
     except TypeError:   # an attribute given as an array cannot be a memo key
         g, shape5, w3_shape, out_shape = _convt_plan.__wrapped__(*key)
-    M = out_shape[1]
-    if B is None:
-        bias = np.zeros(M, X.dtype)
-    else:
-        bias = np.ascontiguousarray(B, dtype=X.dtype)
-        if bias.shape != (M,):
-            raise MDFError(f"ConvTranspose: bias B should have shape ({M},), got {bias.shape}")
+    bias = _bias(B, out_shape[1], X.dtype, "ConvTranspose")
     y = convtranspose3d_g(X.reshape(shape5), W.reshape(w3_shape), bias, g)
     y = y.reshape(out_shape)
     return (y if y.dtype == dt else y.astype(dt),)
