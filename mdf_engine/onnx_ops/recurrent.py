@@ -12,7 +12,8 @@ Supported: directions forward/reverse/bidirectional, every activation of the ONN
 Softplus, names case-insensitive) with ``activation_alpha``/``activation_beta`` consumed in order
 by the activations that take parameters, ``clip`` (applied to every gate pre-activation),
 ``sequence_lens`` (steps past a batch entry's length give zeros in ``Y``; ``Y_h``/``Y_c`` hold the
-last valid step; a reverse direction starts from each entry's own last valid step), ``initial_h``,
+last valid step, the initial state for a length of 0 (onnxruntime gives zeros there; see
+docs/semantics.md); a reverse direction starts from each entry's own last valid step), ``initial_h``,
 ``initial_c``, peepholes ``P``, LSTM ``input_forget`` (``f = 1 - i``), GRU
 ``linear_before_reset``, and ``layout`` 0 (``[seq, batch, ...]``) or 1 (``[batch, seq, ...]``).
 Computation is in the input's float dtype (float32 or float64). Sigmoid and tanh use an own
