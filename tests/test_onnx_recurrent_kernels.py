@@ -176,3 +176,25 @@ def test_misaligned_recurrence_weights_give_the_same_result():
     assert Ra.ctypes.data % 32 == 0 and Ra.dtype == R.dtype
     np.testing.assert_array_equal(Ra, R)
     assert recurrent._aligned(Ra) is Ra
+
+
+def test_lstm_zero_length_entry_keeps_its_initial_state():
+    # docs/semantics.md: an entry with sequence length 0 runs no step; the other entries are
+    # checked against onnxruntime (which gives zeros for the empty entry: not compared)
+    rng = np.random.default_rng(11)
+    T, B, I, H = 4, 3, 2, 5
+    X = rng.standard_normal((T, B, I)).astype(np.float32)
+    W = (0.5 * rng.standard_normal((1, 4 * H, I))).astype(np.float32)
+    R = (0.5 * rng.standard_normal((1, 4 * H, H))).astype(np.float32)
+    h0 = rng.standard_normal((1, B, H)).astype(np.float32)
+    c0 = rng.standard_normal((1, B, H)).astype(np.float32)
+    lens = np.array([0, 4, 2], dtype=np.int32)
+    inputs = [X, W, R, None, lens, h0, c0]
+    Y, Yh, Yc = onnx_ops.run("LSTM", inputs, {"hidden_size": H}, OPSET)
+    np.testing.assert_array_equal(Yh[0, 0], h0[0, 0])
+    np.testing.assert_array_equal(Yc[0, 0], c0[0, 0])
+    assert not Y[:, :, 0].any()
+    oY, oYh, oYc = _ort("LSTM", inputs, 3, {"hidden_size": H})
+    np.testing.assert_allclose(Y[:, :, 1:], oY[:, :, 1:], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(Yh[:, 1:], oYh[:, 1:], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(Yc[:, 1:], oYc[:, 1:], rtol=1e-5, atol=1e-6)
