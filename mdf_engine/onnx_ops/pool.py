@@ -495,6 +495,24 @@ def _axis_taps(n_out, k, s, d, pb, size, hi):
 
 
 @numba.njit(cache=True)
+def _window_plan(k, s, d, pb, o, hi, H, W, count_include_pad, inv):
+    """The window layout the 2-D sum pools share: the taps inside the input of each output row
+    (``r0[i]:r1[i]``) and column (``c0[q]:c1[q]``), the columns ``qa .. qa + nq`` whose
+    windows lie wholly inside a row, the others (``borders``); and ``inv`` (oh, ow), in the
+    caller's dtype, filled with 1 / the divisor of each output (taps inside the input, or with
+    ``count_include_pad`` the taps up to the padded end)."""
+    oh, ow = o[1], o[2]
+    r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
+    c0, c1, cpad = _axis_taps(ow, k[2], s[2], d[2], pb[2], W, hi[2])
+    for i in range(oh):
+        for q in range(ow):
+            cnt = rpad[i] * cpad[q] if count_include_pad else (r1[i] - r0[i]) * (c1[q] - c0[q])
+            inv[i, q] = 1.0 / cnt if cnt > 0 else np.nan
+    qa, qb = _span(ow, k[2], s[2], d[2], pb[2], W)
+    return r0, r1, c0, c1, qa, qb - qa, list_borders(qa, qb, ow)
+
+
+@numba.njit(cache=True)
 def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     """:func:`_sumpool3d` for a (N, C, 1, H, W) input (used for LpPool; AveragePool takes
     :func:`_avgpool2d_rows`) in two passes (window sums of each input row, then of those down
@@ -506,16 +524,9 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     oh, ow = o[1], o[2]
     kw, sw, dw = k[2], s[2], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
-    c0, c1, cpad = _axis_taps(ow, kw, sw, dw, pb[2], W, hi[2])
     inv = np.empty((oh, ow), dtype=np.float64)   # 1 / divisor (Lp: unused)
-    for i in range(oh):
-        for q in range(ow):
-            cnt = rpad[i] * cpad[q] if count_include_pad else (r1[i] - r0[i]) * (c1[q] - c0[q])
-            inv[i, q] = 1.0 / cnt if cnt > 0 else np.nan
-    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
-    borders = list_borders(qa, qb, ow)
-    nq = qb - qa
+    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W,
+                                                   count_include_pad, inv)
     x0 = qa * sw - pb[2]
     rs = np.empty((H, ow), dtype=np.float64)
     tv = np.empty(W, dtype=np.float64)
@@ -586,16 +597,9 @@ def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
     oh, ow = o[1], o[2]
     kw, sw, dw = k[2], s[2], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    r0, r1, rpad = _axis_taps(oh, k[1], s[1], d[1], pb[1], H, hi[1])
-    c0, c1, cpad = _axis_taps(ow, kw, sw, dw, pb[2], W, hi[2])
     inv = np.empty((oh, ow), dtype=x.dtype)
-    for i in range(oh):
-        for q in range(ow):
-            cnt = rpad[i] * cpad[q] if count_include_pad else (r1[i] - r0[i]) * (c1[q] - c0[q])
-            inv[i, q] = 1.0 / cnt if cnt > 0 else np.nan
-    qa, qb = _span(ow, kw, sw, dw, pb[2], W)
-    borders = list_borders(qa, qb, ow)
-    nq = qb - qa
+    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W,
+                                                   count_include_pad, inv)
     x0 = qa * sw - pb[2]
     # stride 1: rs rows are W apart like the input's, so one loop over the whole plane sums
     # the interior windows of every row (what falls between rows is overwritten by the
