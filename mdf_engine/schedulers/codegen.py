@@ -192,32 +192,29 @@ class SchedulerSource:
     def _counters(self, kind: str) -> list[tuple]:
         return sorted(c for c in self.used if c[0] == kind)
 
+    def _held(self) -> list[tuple[str, str]]:
+        """(local, state array element) of every scheduler value kept in a local during
+        ``run``: loaded at the start, stored back before every return."""
+        pairs = [("q_c0", "clock[0]"), ("q_c1", "clock[1]"), ("q_c2", "clock[2]"),
+                 ("q_lp", "logpos[0]")]
+        pairs += [(f"q_k{s}", f"clock[{3 + s}]") for _, s in self._counters("k")]
+        pairs += [("q_at", "clock[6]") for _ in self._counters("at")]
+        pairs += [(f"q_u{a}_{b}", f"useable[{a}, {b}]") for _, a, b in self._counters("u")]
+        pairs += [(f"q_t{s}_{m}", f"total[{s}, {m}]") for _, s, m in self._counters("t")]
+        pairs += [(f"q_ls{m}", f"last_set[{m}]") for _, m in self._counters("ls")]
+        pairs += [(f"q_ev{m}", f"ever[{m}]") for m in range(self.n)]
+        pairs += [(f"q_th{k}", f"thr[{k}]") for k in range(self.n_thresholds)]
+        return pairs
+
     def load(self, ind: str) -> list[str]:
-        """Locals from the state arrays, at the start of ``run``."""
-        out = [f"{ind}q_c0 = clock[0]", f"{ind}q_c1 = clock[1]", f"{ind}q_c2 = clock[2]",
-               f"{ind}q_lp = logpos[0]", f"{ind}q_log = logpos[1] == 1",
-               f"{ind}q_logn = logbuf.shape[0]"]
-        out += [f"{ind}q_k{s} = clock[{3 + s}]" for _, s in self._counters("k")]
-        out += [f"{ind}q_at = clock[6]" for _ in self._counters("at")]
-        out += [f"{ind}q_u{a}_{b} = useable[{a}, {b}]" for _, a, b in self._counters("u")]
-        out += [f"{ind}q_t{s}_{m} = total[{s}, {m}]" for _, s, m in self._counters("t")]
-        out += [f"{ind}q_ls{m} = last_set[{m}]" for _, m in self._counters("ls")]
-        out += [f"{ind}q_ev{m} = ever[{m}]" for m in range(self.n)]
-        out += [f"{ind}q_th{k} = thr[{k}]" for k in range(self.n_thresholds)]
-        return out
+        """Locals from the state arrays, at the start of ``run`` (and the log's switch and
+        length, which are only read)."""
+        return [f"{ind}{local} = {held}" for local, held in self._held()] + [
+            f"{ind}q_log = logpos[1] == 1", f"{ind}q_logn = logbuf.shape[0]"]
 
     def store(self, ind: str) -> list[str]:
         """The locals back into the state arrays, before every return."""
-        out = [f"{ind}clock[0] = q_c0", f"{ind}clock[1] = q_c1", f"{ind}clock[2] = q_c2",
-               f"{ind}logpos[0] = q_lp"]
-        out += [f"{ind}clock[{3 + s}] = q_k{s}" for _, s in self._counters("k")]
-        out += [f"{ind}clock[6] = q_at" for _ in self._counters("at")]
-        out += [f"{ind}useable[{a}, {b}] = q_u{a}_{b}" for _, a, b in self._counters("u")]
-        out += [f"{ind}total[{s}, {m}] = q_t{s}_{m}" for _, s, m in self._counters("t")]
-        out += [f"{ind}last_set[{m}] = q_ls{m}" for _, m in self._counters("ls")]
-        out += [f"{ind}ever[{m}] = q_ev{m}" for m in range(self.n)]
-        out += [f"{ind}thr[{k}] = q_th{k}" for k in range(self.n_thresholds)]
-        return out
+        return [f"{ind}{held} = {local}" for local, held in self._held()]
 
     def _mark(self, m: int, ind: str) -> list[str]:
         """Node ``m`` runs in this set: its calls count at every time scale, the calls of
