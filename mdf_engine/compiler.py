@@ -18,6 +18,7 @@ line says why: results never change silently.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -575,7 +576,6 @@ class _Generator:
         self.kernel_files: list[str] = []
         #: (name, since, namespace, shape) -> global of a function called through Python
         self.python_functions: dict[tuple, str] = {}
-        self._slot_of_var: dict[str, Slot] | None = None  # built when the slots are known
         self.node_index = {nid: i for i, nid in enumerate(cg.node_ids)}
         #: why the schedule stays with graph-scheduler (node functions only), or None
         self.node_by_node: str | None = None
@@ -811,14 +811,18 @@ class _Generator:
             self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
         return self.functions[key]
 
+    @functools.cached_property
+    def slot_of_var(self) -> dict[str, Slot]:
+        """The slot behind each variable name of the generated code (read once every slot is
+        allocated)."""
+        return {s.var: s for s in self.slots.values()}
+
     def element(self, names: Mapping[str, str], shape: tuple[int, ...]
                 ) -> Callable[[str], str | None]:
         """One element of a name's value, for code that loops over the elements of an array
         of ``shape``: ``a3[i_]`` for an array of that shape, the variable for a scalar; None
         for anything else."""
-        if self._slot_of_var is None:
-            self._slot_of_var = {s.var: s for s in self.slots.values()}
-        by_var = self._slot_of_var
+        by_var = self.slot_of_var
 
         def element(name: str) -> str | None:
             var = names.get(name)
@@ -877,9 +881,7 @@ class _Generator:
         operands = vp.expr.matmul_operands() if vp.expr is not None else None
         if operands is None:
             return None
-        if self._slot_of_var is None:
-            self._slot_of_var = {s.var: s for s in self.slots.values()}
-        a, b = (self._slot_of_var.get(names.get(n, "")) for n in operands)
+        a, b = (self.slot_of_var.get(names.get(n, "")) for n in operands)
         if a is None or b is None or a.kind != "a" or b.kind != "a" or slot.var in (
                 a.var, b.var) or len(a.shape) != 2 or len(b.shape) not in (1, 2) \
                 or a.shape[1] != b.shape[0] or (a.shape[0], *b.shape[1:]) != tuple(slot.shape):

@@ -156,12 +156,7 @@ class ConditionTable:
             n = int(kw.get("n", args[-1] if args and isinstance(args[-1], int) else 0))
             kids = [-1 - self._node(d) for d in deps]
             b = self._scale(kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE))
-        row = len(self.ints)
-        first = len(self.children)
-        self.children.extend(kids)
-        self.ints.append([op, a, b, n, first, len(kids)])
-        self.floats.append(fl)
-        return row
+        return self._row(op, a, b, n, kids, fl)
 
     def _time_condition(self, cond: Any, owner: int) -> int:
         """Record a TimeInterval/TimeTermination; return its slot in :attr:`times`."""
