@@ -44,11 +44,8 @@ def load_function_libraries(names: Iterable[str] | None = None) -> None:
                 if n and n.startswith(prefix):
                     wanted.add(lib)
     for mod in sorted(wanted):
-        try:
-            __import__(f"mdf_engine.{mod}")
-        except ImportError as e:  # a sub-package that is not present in this build
-            if f"mdf_engine.{mod}" not in str(e):
-                raise
+        # every library is part of the package: a failing import is a bug and must surface
+        __import__(f"mdf_engine.{mod}")
 
 
 def graph_function_names(graph: Graph) -> set[str]:
