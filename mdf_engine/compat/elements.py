@@ -301,10 +301,10 @@ def combine(current: Any, value: Any, reduce: str) -> Any:
     """``value`` arriving at a port that holds ``current`` (None: nothing yet)."""
     if current is None or reduce == "overwrite":
         return value
-    if reduce == "add":
-        return current + value
-    if reduce == "multiply":
-        return current * value
+    if reduce in ("add", "multiply"):
+        result = current + value if reduce == "add" else current * value
+        # the reference combines in place, so an array port stays an array (0-d included)
+        return np.asarray(result) if isinstance(current, np.ndarray) else result
     raise MDFError(f"unknown reduce '{reduce}' (expected overwrite, add or multiply)")
 
 
