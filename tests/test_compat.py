@@ -471,3 +471,36 @@ def test_errors_are_one_line():
     # the reference reads any other array_format as numpy (scripts pass e.g. the builtin format)
     eg.evaluate(array_format=format)
     assert eg.enodes["A"].evaluable_parameters["A_param"].curr_value == 2
+
+
+def test_onnx_importer_pattern():
+    """tests/interfaces/onnx's pattern: onnx_to_mdf, EvaluableGraph(graph=...),
+    evaluate(initializer={input: x}), output_enodes[0].get_output(). The reference computes
+    ONNX ops in float32 and returns float64; ours keeps the model's float32."""
+    onnx = pytest.importorskip("onnx")
+    from modeci_mdf.interfaces.onnx import onnx_to_mdf
+    from onnx import TensorProto, helper
+
+    x_info = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])
+    y_info = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["X"], ["R"], name="relu1"),
+        helper.make_node("Mul", ["R", "R"], ["M"], name="mul1"),
+        helper.make_node("Add", ["M", "R"], ["Y"], name="add1"),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x_info], [y_info]),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    onnx.checker.check_model(model)
+    graph = quiet(onnx_to_mdf, model).graphs[0]
+    x = np.random.RandomState(0).randn(2, 3).astype(np.float32)
+    ref = quiet(ee.EvaluableGraph, graph=graph, verbose=False)
+    quiet(ref.evaluate, initializer={"X": x})
+    ours = compat.EvaluableGraph(graph=graph, verbose=False)
+    ours.evaluate(initializer={"X": x})
+    np.testing.assert_allclose(
+        ours.output_enodes[0].get_output(), ref.output_enodes[0].get_output(), rtol=1e-6
+    )
+    assert execution_sets(ours) == execution_sets(ref)
+    assert ours.root_nodes == ref.root_nodes
