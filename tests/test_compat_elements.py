@@ -345,3 +345,49 @@ class EvaluableParameterSignature:
             rs = inspect.signature(getattr(ee, fn)).parameters
             assert list(inspect.signature(getattr(compat, fn)).parameters) == list(rs), fn
         return True
+
+
+def test_compat_runs_without_modeci_mdf(tmp_path):
+    """modeci-mdf is an optional extra: compat never imports it (main() reads files with
+    mdf_engine's loader). Checked in a fresh interpreter where importing it fails."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    model = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "parameters": {"c": {"value": "c + 2", "default_initial_value": 1}},
+                            "output_ports": {"o": {"value": "c * 3"}},
+                        }
+                    }
+                }
+            }
+        }
+    }
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    code = (
+        "import sys; sys.modules['modeci_mdf'] = None\n"
+        "from mdf_engine import compat\n"
+        f"eg = compat.main({str(path)!r})\n"
+        "print(eg.enodes['A'].get_output(), eg.scheduler.execution_list[None][0].pop().id)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert out.returncode == 0, out.stderr
+    ref = quiet(ee.main, str(path))
+    value, node = out.stdout.split()
+    assert float(value) == ref.enodes["A"].get_output()
+    assert node == "A"
