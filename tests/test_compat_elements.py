@@ -234,6 +234,8 @@ def test_evaluable_output(value, params):
         ("a > b", {"a": 1, "b": 2}),
         ("abs(-3) + max(1, 2)", {}),
         ("constant", {}),
+        ("y", {"y": "3"}),
+        ("y", {"y": "x + 1", "x": 2}),
     ],
 )
 def test_evaluate_expr(expr, params):

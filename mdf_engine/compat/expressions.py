@@ -72,10 +72,10 @@ def evaluate_expr(
     itself is returned, as in the reference."""
     check_array_format(array_format)
     params = func_params if func_params is not None else {}
+    if type(expr) is str and expr in params:
+        expr = params[expr]  # a string value found this way is read again, as in the reference
     if type(expr) is not str:
         value = _as_array(expr)
-    elif expr in params:
-        value = _as_array(params[expr])
     else:
         num = looks_numeric(expr)
         if num is not None:
