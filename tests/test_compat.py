@@ -48,9 +48,11 @@ def assert_same_graph_state(ours, ref):
     assert list(ours.enodes) == list(ref.enodes)
     for nid, ren in ref.enodes.items():
         oen = ours.enodes[nid]
+        assert list(oen.evaluable_inputs) == list(ren.evaluable_inputs)
+        assert oen.node.id == ren.node.id
         for kind in ("evaluable_parameters", "evaluable_functions", "evaluable_outputs"):
             rd, od = getattr(ren, kind), getattr(oen, kind)
-            assert set(od) == set(rd), (nid, kind)
+            assert list(od) == list(rd), (nid, kind)  # same ids in the same order
             for k, e in rd.items():
                 same(od[k].curr_value, e.curr_value, f"{nid}.{k}")
         same_outputs = oen.get_output(), ren.get_output()
