@@ -506,3 +506,20 @@ def test_onnx_importer_pattern():
     )
     assert execution_sets(ours) == execution_sets(ref)
     assert ours.root_nodes == ref.root_nodes
+
+
+@pytest.mark.parametrize("path", _files())
+def test_inputs_before_the_first_evaluate(path):
+    """Before anything runs, every input port holds what the reference's does (its
+    default_value, zeros of its shape, or None under add/multiply)."""
+    from modeci_mdf.utils import load_mdf
+
+    import mdf_engine
+
+    ref = quiet(ee.EvaluableGraph, quiet(load_mdf, str(path)).graphs[0])
+    ours = compat.EvaluableGraph(mdf_engine.load(str(path)).graphs[0])
+    for nid, ren in ref.enodes.items():
+        for pid, ei in ren.evaluable_inputs.items():
+            o = ours.enodes[nid].evaluable_inputs[pid].curr_value
+            same(o, ei.curr_value, f"{nid}.{pid}")
+            assert np.shape(o) == np.shape(ei.curr_value)

@@ -28,6 +28,10 @@ class Runtime(Protocol):
 
     def send(self, node: str, port: str, value: Any, reduce: str) -> None: ...
 
+    def sent(self, node: str, port: str) -> Any: ...
+
+    def has_run(self, node: str) -> bool: ...
+
 
 def field(obj: Any, name: str, default: Any = None) -> Any:
     """A field of a model element, which may be an object or (parameter conditions) a dict."""
@@ -276,6 +280,25 @@ class EvaluableInput(_Evaluable):
     @property
     def _reduce(self) -> str:
         return field(self.input_port, "reduce") or "overwrite"
+
+    @property
+    def curr_value(self) -> Any:
+        """Standalone: what the port holds. Bound: a value sent since the last evaluate(),
+        else the value the node last read (the reference empties the port to None there),
+        else, before the node first runs, the port's initial value."""
+        rt = self._runtime
+        if rt is None:
+            return self._value
+        sent = rt.sent(self._node, self._id)
+        if sent is not None:
+            return sent
+        if rt.has_run(self._node):
+            return rt.value(self._node, self._id)
+        return self._value
+
+    @curr_value.setter
+    def curr_value(self, value: Any) -> None:
+        _Evaluable.curr_value.fset(self, value)
 
     def set_input_value(self, value: Any) -> None:
         """Send a value to the port (combined with what it holds by the port's ``reduce``)."""

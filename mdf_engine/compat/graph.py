@@ -75,6 +75,12 @@ class _Runtime:
         old = self.pending.get(key, (None, reduce))[0]
         self.pending[key] = (combine(old, value, reduce), reduce)
 
+    def sent(self, node: str, port: str) -> Any:
+        return self.pending.get(f"{node}.{port}", (None, ""))[0]
+
+    def has_run(self, node: str) -> bool:
+        return node in self.sim.order_of_execution
+
     def evaluate(
         self, initializer: Mapping[str, Any] | None, ports: set[str], time_increment: float | None
     ) -> None:
