@@ -509,9 +509,10 @@ def test_onnx_importer_pattern():
 
 
 @pytest.mark.parametrize("path", _files())
-def test_inputs_before_the_first_evaluate(path):
+def test_construction_matches_reference(path):
     """Before anything runs, every input port holds what the reference's does (its
-    default_value, zeros of its shape, or None under add/multiply)."""
+    default_value, zeros of its shape, or None under add/multiply); root nodes, output nodes
+    and ordered_edges are the reference's; evaluate_edge sends as the reference's does."""
     from modeci_mdf.utils import load_mdf
 
     import mdf_engine
@@ -523,3 +524,15 @@ def test_inputs_before_the_first_evaluate(path):
             o = ours.enodes[nid].evaluable_inputs[pid].curr_value
             same(o, ei.curr_value, f"{nid}.{pid}")
             assert np.shape(o) == np.shape(ei.curr_value)
+    assert ours.root_nodes == ref.root_nodes
+    assert [n.id for n in ours.output_nodes] == [n.id for n in ref.output_nodes]
+    assert [e.id for e in ours.ordered_edges] == [e.id for e in ref.ordered_edges]
+    if ref.graph.edges:
+        quiet(ref.evaluate)
+        ours.evaluate()
+        edge = ref.graph.edges[-1]
+        quiet(ref.evaluate_edge, edge)
+        ours.evaluate_edge(edge)
+        quiet(ref.evaluate)
+        ours.evaluate()
+        assert_same_graph_state(ours, ref)

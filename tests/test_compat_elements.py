@@ -329,10 +329,7 @@ class EvaluableParameterSignature:
         ):
             ref_cls, our_cls = getattr(ee, name), getattr(compat, name)
             for meth in [m for m in vars(ref_cls) if not m.startswith("_") or m == "__init__"]:
-                if not callable(getattr(ref_cls, meth)) or meth in (
-                    "evaluate_edge",
-                    "parse_condition",
-                ):
+                if not callable(getattr(ref_cls, meth)) or meth in ("parse_condition",):
                     continue
                 rs = inspect.signature(getattr(ref_cls, meth)).parameters
                 os_ = inspect.signature(getattr(our_cls, meth)).parameters

@@ -219,6 +219,7 @@ class EvaluableGraph:
             self.sim, {str(n.id): n if _hashable(n) else _NodeHandle(n) for n in graph.nodes}
         )
         self._ports = {str(p.id) for n in graph.nodes for p in n.input_ports}
+        self.ordered_edges = _ordered_edges(graph.edges, self.root_nodes)
 
     @property
     def order_of_execution(self) -> list[str]:
@@ -237,6 +238,41 @@ class EvaluableGraph:
         self._runtime.evaluate(initializer, self._ports, time_increment)
         if self.verbose:
             print(f"Evaluated graph {self.graph.id}: order of execution {self.order_of_execution}")
+
+    def evaluate_edge(
+        self,
+        edge: Any,
+        time_increment: float | None = None,
+        array_format: str = FORMAT_DEFAULT,
+    ) -> None:
+        """Send the sender's output (times the edge's weight) to the receiver's input port;
+        the receiver reads it at its next execution."""
+        check_array_format(array_format)
+        value = self.enodes[str(edge.sender)].evaluable_outputs[str(edge.sender_port)].curr_value
+        weight = (field(edge, "parameters") or {}).get("weight", 1)
+        if not (type(weight) in (int, float) and weight == 1):
+            value = weight * value
+        self.enodes[str(edge.receiver)].evaluable_inputs[str(edge.receiver_port)].set_input_value(
+            value
+        )
+
+
+def _ordered_edges(edges: Any, roots: list[str]) -> list[Any]:
+    """Edges in the order the reference lists them: take the first waiting edge; if its sender
+    has been reached, list it (its receiver is then reached), else put it back at the end.
+    Edges never reached (a cycle without a root) are left out, where the reference's loop
+    never ends."""
+    reached, out, todo, stalled = set(roots), [], list(edges), 0
+    while todo and stalled < len(todo):
+        e = todo.pop(0)
+        if str(e.sender) in reached:
+            out.append(e)
+            reached.add(str(e.receiver))
+            stalled = 0
+        else:
+            todo.append(e)
+            stalled += 1
+    return out
 
 
 def _hashable(obj: Any) -> bool:
