@@ -424,27 +424,31 @@ def test_actr_driver_loop():
     assert len(results[0][0]) > 1
 
 
-def test_standalone_node_matches_reference():
-    """EvaluableNode(node).evaluate() with inputs sent through evaluable_inputs."""
+@pytest.mark.parametrize("ours_made_by", ["modeci", "ours"])
+def test_standalone_node_matches_reference(ours_made_by):
+    """EvaluableNode(node).evaluate() with inputs sent through evaluable_inputs, for a
+    modeci-mdf Node and for the same node made with mdf_engine's model classes."""
+    from mdf_engine import model as ours_model
 
-    def build():
-        return mdf.Node(
+    def build(m=mdf):
+        return m.Node(
             id="N",
-            input_ports=[mdf.InputPort(id="x", reduce="add")],
+            input_ports=[m.InputPort(id="x", reduce="add")],
             functions=[
-                mdf.Function(
+                m.Function(
                     id="f", function="linear", args={"variable0": "x", "slope": "k", "intercept": 1}
                 )
             ],
             parameters=[
-                mdf.Parameter(id="k", value=2.0),
-                mdf.Parameter(id="s", default_initial_value=0, time_derivative="f"),
-                mdf.Parameter(id="c", value="c + 1", default_initial_value=0),
+                m.Parameter(id="k", value=2.0),
+                m.Parameter(id="s", default_initial_value=0, time_derivative="f"),
+                m.Parameter(id="c", value="c + 1", default_initial_value=0),
             ],
-            output_ports=[mdf.OutputPort(id="o", value="f + s + c")],
+            output_ports=[m.OutputPort(id="o", value="f + s + c")],
         )
 
-    ref, ours = ee.EvaluableNode(build()), compat.EvaluableNode(build())
+    ref = ee.EvaluableNode(build())
+    ours = compat.EvaluableNode(build(mdf if ours_made_by == "modeci" else ours_model))
     for dt, sends in ((None, [1.0]), (0.1, [2.0, 3.0]), (0.1, [])):
         for v in sends:
             quiet(ref.evaluable_inputs["x"].set_input_value, v)
