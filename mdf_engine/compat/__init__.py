@@ -9,8 +9,17 @@ test suite runs on mdf_engine.
     eg = main("model.json")             # load, build, evaluate once
 
 Expressions are compiled by :mod:`mdf_engine.expressions` (never Python ``eval``), and
-modeci-mdf itself is not needed. Only numpy arrays are supported (``array_format="tensorflow"``
-raises :class:`~mdf_engine.errors.MDFError`).
+modeci-mdf itself is not needed (``main`` reads files with mdf_engine's loader). Where this
+differs from the reference:
+
+* values are mdf_engine's (the same numbers; a whole-number result of a graph may be ``7.0``
+  where the reference has ``7``, and ONNX ops keep the model's float32 where the reference
+  returns float64); nodes of one time step run in declaration order (the reference: Python set
+  order); ``reduce: add/multiply`` never changes the sender's arrays in place;
+* inside a graph, ``curr_value`` is read-only and ``evaluate`` of a node or element belongs to
+  the graph; an input port that has been read shows the value read (the reference: ``None``);
+* ``array_format="tensorflow"`` raises; ``EvaluableGraph.parse_condition`` is not provided;
+* errors are :class:`~mdf_engine.errors.MDFError` (a ``ValueError``) with a one-line message.
 """
 
 from .elements import EvaluableFunction, EvaluableInput, EvaluableOutput, EvaluableParameter
