@@ -540,3 +540,22 @@ def test_construction_matches_reference(path):
         quiet(ref.evaluate)
         ours.evaluate()
         assert_same_graph_state(ours, ref)
+
+
+def test_sending_to_a_node_whose_id_holds_a_dot():
+    """PyTorch-exported node ids hold dots (``/layer1/layer1.0/Conv``): values sent with
+    set_input_value still reach them."""
+
+    def build():
+        n = mdf.Node(
+            id="/l1/l1.0/Mul",
+            input_ports=[mdf.InputPort(id="x")],
+            output_ports=[mdf.OutputPort(id="o", value="x * 2")],
+        )
+        return create_model([n]).graphs[0]
+
+    ref, ours = quiet(ee.EvaluableGraph, build()), compat.EvaluableGraph(build())
+    for eg, run in ((ref, quiet), (ours, lambda f, *a, **k: f(*a, **k))):
+        run(eg.enodes["/l1/l1.0/Mul"].evaluable_inputs["x"].set_input_value, np.array([1.5]))
+        run(eg.evaluate)
+    assert_same_graph_state(ours, ref)

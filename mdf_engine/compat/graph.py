@@ -65,18 +65,16 @@ class _Runtime:
 
     def __init__(self, sim: Simulation):
         self.sim = sim
-        self.pending: dict[str, tuple[Any, str]] = {}
+        self.pending: dict[tuple[str, str], Any] = {}
 
     def value(self, node: str, name: str) -> Any:
         return self.sim.value(node, name)
 
     def send(self, node: str, port: str, value: Any, reduce: str) -> None:
-        key = f"{node}.{port}"
-        old = self.pending.get(key, (None, reduce))[0]
-        self.pending[key] = (combine(old, value, reduce), reduce)
+        self.pending[node, port] = combine(self.pending.get((node, port)), value, reduce)
 
     def sent(self, node: str, port: str) -> Any:
-        return self.pending.get(f"{node}.{port}", (None, ""))[0]
+        return self.pending.get((node, port))
 
     def has_run(self, node: str) -> bool:
         return node in self.sim.order_of_execution
@@ -86,10 +84,23 @@ class _Runtime:
     ) -> None:
         # as in the reference, initializer keys that are not input port ids are ignored
         init = {k: v for k, v in (initializer or {}).items() if k in ports}
-        for key, (value, _) in self.pending.items():
-            init[key] = value
+        for (node, port), value in self.pending.items():
+            init[self._initializer_key(node, port)] = value
         self.pending = {}
         self.sim.evaluate(initializer=init, time_increment=time_increment)
+
+    def _initializer_key(self, node: str, port: str) -> str:
+        """``NODE.PORT`` names one node's port in an initializer; when a dot in the node id
+        makes that ambiguous, the port is named alone if no other node has such a port."""
+        if "." not in node:
+            return f"{node}.{port}"
+        owners = [n for n, q in self.sim.plan.nodes.items() if any(i.id == port for i in q.inputs)]
+        if owners == [node] and "." not in port:
+            return port
+        raise MDFError(
+            f"cannot send a value to input port '{port}' of node '{node}' (a node id with a "
+            "'.' whose port id other nodes share); pass it with evaluate(initializer=...)"
+        )
 
 
 class EvaluableNode:
