@@ -150,6 +150,15 @@ def test_time_derivative_and_function_parameters(maker):
         ("sin", None, {"variable0": "x", "scale": 2}, {"x": math.pi / 6}),
         ("MatMul", None, {"A": "a", "B": "a"}, {"a": np.array([[1, 2], [3, 4]])}),
         ("Relu", None, {"A": "a"}, {"a": np.array([-1.0, 2.0])}),
+        # ONNX ops (values exact in float32, which the reference computes in)
+        ("onnx::Add", None, {"A": "a", "B": "b"}, {"a": np.array([1.0, 2.5]), "b": np.array(4.0)}),
+        ("onnx::Relu", None, {"X": "a"}, {"a": np.array([[-1.0, 2.0]])}),
+        (
+            "onnx::Transpose",
+            None,
+            {"data": "a", "perm": [1, 0]},
+            {"a": np.arange(6.0).reshape(2, 3)},
+        ),
         (None, "x + y", None, {"x": 1, "y": 2}),
     ],
 )
