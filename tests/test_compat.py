@@ -559,3 +559,72 @@ def test_sending_to_a_node_whose_id_holds_a_dot():
         run(eg.enodes["/l1/l1.0/Mul"].evaluable_inputs["x"].set_input_value, np.array([1.5]))
         run(eg.evaluate)
     assert_same_graph_state(ours, ref)
+
+
+@pytest.mark.parametrize("name", ["linear_chain", "fhn"])
+def test_graph_of_a_psyneulink_model_against_psyneulink_runs(name):
+    """EvaluableGraph(graph, model=model) of PsyNeuLink exports, trial by trial equal to
+    PsyNeuLink's stored runs (the reference engine cannot load these files)."""
+    import mdf_engine
+
+    data = EXAMPLES.parent / "tests" / "data" / "pnl"
+    exp = json.loads((data / f"{name}.expected.json").read_text())
+    model = mdf_engine.load(str(data / f"{name}.json"))
+    eg = compat.EvaluableGraph(model.graphs[0], model=model)
+    for t, trial in enumerate(exp["trials"]):
+        eg.evaluate(initializer={k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()})
+        outs = {
+            p: e.curr_value for en in eg.enodes.values() for p, e in en.evaluable_outputs.items()
+        }
+        for port, want in trial.items():
+            np.testing.assert_allclose(
+                np.ravel(outs[port]),
+                np.ravel(want),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"{name} trial {t} {port}",
+            )
+    with pytest.raises(MDFError, match="not one of the model's graphs"):
+        compat.EvaluableGraph(mdf_engine.load(str(data / f"{name}.json")).graphs[0], model=model)
+
+
+def test_model_context_decides_function_versions(tmp_path):
+    """With ``model=``, a PsyNeuLink file's ``logistic`` is PsyNeuLink's (offset added outside
+    the exponential, PsyNeuLink's formula); main() passes the file's model."""
+    import mdf_engine
+
+    x, gain, bias, offset = 0.5, 2.0, 0.1, 0.3
+    data = {
+        "m": {
+            "format": "ModECI MDF v0.4",
+            "generating_application": "PsyNeuLink v0.21.0.0",
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "functions": {
+                                "f": {
+                                    "function": "logistic",
+                                    "args": {
+                                        "variable0": x,
+                                        "gain": gain,
+                                        "bias": bias,
+                                        "offset": offset,
+                                    },
+                                }
+                            },
+                            "output_ports": {"o": {"value": "f"}},
+                        }
+                    }
+                }
+            },
+        }
+    }
+    model = mdf_engine.load(data)
+    eg = compat.EvaluableGraph(model.graphs[0], model=model)
+    eg.evaluate()
+    pnl = 1 / (1 + np.exp(-gain * (x + bias))) + offset
+    assert float(eg.enodes["n"].get_output()) == pytest.approx(pnl, rel=1e-12)
+    path = tmp_path / "pnl_logistic.json"
+    path.write_text(json.dumps(data))
+    assert float(compat.main(str(path)).enodes["n"].get_output()) == pytest.approx(pnl, rel=1e-12)

@@ -204,12 +204,24 @@ class EvaluableGraph:
     ``evaluate(time_increment, array_format, initializer)`` is one reference evaluate() call
     (one run of the scheduler). ``backend`` is mdf_engine's (interpreted or compiled)."""
 
-    def __init__(self, graph: Any, verbose: bool = False, backend: str = "interpreted"):
+    def __init__(
+        self,
+        graph: Any,
+        verbose: bool = False,
+        backend: str = "interpreted",
+        *,
+        model: Model | None = None,
+    ):
+        """``model``: the mdf_engine Model that ``graph`` belongs to, when there is one (its
+        ``onnx_opset_version`` and ``generating_application`` are then honoured)."""
         if backend not in ("interpreted", "compiled"):
             raise MDFError(f"backend '{backend}': choose 'interpreted' or 'compiled'")
         self.verbose = verbose
         self.graph = graph
-        self.sim = Simulation(_as_model(graph, "EvaluableGraph"), backend=backend)
+        if model is not None and not any(g is graph for g in model.graphs):
+            raise MDFError(f"graph '{graph.id}' is not one of the model's graphs")
+        m = model if model is not None else _as_model(graph, "EvaluableGraph")
+        self.sim = Simulation(m, graph=str(graph.id), backend=backend)
         self._runtime = _Runtime(self.sim)
         self.enodes = {
             str(n.id): EvaluableNode(n, verbose, runtime=self._runtime) for n in graph.nodes
@@ -300,7 +312,7 @@ def main(
     """Load an MDF file, build an :class:`EvaluableGraph` of its first graph, evaluate it once
     and return it (as ``modeci_mdf.execution_engine.main``)."""
     check_array_format(array_format)
-    graph = load(str(example_file)).graphs[0]
-    eg = EvaluableGraph(graph, verbose)
+    model = load(str(example_file))
+    eg = EvaluableGraph(model.graphs[0], verbose, model=model)
     eg.evaluate(array_format=array_format)
     return eg
