@@ -18,6 +18,9 @@ differs from the reference:
   order); ``reduce: add/multiply`` never changes the sender's arrays in place;
 * inside a graph, ``curr_value`` is read-only and ``evaluate`` of a node or element belongs to
   the graph; an input port that has been read shows the value read (the reference: ``None``);
+* ``main(file)`` runs the file's model as ``mdf run`` does: its ``onnx_opset_version`` (the
+  reference always uses opset 15) and ``generating_application`` (PsyNeuLink's function
+  versions) count; pass ``model=`` to ``EvaluableGraph`` for the same;
 * ``array_format="tensorflow"`` raises; ``EvaluableGraph.parse_condition`` is not provided;
 * errors are :class:`~mdf_engine.errors.MDFError` (a ``ValueError``) with a one-line message.
 """
