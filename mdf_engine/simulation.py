@@ -114,6 +114,11 @@ class Simulation:
     def order_of_execution(self) -> list[str]:
         return self._reader().order_of_execution
 
+    @property
+    def time_steps(self) -> list[set[str]]:
+        """The node ids run in each time step (consideration-set execution) so far."""
+        return self._reader().time_steps
+
     # -- many steps ------------------------------------------------------------------------
     def run(self, steps: int | None = None, dt: float | None = None,
             initializer: Mapping[str, Any] | None = None, record: Iterable[str] | None = None,
