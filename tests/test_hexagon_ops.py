@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hexagon_formulas import F, deq, quant, s, step, zero
 
-from mdf_engine.errors import MDFError, UnsupportedOperatorError
+from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 
 I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -409,12 +409,3 @@ def test_float_reference_ops():
     (av,) = run("AvgPool_f", [np.arange(4, dtype=F).reshape(1, 2, 2, 1), np.zeros((1, 2, 2, 1)),
                               np.zeros((1, 2, 2, 1))], padding="VALID")
     assert av.reshape(-1)[0] == 1.5
-
-
-def test_unsupported_ops_raise():
-    with pytest.raises(UnsupportedOperatorError, match="detection"):
-        run("Proposal_q8q16", [np.zeros(1)])
-    with pytest.raises(UnsupportedOperatorError, match="16-bit"):
-        run("QuantizedConv2d_16x16to32", [])
-    with pytest.raises(UnsupportedOperatorError, match="I/O"):
-        run("PPrint_8_d32", [np.zeros(1)])

@@ -9,12 +9,8 @@ from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import quantize, run_quantized
 from mdf_engine.model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
 from mdf_engine.plan import load_function_libraries
-from mdf_engine.registry import REGISTRY
 
 load_function_libraries()
-NEEDED = ["onnx::" + o for o in ("Conv", "Relu", "MaxPool", "Flatten", "Gemm", "Softmax", "Add")]
-pytestmark = pytest.mark.skipif(any(n not in REGISTRY for n in NEEDED),
-                                reason="onnx float kernels not registered")
 
 
 def cnn(rng):
@@ -198,11 +194,6 @@ def net2(rng):
     return Model(id="net2", graphs=[Graph(id="g", nodes=[node])]), (W, G)
 
 
-NEEDED2 = ["onnx::" + o for o in ("Clip", "AveragePool", "Concat", "GlobalAveragePool",
-                                  "Reshape")]
-
-
-@pytest.mark.skipif(any(n not in REGISTRY for n in NEEDED2), reason="onnx kernels missing")
 def test_quantized_net2_clip_avgpool_concat_gap_reshape_gemm():
     rng = np.random.default_rng(4)
     model, (W, G) = net2(rng)

@@ -5,15 +5,15 @@ changes where bytes live, not what they mean. Here every tensor is a plain BHWD 
 ``*_d32`` op computes exactly what its flat counterpart computes: layout converters and
 FillPadding are identities (their padding options are accepted and have nothing to act on),
 AutoQuantize/QuantizeForTest quantize in the data range (QuantizeForTest also returns the
-dequantized data), Close_d32 is the excess-error check, and the PPrint variants, like PPrint_8, are
-not supported (printing is I/O, which kernels do not do).
+dequantized data) and Close_d32 is the excess-error check. The PPrint variants live with PPrint_8
+in :mod:`.state`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import MDFError, UnsupportedOperatorError
+from ..errors import MDFError
 from ..registry import REGISTRY
 from . import activation, checks, elementwise, norm, pool, requantize  # noqa: F401 (registers the plain ops)
 from ._registry import hexop
@@ -140,16 +140,3 @@ def close_d32(dut, dut_min, dut_max, ref, max_excess=None, max_fraction=None, *,
     """Excess-error check of quint8 data against a float reference."""
     return checks.close_d32(dut, dut_min, dut_max, ref, max_excess, max_fraction)
 
-
-def _pprint(name: str) -> None:
-    def kernel(*args, padding="NA"):
-        raise UnsupportedOperatorError(
-            f"hexagon::{name} is not supported: it prints a tensor, and kernels do no I/O; "
-            "record the tensor with Simulation.run(record=...) instead")
-    kernel.__doc__ = f"{name}: not supported (printing is I/O)."
-    hexop(name, ("input", "axis", "start", "stop"), outputs=(),
-          optional=("axis", "start", "stop"), unsupported=True)(kernel)
-
-
-for _name in ("PPrint_8", "PPrint_32", "PPrint_f", "PPrint_8_d32", "PPrintWithPadding_8_d32"):
-    _pprint(_name)
