@@ -5,7 +5,7 @@ first call): its outputs are references to the stored arrays, not copies, and ``
 new value into such a reference in place, so every later reader of the Variable -- in this
 ``evaluate()`` or a later one -- sees it. A Variable is identified by its ``name`` attribute
 (the hexagon node id); the store is the simulation's op state (:mod:`mdf_engine.op_state`), bound
-by the interpreter for each ``evaluate()`` and by :func:`mdf_engine.hexagon.run` for one call.
+by the interpreter for each ``evaluate()`` (a direct caller binds one with ``op_state.bound``).
 An Assign's variable inputs must be a Variable's outputs themselves (same node), not values
 computed from them.
 
