@@ -20,7 +20,18 @@ import numpy as np
 from ..errors import MDFError
 from ._registry import hexop
 from .conv import CONV_IN, _geometry
-from .quant import F32, as4d, dequantize_q32, fval, ilist, product_range, scalar, shape_of
+from .quant import (
+    F32,
+    as4d,
+    dequantize_q32,
+    fval,
+    ilist,
+    product_range,
+    scalar,
+    shape_of,
+    step_u8,
+    zero_code,
+)
 
 
 def code_step(q: np.ndarray, mn, mx) -> tuple[np.ndarray, float, int]:
@@ -28,8 +39,8 @@ def code_step(q: np.ndarray, mn, mx) -> tuple[np.ndarray, float, int]:
     a = as4d(q)
     lo, hi = float(fval(mn)), float(fval(mx))
     if a.dtype == np.uint8:
-        step = float(F32(max(F32(1e-4), F32(hi) - F32(lo)) / F32(255.0)))
-    elif a.dtype == np.uint16:
+        return a.astype(np.int64), float(step_u8(lo, hi)), zero_code(lo, hi)
+    if a.dtype == np.uint16:
         step = (hi - lo) / 65536.0
         if step <= 0:
             raise MDFError("quint16 range must have max > min")
