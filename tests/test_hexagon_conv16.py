@@ -26,15 +26,19 @@ def test_conv_16x16to32_against_onnxruntime(padding):
     xr, wr = zero_exact(-1.0, 2.0), zero_exact(-0.5, 0.5)
     qx, x = u16(rng.uniform(-1, 2, size=(1, 6, 7, 3)), *xr)
     qw, w = u16(rng.uniform(-0.5, 0.5, size=(3, 3, 3, 4)), *wr)
-    acc, lo, hi = run("QuantizedConv2d_16x16to32", [qx, qw, s(xr[0]), s(xr[1]), s(wr[0]),
-                                                    s(wr[1]), np.zeros((1, 2, 1, 1))],
-                      padding=padding)
+    acc, lo, hi = run(
+        "QuantizedConv2d_16x16to32",
+        [qx, qw, s(xr[0]), s(xr[1]), s(wr[0]), s(wr[1]), np.zeros((1, 2, 1, 1))],
+        padding=padding,
+    )
     assert acc.dtype == np.int32
-    st = (hi.item() - lo.item()) / 2 ** 32
-    pads = [0, 1, 1, 1] if padding == "SAME" else [0, 0, 0, 0]   # TF SAME: extra pad after
-    (ref,) = ort("Conv", {"x": x.transpose(0, 3, 1, 2).astype(F),
-                          "w": w.transpose(3, 2, 0, 1).astype(F)},
-                 {"strides": [2, 1], "pads": pads})
+    st = (hi.item() - lo.item()) / 2**32
+    pads = [0, 1, 1, 1] if padding == "SAME" else [0, 0, 0, 0]  # TF SAME: extra pad after
+    (ref,) = ort(
+        "Conv",
+        {"x": x.transpose(0, 3, 1, 2).astype(F), "w": w.transpose(3, 2, 0, 1).astype(F)},
+        {"strides": [2, 1], "pads": pads},
+    )
     ref = ref.transpose(0, 2, 3, 1)
     assert acc.shape == ref.shape
     np.testing.assert_allclose(acc * st, ref, atol=st + 1e-4 * np.abs(ref).max(), rtol=1e-4)
@@ -55,16 +59,36 @@ def test_transpose_conv_16x16p32to16_against_onnxruntime():
     rng = np.random.default_rng(2)
     xr, wr = zero_exact(-1.0, 1.0), zero_exact(-0.5, 0.5)
     qx, x = u16(rng.uniform(-1, 1, size=(1, 4, 5, 3)), *xr)
-    qw, w = u16(rng.uniform(-0.5, 0.5, size=(2, 3, 3, 3)), *wr)     # [O, H, W, I]
+    qw, w = u16(rng.uniform(-0.5, 0.5, size=(2, 3, 3, 3)), *wr)  # [O, H, W, I]
     bias = np.array([0.25, -0.5])
-    bq = np.round(bias / (8.0 / 2 ** 32)).astype(np.int32)           # qint32 on [-4, 4]
-    q, lo, hi = run("QuantizedTransposeConv2d_16x16p32to16", [
-        qx, qw, s(xr[0]), s(xr[1]), s(wr[0]), s(wr[1]), np.array([1, 0, 1, 1], np.int32),
-        np.zeros((1, 2, 2, 1)), bq.reshape(1, 1, 1, 2), s(-4.0), s(4.0), s(-np.inf), s(np.inf)])
-    (ref,) = ort("ConvTranspose", {"x": x.transpose(0, 3, 1, 2).astype(F),
-                                   "w": w.transpose(3, 0, 1, 2).astype(F),
-                                   "b": bias.astype(F)},
-                 {"strides": [2, 2], "pads": [1, 1, 0, 1]})
+    bq = np.round(bias / (8.0 / 2**32)).astype(np.int32)  # qint32 on [-4, 4]
+    q, lo, hi = run(
+        "QuantizedTransposeConv2d_16x16p32to16",
+        [
+            qx,
+            qw,
+            s(xr[0]),
+            s(xr[1]),
+            s(wr[0]),
+            s(wr[1]),
+            np.array([1, 0, 1, 1], np.int32),
+            np.zeros((1, 2, 2, 1)),
+            bq.reshape(1, 1, 1, 2),
+            s(-4.0),
+            s(4.0),
+            s(-np.inf),
+            s(np.inf),
+        ],
+    )
+    (ref,) = ort(
+        "ConvTranspose",
+        {
+            "x": x.transpose(0, 3, 1, 2).astype(F),
+            "w": w.transpose(3, 0, 1, 2).astype(F),
+            "b": bias.astype(F),
+        },
+        {"strides": [2, 2], "pads": [1, 1, 0, 1]},
+    )
     ref = ref.transpose(0, 2, 3, 1)
     assert q.dtype == np.uint16 and q.shape == ref.shape
     st = (hi.item() - lo.item()) / 65536

@@ -61,8 +61,20 @@ def test_layout_converters_and_quantize_for_test():
 
 def test_input_supernode_depth_check():
     x = np.zeros((1, 3, 3, 5), np.uint8)
-    args = [x, np.zeros((1, 1, 5, 1), np.uint8), s(-1), s(1), s(-1), s(1), np.zeros((1, 1, 1, 1)),
-            np.zeros((1, 1, 1, 1), np.uint8), s(-1), s(1), s(-1), s(1)]
+    args = [
+        x,
+        np.zeros((1, 1, 5, 1), np.uint8),
+        s(-1),
+        s(1),
+        s(-1),
+        s(1),
+        np.zeros((1, 1, 1, 1)),
+        np.zeros((1, 1, 1, 1), np.uint8),
+        s(-1),
+        s(1),
+        s(-1),
+        s(1),
+    ]
     with pytest.raises(MDFError, match="depth must be 1..4"):
         run("InputSupernode_8x8p8to8_outd32", args)
 
@@ -81,40 +93,57 @@ def test_l2pool_lrn_resize_formulas():
     rng = np.random.default_rng(1)
     x = rng.integers(0, 256, size=(1, 4, 4, 3), dtype=np.uint8)
     real = deq(x, 0.0, 2.0).astype(np.float64)
-    q, _, _ = run("QuantizedL2Pool_8", [x, s(0), s(2), np.zeros((1, 2, 2, 1)),
-                                        np.zeros((1, 2, 2, 1))], padding="VALID")
+    q, _, _ = run(
+        "QuantizedL2Pool_8",
+        [x, s(0), s(2), np.zeros((1, 2, 2, 1)), np.zeros((1, 2, 2, 1))],
+        padding="VALID",
+    )
     ref = np.sqrt((real.reshape(1, 2, 2, 2, 2, 3) ** 2).mean(axis=(2, 4)))
     np.testing.assert_array_equal(q, quant(ref, 0.0, 2.0))
-    q, mn, mx = run("QuantizedLRN_8", [x, s(0), s(2), np.zeros((1, 1, 1, 3)), s(1.0), s(0.5),
-                                       s(0.75)])
-    sq = np.pad(real ** 2, ((0, 0), (0, 0), (0, 0), (1, 1)))
+    q, mn, mx = run(
+        "QuantizedLRN_8", [x, s(0), s(2), np.zeros((1, 1, 1, 3)), s(1.0), s(0.5), s(0.75)]
+    )
+    sq = np.pad(real**2, ((0, 0), (0, 0), (0, 0), (1, 1)))
     win = sq[..., :-2] + sq[..., 1:-1] + sq[..., 2:]
     ref = real / (1.0 + 0.5 / 3 * win) ** 0.75
-    np.testing.assert_allclose(deq(q, mn.item(), mx.item()), ref,
-                               atol=float(step(mn.item(), mx.item())) * 0.51 + 1e-6)
+    np.testing.assert_allclose(
+        deq(q, mn.item(), mx.item()), ref, atol=float(step(mn.item(), mx.item())) * 0.51 + 1e-6
+    )
     q, _, _ = run("QuantizedResizeBilinear_8", [x, np.array([8, 6]), s(0), s(2)])
     src_y, src_x = np.arange(8) * 4 / 8, np.arange(6) * 4 / 6
     y0, x0 = np.floor(src_y).astype(int), np.floor(src_x).astype(int)
     y1, x1 = np.minimum(y0 + 1, 3), np.minimum(x0 + 1, 3)
     fy, fx = (src_y - y0)[:, None, None], (src_x - x0)[None, :, None]
     r = real[0]
-    ref = ((r[y0][:, x0] * (1 - fx) + r[y0][:, x1] * fx) * (1 - fy)
-           + (r[y1][:, x0] * (1 - fx) + r[y1][:, x1] * fx) * fy)
+    ref = (r[y0][:, x0] * (1 - fx) + r[y0][:, x1] * fx) * (1 - fy) + (
+        r[y1][:, x0] * (1 - fx) + r[y1][:, x1] * fx
+    ) * fy
     np.testing.assert_array_equal(q[0], quant(ref, 0.0, 2.0))
 
 
 def test_hexagon_ops_called_from_an_mdf_model():
     node = Node(
-        id="A", input_ports=[InputPort(id="x", shape=(1, 1, 1, 4))],
+        id="A",
+        input_ports=[InputPort(id="x", shape=(1, 1, 1, 4))],
         parameters=[
-            Parameter(id="q", function="hexagon::Quantize",
-                      args={"input": "x", "input_min": -1.0, "input_max": 1.0}),
-            Parameter(id="r", function="hexagon::QuantizedRelu_8",
-                      args={"input": "q[0]", "input_min": "q[1]", "input_max": "q[2]"}),
-            Parameter(id="y", function="hexagon::Dequantize",
-                      args={"input": "r[0]", "input_min": "r[1]", "input_max": "r[2]"}),
+            Parameter(
+                id="q",
+                function="hexagon::Quantize",
+                args={"input": "x", "input_min": -1.0, "input_max": 1.0},
+            ),
+            Parameter(
+                id="r",
+                function="hexagon::QuantizedRelu_8",
+                args={"input": "q[0]", "input_min": "q[1]", "input_max": "q[2]"},
+            ),
+            Parameter(
+                id="y",
+                function="hexagon::Dequantize",
+                args={"input": "r[0]", "input_min": "r[1]", "input_max": "r[2]"},
+            ),
         ],
-        output_ports=[OutputPort(id="out", value="y")])
+        output_ports=[OutputPort(id="out", value="y")],
+    )
     sim = Simulation(Model(id="m", graphs=[Graph(id="g", nodes=[node])]))
     x = np.array([[[[-0.5, 0.0, 0.25, 0.9]]]])
     sim.evaluate(initializer={"x": x})

@@ -24,8 +24,9 @@ EXAMPLES = [
 
 
 @pytest.mark.parametrize("ishape,tshape,idim,irank,oshape,lead,axis", EXAMPLES)
-def test_gather_examples_of_the_op_list_against_onnxruntime(ishape, tshape, idim, irank, oshape,
-                                                           lead, axis):
+def test_gather_examples_of_the_op_list_against_onnxruntime(
+    ishape, tshape, idim, irank, oshape, lead, axis
+):
     rng = np.random.default_rng(0)
     table = rng.normal(size=tshape).astype(F)
     n = tshape[lead + axis]
@@ -35,7 +36,7 @@ def test_gather_examples_of_the_op_list_against_onnxruntime(ishape, tshape, idim
     assert out.shape == oshape
     data = table.reshape(tshape[lead:])
     if irank is not None:
-        idx = index.reshape(ishape[4 - irank:])
+        idx = index.reshape(ishape[4 - irank :])
     else:
         first = next((i for i, v in enumerate(ishape) if v != 1), 4)
         idx = index.reshape(ishape[first:])
@@ -57,8 +58,9 @@ def test_gather_8_is_the_float_gather_of_its_values_and_out_of_range_rules():
     with pytest.raises(MDFError, match="out of range"):
         run("Gather_f", [bad, codes.astype(F)], padding="SAME")
     (clipped,) = run("Gather_f", [bad, codes.astype(F)], padding="VALID")
-    (ref,) = ort("Gather", {"d": codes[0, 0].astype(F), "i": np.array([9, 0], np.int64)},
-                 {"axis": 0})
+    (ref,) = ort(
+        "Gather", {"d": codes[0, 0].astype(F), "i": np.array([9, 0], np.int64)}, {"axis": 0}
+    )
     np.testing.assert_array_equal(clipped.reshape(ref.shape), ref)
 
 
@@ -79,10 +81,20 @@ def test_table_partitioned_lookup(strategy):
     (out,) = run("Table_f", [ids, table, structure, np.int32(strategy)])
     np.testing.assert_array_equal(out.reshape(5, 4), by_id[ids.reshape(-1)])
     (plain,) = run("Table_int32", [ids, (table * 10).astype(np.int32)])
-    np.testing.assert_array_equal(plain.reshape(5, 4),
-                                  (table * 10).astype(np.int32)[0, 0, ids.reshape(-1)])
-    q, mn, mx = run("Table_8", [ids, np.arange(32, dtype=np.uint8).reshape(1, 1, 8, 4), s(0.0),
-                                s(1.0), structure, np.int32(strategy)])
+    np.testing.assert_array_equal(
+        plain.reshape(5, 4), (table * 10).astype(np.int32)[0, 0, ids.reshape(-1)]
+    )
+    q, mn, mx = run(
+        "Table_8",
+        [
+            ids,
+            np.arange(32, dtype=np.uint8).reshape(1, 1, 8, 4),
+            s(0.0),
+            s(1.0),
+            structure,
+            np.int32(strategy),
+        ],
+    )
     assert (mn.item(), mx.item()) == (0.0, 1.0)
     assert q.dtype == np.uint8
 
@@ -92,8 +104,9 @@ def test_hashtable_lookup_from_the_op_list_text():
     keys = np.array([[[[5, 17, 2, 40]]]], np.int32)
     values = rng.integers(0, 256, size=(4, 2, 1, 3)).astype(np.uint8)
     lookups = np.array([[[[2, 3, 40, 5, 99]]]], np.int32)
-    out, mn, mx, hits, hmin, hmax = run("QuantizedHashtableLookup_8",
-                                        [lookups, keys, values, s(-2.0), s(2.0)])
+    out, mn, mx, hits, hmin, hmax = run(
+        "QuantizedHashtableLookup_8", [lookups, keys, values, s(-2.0), s(2.0)]
+    )
     assert out.shape == (5, 2, 1, 3) and (mn.item(), mx.item()) == (-2.0, 2.0)
     where = {k: i for i, k in enumerate(keys.reshape(-1))}
     for j, key in enumerate(lookups.reshape(-1)):
@@ -126,4 +139,4 @@ def test_lsh_projection_hash_and_its_sparse_dense_forms():
     for i in range(3):
         for j in range(4):
             h = fnv1a64(seeds[0, 0, i, j].tobytes() + data[0, 0, 0, :1].tobytes())
-            assert one.reshape(3, 4)[i, j] == (0 < h < 2 ** 63)
+            assert one.reshape(3, 4)[i, j] == (0 < h < 2**63)

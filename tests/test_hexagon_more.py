@@ -18,7 +18,7 @@ def conv_real(x, w, dil=1):
     out = np.zeros((x.shape[0], oh, ow, w.shape[3]))
     for i in range(oh):
         for j in range(ow):
-            patch = x[:, i:i + fh:dil, j:j + fw:dil, :]
+            patch = x[:, i : i + fh : dil, j : j + fw : dil, :]
             out[:, i, j] = np.einsum("bhwc,hwco->bo", patch, w)
     return out
 
@@ -26,43 +26,127 @@ def conv_real(x, w, dil=1):
 def test_grouped_conv():
     x = RNG.integers(0, 256, size=(1, 5, 5, 4), dtype=np.uint8)
     w = RNG.integers(0, 256, size=(3, 3, 2, 6), dtype=np.uint8)
-    b = RNG.integers(-(2 ** 24), 2 ** 24, size=(1, 1, 1, 6)).astype(np.int32)
+    b = RNG.integers(-(2**24), 2**24, size=(1, 1, 1, 6)).astype(np.int32)
     scale = np.full((1, 1, 1, 6), 0.5, F)
-    q, mn, mx = run("QuantizedGroupedConv2d_8x8p32to8",
-                    [x, w, b, s(-1), s(1), s(-0.5), s(0.5), s(-1), s(1), np.zeros((1, 1, 1, 1)),
-                     np.array(2), s(-np.inf), s(np.inf), scale], padding="VALID")
+    q, mn, mx = run(
+        "QuantizedGroupedConv2d_8x8p32to8",
+        [
+            x,
+            w,
+            b,
+            s(-1),
+            s(1),
+            s(-0.5),
+            s(0.5),
+            s(-1),
+            s(1),
+            np.zeros((1, 1, 1, 1)),
+            np.array(2),
+            s(-np.inf),
+            s(np.inf),
+            scale,
+        ],
+        padding="VALID",
+    )
     rx, rw = real(x, -1, 1), real(w, -0.5, 0.5)
-    ref = np.concatenate([conv_real(rx[..., :2], rw[..., :3]), conv_real(rx[..., 2:], rw[..., 3:])],
-                         axis=3)
-    ref = (ref + b.reshape(-1) * 2.0 / 2 ** 32) * 0.5
+    ref = np.concatenate(
+        [conv_real(rx[..., :2], rw[..., :3]), conv_real(rx[..., 2:], rw[..., 3:])], axis=3
+    )
+    ref = (ref + b.reshape(-1) * 2.0 / 2**32) * 0.5
     m, M = mn.item(), mx.item()
     np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
     with pytest.raises(MDFError, match="groups do not divide"):
-        run("QuantizedGroupedConv2d_8x8p32to8",
-            [x, w, b, s(-1), s(1), s(-0.5), s(0.5), s(-1), s(1), np.zeros((1, 1, 1, 1)),
-             np.array(3), s(-np.inf), s(np.inf)], padding="VALID")
+        run(
+            "QuantizedGroupedConv2d_8x8p32to8",
+            [
+                x,
+                w,
+                b,
+                s(-1),
+                s(1),
+                s(-0.5),
+                s(0.5),
+                s(-1),
+                s(1),
+                np.zeros((1, 1, 1, 1)),
+                np.array(3),
+                s(-np.inf),
+                s(np.inf),
+            ],
+            padding="VALID",
+        )
     with pytest.raises(MDFError, match="channel scales"):
-        run("QuantizedGroupedConv2d_8x8p32to8",
-            [x, w, b, s(-1), s(1), s(-0.5), s(0.5), s(-1), s(1), np.zeros((1, 1, 1, 1)),
-             np.array(2), s(-np.inf), s(np.inf), scale * 0.01], padding="VALID")
+        run(
+            "QuantizedGroupedConv2d_8x8p32to8",
+            [
+                x,
+                w,
+                b,
+                s(-1),
+                s(1),
+                s(-0.5),
+                s(0.5),
+                s(-1),
+                s(1),
+                np.zeros((1, 1, 1, 1)),
+                np.array(2),
+                s(-np.inf),
+                s(np.inf),
+                scale * 0.01,
+            ],
+            padding="VALID",
+        )
 
 
 def test_dilated_conv_quint8_bias():
     x = RNG.integers(0, 256, size=(1, 7, 7, 2), dtype=np.uint8)
     w = RNG.integers(0, 256, size=(2, 2, 2, 3), dtype=np.uint8)
     b = RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8)
-    q, mn, mx = run("QuantizedDilatedConv2d_8x8p32to8",
-                    [x, w, b, s(-1), s(1), s(-1), s(1), s(-2), s(2), np.zeros((1, 1, 1, 1)),
-                     np.array([[[[2, 2]]]]), s(0.0), s(np.inf)], padding="VALID")
+    q, mn, mx = run(
+        "QuantizedDilatedConv2d_8x8p32to8",
+        [
+            x,
+            w,
+            b,
+            s(-1),
+            s(1),
+            s(-1),
+            s(1),
+            s(-2),
+            s(2),
+            np.zeros((1, 1, 1, 1)),
+            np.array([[[[2, 2]]]]),
+            s(0.0),
+            s(np.inf),
+        ],
+        padding="VALID",
+    )
     ref = conv_real(real(x, -1, 1), real(w, -1, 1), dil=2) + real(b, -2, 2).reshape(-1)
     m, M = mn.item(), mx.item()
     assert q.shape == (1, 5, 5, 3) and m == 0.0
-    np.testing.assert_allclose(deq(q, m, M), np.maximum(ref, 0),
-                               atol=float(step(m, M)) * 0.51 + 1e-5)
+    np.testing.assert_allclose(
+        deq(q, m, M), np.maximum(ref, 0), atol=float(step(m, M)) * 0.51 + 1e-5
+    )
     with pytest.raises(MDFError, match="stride 1x1x1x1"):
-        run("QuantizedDilatedConv2d_8x8p32to8",
-            [x, w, b, s(-1), s(1), s(-1), s(1), s(-2), s(2), np.zeros((1, 2, 2, 1)),
-             np.array([2, 2]), s(0.0), s(np.inf)], padding="VALID")
+        run(
+            "QuantizedDilatedConv2d_8x8p32to8",
+            [
+                x,
+                w,
+                b,
+                s(-1),
+                s(1),
+                s(-1),
+                s(1),
+                s(-2),
+                s(2),
+                np.zeros((1, 2, 2, 1)),
+                np.array([2, 2]),
+                s(0.0),
+                s(np.inf),
+            ],
+            padding="VALID",
+        )
 
 
 def test_div_recip():
@@ -74,8 +158,9 @@ def test_div_recip():
     np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
     q, mn, mx = run("QuantizedDiv_8", [a, b, s(-1), s(1), s(0), s(2), s(-1), s(1)])
     m, M = mn.item(), mx.item()
-    np.testing.assert_allclose(deq(q, m, M), np.clip(ref, m, M),
-                               atol=float(step(m, M)) * 0.51 + 1e-5)
+    np.testing.assert_allclose(
+        deq(q, m, M), np.clip(ref, m, M), atol=float(step(m, M)) * 0.51 + 1e-5
+    )
     with pytest.raises(MDFError, match="division by zero"):
         run("QuantizedDiv_8", [a, np.zeros((1, 1, 1, 4), np.uint8), s(-1), s(1), s(0), s(2)])
     q, mn, mx = run("QuantizedRecip_8", [b, s(0), s(2)])
@@ -90,17 +175,36 @@ def test_strided_slice():
     (o,) = run("StridedSlice_f", [a, np.array([3, 4]), np.array([-1, 0]), np.array([-2, -3])])
     np.testing.assert_array_equal(o, a[:, :, 3::-2, 4:0:-3])
     # begin_mask on w (bit 2), end_mask on d (bit 3), shrink h (bit 1)
-    (o,) = run("StridedSlice_int32", [a.astype(np.int32), np.array([0, 1, 2, 1]),
-                                      np.array([2, 2, 3, 2]), np.array([1, 1, 1, 1]),
-                                      np.array(4), np.array(8), np.array(2)])
+    (o,) = run(
+        "StridedSlice_int32",
+        [
+            a.astype(np.int32),
+            np.array([0, 1, 2, 1]),
+            np.array([2, 2, 3, 2]),
+            np.array([1, 1, 1, 1]),
+            np.array(4),
+            np.array(8),
+            np.array(2),
+        ],
+    )
     np.testing.assert_array_equal(o, a[:, 1, 0:3, 1:].reshape(1, 2, 3, 4))
-    q, mn, mx = run("QuantizedStridedSlice_8", [a.astype(np.uint8), np.array([1]), np.array([4]),
-                                                np.array([1]), np.array(0), np.array(0),
-                                                np.array(0), s(0), s(1)])
+    q, mn, mx = run(
+        "QuantizedStridedSlice_8",
+        [
+            a.astype(np.uint8),
+            np.array([1]),
+            np.array([4]),
+            np.array([1]),
+            np.array(0),
+            np.array(0),
+            np.array(0),
+            s(0),
+            s(1),
+        ],
+    )
     np.testing.assert_array_equal(q, a.astype(np.uint8)[..., 1:4])
     with pytest.raises(MDFError, match="out of range"):
-        run("StridedSlice_uint8", [a.astype(np.uint8), np.array([0]), np.array([9]),
-                                   np.array([1])])
+        run("StridedSlice_uint8", [a.astype(np.uint8), np.array([0]), np.array([9]), np.array([1])])
     with pytest.raises(MDFError, match="all present"):
         run("StridedSlice_f", [a, np.array([0]), np.array([1]), np.array([1]), np.array(1)])
 
@@ -108,8 +212,9 @@ def test_strided_slice():
 def test_shuffles_and_nearest_resize():
     a = np.arange(2 * 6 * 3, dtype=F).reshape(1, 2, 6, 3)
     (o,) = run("AxisShuffle_f", [a, np.array(-2), np.array(2)])
-    np.testing.assert_array_equal(o, a.reshape(1, 2, 2, 3, 3).transpose(0, 1, 3, 2, 4)
-                                  .reshape(a.shape))
+    np.testing.assert_array_equal(
+        o, a.reshape(1, 2, 2, 3, 3).transpose(0, 1, 3, 2, 4).reshape(a.shape)
+    )
     q = np.arange(12, dtype=np.uint8).reshape(1, 1, 1, 12)
     o, mn, mx = run("QuantizedChannelShuffle_8", [np.array(3), q, s(0), s(1)])
     np.testing.assert_array_equal(o.reshape(-1), q.reshape(3, 4).T.reshape(-1))
@@ -117,8 +222,10 @@ def test_shuffles_and_nearest_resize():
     assert o.dtype == np.uint16
     img = RNG.integers(0, 256, size=(1, 3, 4, 2), dtype=np.uint8)
     o, _, _ = run("ResizeNearestNeighbor_8", [img, np.array([5, 7]), s(0), s(1)])
-    ys, xs = np.minimum((np.arange(5) * 3 / 5).astype(int), 2), np.minimum(
-        (np.arange(7) * 4 / 7).astype(int), 3)
+    ys, xs = (
+        np.minimum((np.arange(5) * 3 / 5).astype(int), 2),
+        np.minimum((np.arange(7) * 4 / 7).astype(int), 3),
+    )
     np.testing.assert_array_equal(o[0], img[0][ys][:, xs])
     o, _, _ = run("ResizeNearestNeighbor_8", [img, np.array([5, 7]), s(0), s(1), np.array(1)])
     ys = np.floor(np.arange(5) * 2 / 4 + 0.5).astype(int)
@@ -157,28 +264,67 @@ def tconv_real(x, w, stride, pads):
     full = np.zeros((n, (ih - 1) * stride + kh, (iw - 1) * stride + kw, o))
     for i in range(ih):
         for j in range(iw):
-            full[:, i * stride:i * stride + kh, j * stride:j * stride + kw, :] += np.einsum(
-                "bk,oack->baco", x[:, i, j, :], w)
+            full[:, i * stride : i * stride + kh, j * stride : j * stride + kw, :] += np.einsum(
+                "bk,oack->baco", x[:, i, j, :], w
+            )
     t, b, l, r = pads
-    return full[:, t:full.shape[1] - b, l:full.shape[2] - r]
+    return full[:, t : full.shape[1] - b, l : full.shape[2] - r]
 
 
-@pytest.mark.parametrize("op", ["QuantizedTransposeConv2d_8x8p32to8",
-                                "QuantizedTransposeConv2d_8x8p8to8"])
+@pytest.mark.parametrize(
+    "op", ["QuantizedTransposeConv2d_8x8p32to8", "QuantizedTransposeConv2d_8x8p8to8"]
+)
 def test_transpose_conv(op):
     x = RNG.integers(0, 256, size=(2, 3, 4, 2), dtype=np.uint8)
     w = RNG.integers(0, 256, size=(3, 3, 3, 2), dtype=np.uint8)
     p32 = "p32" in op
-    b = (RNG.integers(-(2 ** 26), 2 ** 26, size=(1, 1, 1, 3)).astype(np.int32) if p32
-         else RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8))
+    b = (
+        RNG.integers(-(2**26), 2**26, size=(1, 1, 1, 3)).astype(np.int32)
+        if p32
+        else RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8)
+    )
     pads = np.array([1, 0, 0, 2], np.int32).reshape(1, 1, 2, 2)
-    q, mn, mx = run(op, [x, w, s(-1), s(1), s(-1), s(1), pads, np.zeros((1, 2, 2, 1)), b,
-                         s(-1), s(1), s(-np.inf), s(np.inf)])
+    q, mn, mx = run(
+        op,
+        [
+            x,
+            w,
+            s(-1),
+            s(1),
+            s(-1),
+            s(1),
+            pads,
+            np.zeros((1, 2, 2, 1)),
+            b,
+            s(-1),
+            s(1),
+            s(-np.inf),
+            s(np.inf),
+        ],
+    )
     ref = tconv_real(real(x, -1, 1), real(w, -1, 1), 2, (1, 0, 0, 2))
-    ref = ref + (b.reshape(-1) * 2.0 / 2 ** 32 if p32 else real(b, -1, 1).reshape(-1))
+    ref = ref + (b.reshape(-1) * 2.0 / 2**32 if p32 else real(b, -1, 1).reshape(-1))
     m, M = mn.item(), mx.item()
     assert q.shape == (2, 6, 7, 3) == ref.shape
     np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
     with pytest.raises(MDFError, match="groups > 1"):
-        run(op, [x, w, s(-1), s(1), s(-1), s(1), pads, np.zeros((1, 2, 2, 1)), b, s(-1), s(1),
-                 s(-np.inf), s(np.inf), None, np.array(2)])
+        run(
+            op,
+            [
+                x,
+                w,
+                s(-1),
+                s(1),
+                s(-1),
+                s(1),
+                pads,
+                np.zeros((1, 2, 2, 1)),
+                b,
+                s(-1),
+                s(1),
+                s(-np.inf),
+                s(np.inf),
+                None,
+                np.array(2),
+            ],
+        )

@@ -7,7 +7,7 @@ from hexagon_formulas import F, deq, quant, s, step, zero
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
 
-I32_MIN, I32_MAX = -(2 ** 31), 2 ** 31 - 1
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
 
 def rnd_u8(rng, shape):
@@ -26,14 +26,15 @@ def ref_conv(x, w, zx, zw, stride, same, depthwise=False):
     else:
         oh, ow = (h - fh) // sh + 1, (wd - fw) // sw + 1
         ph = pw = 0
-    xp = np.pad(x.astype(np.int64) - zx, ((0, 0), (ph // 2, ph - ph // 2),
-                                          (pw // 2, pw - pw // 2), (0, 0)))
+    xp = np.pad(
+        x.astype(np.int64) - zx, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0))
+    )
     wz = w.astype(np.int64) - zw
     dout = c * w.shape[3] if depthwise else w.shape[3]
     out = np.zeros((b, oh, ow, dout), np.int64)
     for i in range(oh):
         for j in range(ow):
-            patch = xp[:, i * sh:i * sh + fh, j * sw:j * sw + fw, :]
+            patch = xp[:, i * sh : i * sh + fh, j * sw : j * sw + fw, :]
             if depthwise:
                 out[:, i, j, :] = np.einsum("bhwc,hwcm->bcm", patch, wz).reshape(b, -1)
             else:
@@ -49,9 +50,11 @@ def test_conv_8x8to32_exact(same, stride, depthwise):
     w = rnd_u8(rng, (3, 2, 3, 2 if depthwise else 4))
     xr, wr = (-1.5, 2.0), (-0.7, 0.4)
     op = "QuantizedDepthwiseConv2d_8x8to32" if depthwise else "QuantizedConv2d_8x8to32"
-    out, mn, mx = run(op, [x, w, s(xr[0]), s(xr[1]), s(wr[0]), s(wr[1]),
-                           np.zeros((1, stride[0], stride[1], 1))],
-                      padding="SAME" if same else "VALID")
+    out, mn, mx = run(
+        op,
+        [x, w, s(xr[0]), s(xr[1]), s(wr[0]), s(wr[1]), np.zeros((1, stride[0], stride[1], 1))],
+        padding="SAME" if same else "VALID",
+    )
     expect = ref_conv(x, w, zero(*xr), zero(*wr), stride, same, depthwise)
     assert out.dtype == np.int32
     np.testing.assert_array_equal(out, expect)
@@ -67,8 +70,11 @@ def test_conv_rejects_na_padding_and_depth_mismatch():
     with pytest.raises(MDFError, match="SAME or VALID"):
         run("QuantizedConv2d_8x8to32", args, padding="NA")
     with pytest.raises(MDFError, match="filter depth"):
-        run("QuantizedConv2d_8x8to32", [x, np.zeros((2, 2, 3, 1), np.uint8)] + args[2:],
-            padding="VALID")
+        run(
+            "QuantizedConv2d_8x8to32",
+            [x, np.zeros((2, 2, 3, 1), np.uint8)] + args[2:],
+            padding="VALID",
+        )
 
 
 def test_matmul_exact():
@@ -87,15 +93,17 @@ def test_bias_add_8p8to32_formula():
     x, b = rnd_u8(rng, (1, 2, 2, 4)), rnd_u8(rng, (1, 1, 1, 4))
     xr, br = (-2.0, 6.0), (-0.5, 0.5)
     out, mn, mx = run("QuantizedBiasAdd_8p8to32", [x, b, s(xr[0]), s(xr[1]), s(br[0]), s(br[1])])
-    om = F(2 ** 17) * F(6.0)
+    om = F(2**17) * F(6.0)
     assert mx[0, 0, 0, 0] == om and mn[0, 0, 0, 0] == -om
-    so = F(2 * om) / F(2 ** 32)
-    v = ((x.astype(np.float64) - zero(*xr)) * float(step(*xr) / so)
-         + (b.astype(np.float64) - zero(*br)) * float(step(*br) / so))
+    so = F(2 * om) / F(2**32)
+    v = (x.astype(np.float64) - zero(*xr)) * float(step(*xr) / so) + (
+        b.astype(np.float64) - zero(*br)
+    ) * float(step(*br) / so)
     np.testing.assert_array_equal(out, np.sign(v) * np.floor(np.abs(v) + 0.5))
     real = out.astype(np.float64) * float(so)
-    ref = ((x.astype(np.float64) - zero(*xr)) * float(step(*xr))
-           + (b.astype(np.float64) - zero(*br)) * float(step(*br)))
+    ref = (x.astype(np.float64) - zero(*xr)) * float(step(*xr)) + (
+        b.astype(np.float64) - zero(*br)
+    ) * float(step(*br))
     np.testing.assert_allclose(real, ref, atol=1e-3)
 
 
@@ -103,15 +111,15 @@ def test_bias_add_32p32to32_keeps_range():
     x = np.array([[[[100, -200]]]], np.int32)
     b = np.array([[[[10, 3]]]], np.int32)
     out, mn, mx = run("QuantizedBiasAdd_32p32to32", [x, b, s(-1.0), s(1.0), s(-4.0), s(4.0)])
-    np.testing.assert_array_equal(out, [[[[140, -188]]]])   # b rescaled by 8/2 = 4
+    np.testing.assert_array_equal(out, [[[[140, -188]]]])  # b rescaled by 8/2 = 4
     assert mn[0, 0, 0, 0] == -1 and mx[0, 0, 0, 0] == 1
 
 
 def test_requantize_chain_agrees():
     rng = np.random.default_rng(4)
-    q32 = rng.integers(-(2 ** 20), 2 ** 22, size=(1, 3, 3, 5)).astype(np.int32)
+    q32 = rng.integers(-(2**20), 2**22, size=(1, 3, 3, 5)).astype(np.int32)
     rmin, rmax = s(-1000.0), s(1000.0)
-    st = F(2000.0) / F(2 ** 32)
+    st = F(2000.0) / F(2**32)
     lo, hi = run("RequantizationRange_32", [q32, rmin, rmax])
     assert lo[0, 0, 0, 0] == pytest.approx(min(0.0, q32.min() * float(st)), rel=1e-5)
     assert hi[0, 0, 0, 0] == pytest.approx(q32.max() * float(st), rel=1e-5)
@@ -121,14 +129,17 @@ def test_requantize_chain_agrees():
         np.testing.assert_array_equal(u, v)
     q8, mn, mx = a
     real = q32.astype(np.float64) * float(st)
-    np.testing.assert_allclose(deq(q8, mn[0, 0, 0, 0], mx[0, 0, 0, 0]), real,
-                               atol=float(step(mn[0, 0, 0, 0], mx[0, 0, 0, 0])) / 2 + 1e-6)
+    np.testing.assert_allclose(
+        deq(q8, mn[0, 0, 0, 0], mx[0, 0, 0, 0]),
+        real,
+        atol=float(step(mn[0, 0, 0, 0], mx[0, 0, 0, 0])) / 2 + 1e-6,
+    )
     z = (-mn[0, 0, 0, 0]) / step(mn[0, 0, 0, 0], mx[0, 0, 0, 0])
     assert abs(z - round(z)) < 1e-3
 
 
 def test_requantize_saturates_at_0_and_255():
-    q32 = np.array([[[[-(2 ** 31), 0, 2 ** 31 - 1]]]], np.int32)
+    q32 = np.array([[[[-(2**31), 0, 2**31 - 1]]]], np.int32)
     q8, mn, mx = run("Requantize_32to8", [q32, s(-10.0), s(10.0), s(-1.0), s(1.0)])
     z = zero(mn[0, 0, 0, 0], mx[0, 0, 0, 0])
     np.testing.assert_array_equal(q8[0, 0, 0], [0, z, 255])
@@ -176,9 +187,24 @@ def test_supernode_p8_and_inf_means_auto(auto):
     x, w, b = rnd_u8(rng, (1, 5, 5, 3)), rnd_u8(rng, (3, 3, 3, 4)), rnd_u8(rng, (1, 1, 1, 4))
     xr, wr, br = (-1.0, 1.0), (-0.5, 0.5), (-2.0, 2.0)
     out_lo, out_hi = (-np.inf, np.inf) if auto else (-3.0, 3.0)
-    q, mn, mx = run("Supernode_8x8p8to8",
-                    [x, w, s(xr[0]), s(xr[1]), s(wr[0]), s(wr[1]), np.zeros((1, 1, 1, 1)), b,
-                     s(br[0]), s(br[1]), s(out_lo), s(out_hi)], padding="SAME")
+    q, mn, mx = run(
+        "Supernode_8x8p8to8",
+        [
+            x,
+            w,
+            s(xr[0]),
+            s(xr[1]),
+            s(wr[0]),
+            s(wr[1]),
+            np.zeros((1, 1, 1, 1)),
+            b,
+            s(br[0]),
+            s(br[1]),
+            s(out_lo),
+            s(out_hi),
+        ],
+        padding="SAME",
+    )
     b_real = (b.reshape(-1).astype(np.float64) - zero(*br)) * float(step(*br))
     ref = _supernode_ref(x, w, xr, wr, b_real, (1, 1), True)
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
@@ -188,9 +214,10 @@ def test_supernode_p8_and_inf_means_auto(auto):
         np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
     else:
         assert m == pytest.approx(-3.0, abs=0.03) and M == pytest.approx(3.0, abs=0.03)
-        np.testing.assert_allclose(deq(q, m, M), np.clip(ref, m, M),
-                                   atol=float(step(m, M)) * 0.51 + 1e-5)
-        assert (q == 0).any() or ref.min() > m   # clipping happens only where data leave range
+        np.testing.assert_allclose(
+            deq(q, m, M), np.clip(ref, m, M), atol=float(step(m, M)) * 0.51 + 1e-5
+        )
+        assert (q == 0).any() or ref.min() > m  # clipping happens only where data leave range
 
 
 def test_supernode_p32_min_zero_is_relu_and_channel_scale():
@@ -199,34 +226,83 @@ def test_supernode_p32_min_zero_is_relu_and_channel_scale():
     b = np.array([[[[1000000, -500000, 0]]]], np.int32)
     xr, wr = (-1.0, 1.0), (-1.0, 1.0)
     scale = np.array([[[[1.0, 0.5, 0.25]]]], F)
-    q, mn, mx = run("Supernode_8x8p32to8",
-                    [x, w, s(-1), s(1), s(-1), s(1), np.zeros((1, 2, 2, 1)), b, s(-1), s(1),
-                     s(0.0), s(np.inf), scale], padding="VALID")
-    b_real = b.reshape(-1).astype(np.float64) * 2.0 / 2 ** 32
+    q, mn, mx = run(
+        "Supernode_8x8p32to8",
+        [
+            x,
+            w,
+            s(-1),
+            s(1),
+            s(-1),
+            s(1),
+            np.zeros((1, 2, 2, 1)),
+            b,
+            s(-1),
+            s(1),
+            s(0.0),
+            s(np.inf),
+            scale,
+        ],
+        padding="VALID",
+    )
+    b_real = b.reshape(-1).astype(np.float64) * 2.0 / 2**32
     ref = _supernode_ref(x, w, xr, wr, b_real, (2, 2), False, scale.reshape(-1))
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
     assert m == 0.0
-    np.testing.assert_allclose(deq(q, m, M), np.maximum(ref, 0),
-                               atol=float(step(m, M)) * 0.51 + 1e-5)
+    np.testing.assert_allclose(
+        deq(q, m, M), np.maximum(ref, 0), atol=float(step(m, M)) * 0.51 + 1e-5
+    )
     with pytest.raises(MDFError, match="channel scales"):
-        run("Supernode_8x8p32to8", [x, w, s(-1), s(1), s(-1), s(1), np.zeros((1, 2, 2, 1)), b,
-                                    s(-1), s(1), s(0.0), s(np.inf), scale * 2], padding="VALID")
+        run(
+            "Supernode_8x8p32to8",
+            [
+                x,
+                w,
+                s(-1),
+                s(1),
+                s(-1),
+                s(1),
+                np.zeros((1, 2, 2, 1)),
+                b,
+                s(-1),
+                s(1),
+                s(0.0),
+                s(np.inf),
+                scale * 2,
+            ],
+            padding="VALID",
+        )
 
 
 def test_depthwise_supernode_p32():
     rng = np.random.default_rng(7)
     x, w = rnd_u8(rng, (1, 5, 5, 2)), rnd_u8(rng, (3, 3, 2, 2))
     b = np.zeros((1, 1, 1, 4), np.int32)
-    q, mn, mx = run("DepthwiseSupernode_8x8p32to8",
-                    [x, w, s(-1), s(1), s(-1), s(1), np.zeros((1, 1, 1, 1)), b, s(-1), s(1),
-                     s(-np.inf), s(np.inf)], padding="SAME")
+    q, mn, mx = run(
+        "DepthwiseSupernode_8x8p32to8",
+        [
+            x,
+            w,
+            s(-1),
+            s(1),
+            s(-1),
+            s(1),
+            np.zeros((1, 1, 1, 1)),
+            b,
+            s(-1),
+            s(1),
+            s(-np.inf),
+            s(np.inf),
+        ],
+        padding="SAME",
+    )
     ref = ref_conv(x, w, zero(-1, 1), zero(-1, 1), (1, 1), True, True) * float(step(-1, 1)) ** 2
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
     np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
 
 
 def test_relu_relux_clamp():
-    mn, mx = -1.0, 1.0   # not an exact-zero range: its zero code 127.5 rounds to 128
+    mn, mx = -1.0, 1.0  # not an exact-zero range: its zero code 127.5 rounds to 128
     x = np.arange(0, 256, 15, dtype=np.uint8).reshape(1, 1, 1, -1)
     z = zero(mn, mx)
     q, m, M = run("QuantizedRelu_8", [x, s(mn), s(mx)])
@@ -277,7 +353,7 @@ def test_pooling(padding):
     for i in range(oh):
         for j in range(ow):
             y0, x0 = i * 2 - pt, j * 2 - pl
-            patch = x[:, max(0, y0):y0 + 3, max(0, x0):x0 + 2, :].astype(np.int64)
+            patch = x[:, max(0, y0) : y0 + 3, max(0, x0) : x0 + 2, :].astype(np.int64)
             np.testing.assert_array_equal(mx_q[:, i, j], patch.max(axis=(1, 2)))
             n = patch.shape[1] * patch.shape[2]
             np.testing.assert_array_equal(av_q[:, i, j], (patch.sum(axis=(1, 2)) + n // 2) // n)
@@ -298,13 +374,17 @@ def test_add_sub_mul_8():
     np.testing.assert_allclose(deq(q, m, M), ra + rb, atol=float(step(m, M)) * 0.51 + 1e-5)
     q, mn, mx = run("QuantizedAdd_8p8to8", args + [s(-1.0), s(1.0)])
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
-    np.testing.assert_allclose(deq(q, m, M), np.clip(ra + rb, m, M),
-                               atol=float(step(m, M)) * 0.51 + 1e-5)
+    np.testing.assert_allclose(
+        deq(q, m, M), np.clip(ra + rb, m, M), atol=float(step(m, M)) * 0.51 + 1e-5
+    )
     q32, mn, mx = run("QuantizedSub_8p8to32", args)
-    np.testing.assert_allclose(q32 * (float(mx[0, 0, 0, 0] - mn[0, 0, 0, 0]) / 2 ** 32),
-                               ra - rb, atol=1e-4)
+    np.testing.assert_allclose(
+        q32 * (float(mx[0, 0, 0, 0] - mn[0, 0, 0, 0]) / 2**32), ra - rb, atol=1e-4
+    )
     q32, mn, mx = run("QuantizedMul_8x8to32", args)
-    np.testing.assert_array_equal(q32, (a.astype(np.int64) - zero(*ar)) * (b.astype(np.int64) - zero(*br)))
+    np.testing.assert_array_equal(
+        q32, (a.astype(np.int64) - zero(*ar)) * (b.astype(np.int64) - zero(*br))
+    )
     q, mn, mx = run("QuantizedMul_8x8to8", args)
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
     np.testing.assert_allclose(deq(q, m, M), ra * rb, atol=float(step(m, M)) * 0.51 + 1e-5)
@@ -335,7 +415,7 @@ def test_pad_8_values():
     np.testing.assert_array_equal(q.reshape(-1), [zero(-1, 1), 7, 7, zero(-1, 1), zero(-1, 1)])
     q, _, _ = run("QuantizedPad_8", [x, s(-1.0), s(1.0), pads, s(-np.inf)])
     assert q.reshape(-1)[0] == 0
-    q, _, _ = run("QuantizedPad_8", [x, s(-1.0), s(1.0), pads, s(1.004)])   # code 256 -> 255
+    q, _, _ = run("QuantizedPad_8", [x, s(-1.0), s(1.0), pads, s(1.004)])  # code 256 -> 255
     assert q.reshape(-1)[0] == 255
     with pytest.raises(MDFError, match="too far outside"):
         run("QuantizedPad_8", [x, s(-1.0), s(1.0), pads, s(5.0)])
@@ -356,10 +436,12 @@ def test_concat_union_range():
 
 def test_batch_norm_and_channel_scale():
     x = np.array([[[[0, 128, 255]]]], np.uint8)
-    sc = np.array([[[[255, 255, 0]]]], np.uint8)   # scale real 1, 1, 0 in [0, 1]
-    bi = np.array([[[[0, 0, 255]]]], np.uint8)     # bias real 0, 0, 1 in [0, 1]
-    q, mn, mx = run("QuantizedBatchNorm_8x8p8to8",
-                    [x, sc, s(0), s(2.55), s(0), s(1), bi, s(0), s(1), s(-np.inf), s(np.inf)])
+    sc = np.array([[[[255, 255, 0]]]], np.uint8)  # scale real 1, 1, 0 in [0, 1]
+    bi = np.array([[[[0, 0, 255]]]], np.uint8)  # bias real 0, 0, 1 in [0, 1]
+    q, mn, mx = run(
+        "QuantizedBatchNorm_8x8p8to8",
+        [x, sc, s(0), s(2.55), s(0), s(1), bi, s(0), s(1), s(-np.inf), s(np.inf)],
+    )
     m, M = mn[0, 0, 0, 0], mx[0, 0, 0, 0]
     np.testing.assert_allclose(deq(q, m, M).reshape(-1), [0, 1.28, 1.0], atol=float(step(m, M)))
     q32 = np.array([[[[100, 100]]]], np.int32)
@@ -372,7 +454,7 @@ def test_checks_raise_with_amount():
     with pytest.raises(MDFError, match="exceeds the tolerance"):
         run("Check", [np.array([1, 2]), np.array([1, 3])])
     ref = np.linspace(-1, 1, 10).astype(F)
-    run("Close_f", [ref + F(0.1), ref])           # 0.1 <= 0.07 * 2 = 0.14
+    run("Close_f", [ref + F(0.1), ref])  # 0.1 <= 0.07 * 2 = 0.14
     with pytest.raises(MDFError, match=r"exceeds the tolerance 0.14 by 0.06"):
         run("Close_f", [ref + F(0.2), ref])
     run("Close_f", [ref + F(0.2), ref, s(0.15)])
@@ -406,6 +488,9 @@ def test_float_reference_ops():
     np.testing.assert_allclose(run("Softmax_f", [a])[0], e / e.sum(), rtol=1e-6)
     with pytest.raises(MDFError, match="1-D"):
         run("Softmax_f", [np.ones((1, 2, 1, 3))])
-    (av,) = run("AvgPool_f", [np.arange(4, dtype=F).reshape(1, 2, 2, 1), np.zeros((1, 2, 2, 1)),
-                              np.zeros((1, 2, 2, 1))], padding="VALID")
+    (av,) = run(
+        "AvgPool_f",
+        [np.arange(4, dtype=F).reshape(1, 2, 2, 1), np.zeros((1, 2, 2, 1)), np.zeros((1, 2, 2, 1))],
+        padding="VALID",
+    )
     assert av.reshape(-1)[0] == 1.5

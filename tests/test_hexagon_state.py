@@ -14,13 +14,18 @@ from mdf_engine.model import Graph, InputPort, Model, Node, OutputPort, Paramete
 
 def accumulator() -> Model:
     node = Node(
-        id="A", input_ports=[InputPort(id="x", shape=(1, 1, 1, 2))],
+        id="A",
+        input_ports=[InputPort(id="x", shape=(1, 1, 1, 2))],
         parameters=[
-            Parameter(id="v", function="hexagon::Variable",
-                      args={"values": [[[[0.5, -1.0]]]], "name": "total"}),
+            Parameter(
+                id="v",
+                function="hexagon::Variable",
+                args={"values": [[[[0.5, -1.0]]]], "name": "total"},
+            ),
             Parameter(id="a", function="hexagon::Assign", args={"variable": "v", "value": "v + x"}),
         ],
-        output_ports=[OutputPort(id="v", value="v"), OutputPort(id="assigned", value="a")])
+        output_ports=[OutputPort(id="v", value="v"), OutputPort(id="assigned", value="a")],
+    )
     return Model(id="acc", graphs=[Graph(id="g", nodes=[node])])
 
 
@@ -31,7 +36,7 @@ def test_variable_assign_state_lives_across_evaluate_calls_of_one_simulation():
     for k, x in enumerate(xs):
         sim.evaluate(initializer={"x": x})
         # the list's meaning: each Assign writes v + x, the next call's Variable reads it
-        expected = np.array([[[[0.5, -1.0]]]]) + sum(xs[:k + 1])
+        expected = np.array([[[[0.5, -1.0]]]]) + sum(xs[: k + 1])
         np.testing.assert_allclose(sim.outputs["A"]["assigned"], expected)
         np.testing.assert_allclose(sim.outputs["A"]["v"], expected)
     fresh = Simulation(accumulator())
@@ -56,8 +61,9 @@ def test_assign_needs_a_variable_and_matching_shapes():
         run("Variable", [np.zeros(1)], name="w")
 
 
-@pytest.mark.parametrize("op", ["PPrint_8", "PPrint_32", "PPrint_f", "PPrint_8_d32",
-                                "PPrintWithPadding_8_d32"])
+@pytest.mark.parametrize(
+    "op", ["PPrint_8", "PPrint_32", "PPrint_f", "PPrint_8_d32", "PPrintWithPadding_8_d32"]
+)
 def test_pprint_logs_and_passes_through(op, caplog):
     x = np.arange(24, dtype=np.int32).reshape(1, 2, 3, 4)
     with caplog.at_level(logging.INFO, logger="mdf_engine.hexagon"):

@@ -13,8 +13,9 @@ SEED = ROOT.parent / "shared" / "seeds" / "001_1caeed201cb01286.txt"
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("hexagon_ops_table",
-                                                  ROOT / "tools" / "hexagon_ops_table.py")
+    spec = importlib.util.spec_from_file_location(
+        "hexagon_ops_table", ROOT / "tools" / "hexagon_ops_table.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -28,7 +29,7 @@ def test_every_document_op_is_registered():
     core = [s for s in status if s["tier"] in ("1", "2")]
     assert len(core) == 60 and all(s["status"] == "implemented" for s in core)
     d32 = [s for s in status if s["tier"] == "d32"]
-    assert sum(s["status"] == "mapped" for s in d32) == 26   # the 2 PPrint d32 log like PPrint_8
+    assert sum(s["status"] == "mapped" for s in d32) == 26  # the 2 PPrint d32 log like PPrint_8
     assert {s["status"] for s in status} == {"implemented", "mapped"}
 
 

@@ -41,7 +41,8 @@ def u16_codes(r: Any, mn: float, mx: float) -> np.ndarray:
     """quint16 codes of float values in [mn, mx] (round half up, clipped)."""
     step = (float(mx) - float(mn)) / 65536.0
     return np.clip(np.floor((np.asarray(r, np.float64) - mn) / step + 0.5), 0, 65535).astype(
-        np.uint16)
+        np.uint16
+    )
 
 
 def fixed_box_real(q: Any) -> np.ndarray:
@@ -51,30 +52,39 @@ def fixed_box_real(q: Any) -> np.ndarray:
 
 def fixed_box_codes(r: Any) -> np.ndarray:
     """quint16 codes of fixed-scale box coordinates (step 0.125, clipped to 0..65535)."""
-    return np.clip(np.floor(np.asarray(r, np.float64) / BOX_STEP + 0.5), 0, 65535).astype(
-        np.uint16)
+    return np.clip(np.floor(np.asarray(r, np.float64) / BOX_STEP + 0.5), 0, 65535).astype(np.uint16)
 
 
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """IoU of corner boxes a [n,4] against b [m,4] (either corner order), no +1."""
+
     def norm(x):
         x = np.asarray(x, np.float64).reshape(-1, 4)
-        return (np.minimum(x[:, 0], x[:, 2]), np.minimum(x[:, 1], x[:, 3]),
-                np.maximum(x[:, 0], x[:, 2]), np.maximum(x[:, 1], x[:, 3]))
+        return (
+            np.minimum(x[:, 0], x[:, 2]),
+            np.minimum(x[:, 1], x[:, 3]),
+            np.maximum(x[:, 0], x[:, 2]),
+            np.maximum(x[:, 1], x[:, 3]),
+        )
+
     ax1, ay1, ax2, ay2 = norm(a)
     bx1, by1, bx2, by2 = norm(b)
-    iw = np.clip(np.minimum(ax2[:, None], bx2[None]) - np.maximum(ax1[:, None], bx1[None]), 0,
-                 None)
-    ih = np.clip(np.minimum(ay2[:, None], by2[None]) - np.maximum(ay1[:, None], by1[None]), 0,
-                 None)
+    iw = np.clip(np.minimum(ax2[:, None], bx2[None]) - np.maximum(ax1[:, None], bx1[None]), 0, None)
+    ih = np.clip(np.minimum(ay2[:, None], by2[None]) - np.maximum(ay1[:, None], by1[None]), 0, None)
     inter = iw * ih
     union = ((ax2 - ax1) * (ay2 - ay1))[:, None] + ((bx2 - bx1) * (by2 - by1))[None] - inter
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
-def nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, score_thr: float = -np.inf,
-        limit: int = -1, eta: float = 1.0) -> list[int]:
+def nms(
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    iou_thr: float,
+    score_thr: float = -np.inf,
+    limit: int = -1,
+    eta: float = 1.0,
+) -> list[int]:
     """Greedy hard NMS: indices kept, best score first (ties: lower index first). ``eta < 1``
     lowers the threshold by that factor after each kept box while it is > 0.5 (Caffe's
     adaptive NMS)."""
@@ -84,7 +94,7 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, score_thr: float 
     for i in order:
         if limit >= 0 and len(keep) >= limit:
             break
-        if keep and np.max(iou_matrix(boxes[i:i + 1], boxes[keep])) > thr:
+        if keep and np.max(iou_matrix(boxes[i : i + 1], boxes[keep])) > thr:
             continue
         keep.append(i)
         if eta < 1.0 and thr > 0.5:
@@ -92,8 +102,14 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_thr: float, score_thr: float 
     return keep
 
 
-def soft_nms(boxes: np.ndarray, scores: np.ndarray, method: int, iou_thr: float, sigma: float,
-             min_score: float) -> tuple[list[int], np.ndarray]:
+def soft_nms(
+    boxes: np.ndarray,
+    scores: np.ndarray,
+    method: int,
+    iou_thr: float,
+    sigma: float,
+    min_score: float,
+) -> tuple[list[int], np.ndarray]:
     """Soft NMS: repeatedly keep the best remaining box and lower the others' scores by
     ``1 - iou`` where iou > iou_thr (method 1, linear) or ``exp(-iou**2 / sigma)`` (method 2,
     Gaussian); boxes whose score falls below ``min_score`` are dropped. Returns the kept
@@ -107,13 +123,13 @@ def soft_nms(boxes: np.ndarray, scores: np.ndarray, method: int, iou_thr: float,
         live.remove(best)
         if not live:
             break
-        ious = iou_matrix(boxes[best:best + 1], boxes[live])[0]
+        ious = iou_matrix(boxes[best : best + 1], boxes[live])[0]
         for k, i in enumerate(live):
             if method == 1:
                 if ious[k] > iou_thr:
                     s[i] *= 1.0 - ious[k]
             elif method == 2:
-                s[i] *= np.exp(-ious[k] ** 2 / sigma)
+                s[i] *= np.exp(-(ious[k] ** 2) / sigma)
             else:
                 raise MDFError(f"soft NMS method must be 1 (linear) or 2 (Gaussian), got {method}")
         live = [i for i in live if s[i] >= min_score]
@@ -127,8 +143,10 @@ def box_decoder_f(deltas, anchors, scales, *, padding="NA"):
     a = np.broadcast_to(as4d(anchors, np.float64), d.shape)
     s = np.asarray(scales, np.float64).reshape(-1)
     if d.shape[3] != 4 or s.size != 4:
-        raise MDFError("hexagon::Box_Decoder_f: deltas and anchors have depth 4 and there are 4 "
-                       f"scale factors, got {d.shape} and {s.size}")
+        raise MDFError(
+            "hexagon::Box_Decoder_f: deltas and anchors have depth 4 and there are 4 "
+            f"scale factors, got {d.shape} and {s.size}"
+        )
     ha, wa = a[..., 2] - a[..., 0], a[..., 3] - a[..., 1]
     yc, xc = a[..., 0] + ha / 2, a[..., 1] + wa / 2
     cy = d[..., 0] / s[0] * ha + yc
@@ -145,8 +163,9 @@ def _image_of_box(splits: Any, n: int, op: str) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
-def bbox_transform(boxes: np.ndarray, deltas: np.ndarray, image: np.ndarray,
-                   info: np.ndarray) -> np.ndarray:
+def bbox_transform(
+    boxes: np.ndarray, deltas: np.ndarray, image: np.ndarray, info: np.ndarray
+) -> np.ndarray:
     """[R, 4C] refined boxes (module doc) from boxes [R,4], deltas [R,4C], image index [R],
     image info [B,2] = (height, width)."""
     r = boxes.shape[0]
@@ -161,8 +180,15 @@ def bbox_transform(boxes: np.ndarray, deltas: np.ndarray, image: np.ndarray,
     nh = h[:, None] * np.exp(d[..., 3])
     hi_y = info[image, 0][:, None]
     hi_x = info[image, 1][:, None]
-    out = np.stack([np.clip(ncx - nw / 2, 0, hi_x), np.clip(ncy - nh / 2, 0, hi_y),
-                    np.clip(ncx + nw / 2, 0, hi_x), np.clip(ncy + nh / 2, 0, hi_y)], axis=-1)
+    out = np.stack(
+        [
+            np.clip(ncx - nw / 2, 0, hi_x),
+            np.clip(ncy - nh / 2, 0, hi_y),
+            np.clip(ncx + nw / 2, 0, hi_x),
+            np.clip(ncy + nh / 2, 0, hi_y),
+        ],
+        axis=-1,
+    )
     return out.reshape(r, 4 * c)
 
 
@@ -171,13 +197,17 @@ def _bbox_shapes(boxes, deltas, info, op):
     d = as4d(deltas, np.float64)
     r = b.size // 4
     if b.shape[3] != 4 or d.size % (4 * max(r, 1)) or d.shape[3] % 4:
-        raise MDFError(f"hexagon::{op}: boxes are [1,1,R,4] and deltas [1,1,R,4C], got "
-                       f"{b.shape} and {d.shape}")
+        raise MDFError(
+            f"hexagon::{op}: boxes are [1,1,R,4] and deltas [1,1,R,4C], got {b.shape} and {d.shape}"
+        )
     return b.reshape(r, 4), d.reshape(r, -1), np.asarray(info, np.float64).reshape(-1, 2)
 
 
-@hexop("AxisAlignedBBoxTransform_f", ("boxes", "deltas", "batch_splits", "image_info"),
-       outputs=("output",))
+@hexop(
+    "AxisAlignedBBoxTransform_f",
+    ("boxes", "deltas", "batch_splits", "image_info"),
+    outputs=("output",),
+)
 def axis_aligned_bbox_transform_f(boxes, deltas, splits, info, *, padding="NA"):
     """Refined boxes [1,1,R,4C] (module doc)."""
     b, d, inf = _bbox_shapes(boxes, deltas, info, "AxisAlignedBBoxTransform_f")
@@ -185,11 +215,23 @@ def axis_aligned_bbox_transform_f(boxes, deltas, splits, info, *, padding="NA"):
     return (bbox_transform(b, d, img, inf).reshape(1, 1, b.shape[0], -1).astype(F32),)
 
 
-@hexop("AxisAlignedBBoxTransform_q8q16",
-       ("boxes", "deltas", "batch_splits", "image_info", "deltas_min", "deltas_max",
-        "image_info_min", "image_info_max"), outputs=("output",))
-def axis_aligned_bbox_transform_q8q16(boxes, deltas, splits, info, dmin, dmax, imin, imax, *,
-                                      padding="NA"):
+@hexop(
+    "AxisAlignedBBoxTransform_q8q16",
+    (
+        "boxes",
+        "deltas",
+        "batch_splits",
+        "image_info",
+        "deltas_min",
+        "deltas_max",
+        "image_info_min",
+        "image_info_max",
+    ),
+    outputs=("output",),
+)
+def axis_aligned_bbox_transform_q8q16(
+    boxes, deltas, splits, info, dmin, dmax, imin, imax, *, padding="NA"
+):
     """The float transform on fixed-scale quint16 boxes, quint8 deltas and quint16 image info;
     output boxes are fixed-scale quint16 (step 0.125)."""
     b = fixed_box_real(boxes)
@@ -199,9 +241,18 @@ def axis_aligned_bbox_transform_q8q16(boxes, deltas, splits, info, dmin, dmax, i
     return (fixed_box_codes(out.astype(np.float64)),)
 
 
-def generate_proposals(score: np.ndarray, deltas: np.ndarray, anchors: np.ndarray,
-                       size: np.ndarray, stride_h: float, stride_w: float, pre_nms: int,
-                       post_nms: int, iou_thr: float, min_size: float):
+def generate_proposals(
+    score: np.ndarray,
+    deltas: np.ndarray,
+    anchors: np.ndarray,
+    size: np.ndarray,
+    stride_h: float,
+    stride_w: float,
+    pre_nms: int,
+    post_nms: int,
+    iou_thr: float,
+    min_size: float,
+):
     """Per image: anchors shifted to every feature position, refined by the deltas, clipped to
     the image, boxes narrower or lower than ``min_size`` dropped, the best ``pre_nms`` by score
     kept, hard NMS, the best ``post_nms`` kept. Returns [(scores, boxes [k,4]), ...] per image."""
@@ -224,18 +275,63 @@ def generate_proposals(score: np.ndarray, deltas: np.ndarray, anchors: np.ndarra
     return out
 
 
-PROPOSAL_IN = ("score", "score_min", "score_max", "deltas", "deltas_min", "deltas_max",
-               "anchors", "anchors_min", "anchors_max", "image_size", "image_size_min",
-               "image_size_max", "stride_h", "stride_w", "max_proposals", "max_rois",
-               "threshold", "min_size")
+PROPOSAL_IN = (
+    "score",
+    "score_min",
+    "score_max",
+    "deltas",
+    "deltas_min",
+    "deltas_max",
+    "anchors",
+    "anchors_min",
+    "anchors_max",
+    "image_size",
+    "image_size_min",
+    "image_size_max",
+    "stride_h",
+    "stride_w",
+    "max_proposals",
+    "max_rois",
+    "threshold",
+    "min_size",
+)
 
 
-@hexop("Proposal_q8q16", PROPOSAL_IN,
-       outputs=("output_score", "output_score_min", "output_score_max", "output_roi",
-                "output_roi_min", "output_roi_max", "num_boxes"))
-def proposal_q8q16(score, smin, smax, deltas, dmin, dmax, anchors, amin, amax, size, zmin,
-                   zmax, stride_h, stride_w, max_props, max_rois, thr, min_size, *,
-                   padding="NA"):
+@hexop(
+    "Proposal_q8q16",
+    PROPOSAL_IN,
+    outputs=(
+        "output_score",
+        "output_score_min",
+        "output_score_max",
+        "output_roi",
+        "output_roi_min",
+        "output_roi_max",
+        "num_boxes",
+    ),
+)
+def proposal_q8q16(
+    score,
+    smin,
+    smax,
+    deltas,
+    dmin,
+    dmax,
+    anchors,
+    amin,
+    amax,
+    size,
+    zmin,
+    zmax,
+    stride_h,
+    stride_w,
+    max_props,
+    max_rois,
+    thr,
+    min_size,
+    *,
+    padding="NA",
+):
     """Region proposals (:func:`generate_proposals` on the dequantized inputs): scores quint8
     [b,1,1,max_rois] on the score range, rois [b,1,max_rois,4] (x1,y1,x2,y2) quint16 on
     [0, largest image side], num boxes int32 [1,1,1,b]; unused places are 0."""
@@ -245,19 +341,29 @@ def proposal_q8q16(score, smin, smax, deltas, dmin, dmax, anchors, amin, amax, s
     sz = u16_real(size, zmin, zmax).reshape(sc.shape[0], -1)
     nb, _, _, na = sc.shape
     if dl.shape[:3] != sc.shape[:3] or dl.shape[3] != 4 * na or anc.size != anc.shape[0] * na * 4:
-        raise MDFError("hexagon::Proposal_q8q16: score [b,h,w,a], deltas [b,h,w,4a] and anchors "
-                       f"[b,1,a,4] disagree: {sc.shape}, {dl.shape}, {anc.shape}")
+        raise MDFError(
+            "hexagon::Proposal_q8q16: score [b,h,w,a], deltas [b,h,w,4a] and anchors "
+            f"[b,1,a,4] disagree: {sc.shape}, {dl.shape}, {anc.shape}"
+        )
     k = ival(max_rois)
-    res = generate_proposals(sc, dl, anc.reshape(anc.shape[0], na, 4), sz, float(fval(stride_h)),
-                             float(fval(stride_w)), ival(max_props), k, float(fval(thr)),
-                             float(fval(min_size)))
+    res = generate_proposals(
+        sc,
+        dl,
+        anc.reshape(anc.shape[0], na, 4),
+        sz,
+        float(fval(stride_h)),
+        float(fval(stride_w)),
+        ival(max_props),
+        k,
+        float(fval(thr)),
+        float(fval(min_size)),
+    )
     top = float(max(1.0, np.max(sz)))
     q_sc = np.zeros((nb, 1, 1, k), np.uint8)
     q_roi = np.zeros((nb, 1, k, 4), np.uint16)
     count = np.zeros((1, 1, 1, nb), np.int32)
     for n, (s, b) in enumerate(res):
-        q_sc[n, 0, 0, :len(s)] = quantize_u8(s, fval(smin), fval(smax))
-        q_roi[n, 0, :len(s)] = u16_codes(b, 0.0, top)
+        q_sc[n, 0, 0, : len(s)] = quantize_u8(s, fval(smin), fval(smax))
+        q_roi[n, 0, : len(s)] = u16_codes(b, 0.0, top)
         count[0, 0, 0, n] = len(s)
     return (q_sc, scalar(fval(smin)), scalar(fval(smax)), q_roi, scalar(0.0), scalar(top), count)
-

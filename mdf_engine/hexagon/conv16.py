@@ -50,8 +50,9 @@ def code_step(q: np.ndarray, mn, mx) -> tuple[np.ndarray, float, int]:
     return a.astype(np.int64), step, z
 
 
-def conv_int(x: np.ndarray, w: np.ndarray, sh: int, sw: int, pt: int, pl: int, oh: int,
-             ow: int) -> np.ndarray:
+def conv_int(
+    x: np.ndarray, w: np.ndarray, sh: int, sw: int, pt: int, pl: int, oh: int, ow: int
+) -> np.ndarray:
     """Exact integer convolution of zero-shifted codes x [b,h,w,c], w [fh,fw,c,o]."""
     nb, ih, iw, c = x.shape
     fh, fw, _, o = w.shape
@@ -61,7 +62,7 @@ def conv_int(x: np.ndarray, w: np.ndarray, sh: int, sw: int, pt: int, pl: int, o
     out = np.zeros((nb, oh, ow, o), np.int64)
     for a in range(fh):
         for b in range(fw):
-            win = xp[:, a:a + (oh - 1) * sh + 1:sh, b:b + (ow - 1) * sw + 1:sw, :]
+            win = xp[:, a : a + (oh - 1) * sh + 1 : sh, b : b + (ow - 1) * sw + 1 : sw, :]
             out += np.einsum("nijc,co->nijo", win, w[a, b])
     return out
 
@@ -77,28 +78,58 @@ def quantized_conv2d_16x16to32(x, w, x_min, x_max, w_min, w_max, stride, *, padd
     acc = conv_int(xc - zx, wc - zw, sh, sw, pt, pl, oh, ow)
     shift = 0
     peak = int(np.max(np.abs(acc))) if acc.size else 0
-    while (peak >> shift) > 2 ** 31 - 1:
+    while (peak >> shift) > 2**31 - 1:
         shift += 1
     if shift:
         acc = (acc + (1 << (shift - 1))) >> shift
-    lo, hi = product_range(F32(sx * 2 ** shift), F32(sw_))
+    lo, hi = product_range(F32(sx * 2**shift), F32(sw_))
     return acc.astype(np.int32), scalar(lo), scalar(hi)
 
 
-TC16_IN = ("input", "filter", "input_min", "input_max", "filter_min", "filter_max", "pad",
-           "stride", "bias", "bias_min", "bias_max", "output_min", "output_max")
+TC16_IN = (
+    "input",
+    "filter",
+    "input_min",
+    "input_max",
+    "filter_min",
+    "filter_max",
+    "pad",
+    "stride",
+    "bias",
+    "bias_min",
+    "bias_max",
+    "output_min",
+    "output_max",
+)
 
 
 @hexop("QuantizedTransposeConv2d_16x16p32to16", TC16_IN)
-def quantized_transpose_conv2d_16x16p32to16(x, w, x_min, x_max, w_min, w_max, pad, stride, bias,
-                                            b_min, b_max, out_min, out_max, *, padding="NA"):
+def quantized_transpose_conv2d_16x16p32to16(
+    x,
+    w,
+    x_min,
+    x_max,
+    w_min,
+    w_max,
+    pad,
+    stride,
+    bias,
+    b_min,
+    b_max,
+    out_min,
+    out_max,
+    *,
+    padding="NA",
+):
     """Transposed convolution of quint16 operands, qint32 bias, quint16 output (module doc)."""
     xc, sx, zx = code_step(x, x_min, x_max)
     wc, sw_, zw = code_step(w, w_min, w_max)
     o, kh, kw, ci = wc.shape
     if xc.shape[3] != ci:
-        raise MDFError(f"transposed conv: input depth {xc.shape[3]} must equal the filter's I = "
-                       f"{ci} (filter is [O,H,W,I])")
+        raise MDFError(
+            f"transposed conv: input depth {xc.shape[3]} must equal the filter's I = "
+            f"{ci} (filter is [O,H,W,I])"
+        )
     pt, pb, pl, pr = ilist(pad)
     _, sh, sw, _ = shape_of(stride)
     n, ih, iw, _ = xc.shape
@@ -109,9 +140,10 @@ def quantized_transpose_conv2d_16x16p32to16(x, w, x_min, x_max, w_min, w_max, pa
     full = np.zeros((n, fh, fw, o), np.int64)
     for a in range(kh):
         for c in range(kw):
-            full[:, a:a + (ih - 1) * sh + 1:sh, c:c + (iw - 1) * sw + 1:sw, :] += np.einsum(
-                "bijk,ok->bijo", xz, wz[:, a, c, :])
-    acc = full[:, pt:fh - pb, pl:fw - pr, :]
+            full[:, a : a + (ih - 1) * sh + 1 : sh, c : c + (iw - 1) * sw + 1 : sw, :] += np.einsum(
+                "bijk,ok->bijo", xz, wz[:, a, c, :]
+            )
+    acc = full[:, pt : fh - pb, pl : fw - pr, :]
     b = dequantize_q32(as4d(bias).astype(np.int64), fval(b_min), fval(b_max)).reshape(-1)
     if b.size not in (1, o):
         raise MDFError(f"bias must have {o} values, got {b.size}")

@@ -28,20 +28,32 @@ from ._registry import hexop
 from .boxes import nms, soft_nms, u16_codes, u16_real
 from .quant import F32, as4d, dequantize_u8, fval, ival, quantize_u8, scalar
 
-NMS_F_IN = ("scores", "boxes", "batch_splits", "score_threshold", "nms_threshold",
-            "detections_per_image", "soft_nms_enabled", "soft_nms_method", "soft_nms_sigma",
-            "soft_nms_min_score", "rotated")
+NMS_F_IN = (
+    "scores",
+    "boxes",
+    "batch_splits",
+    "score_threshold",
+    "nms_threshold",
+    "detections_per_image",
+    "soft_nms_enabled",
+    "soft_nms_method",
+    "soft_nms_sigma",
+    "soft_nms_min_score",
+    "rotated",
+)
 NMS_F_OUT = ("scores_out", "boxes_out", "classes", "batch_splits_out", "keeps", "keeps_size")
 
 
-def box_with_nms_limit(scores, boxes, splits, score_thr, nms_thr, per_image, method, sigma,
-                       min_score):
+def box_with_nms_limit(
+    scores, boxes, splits, score_thr, nms_thr, per_image, method, sigma, min_score
+):
     """Selected (score, box [4], class, original box index) per image (module doc)."""
     r, c = scores.shape
     counts = [int(round(float(v))) for v in np.asarray(splits).reshape(-1)]
     if sum(counts) != r or min(counts, default=0) < 0:
-        raise MDFError(f"hexagon::BoxWithNmsLimit: batch splits {counts} must add up to the {r} "
-                       "boxes")
+        raise MDFError(
+            f"hexagon::BoxWithNmsLimit: batch splits {counts} must add up to the {r} boxes"
+        )
     start = 0
     per_batch = []
     for n in counts:
@@ -49,7 +61,7 @@ def box_with_nms_limit(scores, boxes, splits, score_thr, nms_thr, per_image, met
         start += n
         found = []
         for j in range(1, c):
-            bx = boxes[rows, 4 * j:4 * j + 4]
+            bx = boxes[rows, 4 * j : 4 * j + 4]
             sc = scores[rows, j]
             cand = np.nonzero(sc > score_thr)[0]
             if method == 0:
@@ -88,56 +100,134 @@ def _nms_inputs(scores, boxes, op):
     r, c = s.shape[2], s.shape[3]
     b = as4d(boxes).astype(np.float64)
     if s.shape[:2] != (1, 1) or b.size != r * 4 * c:
-        raise MDFError(f"hexagon::{op}: scores are [1,1,R,C] and boxes [1,1,R,4C], got "
-                       f"{s.shape} and {b.shape}")
+        raise MDFError(
+            f"hexagon::{op}: scores are [1,1,R,C] and boxes [1,1,R,4C], got {s.shape} and {b.shape}"
+        )
     return s.reshape(r, c), b.reshape(r, 4 * c)
 
 
 @hexop("BoxWithNmsLimit_f", NMS_F_IN, outputs=NMS_F_OUT)
-def box_with_nms_limit_f(scores, boxes, splits, score_thr, nms_thr, per_image, soft,
-                         method, sigma, min_score, rotated, *, padding="NA"):
+def box_with_nms_limit_f(
+    scores,
+    boxes,
+    splits,
+    score_thr,
+    nms_thr,
+    per_image,
+    soft,
+    method,
+    sigma,
+    min_score,
+    rotated,
+    *,
+    padding="NA",
+):
     """Class-wise NMS with a per-image limit (module doc); outputs scores [1,1,1,M], boxes
     [1,1,M,4], classes [1,1,1,M], batch splits [1,1,1,B], keeps [1,1,1,M], keeps size
     [1,1,B,C], M = (C-1)*R."""
     if ival(rotated) != 0:
-        raise MDFError("hexagon::BoxWithNmsLimit_f: rotated boxes (input 10 = 1) are not "
-                       "supported")
+        raise MDFError("hexagon::BoxWithNmsLimit_f: rotated boxes (input 10 = 1) are not supported")
     s, b = _nms_inputs(scores, boxes, "BoxWithNmsLimit_f")
     meth = ival(method) if ival(soft) else 0
-    per_batch, c = box_with_nms_limit(s, b, splits, float(fval(score_thr)), float(fval(nms_thr)),
-                                      ival(per_image), meth, float(fval(sigma)),
-                                      float(fval(min_score)))
+    per_batch, c = box_with_nms_limit(
+        s,
+        b,
+        splits,
+        float(fval(score_thr)),
+        float(fval(nms_thr)),
+        ival(per_image),
+        meth,
+        float(fval(sigma)),
+        float(fval(min_score)),
+    )
     sc, bx, cl, sp, keeps, ksize = _nms_limit_outputs(per_batch, s.shape[0], c)
     m = sc.size
-    return (sc.reshape(1, 1, 1, m).astype(F32), bx.reshape(1, 1, m, 4).astype(F32),
-            cl.reshape(1, 1, 1, m).astype(F32), sp.reshape(1, 1, 1, -1).astype(F32),
-            keeps.reshape(1, 1, 1, m), ksize.reshape(1, 1, *ksize.shape))
+    return (
+        sc.reshape(1, 1, 1, m).astype(F32),
+        bx.reshape(1, 1, m, 4).astype(F32),
+        cl.reshape(1, 1, 1, m).astype(F32),
+        sp.reshape(1, 1, 1, -1).astype(F32),
+        keeps.reshape(1, 1, 1, m),
+        ksize.reshape(1, 1, *ksize.shape),
+    )
 
 
-NMS_Q_IN = ("scores", "boxes", "batch_splits", "score_threshold", "detections_per_image",
-            "soft_nms", "nms_threshold", "sigma", "soft_nms_min_score", "scores_min",
-            "scores_max", "boxes_min", "boxes_max")
+NMS_Q_IN = (
+    "scores",
+    "boxes",
+    "batch_splits",
+    "score_threshold",
+    "detections_per_image",
+    "soft_nms",
+    "nms_threshold",
+    "sigma",
+    "soft_nms_min_score",
+    "scores_min",
+    "scores_max",
+    "boxes_min",
+    "boxes_max",
+)
 
 
-@hexop("BoxWithNmsLimit_q8q16", NMS_Q_IN,
-       outputs=("scores_out", "boxes_out", "classes", "batch_splits_out", "scores_out_min",
-                "scores_out_max", "boxes_out_min", "boxes_out_max"))
-def box_with_nms_limit_q8q16(scores, boxes, splits, score_thr, per_image, soft, nms_thr,
-                             sigma, min_score, smin, smax, bmin, bmax, *, padding="NA"):
+@hexop(
+    "BoxWithNmsLimit_q8q16",
+    NMS_Q_IN,
+    outputs=(
+        "scores_out",
+        "boxes_out",
+        "classes",
+        "batch_splits_out",
+        "scores_out_min",
+        "scores_out_max",
+        "boxes_out_min",
+        "boxes_out_max",
+    ),
+)
+def box_with_nms_limit_q8q16(
+    scores,
+    boxes,
+    splits,
+    score_thr,
+    per_image,
+    soft,
+    nms_thr,
+    sigma,
+    min_score,
+    smin,
+    smax,
+    bmin,
+    bmax,
+    *,
+    padding="NA",
+):
     """BoxWithNmsLimit on quint8 scores and quint16 boxes; soft nms 0 hard, 1 linear, 2
     Gaussian. Scores and boxes keep their ranges; classes and batch splits are int32."""
     s = dequantize_u8(as4d(scores), fval(smin), fval(smax)).astype(np.float64)
     b = u16_real(boxes, bmin, bmax)
     s2, b2 = _nms_inputs(s, b, "BoxWithNmsLimit_q8q16")
-    per_batch, c = box_with_nms_limit(s2, b2, splits, float(fval(score_thr)),
-                                      float(fval(nms_thr)), ival(per_image), ival(soft),
-                                      float(fval(sigma)), float(fval(min_score)))
+    per_batch, c = box_with_nms_limit(
+        s2,
+        b2,
+        splits,
+        float(fval(score_thr)),
+        float(fval(nms_thr)),
+        ival(per_image),
+        ival(soft),
+        float(fval(sigma)),
+        float(fval(min_score)),
+    )
     sc, bx, cl, sp, _, _ = _nms_limit_outputs(per_batch, s2.shape[0], c)
     m = sc.size
-    return (quantize_u8(sc, fval(smin), fval(smax)).reshape(1, 1, 1, m),
-            u16_codes(bx, float(fval(bmin)), float(fval(bmax))).reshape(1, 1, m, 4),
-            cl.astype(np.int32).reshape(1, 1, 1, m), sp.astype(np.int32).reshape(1, 1, 1, -1),
-            scalar(fval(smin)), scalar(fval(smax)), scalar(fval(bmin)), scalar(fval(bmax)))
+    return (
+        quantize_u8(sc, fval(smin), fval(smax)).reshape(1, 1, 1, m),
+        u16_codes(bx, float(fval(bmin)), float(fval(bmax))).reshape(1, 1, m, 4),
+        cl.astype(np.int32).reshape(1, 1, 1, m),
+        sp.astype(np.int32).reshape(1, 1, 1, -1),
+        scalar(fval(smin)),
+        scalar(fval(smax)),
+        scalar(fval(bmin)),
+        scalar(fval(bmax)),
+    )
 
 
 def multi_class_nms(boxes, scores, score_thr, iou_thr, per_class, total):
@@ -150,12 +240,23 @@ def multi_class_nms(boxes, scores, score_thr, iou_thr, per_class, total):
     return [(i, j) for _, i, j in found[:total]]
 
 
-@hexop("MultiClassNms_8",
-       ("boxes", "scores", "scores_min", "scores_max", "score_threshold", "iou_threshold",
-        "max_per_class", "max_total"),
-       outputs=("boxes_out", "scores_out", "scores_out_min", "scores_out_max", "classes"))
-def multi_class_nms_8(boxes, scores, smin, smax, score_thr, iou_thr, per_class, total, *,
-                      padding="NA"):
+@hexop(
+    "MultiClassNms_8",
+    (
+        "boxes",
+        "scores",
+        "scores_min",
+        "scores_max",
+        "score_threshold",
+        "iou_threshold",
+        "max_per_class",
+        "max_total",
+    ),
+    outputs=("boxes_out", "scores_out", "scores_out_min", "scores_out_max", "classes"),
+)
+def multi_class_nms_8(
+    boxes, scores, smin, smax, score_thr, iou_thr, per_class, total, *, padding="NA"
+):
     """Multi-class NMS (module doc): boxes [1,1,T,4], scores quint8 [1,1,1,T] (input range),
     classes float [1,1,1,T], T = max total; zeros past the selected boxes."""
     q = as4d(scores)
@@ -175,8 +276,9 @@ def multi_class_nms_8(boxes, scores, smin, smax, score_thr, iou_thr, per_class, 
     return ob, os_, scalar(fval(smin)), scalar(fval(smax)), oc
 
 
-def decode_ssd(loc: np.ndarray, prior: np.ndarray, var: np.ndarray, code: int,
-               encoded: bool) -> np.ndarray:
+def decode_ssd(
+    loc: np.ndarray, prior: np.ndarray, var: np.ndarray, code: int, encoded: bool
+) -> np.ndarray:
     """Caffe DecodeBBox: loc [N,4] against priors [N,4] (xmin,ymin,xmax,ymax), variances [N,4]."""
     v = np.ones_like(var) if encoded else var
     pw, ph = prior[:, 2] - prior[:, 0], prior[:, 3] - prior[:, 1]
@@ -194,26 +296,45 @@ def decode_ssd(loc: np.ndarray, prior: np.ndarray, var: np.ndarray, code: int,
     raise MDFError(f"hexagon::SsdDetectionOutput: code type must be 0, 1 or 2, got {code}")
 
 
-SSD_IN = ("loc", "loc_min", "loc_max", "conf", "conf_min", "conf_max", "num_classes",
-          "share_location", "background_label_id", "nms_threshold", "nms_top_k", "nms_eta",
-          "code_type", "priors", "keep_top_k", "variance_encoded_in_target",
-          "confidence_threshold")
+SSD_IN = (
+    "loc",
+    "loc_min",
+    "loc_max",
+    "conf",
+    "conf_min",
+    "conf_max",
+    "num_classes",
+    "share_location",
+    "background_label_id",
+    "nms_threshold",
+    "nms_top_k",
+    "nms_eta",
+    "code_type",
+    "priors",
+    "keep_top_k",
+    "variance_encoded_in_target",
+    "confidence_threshold",
+)
 
 
-def ssd_detect(loc, conf, priors, n_cls, share, bg, nms_thr, top_k, eta, code, keep_top_k,
-               encoded, conf_thr):
+def ssd_detect(
+    loc, conf, priors, n_cls, share, bg, nms_thr, top_k, eta, code, keep_top_k, encoded, conf_thr
+):
     """Per image, the kept detections [(score, class, box)] (module doc)."""
     nb, n = conf.shape[0], conf.shape[2]
     if conf.shape[3] != n_cls:
-        raise MDFError(f"hexagon::SsdDetectionOutput: conf depth {conf.shape[3]} != "
-                       f"{n_cls} classes")
+        raise MDFError(
+            f"hexagon::SsdDetectionOutput: conf depth {conf.shape[3]} != {n_cls} classes"
+        )
     pr = priors.reshape(priors.shape[1], -1, 4)
     if pr.shape[1] != n:
         raise MDFError(f"hexagon::SsdDetectionOutput: {pr.shape[1]} priors for {n} boxes")
     var = pr[1] if pr.shape[0] > 1 else np.ones_like(pr[0])
     if pr.shape[0] < 2 and not encoded:
-        raise MDFError("hexagon::SsdDetectionOutput: priors need a variance row [1,2,N,4] unless "
-                       "the variance is encoded in the target")
+        raise MDFError(
+            "hexagon::SsdDetectionOutput: priors need a variance row [1,2,N,4] unless "
+            "the variance is encoded in the target"
+        )
     n_loc = 1 if share else n_cls
     out = []
     for b in range(nb):
@@ -235,22 +356,66 @@ def ssd_detect(loc, conf, priors, n_cls, share, bg, nms_thr, top_k, eta, code, k
     return out
 
 
-@hexop("SsdDetectionOutput", SSD_IN,
-       outputs=("batch_indices", "classes", "conf_out", "conf_out_min", "conf_out_max",
-                "xmin", "ymin", "xmax", "ymax"))
-def ssd_detection_output(loc, lmin, lmax, conf, cmin, cmax, n_cls, share, bg, nms_thr, top_k,
-                         eta, code, priors, keep_top_k, encoded, conf_thr, *, padding="NA"):
+@hexop(
+    "SsdDetectionOutput",
+    SSD_IN,
+    outputs=(
+        "batch_indices",
+        "classes",
+        "conf_out",
+        "conf_out_min",
+        "conf_out_max",
+        "xmin",
+        "ymin",
+        "xmax",
+        "ymax",
+    ),
+)
+def ssd_detection_output(
+    loc,
+    lmin,
+    lmax,
+    conf,
+    cmin,
+    cmax,
+    n_cls,
+    share,
+    bg,
+    nms_thr,
+    top_k,
+    eta,
+    code,
+    priors,
+    keep_top_k,
+    encoded,
+    conf_thr,
+    *,
+    padding="NA",
+):
     """SSD detection output (module doc); every output [1,1,1,B*keep_top_k], zero-filled."""
     lc = dequantize_u8(as4d(loc), fval(lmin), fval(lmax)).astype(np.float64)
     cq = as4d(conf)
     cf = dequantize_u8(cq, fval(cmin), fval(cmax)).astype(np.float64)
     k = ival(keep_top_k)
     if k < 1:
-        raise MDFError("hexagon::SsdDetectionOutput: keep top k must be >= 1 (it sets the "
-                       "output length)")
-    res = ssd_detect(lc, cf, as4d(priors, np.float64), ival(n_cls), ival(share), ival(bg),
-                     float(fval(nms_thr)), ival(top_k), float(fval(eta)), ival(code), k,
-                     ival(encoded), float(fval(conf_thr)))
+        raise MDFError(
+            "hexagon::SsdDetectionOutput: keep top k must be >= 1 (it sets the output length)"
+        )
+    res = ssd_detect(
+        lc,
+        cf,
+        as4d(priors, np.float64),
+        ival(n_cls),
+        ival(share),
+        ival(bg),
+        float(fval(nms_thr)),
+        ival(top_k),
+        float(fval(eta)),
+        ival(code),
+        k,
+        ival(encoded),
+        float(fval(conf_thr)),
+    )
     t = cf.shape[0] * k
     bi, cl = np.zeros((1, 1, 1, t), np.int32), np.zeros((1, 1, 1, t), np.int32)
     co = np.zeros((1, 1, 1, t), np.uint8)
@@ -263,4 +428,5 @@ def ssd_detection_output(loc, lmin, lmax, conf, cmin, cmax, n_cls, share, bg, nm
             xy[:, i] = box
             i += 1
     return (bi, cl, co, scalar(fval(cmin)), scalar(fval(cmax))) + tuple(
-        xy[r].reshape(1, 1, 1, t) for r in range(4))
+        xy[r].reshape(1, 1, 1, t) for r in range(4)
+    )

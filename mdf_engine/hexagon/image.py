@@ -41,16 +41,22 @@ def _u8_channels(x, n: int, op: str) -> np.ndarray:
 def rgba_to_rgb_8(x, mode, mn, mx, *, padding="NA"):
     """RGBA -> RGB (mode 0) or the 3 colour channels reversed (mode 1); range copied."""
     a = _u8_channels(x, 4, "RgbaToRgb_8")[..., :3]
-    return np.ascontiguousarray(a[..., ::-1] if ival(mode) else a), scalar(fval(mn)), scalar(
-        fval(mx))
+    return (
+        np.ascontiguousarray(a[..., ::-1] if ival(mode) else a),
+        scalar(fval(mn)),
+        scalar(fval(mx)),
+    )
 
 
 @hexop("Argb32ToRgb_8", MODE_Q)
 def argb32_to_rgb_8(x, mode, mn, mx, *, padding="NA"):
     """ARGB -> RGB (mode 0) or the 3 colour channels reversed (mode 1); range copied."""
     a = _u8_channels(x, 4, "Argb32ToRgb_8")[..., 1:]
-    return np.ascontiguousarray(a[..., ::-1] if ival(mode) else a), scalar(fval(mn)), scalar(
-        fval(mx))
+    return (
+        np.ascontiguousarray(a[..., ::-1] if ival(mode) else a),
+        scalar(fval(mn)),
+        scalar(fval(mx)),
+    )
 
 
 @hexop("Nv21ToRgb_8", ("input", "mode"))
@@ -59,8 +65,10 @@ def nv21_to_rgb_8(x, mode, *, padding="NA"):
     a = as4d(x)
     b, rows, w, d = a.shape
     if d != 1 or rows % 3 or w % 2 or (2 * rows // 3) % 2:
-        raise MDFError(f"hexagon::Nv21ToRgb_8: input is an NV21 buffer [b, 3h/2, w, 1] with even "
-                       f"h and w, got {a.shape}")
+        raise MDFError(
+            f"hexagon::Nv21ToRgb_8: input is an NV21 buffer [b, 3h/2, w, 1] with even "
+            f"h and w, got {a.shape}"
+        )
     h = 2 * rows // 3
     y = a[:, :h, :, 0].astype(np.float64)
     vu = a[:, h:, :, 0].reshape(b, h // 2, w // 2, 2).astype(np.float64) - 128.0
@@ -74,8 +82,9 @@ def nv21_to_rgb_8(x, mode, *, padding="NA"):
 def projective_transform(img: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Bilinear projective warp of img [b,h,w,d] by rows t [b or 1, 8] (module doc)."""
     nb, h, w, d = img.shape
-    ys, xs = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64),
-                         indexing="ij")
+    ys, xs = np.meshgrid(
+        np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij"
+    )
     out = np.zeros(img.shape, np.float64)
     for n in range(nb):
         a = t[min(n, len(t) - 1)]
@@ -104,16 +113,30 @@ def image_transform_f(x, transform, *, padding="NA"):
     img = as4d(x, np.float64)
     t = np.asarray(transform, np.float64).reshape(-1, 8) if np.size(transform) % 8 == 0 else None
     if t is None or len(t) not in (1, img.shape[0]):
-        raise MDFError("hexagon::ImageTransform_f: transforms are rows of 8 values, one per "
-                       f"image (or one for all), got shape {np.shape(transform)}")
+        raise MDFError(
+            "hexagon::ImageTransform_f: transforms are rows of 8 values, one per "
+            f"image (or one for all), got shape {np.shape(transform)}"
+        )
     return (projective_transform(img, t).astype(F32),)
 
 
-@hexop("QuantizedExtractGlimpse_8",
-       ("input", "offsets", "input_min", "input_max", "glimpse_width", "glimpse_height",
-        "centered", "normalized", "uniform_noise"))
-def quantized_extract_glimpse_8(x, offsets, mn, mx, gw, gh, centered, normalized, noise, *,
-                                padding="NA"):
+@hexop(
+    "QuantizedExtractGlimpse_8",
+    (
+        "input",
+        "offsets",
+        "input_min",
+        "input_max",
+        "glimpse_width",
+        "glimpse_height",
+        "centered",
+        "normalized",
+        "uniform_noise",
+    ),
+)
+def quantized_extract_glimpse_8(
+    x, offsets, mn, mx, gw, gh, centered, normalized, noise, *, padding="NA"
+):
     """Glimpses [b, glimpse_height, glimpse_width, d] (module doc); range copied."""
     a = as4d(x).astype(np.uint8)
     nb, h, w, d = a.shape
@@ -141,5 +164,5 @@ def quantized_extract_glimpse_8(x, offsets, mn, mx, gw, gh, centered, normalized
         ys, xs = max(y0, 0), max(x0, 0)
         ye, xe = min(y0 + sh, h), min(x0 + sw, w)
         if ye > ys and xe > xs:
-            out[n, ys - y0:ye - y0, xs - x0:xe - x0] = a[n, ys:ye, xs:xe]
+            out[n, ys - y0 : ye - y0, xs - x0 : xe - x0] = a[n, ys:ye, xs:xe]
     return out, scalar(fval(mn)), scalar(fval(mx))

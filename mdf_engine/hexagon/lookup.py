@@ -57,11 +57,13 @@ def gather(index, table, index_dim=None, index_rank=None, padding="NA", op="Gath
         raise MDFError(f"hexagon::{op}: index_rank must be -1..4, got {r}")
     ishape = _strip(idx.shape)
     if r > len(ishape):
-        ishape = idx.shape[4 - r:]
-    out_shape = tshape[:axis] + ishape + tshape[axis + 1:]
+        ishape = idx.shape[4 - r :]
+    out_shape = tshape[:axis] + ishape + tshape[axis + 1 :]
     if len(out_shape) > 4:
-        raise MDFError(f"hexagon::{op}: output rank {len(out_shape)} > 4 (index {idx.shape}, "
-                       f"table {tab.shape}, index_dim {d})")
+        raise MDFError(
+            f"hexagon::{op}: output rank {len(out_shape)} > 4 (index {idx.shape}, "
+            f"table {tab.shape}, index_dim {d})"
+        )
     n = tab.shape[d]
     flat = idx.reshape(-1)
     bad = (flat < 0) | (flat >= n)
@@ -73,23 +75,33 @@ def gather(index, table, index_dim=None, index_rank=None, padding="NA", op="Gath
     return taken.reshape((1,) * (4 - len(out_shape)) + out_shape)
 
 
-@hexop("Gather_f", ("index", "table", "index_dim", "index_rank"), outputs=O1,
-       optional=("index_dim", "index_rank"))
+@hexop(
+    "Gather_f",
+    ("index", "table", "index_dim", "index_rank"),
+    outputs=O1,
+    optional=("index_dim", "index_rank"),
+)
 def gather_f(index, table, index_dim=None, index_rank=None, *, padding="NA"):
     """Generalised table lookup (module doc) of a float table."""
     return (gather(index, table, index_dim, index_rank, padding, "Gather_f").astype(F32),)
 
 
-@hexop("Gather_int32", ("index", "table", "index_dim", "index_rank"), outputs=O1,
-       optional=("index_dim", "index_rank"))
+@hexop(
+    "Gather_int32",
+    ("index", "table", "index_dim", "index_rank"),
+    outputs=O1,
+    optional=("index_dim", "index_rank"),
+)
 def gather_int32(index, table, index_dim=None, index_rank=None, *, padding="NA"):
     """Generalised table lookup (module doc) of an int32 table."""
-    return (gather(index, table, index_dim, index_rank, padding, "Gather_int32")
-            .astype(np.int32),)
+    return (gather(index, table, index_dim, index_rank, padding, "Gather_int32").astype(np.int32),)
 
 
-@hexop("Gather_8", ("index", "table", "table_min", "table_max", "index_dim", "index_rank"),
-       optional=("index_dim", "index_rank"))
+@hexop(
+    "Gather_8",
+    ("index", "table", "table_min", "table_max", "index_dim", "index_rank"),
+    optional=("index_dim", "index_rank"),
+)
 def gather_8(index, table, tmin, tmax, index_dim=None, index_rank=None, *, padding="NA"):
     """Generalised table lookup (module doc) of quint8 codes; range copied."""
     out = gather(index, table, index_dim, index_rank, padding, "Gather_8").astype(np.uint8)
@@ -106,8 +118,9 @@ def table_rows(index, table, structure, strategy, padding, op):
     d = min(d, 3)
     total = tab.shape[d]
     if sum(sizes) != total or min(sizes) < 0:
-        raise MDFError(f"hexagon::{op}: table structure {sizes} must add up to the table's "
-                       f"{total} rows")
+        raise MDFError(
+            f"hexagon::{op}: table structure {sizes} must add up to the table's {total} rows"
+        )
     p = len(sizes)
     s = 0 if strategy is None else ival(strategy)
     ids = as4d(index).astype(np.int64)
@@ -125,31 +138,44 @@ def table_rows(index, table, structure, strategy, padding, op):
     return gather(rows, tab, d, None, padding, op)
 
 
-@hexop("Table_f", ("index", "table", "structure", "strategy"), outputs=O1,
-       optional=("structure", "strategy"))
+@hexop(
+    "Table_f",
+    ("index", "table", "structure", "strategy"),
+    outputs=O1,
+    optional=("structure", "strategy"),
+)
 def table_f(index, table, structure=None, strategy=None, *, padding="NA"):
     """Partitioned table lookup of a float table (module doc)."""
     return (table_rows(index, table, structure, strategy, padding, "Table_f").astype(F32),)
 
 
-@hexop("Table_int32", ("index", "table", "structure", "strategy"), outputs=O1,
-       optional=("structure", "strategy"))
+@hexop(
+    "Table_int32",
+    ("index", "table", "structure", "strategy"),
+    outputs=O1,
+    optional=("structure", "strategy"),
+)
 def table_int32(index, table, structure=None, strategy=None, *, padding="NA"):
     """Partitioned table lookup of an int32 table (module doc)."""
-    return (table_rows(index, table, structure, strategy, padding, "Table_int32")
-            .astype(np.int32),)
+    return (table_rows(index, table, structure, strategy, padding, "Table_int32").astype(np.int32),)
 
 
-@hexop("Table_8", ("index", "table", "table_min", "table_max", "structure", "strategy"),
-       optional=("structure", "strategy"))
+@hexop(
+    "Table_8",
+    ("index", "table", "table_min", "table_max", "structure", "strategy"),
+    optional=("structure", "strategy"),
+)
 def table_8(index, table, tmin, tmax, structure=None, strategy=None, *, padding="NA"):
     """Partitioned table lookup of quint8 codes; range copied from the table."""
     out = table_rows(index, table, structure, strategy, padding, "Table_8").astype(np.uint8)
     return out, scalar(fval(tmin)), scalar(fval(tmax))
 
 
-@hexop("QuantizedHashtableLookup_8", ("lookups", "keys", "values", "values_min", "values_max"),
-       outputs=("output", "output_min", "output_max", "hits", "hits_min", "hits_max"))
+@hexop(
+    "QuantizedHashtableLookup_8",
+    ("lookups", "keys", "values", "values_min", "values_max"),
+    outputs=("output", "output_min", "output_max", "hits", "hits_min", "hits_max"),
+)
 def hashtable_lookup_8(lookups, keys, values, vmin, vmax, *, padding="NA"):
     """Row j of the output is the values row whose key equals lookups[j] (hit 1), or the zero
     code (value 0.0) where no key matches (hit 0). Hits are quint8 with range [0, 255], so a
@@ -158,8 +184,10 @@ def hashtable_lookup_8(lookups, keys, values, vmin, vmax, *, padding="NA"):
     k = np.asarray(keys).reshape(-1).astype(np.int64)
     vals = as4d(values)
     if vals.shape[0] != k.size:
-        raise MDFError(f"hexagon::QuantizedHashtableLookup_8: {k.size} keys but values has "
-                       f"{vals.shape[0]} rows (values are [k,h,w,d])")
+        raise MDFError(
+            f"hexagon::QuantizedHashtableLookup_8: {k.size} keys but values has "
+            f"{vals.shape[0]} rows (values are [k,h,w,d])"
+        )
     where = {int(key): i for i, key in enumerate(k)}
     out = np.full((look.size,) + vals.shape[1:], zero_code(fval(vmin), fval(vmax)), np.uint8)
     hits = np.zeros((1, 1, 1, look.size), np.uint8)
@@ -215,8 +243,10 @@ def lsh_projection(hash_fns, data, weight, kind, *, padding="NA"):
     if w.size != n:
         raise MDFError(f"hexagon::LSHProjection: {w.size} weights for {n} input items")
     seeds = h.reshape(x, y)
-    bits = np.array([[_sign_bit(float(seeds[i, j]), items, w) for j in range(y)]
-                     for i in range(x)], dtype=np.int32)
+    bits = np.array(
+        [[_sign_bit(float(seeds[i, j]), items, w) for j in range(y)] for i in range(x)],
+        dtype=np.int32,
+    )
     if t == 2:
         return (bits.reshape(1, 1, 1, x * y),)
     val = (bits << np.arange(y, dtype=np.int64)[::-1]).sum(axis=1).astype(np.int64)

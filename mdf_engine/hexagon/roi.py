@@ -57,12 +57,25 @@ def _bilinear(img: np.ndarray, y: float, x: float) -> np.ndarray:
     else:
         x1 = x0 + 1
     ly, lx = y - y0, x - x0
-    return ((1 - ly) * (1 - lx) * img[y0, x0] + (1 - ly) * lx * img[y0, x1]
-            + ly * (1 - lx) * img[y1, x0] + ly * lx * img[y1, x1])
+    return (
+        (1 - ly) * (1 - lx) * img[y0, x0]
+        + (1 - ly) * lx * img[y0, x1]
+        + ly * (1 - lx) * img[y1, x0]
+        + ly * lx * img[y1, x1]
+    )
 
 
-def roi_align(feat: np.ndarray, rois: np.ndarray, batch: np.ndarray, ph: int, pw: int,
-              scale_h: float, scale_w: float, ratio_h: int, ratio_w: int) -> np.ndarray:
+def roi_align(
+    feat: np.ndarray,
+    rois: np.ndarray,
+    batch: np.ndarray,
+    ph: int,
+    pw: int,
+    scale_h: float,
+    scale_w: float,
+    ratio_h: int,
+    ratio_w: int,
+) -> np.ndarray:
     """Float RoiAlign (module doc): feat [b,h,w,d], rois [R,4] -> [R, ph, pw, d]."""
     out = np.zeros((len(rois), ph, pw, feat.shape[3]))
     for r, (x1, y1, x2, y2) in enumerate(rois):
@@ -83,29 +96,53 @@ def roi_align(feat: np.ndarray, rois: np.ndarray, batch: np.ndarray, ph: int, pw
     return out
 
 
-ROI_ALIGN_IN = ("input", "input_min", "input_max", "rois", "batch_index", "pooled_h", "pooled_w",
-                "spatial_scale_h", "spatial_scale_w", "sampling_ratio_h", "sampling_ratio_w",
-                "output_min", "output_max")
+ROI_ALIGN_IN = (
+    "input",
+    "input_min",
+    "input_max",
+    "rois",
+    "batch_index",
+    "pooled_h",
+    "pooled_w",
+    "spatial_scale_h",
+    "spatial_scale_w",
+    "sampling_ratio_h",
+    "sampling_ratio_w",
+    "output_min",
+    "output_max",
+)
 
 
 @hexop("QuantizedRoiAlignV2_8", ROI_ALIGN_IN)
-def quantized_roi_align_v2_8(x, mn, mx, rois, batch, ph, pw, sch, scw, rh, rw, omin, omax, *,
-                             padding="NA"):
+def quantized_roi_align_v2_8(
+    x, mn, mx, rois, batch, ph, pw, sch, scw, rh, rw, omin, omax, *, padding="NA"
+):
     """RoiAlign of quint8 features (module doc), quantized to the output range."""
     f = dequantize_u8(as4d(x), fval(mn), fval(mx)).astype(np.float64)
     r = fixed_box_real(rois).reshape(-1, 4)
     bi = np.asarray(batch).reshape(-1).astype(np.int64)
     if bi.size != len(r) or (bi.size and (bi.min() < 0 or bi.max() >= f.shape[0])):
-        raise MDFError(f"hexagon::QuantizedRoiAlignV2_8: batch index must give one image 0.."
-                       f"{f.shape[0] - 1} for each of the {len(r)} RoIs")
-    out = roi_align(f, r, bi, ival(ph), ival(pw), float(fval(sch)), float(fval(scw)), ival(rh),
-                    ival(rw))
+        raise MDFError(
+            f"hexagon::QuantizedRoiAlignV2_8: batch index must give one image 0.."
+            f"{f.shape[0] - 1} for each of the {len(r)} RoIs"
+        )
+    out = roi_align(
+        f, r, bi, ival(ph), ival(pw), float(fval(sch)), float(fval(scw)), ival(rh), ival(rw)
+    )
     lo, hi = adjust_range(fval(omin), fval(omax))
     return quantize_u8(out, lo, hi), scalar(lo), scalar(hi)
 
 
-def roi_pool_max(feat: np.ndarray, rois: np.ndarray, batch: np.ndarray, ph: int, pw: int,
-                 scale_h: float, scale_w: float, empty) -> np.ndarray:
+def roi_pool_max(
+    feat: np.ndarray,
+    rois: np.ndarray,
+    batch: np.ndarray,
+    ph: int,
+    pw: int,
+    scale_h: float,
+    scale_w: float,
+    empty,
+) -> np.ndarray:
     """Caffe RoIPool max (module doc): feat [b,h,w,d] -> [R, ph, pw, d]."""
     _, h, w, d = feat.shape
     out = np.empty((len(rois), ph, pw, d), feat.dtype)
@@ -127,11 +164,25 @@ def roi_pool_max(feat: np.ndarray, rois: np.ndarray, batch: np.ndarray, ph: int,
     return out
 
 
-@hexop("QuantizedRoiPool_8_v2",
-       ("input", "rois", "batch_split", "output_h", "output_w", "scale_h", "scale_w", "layout",
-        "input_min", "input_max", "roi_scale_offset"))
-def quantized_roi_pool_8_v2(x, rois, batch, oh, ow, sch, scw, layout, mn, mx, roi_so, *,
-                            padding="NA"):
+@hexop(
+    "QuantizedRoiPool_8_v2",
+    (
+        "input",
+        "rois",
+        "batch_split",
+        "output_h",
+        "output_w",
+        "scale_h",
+        "scale_w",
+        "layout",
+        "input_min",
+        "input_max",
+        "roi_scale_offset",
+    ),
+)
+def quantized_roi_pool_8_v2(
+    x, rois, batch, oh, ow, sch, scw, layout, mn, mx, roi_so, *, padding="NA"
+):
     """RoI max pooling of quint8 codes (module doc); range copied; layout unused."""
     q = as4d(x)
     so = np.asarray(roi_so, np.float64).reshape(-1)
@@ -140,10 +191,20 @@ def quantized_roi_pool_8_v2(x, rois, batch, oh, ow, sch, scw, layout, mn, mx, ro
     r = np.asarray(rois).astype(np.float64).reshape(-1, 4) * so[0] + so[1]
     bi = np.asarray(batch).reshape(-1).astype(np.int64)
     if bi.size != len(r) or (bi.size and (bi.min() < 0 or bi.max() >= q.shape[0])):
-        raise MDFError(f"hexagon::QuantizedRoiPool_8_v2: batch split must give one image 0.."
-                       f"{q.shape[0] - 1} for each of the {len(r)} RoIs")
-    out = roi_pool_max(q, r, bi, int(fval(oh)), int(fval(ow)), float(fval(sch)),
-                       float(fval(scw)), zero_code(fval(mn), fval(mx)))
+        raise MDFError(
+            f"hexagon::QuantizedRoiPool_8_v2: batch split must give one image 0.."
+            f"{q.shape[0] - 1} for each of the {len(r)} RoIs"
+        )
+    out = roi_pool_max(
+        q,
+        r,
+        bi,
+        int(fval(oh)),
+        int(fval(ow)),
+        float(fval(sch)),
+        float(fval(scw)),
+        zero_code(fval(mn), fval(mx)),
+    )
     return out.astype(np.uint8), scalar(fval(mn)), scalar(fval(mx))
 
 
@@ -163,8 +224,9 @@ def heatmap_max_kp(hm: np.ndarray, rects: np.ndarray) -> tuple[np.ndarray, np.nd
         for k in range(nk):
             m = hm[r, :, :, k]
             iy, ix = divmod(int(np.argmax(m)), w)
-            p = np.array([[m[mirror(iy + a, h), mirror(ix + b, w)] for b in (-1, 0, 1)]
-                          for a in (-1, 0, 1)])
+            p = np.array(
+                [[m[mirror(iy + a, h), mirror(ix + b, w)] for b in (-1, 0, 1)] for a in (-1, 0, 1)]
+            )
             g = np.array([(p[1, 2] - p[1, 0]) / 2, (p[2, 1] - p[0, 1]) / 2])
             dxx = p[1, 2] - 2 * p[1, 1] + p[1, 0]
             dyy = p[2, 1] - 2 * p[1, 1] + p[0, 1]
@@ -209,14 +271,18 @@ def heatmap_max_kp_f(x, rects, nchw, *, padding="NA"):
     return p.astype(F32), q.astype(F32)
 
 
-@hexop("QuantizedHeatmapMaxKP_8", ("input", "input_min", "input_max", "rects", "is_nchw"),
-       outputs=("peaks", "peaks_min", "peaks_max", "xy"))
+@hexop(
+    "QuantizedHeatmapMaxKP_8",
+    ("input", "input_min", "input_max", "rects", "is_nchw"),
+    outputs=("peaks", "peaks_min", "peaks_max", "xy"),
+)
 def quantized_heatmap_max_kp_8(x, mn, mx, rects, nchw, *, padding="NA"):
     """HeatmapMaxKP on quint8 heatmaps and fixed-scale quint16 rectangles (step 0.125); peaks
     quint8 on the input range widened to hold them, positions quint16 on the same fixed scale."""
     f = dequantize_u8(as4d(x), fval(mn), fval(mx)).astype(np.float64)
-    a, r, bf = _heatmaps(f, fixed_box_real(rects).reshape(np.shape(rects)), nchw,
-                         "QuantizedHeatmapMaxKP_8")
+    a, r, bf = _heatmaps(
+        f, fixed_box_real(rects).reshape(np.shape(rects)), nchw, "QuantizedHeatmapMaxKP_8"
+    )
     peaks, xy = heatmap_max_kp(a, r)
     lo, hi = adjust_range(min(fval(mn), F32(peaks.min())), max(fval(mx), F32(peaks.max())))
     p, q = _kp_shapes(peaks, xy, bf)

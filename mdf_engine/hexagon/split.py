@@ -26,8 +26,9 @@ def split_parts(op: str, dim: Any, x: Any, n: Any) -> tuple[np.ndarray, ...]:
         raise MDFError(f"hexagon::{op} needs attribute 'num_outputs' (how many parts)")
     k = int(n)
     if k < 1 or a.shape[d] % k:
-        raise MDFError(f"hexagon::{op}: dimension {d} of size {a.shape[d]} does not split into "
-                       f"{k} equal parts")
+        raise MDFError(
+            f"hexagon::{op}: dimension {d} of size {a.shape[d]} does not split into {k} equal parts"
+        )
     return tuple(np.ascontiguousarray(p) for p in np.split(a, k, axis=d))
 
 
@@ -43,8 +44,12 @@ def split_int32(dim, x, *, num_outputs=None, padding="NA"):
     return tuple(p.astype(np.int32) for p in split_parts("Split_int32", dim, x, num_outputs))
 
 
-@hexop("QuantizedSplit_8", ("dim", "input", "input_min", "input_max"),
-       outputs=("outputs", "output_min", "output_max"), num_outputs=None)
+@hexop(
+    "QuantizedSplit_8",
+    ("dim", "input", "input_min", "input_max"),
+    outputs=("outputs", "output_min", "output_max"),
+    num_outputs=None,
+)
 def quantized_split_8(dim, x, mn, mx, *, num_outputs=None, padding="NA"):
     """N equal quint8 parts along ``dim``, then the input range (copied)."""
     parts = split_parts("QuantizedSplit_8", dim, x, num_outputs)
@@ -59,8 +64,10 @@ def expand_dims(op: str, x: Any, shape: Any) -> np.ndarray:
     if len(dims) > 4 or any(v < 0 for v in dims):
         raise MDFError(f"hexagon::{op}: output_shape must be up to 4 sizes >= 0, got {dims}")
     if int(np.prod(dims)) != a.size:
-        raise MDFError(f"hexagon::{op}: output_shape {dims} holds {int(np.prod(dims))} elements, "
-                       f"the input {a.size}")
+        raise MDFError(
+            f"hexagon::{op}: output_shape {dims} holds {int(np.prod(dims))} elements, "
+            f"the input {a.size}"
+        )
     return a.reshape([1] * (4 - len(dims)) + dims)
 
 

@@ -32,8 +32,10 @@ _KEY = "hexagon::Variable"
 def _store() -> dict:
     st = op_state.current()
     if st is None:
-        raise MDFError("hexagon::Variable/Assign keep state and need a simulation (or "
-                       "hexagon.run) to keep it in")
+        raise MDFError(
+            "hexagon::Variable/Assign keep state and need a simulation (or "
+            "hexagon.run) to keep it in"
+        )
     return st.setdefault(_KEY, {})
 
 
@@ -63,11 +65,15 @@ def assign(*pairs, padding="NA"):
     for i in range(0, len(pairs), 2):
         var, val = pairs[i], as4d(pairs[i + 1])
         if not any(var is a for a in held):
-            raise MDFError(f"hexagon::Assign input {i} must be an output of a hexagon::Variable "
-                           "(the variable itself, in the same node)")
+            raise MDFError(
+                f"hexagon::Assign input {i} must be an output of a hexagon::Variable "
+                "(the variable itself, in the same node)"
+            )
         if val.shape != var.shape:
-            raise MDFError(f"hexagon::Assign: value {i + 1} has shape {val.shape}, the variable "
-                           f"has {var.shape}")
+            raise MDFError(
+                f"hexagon::Assign: value {i + 1} has shape {val.shape}, the variable "
+                f"has {var.shape}"
+            )
         np.copyto(var, val.astype(var.dtype))
         out.append(np.array(val, copy=True))
     return tuple(out)
@@ -84,8 +90,13 @@ def _pprint(op: str, x, dim, start, stop):
         hi = lo + 1 if stop is None else ival(stop)
         view = np.take(a, np.arange(lo, min(hi, a.shape[d])), axis=d)
     if LOG.isEnabledFor(logging.INFO):
-        LOG.info("%s shape %s dtype %s:\n%s", op, a.shape, a.dtype,
-                 np.array2string(view, threshold=10_000))
+        LOG.info(
+            "%s shape %s dtype %s:\n%s",
+            op,
+            a.shape,
+            a.dtype,
+            np.array2string(view, threshold=10_000),
+        )
     return (a,)
 
 
@@ -93,10 +104,17 @@ def _register_pprint(op: str) -> None:
     def kernel(x, dim=None, start=None, stop=None, *, padding="NA"):
         return _pprint(op, x, dim, start, stop)
 
-    kernel.__doc__ = (f"{op}: logs the tensor (optionally the indices start..stop-1 of one "
-                      "dimension) and passes it through.")
-    hexop(op, ("input", "dim", "start", "stop"), outputs=("output",),
-          optional=("dim", "start", "stop"), python_only=True)(kernel)
+    kernel.__doc__ = (
+        f"{op}: logs the tensor (optionally the indices start..stop-1 of one "
+        "dimension) and passes it through."
+    )
+    hexop(
+        op,
+        ("input", "dim", "start", "stop"),
+        outputs=("output",),
+        optional=("dim", "start", "stop"),
+        python_only=True,
+    )(kernel)
 
 
 for _op in ("PPrint_8", "PPrint_8_d32", "PPrintWithPadding_8_d32", "PPrint_32", "PPrint_f"):
