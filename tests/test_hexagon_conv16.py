@@ -6,11 +6,11 @@ import pytest
 from hexagon_formulas import F, ort, s
 
 from mdf_engine.hexagon import run
-from mdf_engine.hexagon.boxes import u16_codes
+from mdf_engine.hexagon.quant import to_u16
 
 
 def u16(x, mn, mx):
-    q = u16_codes(x, mn, mx)
+    q = to_u16(x, mn, mx)
     return q, mn + q.astype(np.float64) * ((mx - mn) / 65536.0)
 
 

@@ -8,7 +8,8 @@ from hexagon_formulas import F, deq, ort, quant, s
 
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
-from mdf_engine.hexagon.boxes import fixed_box_codes, iou_matrix, u16_codes, u16_real
+from mdf_engine.hexagon.boxes import iou_matrix
+from mdf_engine.hexagon.quant import fixed_box_codes, real_u16, to_u16
 
 I32 = np.int32
 
@@ -81,7 +82,7 @@ def test_axis_aligned_bbox_transform_and_its_quantized_form():
             np.testing.assert_allclose(out[0, 0, r, 4 * c : 4 * c + 4], ref, rtol=1e-5, atol=1e-4)
     qb = fixed_box_codes(boxes)
     qd = quant(deltas, -1.0, 1.0)
-    qi = u16_codes(info, 0.0, 64.0)
+    qi = to_u16(info, 0.0, 64.0)
     (qo,) = run(
         "AxisAlignedBBoxTransform_q8q16",
         [
@@ -101,7 +102,7 @@ def test_axis_aligned_bbox_transform_and_its_quantized_form():
             (qb * 0.125).reshape(1, 1, 5, 4),
             deq(qd, -1.0, 1.0).reshape(1, 1, 5, 8),
             splits,
-            u16_real(qi, 0.0, 64.0),
+            real_u16(qi, 0.0, 64.0),
         ],
     )
     assert qo.dtype == np.uint16
@@ -173,7 +174,7 @@ def test_box_with_nms_limit_hard_against_onnxruntime_and_quantized_form():
     first = sc.reshape(-1)[: int(bs[0, 0, 0, 0])]
     np.testing.assert_array_equal(np.sort(sc4.reshape(-1)[:4]), np.sort(first)[-4:])
     # quantized: scores quint8, boxes quint16 -> the float op on the dequantized inputs
-    qs, qb = quant(scores, 0.0, 1.0), u16_codes(boxes, 0.0, 32.0)
+    qs, qb = quant(scores, 0.0, 1.0), to_u16(boxes, 0.0, 32.0)
     out = run(
         "BoxWithNmsLimit_q8q16",
         [
@@ -194,13 +195,13 @@ def test_box_with_nms_limit_hard_against_onnxruntime_and_quantized_form():
     )
     f = run(
         "BoxWithNmsLimit_f",
-        [deq(qs, 0.0, 1.0).reshape(1, 1, r, c), u16_real(qb, 0.0, 32.0).reshape(1, 1, r, 4 * c)]
+        [deq(qs, 0.0, 1.0).reshape(1, 1, r, c), real_u16(qb, 0.0, 32.0).reshape(1, 1, r, 4 * c)]
         + args,
     )
     np.testing.assert_array_equal(out[2].reshape(-1), f[2].reshape(-1).astype(I32))
     np.testing.assert_array_equal(out[3].reshape(-1), f[3].reshape(-1).astype(I32))
     assert np.max(np.abs(deq(out[0], 0.0, 1.0) - f[0])) <= 1 / 255 / 2 + 1e-6
-    assert np.max(np.abs(u16_real(out[1], 0.0, 32.0) - f[1])) <= 32.0 / 65536
+    assert np.max(np.abs(real_u16(out[1], 0.0, 32.0) - f[1])) <= 32.0 / 65536
 
 
 @pytest.mark.parametrize("method", [1, 2])
@@ -303,7 +304,7 @@ def test_proposals_are_refined_anchors_after_nms():
     score = rng.uniform(size=(1, fh, fw, na)).astype(F)
     deltas = rng.normal(scale=0.2, size=(1, fh, fw, 4 * na)).astype(F)
     qs, qd = quant(score, 0.0, 1.0), quant(deltas, -1.0, 1.0)
-    qa, qz = u16_codes(anchors, 0.0, 64.0), u16_codes(np.array([[40.0, 30.0]]), 0.0, 64.0)
+    qa, qz = to_u16(anchors, 0.0, 64.0), to_u16(np.array([[40.0, 30.0]]), 0.0, 64.0)
     out = run(
         "Proposal_q8q16",
         [
@@ -328,8 +329,8 @@ def test_proposals_are_refined_anchors_after_nms():
         ],
     )
     sc, rois, count = deq(qs, 0.0, 1.0), deq(qd, -1.0, 1.0), out[6]
-    anc = u16_real(qa, 0.0, 64.0).reshape(na, 4)
-    size = u16_real(qz, 0.0, 64.0).reshape(-1)
+    anc = real_u16(qa, 0.0, 64.0).reshape(na, 4)
+    size = real_u16(qz, 0.0, 64.0).reshape(-1)
     boxes, scores = [], []
     for y in range(fh):
         for x in range(fw):
@@ -352,7 +353,7 @@ def test_proposals_are_refined_anchors_after_nms():
     sel = ort_nms(boxes[top], scores[top, None], 0.6, -1.0, 5)[0]
     assert count.reshape(-1)[0] == len(sel)
     top_side = out[5].item()
-    got = u16_real(out[3].reshape(-1, 4)[: len(sel)], 0.0, top_side).reshape(-1, 4)
+    got = real_u16(out[3].reshape(-1, 4)[: len(sel)], 0.0, top_side).reshape(-1, 4)
     np.testing.assert_allclose(got, boxes[top][sel], atol=top_side / 65536)
     np.testing.assert_array_equal(out[0].reshape(-1)[: len(sel)], quant(scores[top][sel], 0.0, 1.0))
 

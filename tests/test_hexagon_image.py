@@ -8,7 +8,7 @@ from hexagon_formulas import F, deq, ort, quant, s, step
 
 from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import run
-from mdf_engine.hexagon.boxes import fixed_box_codes
+from mdf_engine.hexagon.quant import fixed_box_codes
 
 I32 = np.int32
 

@@ -26,33 +26,19 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .quant import F32, as4d, dequantize_u8, fval, ival, quantize_u8, scalar
-
-BOX_STEP = 0.125
-
-
-def u16_real(q: Any, mn: Any, mx: Any) -> np.ndarray:
-    """Float values of quint16 codes in [mn, mx]: mn + q * (mx - mn) / 65536."""
-    m, M = float(fval(mn)), float(fval(mx))
-    return m + as4d(q).astype(np.float64) * ((M - m) / 65536.0)
-
-
-def u16_codes(r: Any, mn: float, mx: float) -> np.ndarray:
-    """quint16 codes of float values in [mn, mx] (round half up, clipped)."""
-    step = (float(mx) - float(mn)) / 65536.0
-    return np.clip(np.floor((np.asarray(r, np.float64) - mn) / step + 0.5), 0, 65535).astype(
-        np.uint16
-    )
-
-
-def fixed_box_real(q: Any) -> np.ndarray:
-    """Fixed-scale quint16 boxes: q * 0.125."""
-    return as4d(q).astype(np.float64) * BOX_STEP
-
-
-def fixed_box_codes(r: Any) -> np.ndarray:
-    """quint16 codes of fixed-scale box coordinates (step 0.125, clipped to 0..65535)."""
-    return np.clip(np.floor(np.asarray(r, np.float64) / BOX_STEP + 0.5), 0, 65535).astype(np.uint16)
+from .quant import (
+    F32,
+    as4d,
+    dequantize_u8,
+    fixed_box_codes,
+    fixed_box_real,
+    fval,
+    ival,
+    quantize_u8,
+    real_u16,
+    scalar,
+    to_u16,
+)
 
 
 def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -236,7 +222,7 @@ def axis_aligned_bbox_transform_q8q16(
     output boxes are fixed-scale quint16 (step 0.125)."""
     b = fixed_box_real(boxes)
     d = dequantize_u8(as4d(deltas), fval(dmin), fval(dmax)).astype(np.float64)
-    inf = u16_real(info, imin, imax)
+    inf = real_u16(info, imin, imax)
     out = axis_aligned_bbox_transform_f(b, d, splits, inf)[0]
     return (fixed_box_codes(out.astype(np.float64)),)
 
@@ -337,8 +323,8 @@ def proposal_q8q16(
     [0, largest image side], num boxes int32 [1,1,1,b]; unused places are 0."""
     sc = dequantize_u8(as4d(score), fval(smin), fval(smax)).astype(np.float64)
     dl = dequantize_u8(as4d(deltas), fval(dmin), fval(dmax)).astype(np.float64)
-    anc = u16_real(anchors, amin, amax)
-    sz = u16_real(size, zmin, zmax).reshape(sc.shape[0], -1)
+    anc = real_u16(anchors, amin, amax)
+    sz = real_u16(size, zmin, zmax).reshape(sc.shape[0], -1)
     nb, _, _, na = sc.shape
     if dl.shape[:3] != sc.shape[:3] or dl.shape[3] != 4 * na or anc.size != anc.shape[0] * na * 4:
         raise MDFError(
@@ -364,6 +350,6 @@ def proposal_q8q16(
     count = np.zeros((1, 1, 1, nb), np.int32)
     for n, (s, b) in enumerate(res):
         q_sc[n, 0, 0, : len(s)] = quantize_u8(s, fval(smin), fval(smax))
-        q_roi[n, 0, : len(s)] = u16_codes(b, 0.0, top)
+        q_roi[n, 0, : len(s)] = to_u16(b, 0.0, top)
         count[0, 0, 0, n] = len(s)
     return (q_sc, scalar(fval(smin)), scalar(fval(smax)), q_roi, scalar(0.0), scalar(top), count)

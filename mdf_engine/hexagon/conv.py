@@ -34,8 +34,7 @@ from .quant import (
 )
 
 CONV_IN = ("input", "filter", "input_min", "input_max", "filter_min", "filter_max", "stride")
-SUPER_IN = CONV_IN + ("bias", "bias_min", "bias_max", "output_min", "output_max",
-                      "channel_scale")
+SUPER_IN = CONV_IN + ("bias", "bias_min", "bias_max", "output_min", "output_max", "channel_scale")
 
 
 def _geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
@@ -62,8 +61,10 @@ def conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise=False)
     x = _u8(x, "conv input")
     w = _u8(w, "conv filter")
     if x.shape[3] != w.shape[2]:
-        raise MDFError(f"conv input depth {x.shape[3]} must equal filter depth {w.shape[2]} "
-                       f"(filter is [fh, fw, din, dout], got {w.shape})")
+        raise MDFError(
+            f"conv input depth {x.shape[3]} must equal filter depth {w.shape[2]} "
+            f"(filter is [fh, fw, din, dout], got {w.shape})"
+        )
     sh, sw, pt, pl, oh, ow = _geometry(x, w, stride, padding)
     zx, zw = zero_code(fval(x_min), fval(x_max)), zero_code(fval(w_min), fval(w_max))
     fn = K.depthwise_u8 if depthwise else K.conv2d_u8
@@ -84,8 +85,9 @@ def quantized_conv2d_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, *, paddin
 
 
 @hexop("QuantizedDepthwiseConv2d_8x8to32", CONV_IN, padding="VALID")
-def quantized_depthwise_conv2d_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, *,
-                                       padding="VALID"):
+def quantized_depthwise_conv2d_8x8to32(
+    x, w, x_min, x_max, w_min, w_max, stride, *, padding="VALID"
+):
     """Depthwise convolution, filter [fh,fw,din,mult] -> depth din*mult, into qint32."""
     return _conv_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, padding, True)
 
@@ -122,8 +124,25 @@ def channel_scales(scale, depth: int, low: float) -> np.ndarray:
     return s
 
 
-def supernode(x, w, x_min, x_max, w_min, w_max, stride, bias, b_min, b_max, out_min, out_max,
-              scale=None, *, padding, depthwise, qint32_bias):
+def supernode(
+    x,
+    w,
+    x_min,
+    x_max,
+    w_min,
+    w_max,
+    stride,
+    bias,
+    b_min,
+    b_max,
+    out_min,
+    out_max,
+    scale=None,
+    *,
+    padding,
+    depthwise,
+    qint32_bias,
+):
     """Convolution + bias + optional channel scale + requantize to 8 bits."""
     acc, step = conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise)
     d = acc.shape[3]
@@ -137,15 +156,21 @@ def supernode(x, w, x_min, x_max, w_min, w_max, stride, bias, b_min, b_max, out_
 
 
 def _register_supernodes() -> None:
-    for name, dw, q32 in (("Supernode_8x8p8to8", False, False),
-                          ("Supernode_8x8p32to8", False, True),
-                          ("DepthwiseSupernode_8x8p8to8", True, False),
-                          ("DepthwiseSupernode_8x8p32to8", True, True)):
+    for name, dw, q32 in (
+        ("Supernode_8x8p8to8", False, False),
+        ("Supernode_8x8p32to8", False, True),
+        ("DepthwiseSupernode_8x8p8to8", True, False),
+        ("DepthwiseSupernode_8x8p32to8", True, True),
+    ):
+
         def kernel(*args, padding="SAME", _dw=dw, _q32=q32):
             return supernode(*args, padding=padding, depthwise=_dw, qint32_bias=_q32)
-        kernel.__doc__ = (f"{name}: {'depthwise ' if dw else ''}convolution + "
-                          f"{'qint32' if q32 else 'quint8'} bias + requantize to the output range "
-                          "(-inf/+inf = auto).")
+
+        kernel.__doc__ = (
+            f"{name}: {'depthwise ' if dw else ''}convolution + "
+            f"{'qint32' if q32 else 'quint8'} bias + requantize to the output range "
+            "(-inf/+inf = auto)."
+        )
         inputs = SUPER_IN if not dw else SUPER_IN[:-1]
         hexop(name, inputs, optional=("channel_scale",), padding="SAME")(kernel)
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .boxes import nms, soft_nms, u16_codes, u16_real
-from .quant import F32, as4d, dequantize_u8, fval, ival, quantize_u8, scalar
+from .boxes import nms, soft_nms
+from .quant import F32, as4d, dequantize_u8, fval, ival, quantize_u8, real_u16, scalar, to_u16
 
 NMS_F_IN = (
     "scores",
@@ -203,7 +203,7 @@ def box_with_nms_limit_q8q16(
     """BoxWithNmsLimit on quint8 scores and quint16 boxes; soft nms 0 hard, 1 linear, 2
     Gaussian. Scores and boxes keep their ranges; classes and batch splits are int32."""
     s = dequantize_u8(as4d(scores), fval(smin), fval(smax)).astype(np.float64)
-    b = u16_real(boxes, bmin, bmax)
+    b = real_u16(boxes, bmin, bmax)
     s2, b2 = _nms_inputs(s, b, "BoxWithNmsLimit_q8q16")
     per_batch, c = box_with_nms_limit(
         s2,
@@ -220,7 +220,7 @@ def box_with_nms_limit_q8q16(
     m = sc.size
     return (
         quantize_u8(sc, fval(smin), fval(smax)).reshape(1, 1, 1, m),
-        u16_codes(bx, float(fval(bmin)), float(fval(bmax))).reshape(1, 1, m, 4),
+        to_u16(bx, float(fval(bmin)), float(fval(bmax))).reshape(1, 1, m, 4),
         cl.astype(np.int32).reshape(1, 1, 1, m),
         sp.astype(np.int32).reshape(1, 1, 1, -1),
         scalar(fval(smin)),

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .quant import F32, as4d, fval, ival, scalar, zero_code
+from .quant import F32, as4d, codes, fval, ival, scalar, zero_code
 
 MODE_Q = ("input", "mode", "input_min", "input_max")
 
@@ -138,7 +138,7 @@ def quantized_extract_glimpse_8(
     x, offsets, mn, mx, gw, gh, centered, normalized, noise, *, padding="NA"
 ):
     """Glimpses [b, glimpse_height, glimpse_width, d] (module doc); range copied."""
-    a = as4d(x).astype(np.uint8)
+    a = codes(x)
     nb, h, w, d = a.shape
     off = np.asarray(offsets, np.float64).reshape(-1, 2)
     if len(off) != nb:

@@ -23,9 +23,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .quant import F32, as4d, fval, ilist, ival, padding_code, scalar, zero_code
-
-O1 = ("output",)
+from .quant import F32, O1, as4d, fval, ilist, ival, padding_code, scalar, zero_code
 
 
 def _strip(shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -25,12 +25,13 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .boxes import fixed_box_codes, fixed_box_real
 from .quant import (
     F32,
     adjust_range,
     as4d,
     dequantize_u8,
+    fixed_box_codes,
+    fixed_box_real,
     fval,
     ival,
     quantize_u8,
