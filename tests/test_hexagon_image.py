@@ -1,6 +1,7 @@
 """Hexagon RoI and image ops: RoiAlign against onnxruntime RoiAlign, RoiPool against
 onnxruntime MaxRoiPool, the projective transform against scipy's bilinear map_coordinates,
-HeatmapMaxKP on exact quadratic peaks, colour conversions and glimpses from the op list's text."""
+HeatmapMaxKP on exact quadratic peaks, colour conversions and glimpses from the op list's text.
+Also the resize ops against numpy written from TF's resize rules."""
 
 import numpy as np
 import pytest
