@@ -33,8 +33,8 @@ def _store() -> dict:
     st = op_state.current()
     if st is None:
         raise MDFError(
-            "hexagon::Variable/Assign keep state and need a simulation (or "
-            "hexagon.run) to keep it in"
+            "hexagon::Variable/Assign keep state and need a simulation (or a store bound "
+            "with mdf_engine.op_state.bound) to keep it in"
         )
     return st.setdefault(_KEY, {})
 
