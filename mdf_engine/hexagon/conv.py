@@ -37,7 +37,8 @@ CONV_IN = ("input", "filter", "input_min", "input_max", "filter_min", "filter_ma
 SUPER_IN = CONV_IN + ("bias", "bias_min", "bias_max", "output_min", "output_max", "channel_scale")
 
 
-def _geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
+def conv_geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
+    """(stride h, stride w, pad top, pad left, out h, out w) of a SAME/VALID convolution."""
     pad = padding_code(padding)
     if pad not in (PADDING["SAME"], PADDING["VALID"]):
         raise MDFError(f"convolution needs padding SAME or VALID, got {padding!r}")
@@ -47,7 +48,8 @@ def _geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
     return sh, sw, pt, pl, oh, ow
 
 
-def _u8(a, what: str) -> np.ndarray:
+def checked_u8(a, what: str) -> np.ndarray:
+    """``a`` as contiguous 4-D uint8 codes; MDFError naming ``what`` if values are outside 0..255."""
     a = as4d(a)
     if a.dtype != np.uint8:
         if a.size and (a.min() < 0 or a.max() > 255):
@@ -58,14 +60,14 @@ def _u8(a, what: str) -> np.ndarray:
 
 def conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise=False):
     """int32 accumulator and the product step of a (depthwise) 8x8 convolution."""
-    x = _u8(x, "conv input")
-    w = _u8(w, "conv filter")
+    x = checked_u8(x, "conv input")
+    w = checked_u8(w, "conv filter")
     if x.shape[3] != w.shape[2]:
         raise MDFError(
             f"conv input depth {x.shape[3]} must equal filter depth {w.shape[2]} "
             f"(filter is [fh, fw, din, dout], got {w.shape})"
         )
-    sh, sw, pt, pl, oh, ow = _geometry(x, w, stride, padding)
+    sh, sw, pt, pl, oh, ow = conv_geometry(x, w, stride, padding)
     zx, zw = zero_code(fval(x_min), fval(x_max)), zero_code(fval(w_min), fval(w_max))
     fn = K.depthwise_u8 if depthwise else K.conv2d_u8
     acc = fn(x, w, zx, zw, sh, sw, pt, pl, oh, ow)
@@ -97,7 +99,7 @@ def bias_real(bias, b_min, b_max, qint32_bias: bool) -> np.ndarray:
     b = as4d(bias)
     if qint32_bias:
         return dequantize_q32(b.astype(np.int64), fval(b_min), fval(b_max)).reshape(-1)
-    return real_u8(_u8(b, "bias"), fval(b_min), fval(b_max)).reshape(-1)
+    return real_u8(checked_u8(b, "bias"), fval(b_min), fval(b_max)).reshape(-1)
 
 
 def requantize_channels(acc, gain, offset, out_min, out_max):

@@ -25,7 +25,15 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .conv import CONV_IN, _geometry, _u8, bias_real, channel_scales, conv_acc, requantize_channels
+from .conv import (
+    CONV_IN,
+    bias_real,
+    channel_scales,
+    checked_u8,
+    conv_acc,
+    conv_geometry,
+    requantize_channels,
+)
 from .quant import (
     F32,
     as4d,
@@ -91,7 +99,7 @@ def quantized_grouped_conv2d(
 ):
     """Grouped convolution: filter [fh,fw,din/g,dout]; group i maps input channels
     i*din/g.. to output channels i*dout/g..; qint32 bias; channel scales in (1/32, 1]."""
-    xa, wa = _u8(x, "input"), _u8(w, "filter")
+    xa, wa = checked_u8(x, "input"), checked_u8(w, "filter")
     g = ival(groups)
     din, dout = xa.shape[3], wa.shape[3]
     if g < 1 or din % g or dout % g or wa.shape[2] * g != din:
@@ -163,7 +171,7 @@ def quantized_dilated_conv2d(
     dh, dw = ilist(dilation)[-2:] if len(ilist(dilation)) >= 2 else (ilist(dilation)[0],) * 2
     if dh < 1 or dw < 1:
         raise MDFError(f"dilation factors must be >= 1, got {(dh, dw)}")
-    wa = _u8(w, "filter")
+    wa = checked_u8(w, "filter")
     fh, fw, cin, cout = wa.shape
     zw = zero_code(fval(w_min), fval(w_max))
     wd = np.full(((fh - 1) * dh + 1, (fw - 1) * dw + 1, cin, cout), zw, dtype=np.uint8)
@@ -195,7 +203,7 @@ OPT = ("channel_scale", "groups")
 
 
 def transpose_conv_acc(x, w, x_min, x_max, w_min, w_max, pad, stride):
-    xa, wa = _u8(x, "input"), _u8(w, "filter")
+    xa, wa = checked_u8(x, "input"), checked_u8(w, "filter")
     o, kh, kw, ci = wa.shape
     if xa.shape[3] != ci:
         raise MDFError(
@@ -299,7 +307,7 @@ def quantized_conv2d_16x16to32(x, w, x_min, x_max, w_min, w_max, stride, *, padd
     wc, sw_, zw = code_step(w, w_min, w_max)
     if xc.shape[3] != wc.shape[2]:
         raise MDFError(f"conv input depth {xc.shape[3]} must equal filter depth {wc.shape[2]}")
-    sh, sw, pt, pl, oh, ow = _geometry(xc, wc, stride, padding)
+    sh, sw, pt, pl, oh, ow = conv_geometry(xc, wc, stride, padding)
     acc = conv_int(xc - zx, wc - zw, sh, sw, pt, pl, oh, ow)
     shift = 0
     peak = int(np.max(np.abs(acc))) if acc.size else 0

@@ -18,6 +18,7 @@ from ..registry import REGISTRY
 from . import activation, checks, conversion, elementwise, normalization, pool, resize  # noqa: F401 (registers the plain ops)
 from ._registry import hexop
 from .conv import supernode
+from .layout import concat_q8, split_triples
 from .quant import F32, as4d, fval
 
 PAD_OPTS = ("depth_before_pad", "width_left_pad", "width_right_pad", "top_bottom_pad")
@@ -82,12 +83,10 @@ _input_supernode("InputSupernode_8x8p32to8_outd32", True)
 @hexop("QuantizedConcat_8_d32", ("axis", "inputs"), variadic=True)
 def quantized_concat_8_d32(axis, *rest, padding="NA"):
     """Concatenation along any axis 0..3 in the union of the input ranges."""
-    from .layout import _split3, concat_q8
-
     ax = int(np.asarray(axis).reshape(-1)[0])
     if not -4 <= ax <= 3:
         raise MDFError(f"QuantizedConcat_8_d32: axis must be in -4..3, got {ax}")
-    return concat_q8(ax % 4, *_split3(rest))
+    return concat_q8(ax % 4, *split_triples(rest))
 
 
 @hexop("Convert_to_d32", ("input",) + PAD_OPTS, outputs=("output",), optional=PAD_OPTS)

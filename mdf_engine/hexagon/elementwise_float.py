@@ -23,7 +23,8 @@ def _i32(x) -> np.ndarray:
     return as4d(x).astype(np.int64)
 
 
-def _wrap32(v: np.ndarray) -> np.ndarray:
+def wrap32(v: np.ndarray) -> np.ndarray:
+    """int64 values wrapped around to int32, as C int32 arithmetic does."""
     return ((v + 2**31) % 2**32 - 2**31).astype(np.int32)
 
 
@@ -50,14 +51,10 @@ register_unary("Floor_f", np.floor, F32, "floor(x) in float.")
 register_unary("Round_f", np.rint, F32, "x rounded to nearest, ties to even.")
 
 
-register_unary(
-    "Neg_int32", lambda a: _wrap32(-a.astype(np.int64)), np.int32, "-x in int32 (wraps)."
-)
+register_unary("Neg_int32", lambda a: wrap32(-a.astype(np.int64)), np.int32, "-x in int32 (wraps).")
 
 
-register_unary(
-    "Abs_int32", lambda a: _wrap32(np.abs(a.astype(np.int64))), np.int32, "|x| in int32."
-)
+register_unary("Abs_int32", lambda a: wrap32(np.abs(a.astype(np.int64))), np.int32, "|x| in int32.")
 
 
 register_unary("BitwiseNot_int32", np.invert, np.int32, "~x in int32.")
@@ -67,7 +64,7 @@ def _binary_i32(name: str, fn, doc: str) -> None:
     def kernel(a, b, *, padding="NA"):
         x, y = _i32(a), _i32(b)
         check_broadcast(x, y)
-        return (_wrap32(fn(x, y)),)
+        return (wrap32(fn(x, y)),)
 
     kernel.__doc__ = doc
     hexop(name, ("a", "b"), outputs=O1)(kernel)

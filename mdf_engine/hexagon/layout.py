@@ -207,7 +207,8 @@ def concat_q8(axis: int, tensors, mins, maxs):
     return q8_triple(out, mn, mx)
 
 
-def _split3(rest):
+def split_triples(rest):
+    """Concat inputs ``x1..xn, min1..minn, max1..maxn`` as three lists (n each)."""
     if len(rest) % 3:
         raise MDFError(
             f"quantized concat needs 3n+1 inputs (axis, n data, n min, n max), got {len(rest) + 1}"
@@ -222,7 +223,7 @@ def quantized_concat_8(axis, *rest, padding="NA"):
     ax = ival(axis)
     if ax not in (3, -1):
         raise MDFError(f"QuantizedConcat_8 only supports axis 3 (depth), got {ax}")
-    return concat_q8(3, *_split3(rest))
+    return concat_q8(3, *split_triples(rest))
 
 
 def pack(xs, dtype) -> np.ndarray:

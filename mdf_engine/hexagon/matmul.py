@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import MDFError
 from . import _kernels as K
 from ._registry import hexop
-from .conv import _u8
+from .conv import checked_u8
 from .quant import (
     BIN_IN,
     F32,
@@ -35,8 +35,8 @@ from .quant import (
 @hexop("QuantizedMatMul_8x8to32", BIN_IN)
 def quantized_matmul_8x8to32(a, b, a_min, a_max, b_min, b_max, *, padding="NA"):
     """quint8 [M,K] x quint8 [K,N] -> qint32 [1,1,M,N]."""
-    a = _u8(a, "matmul A")
-    b = _u8(b, "matmul B")
+    a = checked_u8(a, "matmul A")
+    b = checked_u8(b, "matmul B")
     a2 = a.reshape(-1, a.shape[3])
     if b.shape[0] * b.shape[1] != 1:
         raise MDFError(f"matmul B must be [1,1,K,N], got {b.shape}")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ._registry import hexop
-from .elementwise_float import _wrap32
+from .elementwise_float import wrap32
 from .quant import (
     F32,
     INT32_MAX,
@@ -68,7 +68,7 @@ for _name, _fn, _dt in (
     def _red_kernel(x, dims=None, true_rank=None, *, padding="NA", _fn=_fn, _dt=_dt):
         a = as4d(x, _dt)
         if _dt is np.int32:
-            return (_wrap32(reduce_4d(a.astype(np.int64), dims, true_rank, padding, _fn)),)
+            return (wrap32(reduce_4d(a.astype(np.int64), dims, true_rank, padding, _fn)),)
         return (reduce_4d(a, dims, true_rank, padding, _fn).astype(_dt),)
 
     _red_kernel.__doc__ = (
