@@ -84,19 +84,11 @@ def test_table_partitioned_lookup(strategy):
     np.testing.assert_array_equal(
         plain.reshape(5, 4), (table * 10).astype(np.int32)[0, 0, ids.reshape(-1)]
     )
-    q, mn, mx = run(
-        "Table_8",
-        [
-            ids,
-            np.arange(32, dtype=np.uint8).reshape(1, 1, 8, 4),
-            s(0.0),
-            s(1.0),
-            structure,
-            np.int32(strategy),
-        ],
-    )
-    assert (mn.item(), mx.item()) == (0.0, 1.0)
-    assert q.dtype == np.uint8
+    codes = np.arange(32, dtype=np.uint8).reshape(1, 1, 8, 4) * 7
+    q, mn, mx = run("Table_8", [ids, codes, s(-1.0), s(1.0), structure, np.int32(strategy)])
+    assert (mn.item(), mx.item()) == (-1.0, 1.0) and q.dtype == np.uint8
+    (f,) = run("Table_f", [ids, deq(codes, -1.0, 1.0), structure, np.int32(strategy)])
+    np.testing.assert_array_equal(deq(q, -1.0, 1.0), f)
 
 
 def test_hashtable_lookup_from_the_op_list_text():
