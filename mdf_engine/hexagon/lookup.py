@@ -43,11 +43,9 @@ def gather(index, table, index_dim=None, index_rank=None, padding="NA", op="Gath
     d = -1 if index_dim is None else ival(index_dim)
     if d > 3 or d < -1:
         raise MDFError(f"hexagon::{op}: index_dim must be -1..3, got {d}")
-    if d < 0:
+    if d < 0:  # the first dim > 1 (the last one if all are 1)
         d = min(lead, 3)
-        t0 = d
-    else:
-        t0 = min(lead, d) if lead <= d else d
+    t0 = min(lead, d)  # leading 1s dropped from the table, never past the index dim
     tshape = tab.shape[t0:]
     axis = d - t0
     r = -1 if index_rank is None else ival(index_rank)
