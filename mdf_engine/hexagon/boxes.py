@@ -74,18 +74,29 @@ def nms(
     """Greedy hard NMS: indices kept, best score first (ties: lower index first). ``eta < 1``
     lowers the threshold by that factor after each kept box while it is > 0.5 (Caffe's
     adaptive NMS)."""
-    order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > score_thr]
-    keep: list[int] = []
+    idx = np.argsort(-np.asarray(scores), kind="stable")
+    order = idx[np.asarray(scores)[idx] > score_thr]
+    if order.size == 0:
+        return []
+    b = np.asarray(boxes, np.float64)[order]
+    kept: list[int] = []
     thr = float(iou_thr)
-    for i in order:
-        if limit >= 0 and len(keep) >= limit:
+    gone = np.zeros(order.size, bool)
+    for k in range(order.size):
+        if limit >= 0 and len(kept) >= limit:
             break
-        if keep and np.max(iou_matrix(boxes[i : i + 1], boxes[keep])) > thr:
+        if eta < 1.0:  # the threshold changes: test against the kept boxes now
+            if kept and iou_matrix(b[k : k + 1], b[kept]).max() > thr:
+                continue
+        elif gone[k]:
             continue
-        keep.append(i)
-        if eta < 1.0 and thr > 0.5:
-            thr *= eta
-    return keep
+        kept.append(k)
+        if eta < 1.0:
+            if thr > 0.5:
+                thr *= eta
+        else:
+            gone |= iou_matrix(b[k : k + 1], b)[0] > thr
+    return [int(order[k]) for k in kept]
 
 
 def soft_nms(

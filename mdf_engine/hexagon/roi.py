@@ -40,30 +40,17 @@ from .quant import (
 )
 
 
-def _bilinear(img: np.ndarray, y: float, x: float) -> np.ndarray:
-    """Bilinear sample of img [h,w,d] at (y, x); 0 beyond one pixel outside (onnx rules)."""
-    h, w = img.shape[:2]
-    if y < -1.0 or y > h or x < -1.0 or x > w:
-        return np.zeros(img.shape[2])
-    y, x = max(y, 0.0), max(x, 0.0)
-    y0, x0 = int(y), int(x)
-    if y0 >= h - 1:
-        y0 = y1 = h - 1
-        y = float(y0)
-    else:
-        y1 = y0 + 1
-    if x0 >= w - 1:
-        x0 = x1 = w - 1
-        x = float(x0)
-    else:
-        x1 = x0 + 1
-    ly, lx = y - y0, x - x0
-    return (
-        (1 - ly) * (1 - lx) * img[y0, x0]
-        + (1 - ly) * lx * img[y0, x1]
-        + ly * (1 - lx) * img[y1, x0]
-        + ly * lx * img[y1, x1]
-    )
+def _taps(c: np.ndarray, n: int):
+    """Bilinear taps along one axis of size n at coordinates c (onnx RoiAlign rules): lower and
+    upper index, their weights, and whether the sample is within one pixel of the map."""
+    valid = (c >= -1.0) & (c <= n)
+    c = np.maximum(c, 0.0)
+    lo = np.floor(c).astype(np.int64)
+    top = lo >= n - 1
+    lo = np.where(top, n - 1, lo)
+    hi = np.where(top, n - 1, lo + 1)
+    frac = np.where(top, 0.0, c - lo)
+    return lo, hi, 1.0 - frac, frac, valid
 
 
 def roi_align(
@@ -77,23 +64,28 @@ def roi_align(
     ratio_h: int,
     ratio_w: int,
 ) -> np.ndarray:
-    """Float RoiAlign (module doc): feat [b,h,w,d], rois [R,4] -> [R, ph, pw, d]."""
-    out = np.zeros((len(rois), ph, pw, feat.shape[3]))
+    """Float RoiAlign (module doc): feat [b,h,w,d], rois [R,4] -> [R, ph, pw, d]. Bilinear
+    weights factor into a y and an x part, so each RoI's samples form one grid."""
+    _, h, w, d = feat.shape
+    out = np.zeros((len(rois), ph, pw, d))
     for r, (x1, y1, x2, y2) in enumerate(rois):
         img = feat[int(batch[r])]
-        sx, sy = x1 * scale_w, y1 * scale_h
         rw, rh = max((x2 - x1) * scale_w, 1.0), max((y2 - y1) * scale_h, 1.0)
         bh, bw = rh / ph, rw / pw
         gh = ratio_h if ratio_h > 0 else math.ceil(rh / ph)
         gw = ratio_w if ratio_w > 0 else math.ceil(rw / pw)
-        for i in range(ph):
-            for j in range(pw):
-                acc = np.zeros(feat.shape[3])
-                for a in range(gh):
-                    y = sy + i * bh + (a + 0.5) * bh / gh
-                    for c in range(gw):
-                        acc += _bilinear(img, y, sx + j * bw + (c + 0.5) * bw / gw)
-                out[r, i, j] = acc / (gh * gw)
+        ys = y1 * scale_h + (np.arange(ph)[:, None] + (np.arange(gh)[None] + 0.5) / gh) * bh
+        xs = x1 * scale_w + (np.arange(pw)[:, None] + (np.arange(gw)[None] + 0.5) / gw) * bw
+        y0, y1_, wy0, wy1, vy = _taps(ys.reshape(-1), h)
+        x0, x1_, wx0, wx1, vx = _taps(xs.reshape(-1), w)
+        wy0, wy1 = wy0 * vy, wy1 * vy
+        wx0, wx1 = wx0 * vx, wx1 * vx
+        samples = sum(
+            wy[:, None, None] * wx[None, :, None] * img[np.ix_(yi, xi)]
+            for yi, wy in ((y0, wy0), (y1_, wy1))
+            for xi, wx in ((x0, wx0), (x1_, wx1))
+        )
+        out[r] = samples.reshape(ph, gh, pw, gw, d).mean(axis=(1, 3))
     return out
 
 
