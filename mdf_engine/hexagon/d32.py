@@ -1,12 +1,13 @@
-"""The 28 d32-layout Hexagon ops, mapped onto their plain (flat BHWD) implementations.
+"""26 of the 28 d32-layout Hexagon ops, mapped onto their plain (flat BHWD) implementations (the
+two PPrint d32 variants log like PPrint_8, in :mod:`.state`).
 
 d32 is a padded, depth-sliced memory layout of quint8 data used by the HVX-optimised ops; it
 changes where bytes live, not what they mean. Here every tensor is a plain BHWD array, so a
 ``*_d32`` op computes exactly what its flat counterpart computes: layout converters and
 FillPadding are identities (their padding options are accepted and have nothing to act on),
 AutoQuantize/QuantizeForTest quantize in the data range (QuantizeForTest also returns the
-dequantized data) and Close_d32 is the excess-error check. The PPrint variants live with PPrint_8
-in :mod:`.state`.
+dequantized data) and Close_d32 is the excess-error check. :mod:`.d32_layout` holds the real d32
+memory layout, with which the tests check that each of these ops is its plain computation on it.
 """
 
 from __future__ import annotations
