@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import op_state
 from .errors import MDFError
 from .plan import GraphPlan, NodePlan, ParameterPlan
 from .schedulers.conditions import make_scheduler
@@ -78,6 +79,8 @@ class InterpretedGraph:
         self.states = {nid: NodeState(np_) for nid, np_ in plan.nodes.items()}
         self.order = list(plan.nodes)
         self.ever_ran: set[str] = set()
+        #: what stateful ops (hexagon Variable/Assign) keep across evaluate() calls
+        self.op_state: dict[Any, Any] = {}
         self.ran_this_trial: set[str] = set()
         self.order_of_execution: list[str] = []
         self.time_steps: list[set[str]] = []
@@ -143,6 +146,11 @@ class InterpretedGraph:
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
+        with op_state.bound(self.op_state):
+            self._evaluate(time_increment, initializer)
+
+    def _evaluate(self, time_increment: float | None,
+                  initializer: Mapping[str, Any] | None) -> None:
         self.set_initializer(initializer)
         self.ran_this_trial = set()
         rank = self._rank
