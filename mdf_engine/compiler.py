@@ -37,6 +37,7 @@ from .compile_cache import load as cache_load
 from .compile_cache import save as cache_save
 from .errors import MDFError, NotCompilable
 from .expressions import to_element_source, to_source
+from .generated_source import ConstantTable, check_source
 from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
 from .registry import REGISTRY
 
@@ -315,7 +316,7 @@ class CompiledGraph:
                                 "warm-up steps")
         gen = _Generator(self, warm, initializer)
         source = gen.source()
-        module = _load_generated(source)
+        module = _load_generated(source, gen.constants)
         layout = gen.layout()
         arrays = gen.cold_arrays(InterpretedGraph(self.plan))
         python_calls = sorted({k[0] for k in gen.python_functions})
@@ -529,13 +530,18 @@ def _initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
 _LOADED: dict[str, Any] = {}
 
 
-def _load_generated(source: str):
+def _load_generated(source: str, table: ConstantTable):
+    """Write a generated module and its constant table (unless there already) and import it."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     folder = cache_dir()
     path = folder / f"mdf_model_{digest}.py"
     if not path.exists():
+        # the table first: a module file is only ever seen next to its table
+        tmp = folder / f".tmp_{digest}_{os.getpid()}.npz"
+        table.save(tmp)
+        os.replace(tmp, path.with_suffix(".npz"))
         tmp = folder / f".tmp_{digest}_{os.getpid()}.py"
-        tmp.write_text(source)
+        tmp.write_text(source, encoding="utf-8")
         os.replace(tmp, path)
     return _import_generated(path)
 
@@ -570,7 +576,8 @@ class _Generator:
         self.scalars: list[float] = []
         self.arrays: list[np.ndarray] = []
         self.globals: list[str] = []
-        self.consts: dict[int, str] = {}
+        #: every model number, string and array the source names (``c<k>``)
+        self.constants = ConstantTable()
         self.functions: dict[str, str] = {}
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
@@ -581,7 +588,8 @@ class _Generator:
         self.node_by_node: str | None = None
         try:
             table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
-            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids))
+            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids),
+                                         self.constants.number)
         except NotCompilable as e:
             self.node_by_node = str(e)
             table, roots, term, queue = None, None, None, None
@@ -708,29 +716,39 @@ class _Generator:
 
     # -- source ---------------------------------------------------------------------------
     def const(self, value: Any) -> str:
+        """The name of a model value in the constant table (numbers as float64): generated
+        source never holds model text (see :mod:`mdf_engine.generated_source`)."""
         if value is None:  # an attribute left at its default "not given"
             return "None"
         if isinstance(value, (bool, np.bool_)):
             return "True" if value else "False"
         if isinstance(value, (int, float, np.integer, np.floating)):
-            v = float(value)
-            return repr(v) if np.isfinite(v) else f"np.float64({repr(str(v))})"
+            return self.constants.number(float(value))
         if isinstance(value, str):
-            return repr(value)
+            return self.constants.text(value)
         if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             if value.ndim == 0:
                 return self.const(value.item())
-            key = id(value)
-            if key not in self.consts:
-                name = f"K{len(self.consts)}"
-                self.globals.append(f"{name} = np.array({value.astype(float).tolist()!r}, "
-                                    "dtype=np.float64)")
-                self.consts[key] = name
-            return self.consts[key]
+            return self.constants.array(value)
         if isinstance(value, (list, tuple)) and all(
                 isinstance(x, (int, float)) for x in value):
-            return f"np.array({[float(x) for x in value]!r})"
+            return self.constants.array(np.array([float(x) for x in value]))
         raise NotCompilable(f"constant of type {type(value).__name__}")
+
+    def literal(self, value: Any) -> str:
+        """The name of an expression's literal (ints stay ints, for indexing)."""
+        if value is None:
+            return "None"
+        if isinstance(value, str):
+            return self.constants.text(value)
+        return self.constants.number(value)
+
+    def _kernel_global(self, var: str, helper: str, sch: Any, extra: str = "") -> None:
+        """``var = helper(name, since, namespace[, extra])`` with the registry's strings from
+        the constant table."""
+        args = [self.constants.text(sch.name), self.constants.number(int(sch.since)),
+                self.constants.text(sch.namespace)]
+        self.globals.append(f"{var} = {helper}({', '.join(args)}{extra})")
 
     def function(self, name: str) -> str:
         if name not in self.functions:
@@ -739,7 +757,7 @@ class _Generator:
                 raise NotCompilable(f"function '{name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
             self.functions[name] = var
-            self.globals.append(f"{var} = _jit({name!r}, {sch.since}, {sch.namespace!r})")
+            self._kernel_global(var, "_jit", sch)
         return self.functions[name]
 
     def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
@@ -751,7 +769,7 @@ class _Generator:
                 raise NotCompilable(f"name '{n}' is not compiled")
             return names[n]
 
-        return to_source(vp.expr, rename, lambda f: self.function(f))
+        return to_source(vp.expr, rename, self.function, self.literal)
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
              tag: str, slot: Slot | None = None) -> str:
@@ -790,8 +808,9 @@ class _Generator:
         if key not in self.python_functions:
             var = f"PY{len(self.python_functions)}"
             self.python_functions[key] = var
-            self.globals.append(f"{var} = _python_kernel({sch.name!r}, {sch.since}, "
-                                f"{sch.namespace!r}, {shape!r})")
+            shape_src = "None" if shape is None else \
+                "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+            self._kernel_global(var, "_python_kernel", sch, f", {shape_src}")
             self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
         var = self.python_functions[key]
         if shape is None:
@@ -808,7 +827,7 @@ class _Generator:
         if key not in self.functions:  # (call() sends functions without a kernel elsewhere)
             var = f"F{len(self.functions)}"
             self.functions[key] = var
-            self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
+            self._kernel_global(var, "_jit", sch)
         return self.functions[key]
 
     @functools.cached_property
@@ -846,7 +865,7 @@ class _Generator:
             if c.ndim == 0:
                 return self.const(c.item())
             return f"{self.const(c)}[i_]" if c.shape == shape else None
-        return to_element_source(vp.expr, self.element(names, shape))
+        return to_element_source(vp.expr, self.element(names, shape), self.literal)
 
     def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
                      ind: str) -> list[str]:
@@ -924,7 +943,7 @@ class _Generator:
     def node_body(self, nid: str, ind: str) -> list[str]:
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
-        out = [f"{ind}# node {nid}"]
+        out = [f"{ind}# node {i}"]
         for ep in self.plan.incoming[nid]:
             s = self.node_index[ep.sender]
             src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
@@ -945,9 +964,9 @@ class _Generator:
             names[pp.id] = self.slots[(nid, pp.id)].var
         for pp in np_.parameters:
             out += self.first_value(nid, pp, names, ind)
-        for fid, cp in np_.functions:
+        for k, (fid, cp) in enumerate(np_.functions):
             slot = self.slots[(nid, fid)]
-            expr = self.call(cp, names, out, ind, f"{i}_{fid}", slot)
+            expr = self.call(cp, names, out, ind, f"{i}_{k}", slot)
             out.append(self.assign(slot, expr, ind))
             names[fid] = slot.var
         for pp in np_.parameters:
@@ -1022,7 +1041,8 @@ class _Generator:
                   ind: str) -> list[str]:
         slot = self.slots[(nid, pp.id)]
         out: list[str] = []
-        tmp = f"p_{i}_{self.plan.nodes[nid].parameters.index(pp)}"
+        node = self.plan.nodes[nid]
+        tmp = f"p_{i}_{node.parameters.index(pp)}"
         swept = self.swept.get((nid, pp.id))
         unset = self.slots[(nid, "unset:" + pp.id)].var
         if swept is None and pp.value is not None and pp.value.expr is None \
@@ -1041,7 +1061,8 @@ class _Generator:
         elif pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
-            expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}", slot)
+            expr = self.call(pp.call, names, out, ind,
+                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot)
             out.append(f"{ind}{tmp} = {expr}")
         elif pp.derivative is not None:
             if pp.initial is None:
@@ -1176,14 +1197,25 @@ class _Generator:
         header.insert(1, f"# kernels: {self.kernel_digest()}")
         if self.node_by_node is not None:
             functions = self.node_functions_source()
-            return "\n".join(header + self.globals + functions + [""])
+            return self._finish(header, functions)
         run = ["", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
                *body, ""]
         # without the time-step log (long runs, sweeps): the same code with the log switched
         # off where Numba can see it; compiled only when first called
         quiet = [ln.replace("q_log = logpos[1] == 1", "q_log = False")
                  .replace("def run(", "def run_quiet(") for ln in run]
-        return "\n".join(header + self.globals + run + quiet + self.batch_source(init_args))
+        return self._finish(header, run + quiet + self.batch_source(init_args))
+
+    def _finish(self, header: list[str], functions: list[str]) -> str:
+        """The module: header, the constant table's names, kernel globals, ``functions``;
+        checked to hold nothing but what the engine makes."""
+        # the table's digest is part of the source: a module file (named by the source's
+        # hash) and Numba's cache of it belong to one table
+        lines = [*header[:2], f"# constants: {self.constants.digest()}", *header[2:],
+                 *self.constants.header(), *self.globals, *functions, ""]
+        source = "\n".join(lines)
+        check_source(source)
+        return source
 
     def node_functions_source(self) -> list[str]:
         """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MDFError
+from .errors import MDFError, NotCompilable
 
 MAX_EXPRESSION_LENGTH = 20_000
 MAX_AST_NODES = 5_000
@@ -473,13 +473,21 @@ class _ClosureBuilder:
 # Source emission for the compiled backend
 
 
-def to_source(expr: Expr, rename: Callable[[str], str],
-              call: Callable[[str], str] | None = None) -> str:
-    """Python source of ``expr`` for Numba: variables renamed by ``rename``; math/numpy calls as
-    ``np.<f>``; calls of registered functions renamed by ``call``. Division keeps Python's
-    operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives inf/nan as in
-    the interpreter, at the speed of a plain division)."""
-    return _Emitter(rename, call or (lambda n: n)).emit(expr.tree.body)
+def to_source(expr: Expr, rename: Callable[[str], str], call: Callable[[str], str],
+              const: Callable[[Any], str]) -> str:
+    """Python source of ``expr`` for Numba that holds no text of the expression: variables
+    renamed by ``rename``, calls of registered functions by ``call``, literals (numbers,
+    strings) by ``const`` (the name of a constant-table entry); math/numpy calls as
+    ``np.<f>`` from the whitelist, keyword names from :data:`SOURCE_KEYWORDS`. Division keeps
+    Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
+    inf/nan as in the interpreter, at the speed of a plain division)."""
+    return _Emitter(rename, call, const).emit(expr.tree.body)
+
+
+#: Keyword arguments a call may pass in compiled code (others are not compiled); the source
+#: holds the engine's copy of the name, never the expression's text.
+SOURCE_KEYWORDS = {k: k for k in "axis keepdims dtype shape fill_value reps axes ord num "
+                   "endpoint decimals ddof k a_min a_max".split()}
 
 
 def _negative_int_literal(node: ast.AST) -> bool:
@@ -488,15 +496,19 @@ def _negative_int_literal(node: ast.AST) -> bool:
 
 
 class _Emitter:
-    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str]):
+    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str],
+                 const: Callable[[Any], str]):
         self.rename = rename
         self.call = call
+        self.const = const
 
     def emit(self, node: ast.AST) -> str:
         return getattr(self, "_" + type(node).__name__)(node)
 
     def _Constant(self, node):
-        return repr(node.value)
+        if node.value is None or isinstance(node.value, bool):
+            return repr(node.value)  # a keyword
+        return self.const(node.value)
 
     def _Name(self, node):
         if node.id in ("True", "False", "None"):
@@ -506,13 +518,14 @@ class _Emitter:
     def _Attribute(self, node):
         mod = node.value.id
         if node.attr in MODULES[mod][1]:
-            return repr(MODULES[mod][1][node.attr])
+            value = MODULES[mod][1][node.attr]
+            return "None" if value is None else self.const(value)
         return _numpy_name(mod, node.attr)
 
     def _BinOp(self, node):
         left, right = self.emit(node.left), self.emit(node.right)
         if isinstance(node.op, ast.Pow) and _negative_int_literal(node.right):
-            right = repr(float(-node.right.operand.value))  # Numba's int power raises at 0
+            right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
         return f"({left} {_BINOP_SRC[type(node.op)]} {right})"
 
     def _UnaryOp(self, node):
@@ -558,7 +571,10 @@ class _Emitter:
         else:
             name = self.call(f.id)
         args = [self.emit(a) for a in node.args]
-        args += [f"{k.arg}={self.emit(k.value)}" for k in node.keywords]
+        for k in node.keywords:
+            if k.arg not in SOURCE_KEYWORDS:
+                raise NotCompilable("a keyword argument that compiled code does not take")
+            args.append(f"{SOURCE_KEYWORDS[k.arg]}={self.emit(k.value)}")
         return f"{name}({', '.join(args)})"
 
 
@@ -579,7 +595,8 @@ class _NotElementwise(Exception):
     pass
 
 
-def to_element_source(expr: Expr, element: Callable[[str], str | None]) -> str | None:
+def to_element_source(expr: Expr, element: Callable[[str], str | None],
+                      const: Callable[[Any], str]) -> str | None:
     """Python source of one element of ``expr``, or None when ``expr`` is not element-wise.
 
     ``element(name)`` gives the source of one element of a variable (``a3[i_]`` for an array
@@ -588,14 +605,14 @@ def to_element_source(expr: Expr, element: Callable[[str], str | None]) -> str |
     comparisons and calls of :data:`ELEMENTWISE_CALLS`. The value is computed with the same
     scalar operations in the same order as the whole-array expression."""
     try:
-        return _ElementEmitter(element).emit(expr.tree.body)
+        return _ElementEmitter(element, const).emit(expr.tree.body)
     except _NotElementwise:
         return None
 
 
 class _ElementEmitter(_Emitter):
-    def __init__(self, element: Callable[[str], str | None]):
-        super().__init__(element, lambda n: n)
+    def __init__(self, element: Callable[[str], str | None], const: Callable[[Any], str]):
+        super().__init__(element, lambda n: n, const)
 
     def _Name(self, node):
         if node.id in ("True", "False"):
