@@ -18,6 +18,7 @@ line says why: results never change silently.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -45,6 +46,10 @@ log = logging.getLogger("mdf_engine")
 
 MAX_WARMUP_STEPS = 20
 MAX_PASSES_PER_UPDATE = 10_000_000
+#: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
+#: never ended; -3: an index out of bounds, with field, step, index, size and axis in
+#: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
+ERR_WIDTH = 8
 #: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
 MAX_SCHEDULE_LOG = 4_000_000
 #: A number literal as generated code writes one (a name standing for a fixed value)
@@ -93,20 +98,22 @@ class Layout:
     #: (node, name, first column, shape) of each value ``run_batch`` records
     record_columns: list[tuple[str, str, int, tuple[int, ...]]]
     record_width: int
+    #: the field of each bounds-checked subscript of the generated code
+    index_fields: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"slots": [[n, k, s.kind, s.index, list(s.shape)]
                           for (n, k), s in self.slots.items()],
                 "static": self.static, "finite_checks": self.finite_checks,
                 "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
-                "record_width": self.record_width}
+                "record_width": self.record_width, "index_fields": self.index_fields}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
         return cls({(n, k): Slot(kind, int(i), tuple(sh)) for n, k, kind, i, sh in d["slots"]},
                    d["static"], [tuple(x) for x in d["finite_checks"]],
                    [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
-                   int(d["record_width"]))
+                   int(d["record_width"]), [str(f) for f in d.get("index_fields", [])])
 
 
 class CompiledGraph:
@@ -379,7 +386,7 @@ class CompiledGraph:
         """Compile (or load) every node function now, on a copy of the state, so that a
         typing error falls back before the run starts."""
         st = self.cold_state()
-        err = np.zeros(4, dtype=np.int64)
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
         for fn in self._nodes.node_fns:
             fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
         self._nodes.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
@@ -409,10 +416,10 @@ class CompiledGraph:
         logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
         logpos = np.zeros(2, dtype=np.int64)
         logpos[1] = 1 if record and not static else 0
-        err = np.zeros(4, dtype=np.int64)
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logpos[1] == 1 else self._quiet_fn
-        fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
+        self.call_jitted(fn, n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
@@ -423,9 +430,26 @@ class CompiledGraph:
             self._collect_log(logbuf, int(logpos[0]))
         self._raise_error(err)
 
+    def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call generated code; a failed bounds check is an MDFError naming the field."""
+        try:
+            return fn(*args)
+        except (IndexError, SystemError) as e:
+            # (a parallel batch reports an exception of its threads as a SystemError)
+            cause = e if isinstance(e, IndexError) else e.__cause__
+            mapped = index_error(cause, self._layout.index_fields) \
+                if isinstance(cause, IndexError) else None
+            if mapped is None:
+                raise
+            raise mapped from None
+
     def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
-        """Raise the MDFError a compiled run's ``err`` row reports (-2: an update that never
-        ended; > 0: a NaN/inf under check_finite), if any."""
+        """Raise the MDFError a compiled run's ``err`` row reports (see :data:`ERR_WIDTH`),
+        if any."""
+        if err[0] == -3:
+            k, step, i, n, axis = (int(x) for x in err[1:6])
+            raise index_error(IndexError(k, axis, i, n, step), self._layout.index_fields,
+                              prefix)
         if err[0] == -2:
             raise MDFError(f"{prefix}no termination after "
                            f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
@@ -473,12 +497,12 @@ class CompiledGraph:
         cold = self._cold
         width = self._layout.record_width
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
-        err = np.zeros((values.shape[0], 4), dtype=np.int64)
+        err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)
-        self._batch_fn(steps, 0.0 if dt is None else float(dt), dt is not None,
+        self.call_jitted(self._batch_fn, steps, 0.0 if dt is None else float(dt), dt is not None,
                        first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
                        *inits)
-        for failed in (err[:, 0] == -2, err[:, 0] > 0):
+        for failed in (err[:, 0] == -3, err[:, 0] == -2, err[:, 0] > 0):
             bad = np.nonzero(failed)[0]
             if bad.size:
                 self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
@@ -578,6 +602,8 @@ class _Generator:
         self.globals: list[str] = []
         #: every model number, string and array the source names (``c<k>``)
         self.constants = ConstantTable()
+        #: the field of each bounds-checked subscript (``_ix1``/``_ix2``'s ``k``)
+        self.index_fields: list[str] = []
         self.functions: dict[str, str] = {}
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
@@ -681,7 +707,7 @@ class _Generator:
 
     def layout(self) -> Layout:
         return Layout(self.slots, self.static, self.finite_checks, self.record_columns,
-                      self.record_width)
+                      self.record_width, self.index_fields)
 
     def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
         """The scalar table ``S``, every array ``A<k>`` and the Threshold values of a graph
@@ -769,7 +795,18 @@ class _Generator:
                 raise NotCompilable(f"name '{n}' is not compiled")
             return names[n]
 
-        return to_source(vp.expr, rename, self.function, self.literal)
+        where = vp.expr.where
+
+        def index(value: str, indices: list[str]) -> str:
+            k = len(self.index_fields)
+            self.index_fields.append(where)
+            if len(indices) <= 2:
+                return f"_ix{len(indices)}({value}, {', '.join(indices)}, {k}, q_c2, err)"
+            checked = [f"_ck({i}, {value}.shape[{axis}], {k}, {axis}, q_c2, err)"
+                       for axis, i in enumerate(indices)]
+            return f"{value}[{', '.join(checked)}]"
+
+        return to_source(vp.expr, rename, self.function, self.literal, index)
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
              tag: str, slot: Slot | None = None) -> str:
@@ -1154,8 +1191,9 @@ class _Generator:
         out = [f"{ind}q_c0 = 1", f"{ind}q_c1 += 1"]
         for members in sets:
             for m in members:
+                indexed = len(self.index_fields)
                 out += self.node_body(self.cg.node_ids[m], ind)
-                if self.cg.check_finite:
+                if self.cg.check_finite or len(self.index_fields) > indexed:
                     out.append(f"{ind}if err[0] != 0:")
                     out += self.write_back(ind + "    ")
                     out.append(f"{ind}    return")
@@ -1171,8 +1209,9 @@ class _Generator:
         """One update run by graph-scheduler's algorithm, written out by
         :class:`~mdf_engine.schedulers.codegen.SchedulerSource` with every node's body."""
         def body(m: int, ind: str) -> list[str]:
+            indexed = len(self.index_fields)
             out = self.node_body(self.cg.node_ids[m], ind)
-            if self.cg.check_finite:
+            if self.cg.check_finite or len(self.index_fields) > indexed:
                 out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "),
                         f"{ind}    return"]
             return out
@@ -1189,7 +1228,7 @@ class _Generator:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.compiler import _jit, _python_kernel, _scalar, _where",
+            "from mdf_engine.compiler import _ck, _ix1, _ix2, _jit, _python_kernel, _scalar, _where",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -1291,7 +1330,7 @@ class _Generator:
                  f"{ind2}thr = thr0.copy()",
                  f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
                  f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
-                 f"{ind2}err = np.zeros(4, dtype=np.int64)",
+                 f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
                  f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
                  f"{', '.join(arrays + [''])}"
                  f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
@@ -1393,8 +1432,88 @@ def _make_helpers():
             return where_scalar_mask
         return lambda m, a, b: np.where(m, a, b)
 
+    def _ix1(x, i, k, step, err):  # pragma: no cover
+        return x[i]
+
+    def _ix2(x, i, j, k, step, err):  # pragma: no cover
+        return x[i, j]
+
+    def _out_of_bounds(err, k, axis, i, n, step):  # pragma: no cover
+        pass
+
+    @overload(_out_of_bounds)
+    def _oob_ov(err, k, axis, i, n, step):
+        def oob(err, k, axis, i, n, step):
+            # the first failure is reported; the node's code goes on with element 0 and the
+            # loop returns after the node (a size-0 axis has no element 0: raise)
+            if err[0] == 0:
+                err[0] = -3
+                err[1] = k
+                err[2] = step
+                err[3] = i
+                err[4] = n
+                err[5] = axis
+            if n == 0:
+                raise IndexError(k, axis, i, n, step)
+        return oob
+
+    def _ck(i, n, k, axis, step, err):  # pragma: no cover
+        return i
+
+    @overload(_ck)
+    def _ck_ov(i, n, k, axis, step, err):
+        if isinstance(i, types.Integer):
+            def ck(i, n, k, axis, step, err):
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, axis, i, n, step)
+                    return 0
+                return i
+            return ck
+        return None
+
+    @overload(_ix1)
+    def _ix1_ov(x, i, k, step, err):
+        if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
+            def ix1(x, i, k, step, err):
+                n = x.shape[0]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0]
+                return x[i]
+            return ix1
+        return None
+
+    @overload(_ix2)
+    def _ix2_ov(x, i, j, k, step, err):
+        if isinstance(x, types.Array) and x.ndim >= 2 and isinstance(i, types.Integer) \
+                and isinstance(j, types.Integer):
+            def ix2(x, i, j, k, step, err):
+                n, m = x.shape[0], x.shape[1]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0, 0]
+                if j < -m or j >= m:
+                    _out_of_bounds(err, k, 1, j, m, step)
+                    return x[0, 0]
+                return x[i, j]
+            return ix2
+        return None
+
     del njit
-    return _scalar, _where
+    return _scalar, _where, _ix1, _ix2, _ck
 
 
-_scalar, _where = _make_helpers()
+_scalar, _where, _ix1, _ix2, _ck = _make_helpers()
+
+
+def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:
+    """The MDFError for a bounds check of generated code (``_ix1``/``_ix2``), in the words
+    numpy uses on the interpreted backend, naming the field and the step; None for any other
+    IndexError."""
+    args = e.args
+    if len(args) != 5 or not all(isinstance(a, int) for a in args) \
+            or not 0 <= args[0] < len(fields):
+        return None
+    k, axis, i, n, step = args
+    return MDFError(f"{prefix}evaluation failed: IndexError: index {i} is out of bounds for "
+                    f"axis {axis} with size {n} (at step {step})", fields[k])

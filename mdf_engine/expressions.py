@@ -474,14 +474,15 @@ class _ClosureBuilder:
 
 
 def to_source(expr: Expr, rename: Callable[[str], str], call: Callable[[str], str],
-              const: Callable[[Any], str]) -> str:
+              const: Callable[[Any], str], index: Callable[[str, list[str]], str]) -> str:
     """Python source of ``expr`` for Numba that holds no text of the expression: variables
     renamed by ``rename``, calls of registered functions by ``call``, literals (numbers,
     strings) by ``const`` (the name of a constant-table entry); math/numpy calls as
     ``np.<f>`` from the whitelist, keyword names from :data:`SOURCE_KEYWORDS`. Division keeps
     Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
-    inf/nan as in the interpreter, at the speed of a plain division)."""
-    return _Emitter(rename, call, const).emit(expr.tree.body)
+    inf/nan as in the interpreter, at the speed of a plain division). A subscript by
+    indices (not slices) is ``index(value, indices)``: code that checks the bounds."""
+    return _Emitter(rename, call, const, index).emit(expr.tree.body)
 
 
 #: Keyword arguments a call may pass in compiled code (others are not compiled); the source
@@ -497,10 +498,12 @@ def _negative_int_literal(node: ast.AST) -> bool:
 
 class _Emitter:
     def __init__(self, rename: Callable[[str], str], call: Callable[[str], str],
-                 const: Callable[[Any], str]):
+                 const: Callable[[Any], str],
+                 index: Callable[[str, list[str]], str] | None = None):
         self.rename = rename
         self.call = call
         self.const = const
+        self.index = index
 
     def emit(self, node: ast.AST) -> str:
         return getattr(self, "_" + type(node).__name__)(node)
@@ -545,7 +548,14 @@ class _Emitter:
         return f"({self.emit(node.body)} if {self.emit(node.test)} else {self.emit(node.orelse)})"
 
     def _Subscript(self, node):
-        return f"{self.emit(node.value)}[{self.emit(node.slice)}]"
+        value, sl = self.emit(node.value), node.slice
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        slices = [isinstance(p, ast.Slice) for p in parts]
+        if all(slices):  # slicing clamps to the bounds, as numpy does
+            return f"{value}[{self.emit(sl)}]"
+        if any(slices) or self.index is None:
+            raise NotCompilable("an index mixed with slices is not bounds-checked")
+        return self.index(value, [self.emit(p) for p in parts])
 
     def _Slice(self, node):
         lo = self.emit(node.lower) if node.lower else ""
