@@ -47,7 +47,8 @@ log = logging.getLogger("mdf_engine")
 MAX_WARMUP_STEPS = 20
 MAX_PASSES_PER_UPDATE = 10_000_000
 #: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
-#: never ended; -3: an index out of bounds, with field, step, index, size and axis in
+#: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, with field and step in ``err[1:3]``;
+#: -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
 #: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
@@ -289,7 +290,7 @@ class CompiledGraph:
             else:
                 self._jit_node_functions(initializer)
         except NotCompilable as e:
-            self._give_up(str(e))
+            self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
         except MDFError:
             raise
         except Exception as e:  # numba typing/lowering errors
@@ -316,7 +317,7 @@ class CompiledGraph:
                 inc = None if (warm.evaluations == 0 or dt is None) else dt
                 warm.evaluate(time_increment=inc, initializer=initializer)
         except MDFError as e:
-            raise NotCompilable(f"the warm-up run stopped: {e}") from None
+            raise WarmupStopped(f"the warm-up run stopped: {e}") from None
         if len(warm.ever_ran) < len(self.node_ids):
             never = [n for n in self.node_ids if n not in warm.ever_ran]
             raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
@@ -397,11 +398,15 @@ class CompiledGraph:
             raise MDFError("the compiled backend needs the same initializer keys on every step "
                            "(use backend='interpreted' to change them)")
 
-    def _give_up(self, reason: str) -> None:
+    def _give_up(self, reason: str, quiet: bool = False) -> None:
+        """Run on the interpreted backend from now on, with a log line saying why (an info
+        line when the model itself failed in the warm-up: the run reports that error when it
+        reaches it, and one error is one line)."""
         self.fallback_reason = reason
         self._state = None
         self._nodes = None
-        log.warning("compiled backend: %s; running on the interpreted backend", reason)
+        (log.info if quiet else log.warning)(
+            "compiled backend: %s; running on the interpreted backend", reason)
 
     def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
                       first_without_dt: bool) -> None:
@@ -446,6 +451,14 @@ class CompiledGraph:
     def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a compiled run's ``err`` row reports (see :data:`ERR_WIDTH`),
         if any."""
+        if err[0] == -5:
+            k, step = int(err[1]), int(err[2])
+            raise MDFError(f"{prefix}integer overflow: a result beyond 64-bit integers at step "
+                           f"{step}", self._layout.index_fields[k])
+        if err[0] == -4:
+            k, step = int(err[1]), int(err[2])
+            raise MDFError(f"{prefix}int() of a value beyond 64-bit integers (or NaN) at step "
+                           f"{step}", self._layout.index_fields[k])
         if err[0] == -3:
             k, step, i, n, axis = (int(x) for x in err[1:6])
             raise index_error(IndexError(k, axis, i, n, step), self._layout.index_fields,
@@ -502,7 +515,7 @@ class CompiledGraph:
         self.call_jitted(self._batch_fn, steps, 0.0 if dt is None else float(dt), dt is not None,
                        first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
                        *inits)
-        for failed in (err[:, 0] == -3, err[:, 0] == -2, err[:, 0] > 0):
+        for failed in (err[:, 0] == -5, err[:, 0] == -4, err[:, 0] == -3, err[:, 0] == -2, err[:, 0] > 0):
             bad = np.nonzero(failed)[0]
             if bad.size:
                 self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
@@ -806,7 +819,14 @@ class _Generator:
                        for axis, i in enumerate(indices)]
             return f"{value}[{', '.join(checked)}]"
 
-        return to_source(vp.expr, rename, self.function, self.literal, index)
+        def checked(helper: str, operands: list[str]) -> str:
+            if helper in ("_floordiv", "_mod", "_ipow"):  # no error: numpy's float64 answers
+                return f"{helper}({', '.join(operands)})"
+            k = len(self.index_fields)
+            self.index_fields.append(where)
+            return f"{helper}({', '.join(operands)}, {k}, q_c2, err)"
+
+        return to_source(vp.expr, rename, self.function, self.literal, index, checked)
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
              tag: str, slot: Slot | None = None) -> str:
@@ -1228,7 +1248,7 @@ class _Generator:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.compiler import _ck, _ix1, _ix2, _jit, _python_kernel, _scalar, _where",
+            "from mdf_engine.compiler import _ck, _floordiv, _iadd, _imul, _int, _ipow, _isub, _ix1, _ix2, _jit, _mod, _python_kernel, _scalar, _where",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -1366,6 +1386,11 @@ def _schema(name: str, since: int, namespace: str):
     raise NotCompilable(f"function '{name}' (since {since}) is not registered")
 
 
+class WarmupStopped(NotCompilable):
+    """The interpreted warm-up of a graph raised an MDFError (the run itself may stop before
+    the step that failed, so the graph runs interpreted)."""
+
+
 class PythonCallFailed(MDFError):
     """A function called through Python from the compiled loop failed there, or returned
     another kind of value than in the warm-up."""
@@ -1471,6 +1496,154 @@ def _make_helpers():
             return ck
         return None
 
+    def _int(x, k, step, err):  # pragma: no cover
+        return int(x)
+
+    def _floordiv(a, b):  # pragma: no cover
+        return a // b
+
+    def _mod(a, b):  # pragma: no cover
+        return a % b
+
+    @overload(_int)
+    def _int_ov(x, k, step, err):
+        if isinstance(x, types.Integer):
+            return lambda x, k, step, err: np.int64(x)
+        if isinstance(x, (types.Float, types.Boolean)):
+            def to_int(x, k, step, err):
+                v = float(x)
+                # int() of NaN, inf or a value beyond int64 is an error on both backends
+                if not (v >= -9.223372036854775808e18 and v < 9.223372036854775808e18):
+                    if err[0] == 0:
+                        err[0] = -4
+                        err[1] = k
+                        err[2] = step
+                    return np.int64(0)
+                return np.int64(v)
+            return to_int
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return lambda x, k, step, err: _int(x[()], k, step, err)
+        return None
+
+    _I64_MAX = np.int64(2**63 - 1)
+    _I64_MIN = np.int64(-(2**63))
+
+    def _int_pair(a, b):
+        return isinstance(a, types.Integer) and isinstance(b, types.Integer)
+
+    def _overflow(err, k, step):  # pragma: no cover
+        pass
+
+    @overload(_overflow)
+    def _overflow_ov(err, k, step):
+        def overflow(err, k, step):
+            if err[0] == 0:
+                err[0] = -5
+                err[1] = k
+                err[2] = step
+        return overflow
+
+    def _iadd(a, b, k, step, err):  # pragma: no cover
+        return a + b
+
+    def _isub(a, b, k, step, err):  # pragma: no cover
+        return a - b
+
+    def _imul(a, b, k, step, err):  # pragma: no cover
+        return a * b
+
+    def _ipow(a, b):  # pragma: no cover
+        return a ** b
+
+    @overload(_ipow)
+    def _ipow_ov(a, b):
+        if not _int_pair(a, b):
+            return lambda a, b: a ** b
+
+        def ipow(a, b):
+            # as the interpreted backend: exact while the result fits in 62 bits, else
+            # float64 (a float64 either way here)
+            x, y = np.int64(a), np.int64(b)
+            if y < 0:
+                return np.float64(x) ** np.float64(y)
+            ax = -x if x < 0 else x
+            bits, t = 0, ax
+            while t > 0:
+                bits += 1
+                t >>= 1
+            if ax <= 1 or y * bits <= 62:
+                return np.float64(x ** y)
+            return np.float64(x) ** np.float64(y)
+        return ipow
+
+    # the checks below compute nothing that overflows (Numba's wrapped integer results do
+    # not support checking after the fact)
+    @overload(_iadd)
+    def _iadd_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a + b
+
+        def iadd(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x + y
+        return iadd
+
+    @overload(_isub)
+    def _isub_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a - b
+
+        def isub(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x - y
+        return isub
+
+    @overload(_imul)
+    def _imul_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a * b
+
+        def imul(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if x == 0 or y == 0:
+                return np.int64(0)
+            one = np.uint64(1)
+            ux = np.uint64(-(x + 1)) + one if x < 0 else np.uint64(x)
+            uy = np.uint64(-(y + 1)) + one if y < 0 else np.uint64(y)
+            limit = np.uint64(_I64_MAX) + (one if (x < 0) != (y < 0) else np.uint64(0))
+            if ux > limit // uy:
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x * y
+        return imul
+
+    @overload(_floordiv)
+    def _floordiv_ov(a, b):
+        if _int_pair(a, b):
+            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
+            def int_floordiv(a, b):
+                if b == 0:
+                    return np.floor_divide(np.float64(a), np.float64(b))
+                return np.float64(a // b)
+            return int_floordiv
+        return lambda a, b: a // b
+
+    @overload(_mod)
+    def _mod_ov(a, b):
+        if _int_pair(a, b):
+            def int_mod(a, b):
+                if b == 0:
+                    return np.float64(np.nan)
+                return np.float64(a % b)
+            return int_mod
+        return lambda a, b: a % b
+
     @overload(_ix1)
     def _ix1_ov(x, i, k, step, err):
         if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
@@ -1500,10 +1673,11 @@ def _make_helpers():
         return None
 
     del njit
-    return _scalar, _where, _ix1, _ix2, _ck
+    return _scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow
 
 
-_scalar, _where, _ix1, _ix2, _ck = _make_helpers()
+(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul,
+ _ipow) = _make_helpers()
 
 
 def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:
