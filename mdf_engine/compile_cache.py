@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,8 @@ import numpy as np
 from .model import element_to_dict
 from .plan import GraphPlan
 
-FORMAT = 1
+FORMAT = 2  # 2: generated modules read their constants from a table
+_MODULE_NAME = re.compile(r"mdf_model_[0-9a-f]{24}\.py")
 
 
 def _plain(value: Any) -> Any:
@@ -112,7 +114,10 @@ def load(folder: Path, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]
             return None
         if files_digest(record["kernel_files"]) != record["kernel_digest"]:
             return None
-        if not (folder / record["module"]).is_file():
+        module = record["module"]
+        # a module name of the engine's own form, in the cache folder, beside its constants
+        if not isinstance(module, str) or not _MODULE_NAME.fullmatch(module) or not (
+                folder / module).is_file() or not (folder / module).with_suffix(".npz").is_file():
             return None
         with np.load(npz_path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

@@ -18,6 +18,7 @@ line says why: results never change silently.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -37,6 +38,7 @@ from .compile_cache import load as cache_load
 from .compile_cache import save as cache_save
 from .errors import MDFError, NotCompilable
 from .expressions import to_element_source, to_source
+from .generated_source import ConstantTable, check_source
 from .plan import CallPlan, GraphPlan, ParameterPlan, ValuePlan
 from .registry import REGISTRY
 
@@ -44,6 +46,11 @@ log = logging.getLogger("mdf_engine")
 
 MAX_WARMUP_STEPS = 20
 MAX_PASSES_PER_UPDATE = 10_000_000
+#: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
+#: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, with field and step in ``err[1:3]``;
+#: -3: an index out of bounds, with field, step, index, size and axis in
+#: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
+ERR_WIDTH = 8
 #: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
 MAX_SCHEDULE_LOG = 4_000_000
 #: A number literal as generated code writes one (a name standing for a fixed value)
@@ -92,20 +99,22 @@ class Layout:
     #: (node, name, first column, shape) of each value ``run_batch`` records
     record_columns: list[tuple[str, str, int, tuple[int, ...]]]
     record_width: int
+    #: the field of each bounds-checked subscript of the generated code
+    index_fields: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"slots": [[n, k, s.kind, s.index, list(s.shape)]
                           for (n, k), s in self.slots.items()],
                 "static": self.static, "finite_checks": self.finite_checks,
                 "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
-                "record_width": self.record_width}
+                "record_width": self.record_width, "index_fields": self.index_fields}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
         return cls({(n, k): Slot(kind, int(i), tuple(sh)) for n, k, kind, i, sh in d["slots"]},
                    d["static"], [tuple(x) for x in d["finite_checks"]],
                    [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
-                   int(d["record_width"]))
+                   int(d["record_width"]), [str(f) for f in d.get("index_fields", [])])
 
 
 class CompiledGraph:
@@ -281,7 +290,7 @@ class CompiledGraph:
             else:
                 self._jit_node_functions(initializer)
         except NotCompilable as e:
-            self._give_up(str(e))
+            self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
         except MDFError:
             raise
         except Exception as e:  # numba typing/lowering errors
@@ -308,14 +317,14 @@ class CompiledGraph:
                 inc = None if (warm.evaluations == 0 or dt is None) else dt
                 warm.evaluate(time_increment=inc, initializer=initializer)
         except MDFError as e:
-            raise NotCompilable(f"the warm-up run stopped: {e}") from None
+            raise WarmupStopped(f"the warm-up run stopped: {e}") from None
         if len(warm.ever_ran) < len(self.node_ids):
             never = [n for n in self.node_ids if n not in warm.ever_ran]
             raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
                                 "warm-up steps")
         gen = _Generator(self, warm, initializer)
         source = gen.source()
-        module = _load_generated(source)
+        module = _load_generated(source, gen.constants)
         layout = gen.layout()
         arrays = gen.cold_arrays(InterpretedGraph(self.plan))
         python_calls = sorted({k[0] for k in gen.python_functions})
@@ -378,7 +387,7 @@ class CompiledGraph:
         """Compile (or load) every node function now, on a copy of the state, so that a
         typing error falls back before the run starts."""
         st = self.cold_state()
-        err = np.zeros(4, dtype=np.int64)
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
         for fn in self._nodes.node_fns:
             fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
         self._nodes.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
@@ -389,11 +398,15 @@ class CompiledGraph:
             raise MDFError("the compiled backend needs the same initializer keys on every step "
                            "(use backend='interpreted' to change them)")
 
-    def _give_up(self, reason: str) -> None:
+    def _give_up(self, reason: str, quiet: bool = False) -> None:
+        """Run on the interpreted backend from now on, with a log line saying why (an info
+        line when the model itself failed in the warm-up: the run reports that error when it
+        reaches it, and one error is one line)."""
         self.fallback_reason = reason
         self._state = None
         self._nodes = None
-        log.warning("compiled backend: %s; running on the interpreted backend", reason)
+        (log.info if quiet else log.warning)(
+            "compiled backend: %s; running on the interpreted backend", reason)
 
     def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
                       first_without_dt: bool) -> None:
@@ -408,10 +421,10 @@ class CompiledGraph:
         logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
         logpos = np.zeros(2, dtype=np.int64)
         logpos[1] = 1 if record and not static else 0
-        err = np.zeros(4, dtype=np.int64)
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logpos[1] == 1 else self._quiet_fn
-        fn(n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
+        self.call_jitted(fn, n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
@@ -422,9 +435,34 @@ class CompiledGraph:
             self._collect_log(logbuf, int(logpos[0]))
         self._raise_error(err)
 
+    def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call generated code; a failed bounds check is an MDFError naming the field."""
+        try:
+            return fn(*args)
+        except (IndexError, SystemError) as e:
+            # (a parallel batch reports an exception of its threads as a SystemError)
+            cause = e if isinstance(e, IndexError) else e.__cause__
+            mapped = index_error(cause, self._layout.index_fields) \
+                if isinstance(cause, IndexError) else None
+            if mapped is None:
+                raise
+            raise mapped from None
+
     def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
-        """Raise the MDFError a compiled run's ``err`` row reports (-2: an update that never
-        ended; > 0: a NaN/inf under check_finite), if any."""
+        """Raise the MDFError a compiled run's ``err`` row reports (see :data:`ERR_WIDTH`),
+        if any."""
+        if err[0] == -5:
+            k, step = int(err[1]), int(err[2])
+            raise MDFError(f"{prefix}integer overflow: a result beyond 64-bit integers at step "
+                           f"{step}", self._layout.index_fields[k])
+        if err[0] == -4:
+            k, step = int(err[1]), int(err[2])
+            raise MDFError(f"{prefix}int() of a value beyond 64-bit integers (or NaN) at step "
+                           f"{step}", self._layout.index_fields[k])
+        if err[0] == -3:
+            k, step, i, n, axis = (int(x) for x in err[1:6])
+            raise index_error(IndexError(k, axis, i, n, step), self._layout.index_fields,
+                              prefix)
         if err[0] == -2:
             raise MDFError(f"{prefix}no termination after "
                            f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
@@ -472,12 +510,12 @@ class CompiledGraph:
         cold = self._cold
         width = self._layout.record_width
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
-        err = np.zeros((values.shape[0], 4), dtype=np.int64)
+        err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)
-        self._batch_fn(steps, 0.0 if dt is None else float(dt), dt is not None,
+        self.call_jitted(self._batch_fn, steps, 0.0 if dt is None else float(dt), dt is not None,
                        first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
                        *inits)
-        for failed in (err[:, 0] == -2, err[:, 0] > 0):
+        for failed in (err[:, 0] == -5, err[:, 0] == -4, err[:, 0] == -3, err[:, 0] == -2, err[:, 0] > 0):
             bad = np.nonzero(failed)[0]
             if bad.size:
                 self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
@@ -529,13 +567,18 @@ def _initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
 _LOADED: dict[str, Any] = {}
 
 
-def _load_generated(source: str):
+def _load_generated(source: str, table: ConstantTable):
+    """Write a generated module and its constant table (unless there already) and import it."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:24]
     folder = cache_dir()
     path = folder / f"mdf_model_{digest}.py"
     if not path.exists():
+        # the table first: a module file is only ever seen next to its table
+        tmp = folder / f".tmp_{digest}_{os.getpid()}.npz"
+        table.save(tmp)
+        os.replace(tmp, path.with_suffix(".npz"))
         tmp = folder / f".tmp_{digest}_{os.getpid()}.py"
-        tmp.write_text(source)
+        tmp.write_text(source, encoding="utf-8")
         os.replace(tmp, path)
     return _import_generated(path)
 
@@ -570,7 +613,10 @@ class _Generator:
         self.scalars: list[float] = []
         self.arrays: list[np.ndarray] = []
         self.globals: list[str] = []
-        self.consts: dict[int, str] = {}
+        #: every model number, string and array the source names (``c<k>``)
+        self.constants = ConstantTable()
+        #: the field of each bounds-checked subscript (``_ix1``/``_ix2``'s ``k``)
+        self.index_fields: list[str] = []
         self.functions: dict[str, str] = {}
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
@@ -581,7 +627,8 @@ class _Generator:
         self.node_by_node: str | None = None
         try:
             table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
-            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids))
+            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids),
+                                         self.constants.number)
         except NotCompilable as e:
             self.node_by_node = str(e)
             table, roots, term, queue = None, None, None, None
@@ -673,7 +720,7 @@ class _Generator:
 
     def layout(self) -> Layout:
         return Layout(self.slots, self.static, self.finite_checks, self.record_columns,
-                      self.record_width)
+                      self.record_width, self.index_fields)
 
     def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
         """The scalar table ``S``, every array ``A<k>`` and the Threshold values of a graph
@@ -708,29 +755,39 @@ class _Generator:
 
     # -- source ---------------------------------------------------------------------------
     def const(self, value: Any) -> str:
+        """The name of a model value in the constant table (numbers as float64): generated
+        source never holds model text (see :mod:`mdf_engine.generated_source`)."""
         if value is None:  # an attribute left at its default "not given"
             return "None"
         if isinstance(value, (bool, np.bool_)):
             return "True" if value else "False"
         if isinstance(value, (int, float, np.integer, np.floating)):
-            v = float(value)
-            return repr(v) if np.isfinite(v) else f"np.float64({repr(str(v))})"
+            return self.constants.number(float(value))
         if isinstance(value, str):
-            return repr(value)
+            return self.constants.text(value)
         if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             if value.ndim == 0:
                 return self.const(value.item())
-            key = id(value)
-            if key not in self.consts:
-                name = f"K{len(self.consts)}"
-                self.globals.append(f"{name} = np.array({value.astype(float).tolist()!r}, "
-                                    "dtype=np.float64)")
-                self.consts[key] = name
-            return self.consts[key]
+            return self.constants.array(value)
         if isinstance(value, (list, tuple)) and all(
                 isinstance(x, (int, float)) for x in value):
-            return f"np.array({[float(x) for x in value]!r})"
+            return self.constants.array(np.array([float(x) for x in value]))
         raise NotCompilable(f"constant of type {type(value).__name__}")
+
+    def literal(self, value: Any) -> str:
+        """The name of an expression's literal (ints stay ints, for indexing)."""
+        if value is None:
+            return "None"
+        if isinstance(value, str):
+            return self.constants.text(value)
+        return self.constants.number(value)
+
+    def _kernel_global(self, var: str, helper: str, sch: Any, extra: str = "") -> None:
+        """``var = helper(name, since, namespace[, extra])`` with the registry's strings from
+        the constant table."""
+        args = [self.constants.text(sch.name), self.constants.number(int(sch.since)),
+                self.constants.text(sch.namespace)]
+        self.globals.append(f"{var} = {helper}({', '.join(args)}{extra})")
 
     def function(self, name: str) -> str:
         if name not in self.functions:
@@ -739,7 +796,7 @@ class _Generator:
                 raise NotCompilable(f"function '{name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
             self.functions[name] = var
-            self.globals.append(f"{var} = _jit({name!r}, {sch.since}, {sch.namespace!r})")
+            self._kernel_global(var, "_jit", sch)
         return self.functions[name]
 
     def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
@@ -751,7 +808,25 @@ class _Generator:
                 raise NotCompilable(f"name '{n}' is not compiled")
             return names[n]
 
-        return to_source(vp.expr, rename, lambda f: self.function(f))
+        where = vp.expr.where
+
+        def index(value: str, indices: list[str]) -> str:
+            k = len(self.index_fields)
+            self.index_fields.append(where)
+            if len(indices) <= 2:
+                return f"_ix{len(indices)}({value}, {', '.join(indices)}, {k}, q_c2, err)"
+            checked = [f"_ck({i}, {value}.shape[{axis}], {k}, {axis}, q_c2, err)"
+                       for axis, i in enumerate(indices)]
+            return f"{value}[{', '.join(checked)}]"
+
+        def checked(helper: str, operands: list[str]) -> str:
+            if helper in ("_floordiv", "_mod", "_ipow"):  # no error: numpy's float64 answers
+                return f"{helper}({', '.join(operands)})"
+            k = len(self.index_fields)
+            self.index_fields.append(where)
+            return f"{helper}({', '.join(operands)}, {k}, q_c2, err)"
+
+        return to_source(vp.expr, rename, self.function, self.literal, index, checked)
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
              tag: str, slot: Slot | None = None) -> str:
@@ -790,8 +865,9 @@ class _Generator:
         if key not in self.python_functions:
             var = f"PY{len(self.python_functions)}"
             self.python_functions[key] = var
-            self.globals.append(f"{var} = _python_kernel({sch.name!r}, {sch.since}, "
-                                f"{sch.namespace!r}, {shape!r})")
+            shape_src = "None" if shape is None else \
+                "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+            self._kernel_global(var, "_python_kernel", sch, f", {shape_src}")
             self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
         var = self.python_functions[key]
         if shape is None:
@@ -808,7 +884,7 @@ class _Generator:
         if key not in self.functions:  # (call() sends functions without a kernel elsewhere)
             var = f"F{len(self.functions)}"
             self.functions[key] = var
-            self.globals.append(f"{var} = _jit({sch.name!r}, {sch.since}, {sch.namespace!r})")
+            self._kernel_global(var, "_jit", sch)
         return self.functions[key]
 
     @functools.cached_property
@@ -846,7 +922,7 @@ class _Generator:
             if c.ndim == 0:
                 return self.const(c.item())
             return f"{self.const(c)}[i_]" if c.shape == shape else None
-        return to_element_source(vp.expr, self.element(names, shape))
+        return to_element_source(vp.expr, self.element(names, shape), self.literal)
 
     def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
                      ind: str) -> list[str]:
@@ -924,7 +1000,7 @@ class _Generator:
     def node_body(self, nid: str, ind: str) -> list[str]:
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
-        out = [f"{ind}# node {nid}"]
+        out = [f"{ind}# node {i}"]
         for ep in self.plan.incoming[nid]:
             s = self.node_index[ep.sender]
             src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
@@ -945,9 +1021,9 @@ class _Generator:
             names[pp.id] = self.slots[(nid, pp.id)].var
         for pp in np_.parameters:
             out += self.first_value(nid, pp, names, ind)
-        for fid, cp in np_.functions:
+        for k, (fid, cp) in enumerate(np_.functions):
             slot = self.slots[(nid, fid)]
-            expr = self.call(cp, names, out, ind, f"{i}_{fid}", slot)
+            expr = self.call(cp, names, out, ind, f"{i}_{k}", slot)
             out.append(self.assign(slot, expr, ind))
             names[fid] = slot.var
         for pp in np_.parameters:
@@ -1022,7 +1098,8 @@ class _Generator:
                   ind: str) -> list[str]:
         slot = self.slots[(nid, pp.id)]
         out: list[str] = []
-        tmp = f"p_{i}_{self.plan.nodes[nid].parameters.index(pp)}"
+        node = self.plan.nodes[nid]
+        tmp = f"p_{i}_{node.parameters.index(pp)}"
         swept = self.swept.get((nid, pp.id))
         unset = self.slots[(nid, "unset:" + pp.id)].var
         if swept is None and pp.value is not None and pp.value.expr is None \
@@ -1041,7 +1118,8 @@ class _Generator:
         elif pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
-            expr = self.call(pp.call, names, out, ind, f"{i}_{pp.id}", slot)
+            expr = self.call(pp.call, names, out, ind,
+                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot)
             out.append(f"{ind}{tmp} = {expr}")
         elif pp.derivative is not None:
             if pp.initial is None:
@@ -1133,8 +1211,9 @@ class _Generator:
         out = [f"{ind}q_c0 = 1", f"{ind}q_c1 += 1"]
         for members in sets:
             for m in members:
+                indexed = len(self.index_fields)
                 out += self.node_body(self.cg.node_ids[m], ind)
-                if self.cg.check_finite:
+                if self.cg.check_finite or len(self.index_fields) > indexed:
                     out.append(f"{ind}if err[0] != 0:")
                     out += self.write_back(ind + "    ")
                     out.append(f"{ind}    return")
@@ -1150,8 +1229,9 @@ class _Generator:
         """One update run by graph-scheduler's algorithm, written out by
         :class:`~mdf_engine.schedulers.codegen.SchedulerSource` with every node's body."""
         def body(m: int, ind: str) -> list[str]:
+            indexed = len(self.index_fields)
             out = self.node_body(self.cg.node_ids[m], ind)
-            if self.cg.check_finite:
+            if self.cg.check_finite or len(self.index_fields) > indexed:
                 out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "),
                         f"{ind}    return"]
             return out
@@ -1168,7 +1248,7 @@ class _Generator:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.compiler import _jit, _python_kernel, _scalar, _where",
+            "from mdf_engine.compiler import _ck, _floordiv, _iadd, _imul, _int, _ipow, _isub, _ix1, _ix2, _jit, _mod, _python_kernel, _scalar, _where",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -1176,14 +1256,25 @@ class _Generator:
         header.insert(1, f"# kernels: {self.kernel_digest()}")
         if self.node_by_node is not None:
             functions = self.node_functions_source()
-            return "\n".join(header + self.globals + functions + [""])
+            return self._finish(header, functions)
         run = ["", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
                *body, ""]
         # without the time-step log (long runs, sweeps): the same code with the log switched
         # off where Numba can see it; compiled only when first called
         quiet = [ln.replace("q_log = logpos[1] == 1", "q_log = False")
                  .replace("def run(", "def run_quiet(") for ln in run]
-        return "\n".join(header + self.globals + run + quiet + self.batch_source(init_args))
+        return self._finish(header, run + quiet + self.batch_source(init_args))
+
+    def _finish(self, header: list[str], functions: list[str]) -> str:
+        """The module: header, the constant table's names, kernel globals, ``functions``;
+        checked to hold nothing but what the engine makes."""
+        # the table's digest is part of the source: a module file (named by the source's
+        # hash) and Numba's cache of it belong to one table
+        lines = [*header[:2], f"# constants: {self.constants.digest()}", *header[2:],
+                 *self.constants.header(), *self.globals, *functions, ""]
+        source = "\n".join(lines)
+        check_source(source)
+        return source
 
     def node_functions_source(self) -> list[str]:
         """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
@@ -1259,7 +1350,7 @@ class _Generator:
                  f"{ind2}thr = thr0.copy()",
                  f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
                  f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
-                 f"{ind2}err = np.zeros(4, dtype=np.int64)",
+                 f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
                  f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
                  f"{', '.join(arrays + [''])}"
                  f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
@@ -1293,6 +1384,11 @@ def _schema(name: str, since: int, namespace: str):
         if sch.since == since and sch.namespace == namespace:
             return sch
     raise NotCompilable(f"function '{name}' (since {since}) is not registered")
+
+
+class WarmupStopped(NotCompilable):
+    """The interpreted warm-up of a graph raised an MDFError (the run itself may stop before
+    the step that failed, so the graph runs interpreted)."""
 
 
 class PythonCallFailed(MDFError):
@@ -1361,8 +1457,237 @@ def _make_helpers():
             return where_scalar_mask
         return lambda m, a, b: np.where(m, a, b)
 
+    def _ix1(x, i, k, step, err):  # pragma: no cover
+        return x[i]
+
+    def _ix2(x, i, j, k, step, err):  # pragma: no cover
+        return x[i, j]
+
+    def _out_of_bounds(err, k, axis, i, n, step):  # pragma: no cover
+        pass
+
+    @overload(_out_of_bounds)
+    def _oob_ov(err, k, axis, i, n, step):
+        def oob(err, k, axis, i, n, step):
+            # the first failure is reported; the node's code goes on with element 0 and the
+            # loop returns after the node (a size-0 axis has no element 0: raise)
+            if err[0] == 0:
+                err[0] = -3
+                err[1] = k
+                err[2] = step
+                err[3] = i
+                err[4] = n
+                err[5] = axis
+            if n == 0:
+                raise IndexError(k, axis, i, n, step)
+        return oob
+
+    def _ck(i, n, k, axis, step, err):  # pragma: no cover
+        return i
+
+    @overload(_ck)
+    def _ck_ov(i, n, k, axis, step, err):
+        if isinstance(i, types.Integer):
+            def ck(i, n, k, axis, step, err):
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, axis, i, n, step)
+                    return 0
+                return i
+            return ck
+        return None
+
+    def _int(x, k, step, err):  # pragma: no cover
+        return int(x)
+
+    def _floordiv(a, b):  # pragma: no cover
+        return a // b
+
+    def _mod(a, b):  # pragma: no cover
+        return a % b
+
+    @overload(_int)
+    def _int_ov(x, k, step, err):
+        if isinstance(x, types.Integer):
+            return lambda x, k, step, err: np.int64(x)
+        if isinstance(x, (types.Float, types.Boolean)):
+            def to_int(x, k, step, err):
+                v = float(x)
+                # int() of NaN, inf or a value beyond int64 is an error on both backends
+                if not (v >= -9.223372036854775808e18 and v < 9.223372036854775808e18):
+                    if err[0] == 0:
+                        err[0] = -4
+                        err[1] = k
+                        err[2] = step
+                    return np.int64(0)
+                return np.int64(v)
+            return to_int
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return lambda x, k, step, err: _int(x[()], k, step, err)
+        return None
+
+    _I64_MAX = np.int64(2**63 - 1)
+    _I64_MIN = np.int64(-(2**63))
+
+    def _int_pair(a, b):
+        return isinstance(a, types.Integer) and isinstance(b, types.Integer)
+
+    def _overflow(err, k, step):  # pragma: no cover
+        pass
+
+    @overload(_overflow)
+    def _overflow_ov(err, k, step):
+        def overflow(err, k, step):
+            if err[0] == 0:
+                err[0] = -5
+                err[1] = k
+                err[2] = step
+        return overflow
+
+    def _iadd(a, b, k, step, err):  # pragma: no cover
+        return a + b
+
+    def _isub(a, b, k, step, err):  # pragma: no cover
+        return a - b
+
+    def _imul(a, b, k, step, err):  # pragma: no cover
+        return a * b
+
+    def _ipow(a, b):  # pragma: no cover
+        return a ** b
+
+    @overload(_ipow)
+    def _ipow_ov(a, b):
+        if not _int_pair(a, b):
+            return lambda a, b: a ** b
+
+        def ipow(a, b):
+            # as the interpreted backend: exact while the result fits in 62 bits, else
+            # float64 (a float64 either way here)
+            x, y = np.int64(a), np.int64(b)
+            if y < 0:
+                return np.float64(x) ** np.float64(y)
+            ax = -x if x < 0 else x
+            bits, t = 0, ax
+            while t > 0:
+                bits += 1
+                t >>= 1
+            if ax <= 1 or y * bits <= 62:
+                return np.float64(x ** y)
+            return np.float64(x) ** np.float64(y)
+        return ipow
+
+    # the checks below compute nothing that overflows (Numba's wrapped integer results do
+    # not support checking after the fact)
+    @overload(_iadd)
+    def _iadd_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a + b
+
+        def iadd(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x + y
+        return iadd
+
+    @overload(_isub)
+    def _isub_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a - b
+
+        def isub(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x - y
+        return isub
+
+    @overload(_imul)
+    def _imul_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a * b
+
+        def imul(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if x == 0 or y == 0:
+                return np.int64(0)
+            one = np.uint64(1)
+            ux = np.uint64(-(x + 1)) + one if x < 0 else np.uint64(x)
+            uy = np.uint64(-(y + 1)) + one if y < 0 else np.uint64(y)
+            limit = np.uint64(_I64_MAX) + (one if (x < 0) != (y < 0) else np.uint64(0))
+            if ux > limit // uy:
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x * y
+        return imul
+
+    @overload(_floordiv)
+    def _floordiv_ov(a, b):
+        if _int_pair(a, b):
+            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
+            def int_floordiv(a, b):
+                if b == 0:
+                    return np.floor_divide(np.float64(a), np.float64(b))
+                return np.float64(a // b)
+            return int_floordiv
+        return lambda a, b: a // b
+
+    @overload(_mod)
+    def _mod_ov(a, b):
+        if _int_pair(a, b):
+            def int_mod(a, b):
+                if b == 0:
+                    return np.float64(np.nan)
+                return np.float64(a % b)
+            return int_mod
+        return lambda a, b: a % b
+
+    @overload(_ix1)
+    def _ix1_ov(x, i, k, step, err):
+        if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
+            def ix1(x, i, k, step, err):
+                n = x.shape[0]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0]
+                return x[i]
+            return ix1
+        return None
+
+    @overload(_ix2)
+    def _ix2_ov(x, i, j, k, step, err):
+        if isinstance(x, types.Array) and x.ndim >= 2 and isinstance(i, types.Integer) \
+                and isinstance(j, types.Integer):
+            def ix2(x, i, j, k, step, err):
+                n, m = x.shape[0], x.shape[1]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0, 0]
+                if j < -m or j >= m:
+                    _out_of_bounds(err, k, 1, j, m, step)
+                    return x[0, 0]
+                return x[i, j]
+            return ix2
+        return None
+
     del njit
-    return _scalar, _where
+    return _scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow
 
 
-_scalar, _where = _make_helpers()
+(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul,
+ _ipow) = _make_helpers()
+
+
+def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:
+    """The MDFError for a bounds check of generated code (``_ix1``/``_ix2``), in the words
+    numpy uses on the interpreted backend, naming the field and the step; None for any other
+    IndexError."""
+    args = e.args
+    if len(args) != 5 or not all(isinstance(a, int) for a in args) \
+            or not 0 <= args[0] < len(fields):
+        return None
+    k, axis, i, n, step = args
+    return MDFError(f"{prefix}evaluation failed: IndexError: index {i} is out of bounds for "
+                    f"axis {axis} with size {n} (at step {step})", fields[k])

@@ -6,6 +6,35 @@ the field path inside the model (``graphs.g1.nodes.A.parameters.x.value``) and w
 
 from __future__ import annotations
 
+import logging
+import re
+
+#: Characters that would break a message into lines or drive a terminal (C0/C1 controls,
+#: DEL, line/paragraph separators, bidirectional overrides)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character written as an escape (``\\n``, ``\\x1b``): one
+    line, and nothing a terminal acts on."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                            str(text))
+
+
+class _OneLineRecords(logging.Filter):
+    """Log lines of the engine name model text (ids, reasons): each stays one line with no
+    terminal control sequences."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        clean = one_line(text)
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
+
+
+logging.getLogger("mdf_engine").addFilter(_OneLineRecords())
+
 
 class MDFError(ValueError):
     """A model, an argument or an input that mdf_engine cannot accept.
@@ -24,7 +53,9 @@ class MDFError(ValueError):
         if path:
             where.append(path)
         text = f"{': '.join(where)}: {message}" if where else message
-        super().__init__(text)
+        # model text (ids, expressions) may hold newlines or terminal escapes: the message
+        # stays one line
+        super().__init__(one_line(text))
 
 
 class UnsupportedOperatorError(MDFError, NotImplementedError):

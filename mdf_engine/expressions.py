@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import MDFError
+from .errors import MDFError, NotCompilable
 
 MAX_EXPRESSION_LENGTH = 20_000
 MAX_AST_NODES = 5_000
@@ -70,6 +70,8 @@ MODULES = {"math": (MATH_FUNCTIONS, MATH_CONSTANTS),
 #: Names that are always known to an expression (modules and whitelisted builtins).
 RESERVED_NAMES = set(MODULES) | set(BUILTIN_FUNCTIONS) | {"True", "False", "None"}
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
 #: Most elements an expression may create in one array, string or list (larger requests are
 #: refused with MDFError instead of exhausting memory).
 MAX_RESULT_ELEMENTS = 10**8
@@ -102,14 +104,22 @@ def _numpy_scalar(op: Callable[[Any, Any], Any], a: Any, b: Any) -> Any:
         return op(np.float64(a), np.float64(b))
 
 
+def _int64(value: Any) -> Any:
+    """``value``, refused when it is a Python int beyond 64 bits: integers are 64-bit on the
+    compiled backend, and both backends give the same answer (docs/semantics.md)."""
+    if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+        raise MDFError("integer overflow: a result beyond 64-bit integers")
+    return value
+
+
 def _add(a: Any, b: Any) -> Any:
     _check_broadcast(a, b)
-    return a + b
+    return _int64(a + b)
 
 
 def _sub(a: Any, b: Any) -> Any:
     _check_broadcast(a, b)
-    return a - b
+    return _int64(a - b)
 
 
 def _mul(a: Any, b: Any) -> Any:
@@ -117,7 +127,7 @@ def _mul(a: Any, b: Any) -> Any:
         if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
             _too_big(len(seq) * n, "the repeated sequence")
     _check_broadcast(a, b)
-    return a * b
+    return _int64(a * b)
 
 
 def _truediv(a: Any, b: Any) -> Any:
@@ -473,13 +483,27 @@ class _ClosureBuilder:
 # Source emission for the compiled backend
 
 
-def to_source(expr: Expr, rename: Callable[[str], str],
-              call: Callable[[str], str] | None = None) -> str:
-    """Python source of ``expr`` for Numba: variables renamed by ``rename``; math/numpy calls as
-    ``np.<f>``; calls of registered functions renamed by ``call``. Division keeps Python's
-    operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives inf/nan as in
-    the interpreter, at the speed of a plain division)."""
-    return _Emitter(rename, call or (lambda n: n)).emit(expr.tree.body)
+def to_source(expr: Expr, rename: Callable[[str], str], call: Callable[[str], str],
+              const: Callable[[Any], str], index: Callable[[str, list[str]], str],
+              checked: Callable[[str, list[str]], str] | None = None) -> str:
+    """Python source of ``expr`` for Numba that holds no text of the expression: variables
+    renamed by ``rename``, calls of registered functions by ``call``, literals (numbers,
+    strings) by ``const`` (the name of a constant-table entry); math/numpy calls as
+    ``np.<f>`` from the whitelist, keyword names from :data:`SOURCE_KEYWORDS`. Division keeps
+    Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
+    inf/nan as in the interpreter, at the speed of a plain division). A subscript by
+    indices (not slices) is ``index(value, indices)``: code that checks the bounds; ``int()``,
+    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``):
+    the semantics of docs/semantics.md, "One numeric semantics"."""
+    emitter = _Emitter(rename, call, const, index)
+    emitter.checked = checked
+    return emitter.emit(expr.tree.body)
+
+
+#: Keyword arguments a call may pass in compiled code (others are not compiled); the source
+#: holds the engine's copy of the name, never the expression's text.
+SOURCE_KEYWORDS = {k: k for k in "axis keepdims dtype shape fill_value reps axes ord num "
+                   "endpoint decimals ddof k a_min a_max".split()}
 
 
 def _negative_int_literal(node: ast.AST) -> bool:
@@ -487,16 +511,43 @@ def _negative_int_literal(node: ast.AST) -> bool:
             and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int)
 
 
+def _maybe_int(node: ast.AST) -> bool:
+    """Whether compiled code may compute ``node`` as an integer (values held in the compiled
+    state are float64; integers come from literals, ``int()``, ``len()``, ``round()`` and
+    arithmetic on them, and function arguments, which keep their expression's type)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Name):
+        return node.id not in ("True", "False", "None")
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Name) and f.id in ("int", "len", "round", "abs", "min", "max")
+    if isinstance(node, ast.UnaryOp):
+        return _maybe_int(node.operand)
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Div, ast.MatMult)):
+        return _maybe_int(node.left) and _maybe_int(node.right)
+    if isinstance(node, ast.IfExp):
+        return _maybe_int(node.body) or _maybe_int(node.orelse)
+    return isinstance(node, ast.Subscript)
+
+
 class _Emitter:
-    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str]):
+    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str],
+                 const: Callable[[Any], str],
+                 index: Callable[[str, list[str]], str] | None = None):
         self.rename = rename
         self.call = call
+        self.const = const
+        self.index = index
+        self.checked: Callable[[str, list[str]], str] | None = None
 
     def emit(self, node: ast.AST) -> str:
         return getattr(self, "_" + type(node).__name__)(node)
 
     def _Constant(self, node):
-        return repr(node.value)
+        if node.value is None or isinstance(node.value, bool):
+            return repr(node.value)  # a keyword
+        return self.const(node.value)
 
     def _Name(self, node):
         if node.id in ("True", "False", "None"):
@@ -506,13 +557,24 @@ class _Emitter:
     def _Attribute(self, node):
         mod = node.value.id
         if node.attr in MODULES[mod][1]:
-            return repr(MODULES[mod][1][node.attr])
+            value = MODULES[mod][1][node.attr]
+            return "None" if value is None else self.const(value)
         return _numpy_name(mod, node.attr)
 
     def _BinOp(self, node):
         left, right = self.emit(node.left), self.emit(node.right)
         if isinstance(node.op, ast.Pow) and _negative_int_literal(node.right):
-            right = repr(float(-node.right.operand.value))  # Numba's int power raises at 0
+            right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
+        if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
+            return self.checked(helper, [left, right])
+        if self.checked is not None and isinstance(node.op, ast.Pow) \
+                and _maybe_int(node.left) and _maybe_int(node.right):
+            return self.checked("_ipow", [left, right])
+        if self.checked is not None and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) \
+                and _maybe_int(node.left) and _maybe_int(node.right):
+            helper = {ast.Add: "_iadd", ast.Sub: "_isub", ast.Mult: "_imul"}[type(node.op)]
+            return self.checked(helper, [left, right])
         return f"({left} {_BINOP_SRC[type(node.op)]} {right})"
 
     def _UnaryOp(self, node):
@@ -532,7 +594,14 @@ class _Emitter:
         return f"({self.emit(node.body)} if {self.emit(node.test)} else {self.emit(node.orelse)})"
 
     def _Subscript(self, node):
-        return f"{self.emit(node.value)}[{self.emit(node.slice)}]"
+        value, sl = self.emit(node.value), node.slice
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        slices = [isinstance(p, ast.Slice) for p in parts]
+        if all(slices):  # slicing clamps to the bounds, as numpy does
+            return f"{value}[{self.emit(sl)}]"
+        if any(slices) or self.index is None:
+            raise NotCompilable("an index mixed with slices is not bounds-checked")
+        return self.index(value, [self.emit(p) for p in parts])
 
     def _Slice(self, node):
         lo = self.emit(node.lower) if node.lower else ""
@@ -558,7 +627,14 @@ class _Emitter:
         else:
             name = self.call(f.id)
         args = [self.emit(a) for a in node.args]
-        args += [f"{k.arg}={self.emit(k.value)}" for k in node.keywords]
+        if name == "int" and self.checked is not None:
+            if len(args) != 1 or node.keywords:
+                raise NotCompilable("int() with more than one argument")
+            return self.checked("_int", args)
+        for k in node.keywords:
+            if k.arg not in SOURCE_KEYWORDS:
+                raise NotCompilable("a keyword argument that compiled code does not take")
+            args.append(f"{SOURCE_KEYWORDS[k.arg]}={self.emit(k.value)}")
         return f"{name}({', '.join(args)})"
 
 
@@ -579,7 +655,8 @@ class _NotElementwise(Exception):
     pass
 
 
-def to_element_source(expr: Expr, element: Callable[[str], str | None]) -> str | None:
+def to_element_source(expr: Expr, element: Callable[[str], str | None],
+                      const: Callable[[Any], str]) -> str | None:
     """Python source of one element of ``expr``, or None when ``expr`` is not element-wise.
 
     ``element(name)`` gives the source of one element of a variable (``a3[i_]`` for an array
@@ -588,14 +665,14 @@ def to_element_source(expr: Expr, element: Callable[[str], str | None]) -> str |
     comparisons and calls of :data:`ELEMENTWISE_CALLS`. The value is computed with the same
     scalar operations in the same order as the whole-array expression."""
     try:
-        return _ElementEmitter(element).emit(expr.tree.body)
+        return _ElementEmitter(element, const).emit(expr.tree.body)
     except _NotElementwise:
         return None
 
 
 class _ElementEmitter(_Emitter):
-    def __init__(self, element: Callable[[str], str | None]):
-        super().__init__(element, lambda n: n)
+    def __init__(self, element: Callable[[str], str | None], const: Callable[[Any], str]):
+        super().__init__(element, lambda n: n, const)
 
     def _Name(self, node):
         if node.id in ("True", "False"):
@@ -731,11 +808,42 @@ def _numpy_fallback(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args)
         except (ValueError, OverflowError, TypeError):
             with np.errstate(all="ignore"):
-                return np_fn(*[np.float64(a) if isinstance(a, int) else a for a in args])
+                return np_fn(*[_as_float(a) for a in args])
 
     call.__name__ = name
     return call
 
+
+def _checked_int(*args: Any) -> int:
+    """``int(x)``, refused (MDFError) beyond 64-bit integers: the compiled backend's integers
+    are 64-bit, and both backends give the same answer (docs/semantics.md)."""
+    try:
+        value = int(*args)
+    except (OverflowError, ValueError):
+        if not isinstance(args[0], (float, np.floating)):
+            raise
+        value = None  # inf or NaN
+    if value is None or not INT64_MIN <= value <= INT64_MAX:
+        raise MDFError(f"int() of a value beyond 64-bit integers (or NaN): {_short(args[0])}")
+    return value
+
+
+def _short(x: Any) -> str:
+    text = f"{float(x):.6g}" if isinstance(x, (int, float, np.number)) else type(x).__name__
+    return text
+
+
+def _as_float(a: Any) -> Any:
+    """A Python int as a float64 (inf beyond float64's range, as numpy rounds it)."""
+    if isinstance(a, int) and not isinstance(a, bool):
+        try:
+            return np.float64(a)
+        except OverflowError:
+            return np.float64(math.inf if a > 0 else -math.inf)
+    return a
+
+
+BUILTIN_FUNCTIONS["int"] = _checked_int
 
 for _name in _SIZE_OF:
     NUMPY_FUNCTIONS[_name] = _limited(_name, NUMPY_FUNCTIONS[_name])

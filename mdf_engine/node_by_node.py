@@ -43,10 +43,12 @@ class NodeByNodeGraph(InterpretedGraph):
 
     def run_node(self, nid: str, dt: float | None) -> None:
         st = self.owner._state
-        err = np.zeros(4, dtype=np.int64)
-        self.node_fns[self.index[nid]](0.0 if dt is None else float(dt), dt is not None,
-                                       st["S"], *st["A"], st["ever"], err,
-                                       self.owner.sweep_values, self.evaluations)
+        from .compiler import ERR_WIDTH
+
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
+        self.owner.call_jitted(self.node_fns[self.index[nid]], 0.0 if dt is None else float(dt),
+                               dt is not None, st["S"], *st["A"], st["ever"], err,
+                               self.owner.sweep_values, self.evaluations)
         self.owner._raise_error(err)
 
     def _threshold_value(self, node_id: str, name: str) -> Any:

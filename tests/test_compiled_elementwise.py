@@ -34,7 +34,7 @@ def _element(name: str):
     ("abs(v) + pow(w, 2)", "(abs(a0[i_]) + np.power(a1[i_], 2))"),
 ])
 def test_element_wise_expressions_are_written_per_element(text: str, expected: str):
-    src = to_element_source(parse(text), _element)
+    src = to_element_source(parse(text), _element, repr)
     assert src is not None and src.startswith(expected)
 
 
@@ -54,7 +54,7 @@ def test_element_wise_expressions_are_written_per_element(text: str, expected: s
 ])
 def test_other_expressions_are_not_element_wise(text: str):
     expr = parse(text, functions={"linear": abs})  # any callable: only the name matters here
-    assert to_element_source(expr, _element) is None
+    assert to_element_source(expr, _element, repr) is None
 
 
 def _model(n: int = 7) -> dict:

@@ -61,8 +61,10 @@ def _assigned(lines: list[str]) -> set[str]:
 _CMP = {v: k for k, v in COMPARATORS.items()}
 
 
-def _lit(v: float) -> str:
-    """A float literal that is valid Python source (inf and nan included)."""
+def _number_literal(v: float | int) -> str:
+    """A number literal that is valid Python source (inf and nan included)."""
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
     if math.isnan(v):
         return "np.nan"
     if math.isinf(v):
@@ -74,7 +76,11 @@ class SchedulerSource:
     """Writes the code of one scheduled update for a graph's condition table."""
 
     def __init__(self, table: ConditionTable, roots: np.ndarray, term: int,
-                 queue: tuple[np.ndarray, np.ndarray], n_nodes: int):
+                 queue: tuple[np.ndarray, np.ndarray], n_nodes: int,
+                 number: Callable[[float | int], str] | None = None):
+        #: the source of a number from the model (a threshold, a count, a time): by default
+        #: a literal; the compiled backend names an entry of its constant table
+        self.num = number or _number_literal
         self.ints, self.floats, self.children = table.arrays()
         self.has_rows = bool(table.ints)
         self.roots = [int(r) for r in roots]
@@ -139,9 +145,9 @@ class SchedulerSource:
             x, t = f"q_th{a}", float(self.floats[row, 0])
             if b in (COMPARATORS["=="], COMPARATORS["!="]):
                 tol = float(self.floats[row, 1]) + float(self.floats[row, 2]) * abs(t)
-                close = f"(abs({x} - {_lit(t)}) <= {_lit(tol)})"
+                close = f"(abs({x} - {self.num(t)}) <= {self.num(tol)})"
                 return close if b == COMPARATORS["=="] else f"(not {close})"
-            return f"({x} {_CMP[b]} {_lit(t)})"
+            return f"({x} {_CMP[b]} {self.num(t)})"
         if op == OPCODES["AfterNCallsCombined"]:
             deps = [-1 - k for k in kids]
             total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
