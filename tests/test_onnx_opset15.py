@@ -39,11 +39,14 @@ def _optional_graph():
         helper.make_node("Add", ["gx", "one"], ["y"]),
     ]
     g = helper.make_graph(
-        nodes, "optional",
+        nodes,
+        "optional",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
-        [helper.make_tensor_value_info("has", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("empty", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+        [
+            helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("empty", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [3]),
+        ],
         initializer=[helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])],
     )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
@@ -73,11 +76,14 @@ def _tensor_ops_model():
         helper.make_node("CastLike", ["hs", "like"], ["y"]),
     ]
     g = helper.make_graph(
-        nodes, "tensor_ops",
+        nodes,
+        "tensor_ops",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 5])],
         [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2, 4, 5])],
-        initializer=[helper.make_tensor("k", TensorProto.INT64, [], [-1]),
-                     helper.make_tensor("like", TensorProto.DOUBLE, [0], [])],
+        initializer=[
+            helper.make_tensor("k", TensorProto.INT64, [], [-1]),
+            helper.make_tensor("like", TensorProto.DOUBLE, [0], []),
+        ],
     )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
 
@@ -92,8 +98,9 @@ def test_trilu_hardswish_castlike_imported_as_mdf_match_onnxruntime():
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("dtype,np_dtype", [(None, np.float32), (11, np.float64),
-                                            (7, np.int64), (9, np.bool_)])
+@pytest.mark.parametrize(
+    "dtype,np_dtype", [(None, np.float32), (11, np.float64), (7, np.int64), (9, np.bool_)]
+)
 def test_bernoulli_follows_its_definition(dtype, np_dtype):
     """P(y = 1) = p: p = 0 and 1 are exact; a seeded sample of 20,000 at p = 0.3 has a mean
     within 5 standard errors of 0.3; the same seed gives the same draw."""

@@ -16,8 +16,15 @@ from ..errors import MDFError
 from . import onnx_op
 
 
-@onnx_op("Optional", inputs=("input",), optional=("input",), attributes={"type": None},
-         outputs=("output",), since=15, python_only=True)
+@onnx_op(
+    "Optional",
+    inputs=("input",),
+    optional=("input",),
+    attributes={"type": None},
+    outputs=("output",),
+    since=15,
+    python_only=True,
+)
 def optional(input: Any = None, *, type: Any = None) -> tuple:
     """An optional holding ``input``, or an empty optional (``None``) when the input is omitted
     (the ``type`` attribute then names the element type; values carry no static type here)."""
@@ -26,23 +33,27 @@ def optional(input: Any = None, *, type: Any = None) -> tuple:
     return (input,)
 
 
-@onnx_op("OptionalHasElement", inputs=("input",), outputs=("output",), since=15,
-         python_only=True)
+@onnx_op("OptionalHasElement", inputs=("input",), outputs=("output",), since=15, python_only=True)
 def optional_has_element_15(input: Any) -> tuple:
     """A bool scalar: whether the optional ``input`` holds an element."""
     return (np.array(input is not None),)
 
 
-@onnx_op("OptionalHasElement", inputs=("input",), optional=("input",), outputs=("output",),
-         since=18, python_only=True)
+@onnx_op(
+    "OptionalHasElement",
+    inputs=("input",),
+    optional=("input",),
+    outputs=("output",),
+    since=18,
+    python_only=True,
+)
 def optional_has_element(input: Any = None) -> tuple:
     """A bool scalar: whether ``input`` (an optional, a tensor or a sequence; may be omitted)
     holds an element. A tensor or a sequence always does."""
     return (np.array(input is not None),)
 
 
-@onnx_op("OptionalGetElement", inputs=("input",), outputs=("output",), since=15,
-         python_only=True)
+@onnx_op("OptionalGetElement", inputs=("input",), outputs=("output",), since=15, python_only=True)
 def optional_get_element(input: Any) -> tuple:
     """The element of the optional ``input`` (from opset 18 a plain tensor or sequence is
     passed through); an MDFError for an empty optional."""
