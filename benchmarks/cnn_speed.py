@@ -20,13 +20,17 @@ run:
   engines never run at the same time (alternating), so neither oversubscribes the other.
 
 Each round times ``--calls`` calls of ours, then of ORT, and takes each side's median; the
-ratio ours/ORT of that round is printed as the median over rounds and its range. Outputs are
-checked equal (rtol 1e-4) before timing. Nothing is asserted; the target is ratio <= 1.5.
+ratio ours/ORT of that round is printed as the median over rounds and its range, then the best
+single call of each side over all rounds and their ratio (on a machine shared with other
+processes, time-slice stalls of 10-30 ms land inside a 100-call MDF inference far more often
+than a best-of shows). Outputs are checked equal (rtol 1e-4) before timing. Nothing is asserted;
+the target is ratio <= 1.5.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -63,13 +67,13 @@ def squeezenet():
 MODELS = {"small": small_cnn, "squeezenet": squeezenet}
 
 
-def _median_time(fn, calls: int) -> float:
+def _times(fn, calls: int) -> list[float]:
     ts = []
     for _ in range(calls):
         t = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t)
-    return statistics.median(ts)
+    return ts
 
 
 def _sessions(mp):
@@ -118,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         f"Numba threads {numba.get_num_threads()}, BLAS "
         + ", ".join(f"{i['internal_api']}x{i['num_threads']}" for i in threadpool_info())
     )
-    print("| model | threads | ours ms | ORT ms | ours/ORT median | range |")
-    print("|---|---|---:|---:|---:|---|")
+    print("| model | threads | ours ms | ORT ms | ours/ORT median | range | best ours / ORT ms |")
+    print("|---|---|---:|---:|---:|---|---|")
     default_numba = numba.get_num_threads()
     for name in args.models.split(","):
         mp, size = MODELS[name]()
@@ -136,16 +140,18 @@ def main(argv: list[str] | None = None) -> int:
             with threadpool_limits(limits=limit):
                 ours()
                 sess.run(None, {"input": x})  # warm-up
-                rows = []
+                rows, best = [], [math.inf, math.inf]
                 for _ in range(args.rounds):
-                    a = _median_time(ours, args.calls)
-                    b = _median_time(lambda s=sess, f={"input": x}: s.run(None, f), args.calls)
-                    rows.append((a, b, a / b))
-            ratios = sorted(r[2] for r in rows)
+                    a = _times(ours, args.calls)
+                    b = _times(lambda s=sess, f={"input": x}: s.run(None, f), args.calls)
+                    rows.append((statistics.median(a), statistics.median(b)))
+                    best = [min(best[0], *a), min(best[1], *b)]
+            ratios = sorted(r[0] / r[1] for r in rows)
             print(
                 f"| {name} | {mode} | {statistics.median(r[0] for r in rows) * 1e3:.2f} | "
                 f"{statistics.median(r[1] for r in rows) * 1e3:.2f} | "
-                f"**{statistics.median(ratios):.2f}** | {ratios[0]:.2f}-{ratios[-1]:.2f} |"
+                f"**{statistics.median(ratios):.2f}** | {ratios[0]:.2f}-{ratios[-1]:.2f} | "
+                f"{best[0] * 1e3:.2f} / {best[1] * 1e3:.2f} = {best[0] / best[1]:.2f} |"
             )
     numba.set_num_threads(default_numba)
     return 0
