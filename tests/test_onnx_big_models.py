@@ -176,3 +176,31 @@ def test_sidecar_that_is_not_a_zip_is_an_mdf_error(tmp_path):
     (tmp_path / "m.weights.npz").write_bytes(b"not a zip file at all")
     with pytest.raises(MDFError, match="not a readable .npz"):
         mdf_engine.load(_write_model(str(tmp_path)))
+
+
+def test_pytorch_models_with_large_weights_through_the_sidecar(tmp_path):
+    """The ONNX package's PyTorch test models whose weights reach the sidecar, saved as JSON
+    and YAML by ``save_imported`` and loaded back, still match their stored outputs."""
+    from onnx_cases import pytorch_case, pytorch_models
+
+    from mdf_engine.onnx_io.importer import import_model, run_onnx, save_imported
+
+    big = [
+        (d, m)
+        for d, m in pytorch_models()
+        if any(
+            int(np.prod(t.dims)) >= sidecar.MIN_ELEMENTS
+            for t in pytorch_case(d, m).proto.graph.initializer
+        )
+    ]
+    assert len(big) >= 3, big
+    for k, (d, m) in enumerate(big):
+        case = pytorch_case(d, m)
+        path = str(tmp_path / (f"{m}.json" if k % 2 else f"{m}.yaml"))
+        assert save_imported(import_model(case.proto), path) > 0
+        with np.errstate(all="ignore"):
+            result = run_onnx(mdf_engine.load(path), case.feeds)
+        for name, exp in zip(case.outputs, case.expected):
+            got = np.asarray(result[name])
+            assert got.dtype == exp.dtype and got.shape == exp.shape, m
+            np.testing.assert_allclose(got, exp, rtol=1e-3, atol=1e-5, err_msg=m)
