@@ -37,6 +37,7 @@ import numpy as np
 
 from .errors import MDFError
 from .model import Graph, Model, Node
+from .results import atomic_write_bytes
 
 __all__ = [
     "write_sidecar",
@@ -53,7 +54,7 @@ MIN_ELEMENTS = 256
 #: Most arrays a sidecar may hold.
 MAX_ARRAYS = 100_000
 #: Most bytes, over the arrays a model refers to, that a sidecar may make the loader allocate.
-MAX_TOTAL_BYTES = 4 * 1024**3
+MAX_TOTAL_BYTES = 2 * 1024**3
 #: Model metadata key naming the sidecar; element metadata key holding field -> array key.
 WEIGHTS_FILE = "weights_file"
 SIDECAR = "sidecar"
@@ -111,8 +112,6 @@ def write_sidecar(model: Model, path: str | os.PathLike, arrays: dict[str, np.nd
     ``path`` and return ``model`` naming it in its metadata (nothing is written, and ``model``
     is returned as is, when there are no arrays). The model file itself is the caller's to
     write (e.g. :func:`mdf_engine.onnx_io.importer.save_imported`)."""
-    from .results import atomic_write_bytes
-
     if not arrays:
         return model
     name = sidecar_name(path)
