@@ -28,6 +28,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("model", help="ONNX file (.onnx)")
     i.add_argument("out", help="MDF file to write (.json, .yaml or .yml)")
     i.add_argument("--id", default=None, help="id of the MDF model (default: the graph name)")
+    i.add_argument("--inputs", default=None, metavar="FEEDS.npz",
+                   help="arrays keyed by ONNX input name, stored as the input ports' default "
+                        "values (so 'mdf run' computes on them)")
     i.set_defaults(func=cmd_import)
 
 
@@ -47,15 +50,18 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .loader import save
-    from .onnx_io import import_model, portable
+    from .onnx_io.importer import import_model, read_feeds, save_imported, set_inputs
+    from .sidecar import sidecar_name
 
     if not str(args.out).endswith((".json", ".yaml", ".yml")):
         raise MDFError("the output of 'mdf import' must be a .json, .yaml or .yml file",
                        source=args.out)
-    model = portable(import_model(args.model, model_id=args.id))
-    save(model, args.out)
+    model = import_model(args.model, model_id=args.id)
+    if args.inputs is not None:
+        set_inputs(model, read_feeds(args.inputs))
+    n_arrays = save_imported(model, args.out)
     g = model.graphs[0]
+    side = f", {n_arrays} arrays in {sidecar_name(args.out)}" if n_arrays else ""
     print(f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
-          f"{model.onnx_opset_version})")
+          f"{model.onnx_opset_version}){side}")
     return 0

@@ -26,6 +26,7 @@ from .model import (
     to_dict,
 )
 from .nested_graphs import flatten_nested_graphs
+from .sidecar import resolve_sidecar
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -45,7 +46,7 @@ def load(source: Any, *, graph_check: bool = True) -> Model:
         return source
     if isinstance(source, (str, os.PathLike)):
         path = str(source)
-        data = read_file(path)
+        data = resolve_sidecar(read_file(path), path)
         return from_dict(data, source=path, graph_check=graph_check)
     if isinstance(source, dict):
         return from_dict(source, graph_check=graph_check)
@@ -302,6 +303,8 @@ class _Builder:
             return
         if isinstance(value, (list, dict)):
             return
+        if _is_numeric_array(value):  # read from a sidecar .npz (see mdf_engine.sidecar)
+            return
         raise self.error(f"unsupported value of type {type(value).__name__}", path)
 
     def shape(self, value: Any, path: str) -> tuple[int, ...] | None:
@@ -368,6 +371,12 @@ class _Builder:
                 if k == "weight" and not _is_numeric(w):
                     raise self.error(f"an edge weight must be a number or a (nested) list of "
                                      f"numbers, got {w!r:.60}", f"{path}.parameters.weight")
+
+
+def _is_numeric_array(v: Any) -> bool:
+    import numpy as np
+
+    return isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
 
 
 def _is_numeric(w: Any) -> bool:
