@@ -25,12 +25,13 @@ OUT = CORPUS / "actr_importer"
 MAX_CYCLES = 50
 
 
-def drive(path: Path) -> tuple[list, list]:
+def drive(path: Path) -> tuple[list, list, list]:
     """The example scripts' loop: evaluate with the goal and retrieval that the last cycle's
     fire_production sent, until check_termination says so. Returns the goal after every cycle
-    and the productions pattern_matching returned in every cycle."""
+    the productions pattern_matching returned and the goal buffer's output, in every
+    cycle."""
     random.seed(0)
-    goals, matches = [], []
+    goals, matches, buffers = [], [], []
     with contextlib.redirect_stdout(io.StringIO()):
         eg = EvaluableGraph(load_mdf(str(path)).graphs[0], verbose=False)
         goal, retrieval, term = {}, {}, False
@@ -44,7 +45,9 @@ def drive(path: Path) -> tuple[list, list]:
             matches.append(plain(eg.enodes["pattern_matching"].evaluable_outputs[
                 "pattern_output"].curr_value))
             goals.append(plain(goal))
-    return goals, matches
+            buffers.append(plain(eg.enodes["goal_buffer"].evaluable_outputs["goal_output"]
+                                 .curr_value))
+    return goals, matches, buffers
 
 
 def main() -> None:
@@ -57,12 +60,14 @@ def main() -> None:
                 actr_to_mdf(str(src))
             path = OUT / f"{name}.json"
             shutil.copy(Path(tmp) / f"{name}.json", path)
-        goals, matches = drive(path)
+        goals, matches, buffers = drive(path)
         write_oracle(path, writer="modeci-mdf actr_to_mdf",
                      writer_version=f"modeci-mdf {version('modeci-mdf')}",
                      generator="tools/wild/gen_actr.py", protocol="actr", steps=len(goals),
-                     dt=None, expected={"cycles": len(goals), "final_goal": goals[-1]},
-                     traces={"goal": goals, "pattern_matching.pattern_output": matches},
+                     dt=None, expected={"cycles": len(goals), "goal_buffer.goal_output": buffers[-1]},
+                     traces={"fire_production.fire_prod_output_to_goal": goals,
+                             "goal_buffer.goal_output": buffers,
+                             "pattern_matching.pattern_output": matches},
                      note="the ACT-R example scripts' loop (random.seed(0)): evaluate with "
                           "initializer goal_input/dm_input from the last cycle's "
                           "fire_production until check_termination")
