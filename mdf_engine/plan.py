@@ -15,6 +15,7 @@ not change from step to step:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -218,8 +219,23 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
     return GraphPlan(graph, nodes, edges, incoming, opset, where)
 
 
+def _name_ref(name: str, where: str) -> Expr:
+    """An expression that is exactly one known name, built as a syntax tree (never from
+    source text): ids that are not Python identifiers (``/fc1/Gemm``, ``fc1.weight``, ``""``,
+    as modeci-mdf's ONNX and PyTorch converters write them) stay data."""
+    tree = ast.Expression(body=ast.Name(id=name, ctx=ast.Load()))
+
+    def fetch(env: Mapping[str, Any]) -> Any:
+        return env[name]
+
+    return Expr(text=name, tree=tree, names=frozenset({name}), functions=frozenset(),
+                _fn=fetch, where=where)
+
+
 def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
            what: str = "value") -> ValuePlan:
+    if isinstance(v, str) and known is not None and v in known and not v.isidentifier():
+        return ValuePlan(expr=_name_ref(v, where), text=v)
     if isinstance(v, str):
         num = looks_numeric(v)
         if num is not None:
@@ -279,7 +295,8 @@ def _choose_version(schema: OpSchema, args: Mapping[str, Any], prefer: str | Non
 
 
 def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any],
-               known: set[str], opset: int | None, prefer: str | None = None) -> CallPlan:
+               known: set[str], opset: int | None, prefer: str | None = None,
+               sibling_params: set[str] | frozenset[str] = frozenset()) -> CallPlan:
     args = dict(owner.args or {})
     fname = owner.function
     if "opset" in args:
@@ -292,6 +309,8 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
                                  f"{where}.function")
         if "::" not in name:
             schema = _choose_version(schema, args, prefer)
+        elif name.startswith("onnx::"):
+            args.update(_sibling_attributes(schema, args, sibling_params, owner.id))
     arg_plans: list[tuple[str, ValuePlan]] = []
     scope = set(known)
     attr_names = set(schema.attributes) if schema is not None else set()
@@ -314,6 +333,16 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
     call.input_names = inputs
     call.attribute_names = list(attrs)
     return call
+
+
+def _sibling_attributes(schema: OpSchema, args: Mapping[str, Any], params: Iterable[str],
+                        own_id: str) -> dict[str, str]:
+    """ONNX attributes given as parameters of the calling node rather than in ``args``, as
+    modeci-mdf's ``onnx_to_mdf`` and ``pytorch_to_mdf`` write them (``transB``, ``alpha``,
+    ``kernel_shape``, ...): the reference engine binds every node parameter named like an
+    attribute of the op to that attribute, and so do we (an attribute in ``args`` wins)."""
+    return {p: p for p in params
+            if p in schema.attributes and p not in args and p != own_id}
 
 
 def _attribute_value(v: str, where: str, funcs: Mapping[str, Any], scope: set[str]) -> ValuePlan:
@@ -344,6 +373,11 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
     known = set(port_ids) | param_ids
     pending = list(node.functions)
     ordered: list[tuple[str, CallPlan]] = []
+    ids = known | {f.id for f in node.functions}
+
+    def _names(text: str) -> set[str]:
+        return {text} if text in ids else _names_in(text)
+
     while pending:
         progressed = False
         for f in list(pending):
@@ -355,7 +389,8 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
             if isinstance(f.value, str):
                 needed |= _names(f.value) - set(f.args or {})
             if needed <= known:
-                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer)))
+                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer,
+                                                 param_ids)))
                 known.add(f.id)
                 pending.remove(f)
                 progressed = True
@@ -369,7 +404,7 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
                            "not depend on each other in a cycle)", f"{where}.functions.{f.id}")
     known_params = port_ids | param_ids | {fid for fid, _ in ordered}
     params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset,
-                              prefer) for p in node.parameters]
+                              prefer, param_ids) for p in node.parameters]
     outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
                for o in node.output_ports]
     if prefer == "pnl":
@@ -399,19 +434,20 @@ def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list
             call.args[:0] = extra
 
 
-def _names(text: str) -> set[str]:
+def _names_in(text: str) -> set[str]:
     from .expressions import names_in
 
     return names_in(text)
 
 
 def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: set[str],
-                    opset: int | None, prefer: str | None = None) -> ParameterPlan:
+                    opset: int | None, prefer: str | None = None,
+                    sibling_params: set[str] | frozenset[str] = frozenset()) -> ParameterPlan:
     plan = ParameterPlan(id=p.id, stateful=p.is_stateful())
     if p.value is not None:
         plan.value = _value(p.value, f"{where}.value", funcs, known)
     elif p.function is not None:
-        plan.call = _plan_call(p, where, funcs, known, opset, prefer)
+        plan.call = _plan_call(p, where, funcs, known, opset, prefer, sibling_params)
     elif p.time_derivative is not None:
         plan.derivative = _value(p.time_derivative, f"{where}.time_derivative", funcs, known)
     if p.default_initial_value is not None:
