@@ -90,7 +90,7 @@ def model_abcd() -> tuple[Model, dict]:
     g.nodes += nodes
     for a, b in zip(nodes, nodes[1:]):
         connect(g, a, b)
-    return m, {"steps": 1, "dt": None, "initializer": {"input_level": 1.0}}
+    return m, {"steps": 1, "dt": None}
 
 
 def model_arrays() -> tuple[Model, dict]:

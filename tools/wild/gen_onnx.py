@@ -18,6 +18,7 @@ import json
 import numpy as np
 import onnx
 import onnxruntime as ort
+from onnx import numpy_helper
 import torch
 from modeci_mdf.interfaces.onnx import onnx_to_mdf
 from modeci_mdf.interfaces.onnx.importer import id_to_port
@@ -123,10 +124,20 @@ def convert(name: str, model: onnx.ModelProto, feeds: dict, report: list, source
         if node is not None:
             expected[f"{node.id}.{port}"] = value
     init = {id_to_port(k): v for k, v in feeds.items()}
+    # onnx_to_mdf keeps an ONNX initializer (a weight) as an input port without its value: the
+    # weights are given through the initializer, as the inputs are
+    ports = {ip.id for n in g.nodes for ip in n.input_ports}
+    weights = {id_to_port(t.name): numpy_helper.to_array(t) for t in model.graph.initializer
+               if id_to_port(t.name) in ports}
+    inputs_file = None
+    if weights:
+        inputs_file = f"{name}.inputs.json"
+        (OUT / inputs_file).write_text(json.dumps(plain({**init, **weights})) + "\n")
     write_oracle(path, writer="modeci-mdf onnx_to_mdf",
                  writer_version=f"modeci-mdf {version('modeci-mdf')}, onnx {onnx.__version__}",
                  generator="tools/wild/gen_onnx.py", protocol="onnxruntime", steps=1, dt=None,
-                 expected=expected, initializer=init, rtol=1e-4, atol=1e-5,
+                 expected=expected, initializer=None if weights else init,
+                 initializer_file=inputs_file, rtol=1e-4, atol=1e-5,
                  note=f"onnxruntime {ort.__version__} on the source model ({source})")
     report.append((name, "ok"))
 
