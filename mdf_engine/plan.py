@@ -112,6 +112,8 @@ class CallPlan:
     input_names: list[str | None] = field(default_factory=list)
     attribute_names: list[str] = field(default_factory=list)
     value: ValuePlan | None = None
+    #: how many leading outputs are used (None: all); set for onnx_to_mdf's bare ports
+    outputs_wanted: int | None = None
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         fp = dict(env)
@@ -121,7 +123,9 @@ class CallPlan:
             return self.value.evaluate(fp)
         inputs = [fp[n] if n is not None else None for n in self.input_names]
         attrs = {n: fp[n] for n in self.attribute_names}
-        out = self.schema.call(inputs, attrs)
+        out = self.schema.call(inputs, attrs, self.outputs_wanted)
+        if self.outputs_wanted is not None:
+            out = out[:self.outputs_wanted]
         return out[0] if len(out) == 1 else out
 
 
@@ -311,6 +315,7 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
             schema = _choose_version(schema, args, prefer)
         elif name.startswith("onnx::"):
             args.update(_sibling_attributes(schema, args, sibling_params, owner.id))
+            args = _spread_name_list(schema, args, known)
     arg_plans: list[tuple[str, ValuePlan]] = []
     scope = set(known)
     attr_names = set(schema.attributes) if schema is not None else set()
@@ -343,6 +348,34 @@ def _sibling_attributes(schema: OpSchema, args: Mapping[str, Any], params: Itera
     attribute of the op to that attribute, and so do we (an attribute in ``args`` wins)."""
     return {p: p for p in params
             if p in schema.attributes and p not in args and p != own_id}
+
+
+def _spread_name_list(schema: OpSchema, args: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """pytorch_to_mdf writes a variadic op's inputs as the text of a Python list of names,
+    ``"['_10', '_11']"``: they are the op's inputs in that order (the reference engine instead
+    feeds every value in scope to a variadic op)."""
+    if not (schema.variadic and schema.inputs) or not isinstance(args.get(schema.inputs[0]), str):
+        return args
+    first = schema.inputs[0]
+    try:
+        names = ast.literal_eval(args[first].strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return args
+    if not (isinstance(names, list) and names and all(isinstance(n, str) and n in known
+                                                      for n in names)):
+        return args
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if k != first:
+            out[k] = v
+            continue
+        out[first] = names[0]
+        for i, n in enumerate(names[1:], start=1):
+            key = f"{first}{i}"
+            while key in args or key in schema.attributes:
+                key += "_"
+            out[key] = n
+    return out
 
 
 def _attribute_value(v: str, where: str, funcs: Mapping[str, Any], scope: set[str]) -> ValuePlan:
@@ -407,9 +440,49 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
                               prefer, param_ids) for p in node.parameters]
     outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
                for o in node.output_ports]
+    _number_bare_output_ports(params, outputs)
     if prefer == "pnl":
         _fresh_parameters_in_calls(ordered, params, port_ids)
     return NodePlan(node.id, inputs, ordered, params, outputs, where)
+
+
+def _number_bare_output_ports(params: list[ParameterPlan],
+                              outputs: list[tuple[str, ValuePlan]]) -> None:
+    """modeci-mdf's onnx_to_mdf gives every output port of a node the value ``<function id>``,
+    one port per ONNX output the node uses: with a multi-output op (MaxPool, LSTM, Dropout) the
+    k-th such port is the op's k-th output, and the op computes only as many outputs as there
+    are ports. (The reference engine puts the whole tuple on every port, which the next op
+    cannot read.) Only when nothing else in the node uses the call's value."""
+    for pp in params:
+        call = pp.call
+        if call is None or call.schema is None or len(call.schema.outputs) < 2 \
+                or not call.name.startswith("onnx::"):
+            continue
+        bare = [i for i, (_, vp) in enumerate(outputs)
+                if vp.expr is not None and vp.expr.is_bare_name() and vp.expr.names == {pp.id}]
+        users = [vp for _, vp in outputs if pp.id in vp.names] + [
+            v for q in params if q is not pp
+            for v in (q.value, q.derivative, q.initial) if v is not None and pp.id in v.names]
+        if not bare or len(users) != len(bare):
+            continue
+        call.outputs_wanted = len(bare)
+        if len(bare) == 1:
+            continue
+        for k, i in enumerate(bare):
+            oid, vp = outputs[i]
+            outputs[i] = (oid, ValuePlan(expr=_output_ref(pp.id, k, vp.expr.where), text=vp.text))
+
+
+def _output_ref(name: str, k: int, where: str) -> Expr:
+    """``name[k]`` as a syntax tree: output ``k`` of the multi-output call ``name``."""
+    tree = ast.Expression(body=ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
+                                             slice=ast.Constant(value=k), ctx=ast.Load()))
+
+    def fetch(env: Mapping[str, Any]) -> Any:
+        return env[name][k]
+
+    return Expr(text=f"{name}[{k}]", tree=tree, names=frozenset({name}),
+                functions=frozenset(), _fn=fetch, where=where)
 
 
 def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list[ParameterPlan],
