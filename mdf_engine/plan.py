@@ -114,6 +114,8 @@ class CallPlan:
     value: ValuePlan | None = None
     #: how many leading outputs are used (None: all); set for onnx_to_mdf's bare ports
     outputs_wanted: int | None = None
+    #: give the outputs as a tuple even when there is one (the node indexes them)
+    keep_tuple: bool = False
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         fp = dict(env)
@@ -126,7 +128,7 @@ class CallPlan:
         out = self.schema.call(inputs, attrs, self.outputs_wanted)
         if self.outputs_wanted is not None:
             out = out[:self.outputs_wanted]
-        return out[0] if len(out) == 1 else out
+        return out[0] if len(out) == 1 and not self.keep_tuple else out
 
 
 @dataclass
@@ -463,6 +465,12 @@ def _number_bare_output_ports(params: list[ParameterPlan],
         users = [vp for _, vp in outputs if pp.id in vp.names] + [
             v for q in params if q is not pp
             for v in (q.value, q.derivative, q.initial) if v is not None and pp.id in v.names]
+        wanted = _indexed_only(pp.id, users)
+        if wanted is not None:
+            # pytorch_to_mdf's ``f[0]``: index the outputs, even when the op returns only one
+            call.keep_tuple = True
+            call.outputs_wanted = wanted
+            continue
         if not bare or len(users) != len(bare):
             continue
         call.outputs_wanted = len(bare)
@@ -471,6 +479,27 @@ def _number_bare_output_ports(params: list[ParameterPlan],
         for k, i in enumerate(bare):
             oid, vp = outputs[i]
             outputs[i] = (oid, ValuePlan(expr=_output_ref(pp.id, k, vp.expr.where), text=vp.text))
+
+
+def _indexed_only(name: str, users: list[ValuePlan]) -> int | None:
+    """When every use of ``name`` in ``users`` is ``name[<int>]``: one more than the largest
+    index; else None."""
+    top = -1
+    for vp in users:
+        tree = vp.expr.tree if vp.expr is not None else None
+        if tree is None:
+            return None
+        indexed = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                    and node.value.id == name and isinstance(node.slice, ast.Constant) \
+                    and isinstance(node.slice.value, int) and node.slice.value >= 0:
+                indexed.add(id(node.value))
+                top = max(top, node.slice.value)
+        if any(isinstance(n, ast.Name) and n.id == name and id(n) not in indexed
+               for n in ast.walk(tree)):
+            return None
+    return top + 1 if top >= 0 else None
 
 
 def _output_ref(name: str, k: int, where: str) -> Expr:
