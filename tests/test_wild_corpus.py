@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from mdf_engine import cli
+from mdf_engine.errors import MDFError
 from mdf_engine.simulation import Simulation
 
 WILD = Path(__file__).resolve().parent / "data" / "wild"
@@ -140,6 +141,22 @@ def _run_cli(model: Path, oracle: dict, oracle_path: Path, tmp_path: Path, capsy
     _check_outputs(values, oracle)
 
 
+def _check_refusal(model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_path: Path,
+                   capsys) -> None:
+    """A file its writer broke (the oracle's note says how): refused with one line naming
+    what is missing, never a traceback or a number."""
+    wanted = oracle["expected"]["error_contains"]
+    if mode == "mdf run":
+        capsys.readouterr()
+        code = cli.main(["run", str(model), "--json"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and wanted in err and "\n" not in err, err
+        return
+    init = _initializer(oracle_path, oracle)
+    with pytest.raises(MDFError, match=wanted):
+        Simulation(str(model), backend=mode).run(steps=1, initializer=init)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _table(request):
     yield
@@ -152,12 +169,12 @@ def _table(request):
         for m in MODES:
             r = RESULTS[(w, m)]
             ok = sum(1 for v in r.values() if v.startswith("match"))
-            compiled = sum(1 for v in r.values() if v == "match")
+            compiled = sum(1 for v in r.values() if v == "match" or "refused" in v)
             row += f"{ok:>10}/{len(r):<3}" if m != "compiled" else \
                 f"{ok:>6}/{len(r)} ({compiled} cmp)"
         lines.append(row)
     notes = [f"  {w}/{f}: {v}" for (w, m), r in sorted(RESULTS.items()) for f, v in r.items()
-             if m == "compiled" and v != "match"]
+             if m == "compiled" and v != "match" and "refused" not in v]
     if notes:
         lines.append("not compiled (ran interpreted) or not matching:")
         lines += notes
@@ -181,6 +198,10 @@ def test_wild_file(oracle_path: Path, mode: str, tmp_path: Path, capsys, caplog)
     model = _model_path(oracle_path, oracle)
     key = model.name
     RESULTS[(writer, mode)][key] = "MISMATCH (error)"
+    if oracle["protocol"] == "refuse":
+        _check_refusal(model, oracle, oracle_path, mode, tmp_path, capsys)
+        RESULTS[(writer, mode)][key] = "match (refused, as the oracle says)"
+        return
     if mode == "mdf run":
         _run_cli(model, oracle, oracle_path, tmp_path, capsys)
         RESULTS[(writer, mode)][key] = "match"

@@ -141,6 +141,22 @@ def main() -> None:
                      for k, v in params.items()})
         inputs_file = f"{name}.inputs.json"
         (OUT / inputs_file).write_text(json.dumps(plain(init)) + "\n")
+        lost = [n.id for n in g.nodes for p in n.parameters
+                if p.function == "onnx::If" and not any(q.id == "then_branch"
+                                                        for q in n.parameters)]
+        if lost:
+            # the writer dropped the branches of an If: no engine can run the file (the
+            # reference fails on it too); the oracle is a refusal naming what is missing
+            write_oracle(path, writer="modeci-mdf pytorch_to_mdf",
+                         writer_version=f"modeci-mdf {version('modeci-mdf')}, torch "
+                                        f"{torch.__version__}",
+                         generator="tools/wild/gen_pytorch.py", protocol="refuse",
+                         steps=1, dt=None, expected={"error_contains": "then_branch"},
+                         initializer_file=inputs_file,
+                         note=f"onnx::If node(s) {lost} written without then_branch/"
+                              "else_branch; modeci-mdf's reference engine fails on it too")
+            report.append((name, "written without If branches: oracle is a refusal"))
+            continue
         write_oracle(path, writer="modeci-mdf pytorch_to_mdf",
                      writer_version=f"modeci-mdf {version('modeci-mdf')}, torch "
                                     f"{torch.__version__}",
