@@ -157,33 +157,46 @@ def _check_refusal(model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_
         Simulation(str(model), backend=mode).run(steps=1, initializer=init)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _table(request):
-    yield
+def _table_lines() -> list[str]:
     writers = sorted({w for w, _ in RESULTS})
-    lines = ["", "wild corpus: writer, files, matching per mode",
-             f"{'writer':<18}{'files':>6}" + "".join(f"{m:>14}" for m in MODES)]
+    lines = ["wild corpus: writer, files, matching per mode (cmp: ran compiled)",
+             f"{'writer':<16}{'files':>6}" + "".join(f"{m:>18}" for m in MODES)]
     for w in writers:
         files = len({f for m in MODES for f in RESULTS[(w, m)]})
-        row = f"{w:<18}{files:>6}"
+        row = f"{w:<16}{files:>6}"
         for m in MODES:
             r = RESULTS[(w, m)]
             ok = sum(1 for v in r.values() if v.startswith("match"))
-            compiled = sum(1 for v in r.values() if v == "match" or "refused" in v)
-            row += f"{ok:>10}/{len(r):<3}" if m != "compiled" else \
-                f"{ok:>6}/{len(r)} ({compiled} cmp)"
+            cell = f"{ok}/{len(r)}"
+            if m == "compiled":
+                cmp_ = sum(1 for v in r.values() if v == "match" or "refused" in v)
+                cell += f" ({cmp_} cmp)"
+            row += f"{cell:>18}"
         lines.append(row)
     notes = [f"  {w}/{f}: {v}" for (w, m), r in sorted(RESULTS.items()) for f, v in r.items()
              if m == "compiled" and v != "match" and "refused" not in v]
     if notes:
-        lines.append("not compiled (ran interpreted) or not matching:")
+        lines.append("compiled mode, not compiled (the backend that ran, and why) or failed:")
         lines += notes
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    for line in lines:
-        if reporter is not None:
-            reporter.write_line(line)
-        else:
-            print(line)
+    return lines
+
+
+class _TablePlugin:
+    """Prints the table in pytest's terminal summary."""
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if RESULTS:
+            terminalreporter.section("wild corpus")
+            for line in _table_lines():
+                terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _table(request):
+    pm = request.config.pluginmanager
+    if not pm.has_plugin("wild-corpus-table"):
+        pm.register(_TablePlugin(), "wild-corpus-table")
+    yield
 
 
 def _id(p: Path) -> str:
