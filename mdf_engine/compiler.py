@@ -1053,6 +1053,13 @@ class _Generator:
             out.append(f"{ind}else:")
             first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             out.append(f"{ind}    {tmp} = {first}")
+        elif pp.conditions:
+            # set only by its conditions: the previous value, 0 before the first evaluation
+            # (the reference: None, then 0.0 under the first condition)
+            out.append(f"{ind}if {unset} != 0.0:")
+            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {slot.var}")
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
