@@ -1277,11 +1277,12 @@ class _Generator:
                 *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        if "." in key:
+        by_id = [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
+                 if ip.id == key]
+        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
             nid, port = key.split(".", 1)
             return [(nid, port)]
-        return [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
-                if ip.id == key]
+        return by_id
 
 
 # -- helpers the generated code imports --------------------------------------------------------
