@@ -33,6 +33,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--duration", type=float, default=None,
                    help="run the reference loop t=0; while t<=T: ...; t+=dt")
     r.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
+    r.add_argument("--initializer", default=None, metavar="FILE.json",
+                   help="input port values given at every step: a JSON mapping of port id "
+                        "(or NODE.PORT) to a value")
     r.add_argument("--backend", default="auto",
                    choices=["auto", "interpreted", "compiled", "hexagon"],
                    help="auto (default): compiled for runs of 5000 steps or more, else "
@@ -110,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.plot and not record:
         record = [f"{n.id}.{o.id}" for n in sim.graph.nodes for o in n.output_ports]
     res = sim.run(steps=args.steps, dt=args.dt, duration=args.duration, record=record,
-                  progress=not args.quiet)
+                  progress=not args.quiet, initializer=_read_initializer(args.initializer))
     if args.output:
         res.save(args.output)
     if args.plot:
@@ -128,6 +131,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130
+
+
+def _read_initializer(path: str | None) -> dict | None:
+    """The ``--initializer`` file: a JSON mapping of input port to value (lists as arrays)."""
+    if path is None:
+        return None
+    import numpy as np
+
+    from .loader import read_file
+
+    data = read_file(path)
+    if not isinstance(data, dict):
+        raise MDFError("expected a mapping of input port ids to values", source=path)
+    out = {}
+    for k, v in data.items():
+        if isinstance(v, list):
+            try:
+                v = np.asarray(v)
+            except ValueError:
+                raise MDFError("a value is not a rectangular array", str(k), path) from None
+        out[str(k)] = v
+    return out
 
 
 def _run_actr(model: Any, args: argparse.Namespace) -> int:

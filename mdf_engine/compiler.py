@@ -1131,6 +1131,13 @@ class _Generator:
             out.append(f"{ind}else:")
             first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             out.append(f"{ind}    {tmp} = {first}")
+        elif pp.conditions:
+            # set only by its conditions: the previous value, 0 before the first evaluation
+            # (the reference: None, then 0.0 under the first condition)
+            out.append(f"{ind}if {unset} != 0.0:")
+            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {slot.var}")
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
@@ -1361,11 +1368,12 @@ class _Generator:
                 *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        if "." in key:
+        by_id = [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
+                 if ip.id == key]
+        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
             nid, port = key.split(".", 1)
             return [(nid, port)]
-        return [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
-                if ip.id == key]
+        return by_id
 
 
 # -- helpers the generated code imports --------------------------------------------------------

@@ -127,8 +127,11 @@ class InterpretedGraph:
         if not initializer:
             return
         matched = set()
+        port_ids = {pid for st in self.states.values() for pid in st.pending}
         for key, value in initializer.items():
-            if "." in key:
+            # a key with a dot is NODE.PORT, unless it is itself a port id (onnx_to_mdf names
+            # weight ports after ONNX initializers such as ``fc1.weight``)
+            if "." in key and key not in port_ids:
                 node_id, port = key.split(".", 1)
                 st = self.states.get(node_id)
                 if st is None or port not in st.pending:
