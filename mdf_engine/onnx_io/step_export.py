@@ -242,7 +242,14 @@ def to_onnx_run(model: Any, steps: int | None = None, dt: float | None = None,
         name = ex.b.fresh(safe_name(k[1], k[2]) + "__series")
         outputs.append((name, v, (steps, *ex.lay.state[k].initial.shape)))
         rec[f"{k[1]}.{k[2]}"] = name
-    meta = {"kind": "run", "steps": steps, "dt": dt,
+    params = {}
+    if not ports and not keys:  # nothing else to return: the final parameters
+        for k, v in final.items():
+            if k[0] == "p":
+                name = ex.b.fresh(safe_name(k[1], k[2]))
+                outputs.append((name, v, ex.lay.state[k].initial.shape))
+                params[f"{k[1]}.{k[2]}"] = name
+    meta = {"kind": "run", "steps": steps, "dt": dt, "parameters": params,
             "outputs": {p: n for n, _, p, _ in ports},
             "records": rec}
     return ex.finish(list(ex.inputs), outputs, meta)

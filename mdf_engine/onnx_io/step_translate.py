@@ -125,3 +125,11 @@ class StepTranslator(Translator):
         out = self.b.fresh(target)
         self.b.node(op, inputs, [out], self.node_name(target), **attrs)
         return Val(out, "float")
+
+    def _input(self, text: Any, formal: Any, sch: Any, name: str, what: str) -> str:
+        # an ``axes`` input given as one number (our engine accepts it) is a 1-D tensor in ONNX
+        if getattr(formal, "name", "") == "axes":
+            v = self.expr(text, name, what)
+            if v.name is None and v.multi is None and np.ndim(v.const) == 0:
+                text = [int(v.const)]
+        return super()._input(text, formal, sch, name, what)
