@@ -68,13 +68,20 @@ def _numeric(v: Any, what: str) -> np.ndarray:
         arr = np.asarray(None, dtype=object)
     if arr.dtype.kind not in "biuf":
         kind = type(v).__name__
-        raise MDFError(f"holds a {kind} value; only numbers and arrays of numbers can be "
-                       "exported to ONNX", what)
+        raise MDFError(
+            f"holds a {kind} value; only numbers and arrays of numbers can be exported to ONNX",
+            what,
+        )
     return arr
 
 
-def layout(plan: Any, names: set[str], sched: Any = None, thresholds: list | None = None,
-           warm_steps: int = WARM_UP_STEPS) -> Layout:
+def layout(
+    plan: Any,
+    names: set[str],
+    sched: Any = None,
+    thresholds: list | None = None,
+    warm_steps: int = WARM_UP_STEPS,
+) -> Layout:
     """The state of ``plan``'s graph. ``names`` is the set of ONNX names already taken (the
     new ones are added); ``sched`` the :class:`SchedulerSource` when the step is scheduled,
     ``thresholds`` its (node, name, indices) per Threshold slot."""
@@ -92,8 +99,15 @@ def layout(plan: Any, names: set[str], sched: Any = None, thresholds: list | Non
     shapes: dict[tuple[str, str], tuple[int, ...]] = {}
     constants: dict[tuple[str, str], Any] = {}
 
-    def add(key: tuple, base: str, kind: str, initial: Any, role: str, node: str | None = None,
-            fld: str | None = None) -> None:
+    def add(
+        key: tuple,
+        base: str,
+        kind: str,
+        initial: Any,
+        role: str,
+        node: str | None = None,
+        fld: str | None = None,
+    ) -> None:
         name = _fresh(names, "state__" + base)
         nxt = _fresh(names, "next__" + base)
         state[key] = StateVar(key, name, nxt, kind, np.asarray(initial), role, node, fld)
@@ -103,8 +117,11 @@ def layout(plan: Any, names: set[str], sched: Any = None, thresholds: list | Non
         st = warm.states[nid]
         nw = f"{where}.nodes.{nid}"
         if nid not in warm.ever_ran:
-            raise MDFError(f"node '{nid}' did not run in the first {warm_steps} updates, so the "
-                           "shapes of its values are unknown", nw)
+            raise MDFError(
+                f"node '{nid}' did not run in the first {warm_steps} updates, so the "
+                "shapes of its values are unknown",
+                nw,
+            )
         for ip in np_.inputs:
             v = st.inputs_read.get(ip.id)
             shapes[(nid, ip.id)] = _numeric(v, f"{nw}.input_ports.{ip.id}").shape
@@ -121,13 +138,27 @@ def layout(plan: Any, names: set[str], sched: Any = None, thresholds: list | Non
                 continue
             arr = _numeric(v if v is not None else 0.0, pw)
             shapes[(nid, pp.id)] = arr.shape
-            add(("p", nid, pp.id), safe_name(nid, pp.id), "float", np.zeros(arr.shape),
-                "parameter", nid, pp.id)
+            add(
+                ("p", nid, pp.id),
+                safe_name(nid, pp.id),
+                "float",
+                np.zeros(arr.shape),
+                "parameter",
+                nid,
+                pp.id,
+            )
         for oid, _ in np_.outputs:
             arr = _numeric(st.outputs.get(oid), f"{nw}.output_ports.{oid}")
             shapes[(nid, "out:" + oid)] = arr.shape
-            add(("o", nid, oid), safe_name(nid, oid), "float", np.zeros(arr.shape),
-                "output_port", nid, oid)
+            add(
+                ("o", nid, oid),
+                safe_name(nid, oid),
+                "float",
+                np.zeros(arr.shape),
+                "output_port",
+                nid,
+                oid,
+            )
     add(("evals",), "evaluations", "int", np.int64(0), "evaluations")
     add(("time",), "time", "float", 0.0, "time")
     if sched is not None:
@@ -145,8 +176,7 @@ def layout(plan: Any, names: set[str], sched: Any = None, thresholds: list | Non
 
 def is_constant(pp: Any) -> bool:
     """A parameter whose value never changes: a constant ``value`` and nothing stateful."""
-    return (pp.value is not None and pp.value.expr is None and not pp.stateful
-            and not pp.conditions)
+    return pp.value is not None and pp.value.expr is None and not pp.stateful and not pp.conditions
 
 
 def _index_scalar(v: Any, indices: Any) -> float:

@@ -66,13 +66,17 @@ class _Export:
             table, roots, term, queue = encode(probe.scheduler, self.node_ids)
             sched = SchedulerSource(table, roots, term, queue, len(self.node_ids))
         except NotCompilable as e:
-            raise MDFError(f"a scheduling condition cannot be exported to ONNX: {e}",
-                           f"{self.where}.conditions", self.source) from None
+            raise MDFError(
+                f"a scheduling condition cannot be exported to ONNX: {e}",
+                f"{self.where}.conditions",
+                self.source,
+            ) from None
         sets = static_sets(table, roots, term, queue, len(self.node_ids))
         self.sched = None if sets is not None else sched
         self.lay: Layout = layout(self.plan, self.b.names, self.sched, table.thresholds)
-        self.upd = UpdateEmitter(self.b, self.plan, self.lay, self.node_ids, sets, self.sched,
-                                 table.thresholds)
+        self.upd = UpdateEmitter(
+            self.b, self.plan, self.lay, self.node_ids, sets, self.sched, table.thresholds
+        )
         self.tr = StepTranslator(self.b, _Anon(), self.where, {})
         self.inputs: list[Any] = []
         self.ext: dict[tuple[str, str], Val] = {}
@@ -91,8 +95,11 @@ class _Export:
                 elem, _ = _port_type(ip, self.b.dtype.name)
                 default = np.asarray(pp.fallback(), dtype=float)
                 self.b.inits.append(_tensor(default.astype(self.b.dtype), name))
-                self.inputs.append(helper.make_tensor_value_info(
-                    name, kind_elem(self.b, "float"), list(default.shape)))
+                self.inputs.append(
+                    helper.make_tensor_value_info(
+                        name, kind_elem(self.b, "float"), list(default.shape)
+                    )
+                )
                 self.ext[(n.id, ip.id)] = Val(name, "float")
                 self.ext_names[f"{n.id}.{ip.id}"] = name
 
@@ -100,8 +107,7 @@ class _Export:
         """The state as initializers (the initial state)."""
         S = {}
         for k, sv in self.lay.state.items():
-            arr = sv.initial.astype({"float": self.b.dtype, "int": np.int64,
-                                     "bool": bool}[sv.kind])
+            arr = sv.initial.astype({"float": self.b.dtype, "int": np.int64, "bool": bool}[sv.kind])
             self.b.inits.append(_tensor(arr, sv.name))
             S[k] = Val(sv.name, sv.kind)
         return S
@@ -112,8 +118,14 @@ class _Export:
         for n in self.g.nodes:
             for op_ in n.output_ports:
                 k = ("o", n.id, op_.id)
-                outs.append((self.b.fresh(safe_name(n.id, op_.id)), S[k], f"{n.id}.{op_.id}",
-                             self.lay.state[k].initial.shape))
+                outs.append(
+                    (
+                        self.b.fresh(safe_name(n.id, op_.id)),
+                        S[k],
+                        f"{n.id}.{op_.id}",
+                        self.lay.state[k].initial.shape,
+                    )
+                )
         return outs
 
     def finish(self, inputs: list[Any], outputs: list[tuple[str, Val]], meta: dict) -> Any:
@@ -124,27 +136,45 @@ class _Export:
         for name, v, shape in outputs:
             v = self.tr.as_kind(v, v.kind, name)
             self.b.node("Identity", [v.name], [name], name)
-            outs.append(helper.make_tensor_value_info(name, kind_elem(self.b, v.kind),
-                                                      list(shape)))
-        gp = helper.make_graph(self.b.nodes, safe_name(self.g.id), inputs, outs,
-                               initializer=self.b.inits,
-                               doc_string=f"stateful export by mdf_engine of model "
-                                          f"{json.dumps(self.model.id)}")
-        mp = helper.make_model(gp, opset_imports=[helper.make_opsetid("", self.opset)],
-                               producer_name="mdf_engine")
+            outs.append(helper.make_tensor_value_info(name, kind_elem(self.b, v.kind), list(shape)))
+        gp = helper.make_graph(
+            self.b.nodes,
+            safe_name(self.g.id),
+            inputs,
+            outs,
+            initializer=self.b.inits,
+            doc_string=f"stateful export by mdf_engine of model {json.dumps(self.model.id)}",
+        )
+        mp = helper.make_model(
+            gp, opset_imports=[helper.make_opsetid("", self.opset)], producer_name="mdf_engine"
+        )
         mp.ir_version = min(mp.ir_version, 8 if self.opset <= 16 else 9)
-        meta = {"format": 1, "graph": self.g.id, "dtype": self.b.dtype.name,
-                "inputs": self.ext_names, **meta,
-                "state": [{"input": sv.name, "output": sv.next_name, "role": sv.role,
-                           "node": sv.node, "field": sv.field,
-                           "kind": sv.kind, "shape": list(sv.initial.shape)}
-                          for sv in self.lay.state.values()]}
+        meta = {
+            "format": 1,
+            "graph": self.g.id,
+            "dtype": self.b.dtype.name,
+            "inputs": self.ext_names,
+            **meta,
+            "state": [
+                {
+                    "input": sv.name,
+                    "output": sv.next_name,
+                    "role": sv.role,
+                    "node": sv.node,
+                    "field": sv.field,
+                    "kind": sv.kind,
+                    "shape": list(sv.initial.shape),
+                }
+                for sv in self.lay.state.values()
+            ],
+        }
         helper.set_model_props(mp, {METADATA_KEY: json.dumps(meta)})
         try:
             onnx.checker.check_model(mp, full_check=True)
         except Exception as e:
-            raise MDFError(f"the exported ONNX model does not check: {e}", self.where,
-                           self.source) from None
+            raise MDFError(
+                f"the exported ONNX model does not check: {e}", self.where, self.source
+            ) from None
         return mp
 
 
@@ -160,20 +190,34 @@ def _precheck(plan: Any, source: str | None) -> None:
             if cp.schema is None:
                 continue
             ns = cp.schema.namespace
-            if ns in ("std", "mdf") and cp.name != "drift_diffusion_integrator" or \
-                    ns == "pnl" and cp.name in PNL_FORMULAS or ns.startswith("onnx"):
+            if (
+                ns in ("std", "mdf")
+                and cp.name != "drift_diffusion_integrator"
+                or ns == "pnl"
+                and cp.name in PNL_FORMULAS
+                or ns.startswith("onnx")
+            ):
                 continue
-            raise MDFError(f"function '{cp.name}' (namespace {ns}) has no ONNX export",
-                           f"{nw}.{what}", source)
+            raise MDFError(
+                f"function '{cp.name}' (namespace {ns}) has no ONNX export", f"{nw}.{what}", source
+            )
         for pp in np_.parameters:
             for vp in (pp.value, pp.initial):
-                if vp is not None and vp.expr is None and \
-                        (isinstance(vp.const, (dict, str)) or
-                         np.asarray(vp.const, dtype=object).dtype.kind == "O" and
-                         not _numeric_list(vp.const)):
-                    raise MDFError(f"parameter '{nid}.{pp.id}' holds a "
-                                   f"{type(vp.const).__name__}; ONNX tensors hold numbers only",
-                                   f"{nw}.parameters.{pp.id}", source)
+                if (
+                    vp is not None
+                    and vp.expr is None
+                    and (
+                        isinstance(vp.const, (dict, str))
+                        or np.asarray(vp.const, dtype=object).dtype.kind == "O"
+                        and not _numeric_list(vp.const)
+                    )
+                ):
+                    raise MDFError(
+                        f"parameter '{nid}.{pp.id}' holds a "
+                        f"{type(vp.const).__name__}; ONNX tensors hold numbers only",
+                        f"{nw}.parameters.{pp.id}",
+                        source,
+                    )
 
 
 def _numeric_list(v: Any) -> bool:
@@ -183,8 +227,9 @@ def _numeric_list(v: Any) -> bool:
         return False
 
 
-def to_onnx_step(model: Any, graph: str | None = None, dtype: str | None = None,
-                 opset: int | None = None) -> Any:
+def to_onnx_step(
+    model: Any, graph: str | None = None, dtype: str | None = None, opset: int | None = None
+) -> Any:
     """One update of a (stateful) MDF graph as an ``onnx.ModelProto`` (see the module doc)."""
     from onnx import helper
 
@@ -192,11 +237,11 @@ def to_onnx_step(model: Any, graph: str | None = None, dtype: str | None = None,
     S = ex.initial_state()
     dt = Val("dt", "float")
     ex.b.names.add("dt")
-    inputs = list(ex.inputs) + [helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"),
-                                                              [])]
+    inputs = list(ex.inputs) + [helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"), [])]
     for sv in ex.lay.state.values():
-        inputs.append(helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind),
-                                                    list(sv.initial.shape)))
+        inputs.append(
+            helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind), list(sv.initial.shape))
+        )
     new = ex.upd.update(S, dt, ex.ext)
     ports = ex.port_outputs(new)
     outputs = [(n, v, s) for n, v, _, s in ports]
@@ -205,10 +250,16 @@ def to_onnx_step(model: Any, graph: str | None = None, dtype: str | None = None,
     return ex.finish(inputs, outputs, meta)
 
 
-def to_onnx_run(model: Any, steps: int | None = None, dt: float | None = None,
-                record: Iterable[str] = (), graph: str | None = None,
-                dtype: str | None = None, opset: int | None = None,
-                duration: float | None = None) -> Any:
+def to_onnx_run(
+    model: Any,
+    steps: int | None = None,
+    dt: float | None = None,
+    record: Iterable[str] = (),
+    graph: str | None = None,
+    dtype: str | None = None,
+    opset: int | None = None,
+    duration: float | None = None,
+) -> Any:
     """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``."""
     from ..simulation import steps_for_duration
 
@@ -249,9 +300,14 @@ def to_onnx_run(model: Any, steps: int | None = None, dt: float | None = None,
                 name = ex.b.fresh(safe_name(k[1], k[2]))
                 outputs.append((name, v, ex.lay.state[k].initial.shape))
                 params[f"{k[1]}.{k[2]}"] = name
-    meta = {"kind": "run", "steps": steps, "dt": dt, "parameters": params,
-            "outputs": {p: n for n, _, p, _ in ports},
-            "records": rec}
+    meta = {
+        "kind": "run",
+        "steps": steps,
+        "dt": dt,
+        "parameters": params,
+        "outputs": {p: n for n, _, p, _ in ports},
+        "records": rec,
+    }
     return ex.finish(list(ex.inputs), outputs, meta)
 
 
@@ -264,22 +320,32 @@ def _record_keys(ex: _Export, record: Iterable[str]) -> list[tuple]:
                 keys.append(k)
                 break
         else:
-            raise MDFError(f"record '{r}': expected NODE.PORT naming an output port or a "
-                           "parameter that is not a constant", "--record", ex.source)
+            raise MDFError(
+                f"record '{r}': expected NODE.PORT naming an output port or a "
+                "parameter that is not a constant",
+                "--record",
+                ex.source,
+            )
     return keys
 
 
-def export_stateful(model: Any, path: str | os.PathLike, step: bool = False,
-                    steps: int | None = None, dt: float | None = None,
-                    duration: float | None = None, record: Iterable[str] = (),
-                    graph: str | None = None, dtype: str | None = None,
-                    opset: int | None = None) -> Any:
+def export_stateful(
+    model: Any,
+    path: str | os.PathLike,
+    step: bool = False,
+    steps: int | None = None,
+    dt: float | None = None,
+    duration: float | None = None,
+    record: Iterable[str] = (),
+    graph: str | None = None,
+    dtype: str | None = None,
+    opset: int | None = None,
+) -> Any:
     """Write the ``step`` model (``step=True``) or the whole-run model (``steps``/``duration``)
     to ``path`` atomically; returns the ModelProto."""
     if step:
         if steps is not None or duration is not None or record:
-            raise MDFError("--step exports one update: it takes no --steps, --duration or "
-                           "--record")
+            raise MDFError("--step exports one update: it takes no --steps, --duration or --record")
         mp = to_onnx_step(model, graph, dtype, opset)
     else:
         mp = to_onnx_run(model, steps, dt, record, graph, dtype, opset, duration)
@@ -291,8 +357,9 @@ def _write_atomically(mp: Any, path: str | os.PathLike) -> None:
     import tempfile
 
     p = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".mdf_export_", suffix=".onnx",
-                               dir=os.path.dirname(os.path.abspath(p)))
+    fd, tmp = tempfile.mkstemp(
+        prefix=".mdf_export_", suffix=".onnx", dir=os.path.dirname(os.path.abspath(p))
+    )
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(mp.SerializeToString())

@@ -63,9 +63,11 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
         raise MDFError(f"metadata '{_KEY}': unknown kind {meta.get('kind')!r}")
     sg = step.graph
     if any(n.op_type in ("Loop", "Scan", "If") for n in sg.node):
-        raise MDFError("this stateful ONNX file computes each update with an ONNX Loop over "
-                       "scheduler passes (a graph with scheduling conditions); MDF nodes cannot "
-                       "express it, so it cannot be imported (the original MDF model runs it)")
+        raise MDFError(
+            "this stateful ONNX file computes each update with an ONNX Loop over "
+            "scheduler passes (a graph with scheduling conditions); MDF nodes cannot "
+            "express it, so it cannot be imported (the original MDF model runs it)"
+        )
     inits = {t.name: t for t in sg.initializer}
     defaults = {}
     for name in [s["input"] for s in state] + list((meta.get("inputs") or {}).values()):
@@ -98,8 +100,11 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
             while eid in taken:
                 eid, k = f"state_{port_id}_{node.id}_{k}", k + 1
             taken.add(eid)
-            graph.edges.append(Edge(id=eid, sender=snode, sender_port=sport, receiver=node.id,
-                                    receiver_port=port_id))
+            graph.edges.append(
+                Edge(
+                    id=eid, sender=snode, sender_port=sport, receiver=node.id, receiver_port=port_id
+                )
+            )
     for name in (meta.get("inputs") or {}).values():
         port_id = info["inputs"].get(name)
         for node in graph.nodes:
@@ -108,9 +113,12 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
                 ip.default_value = _plain(defaults[name])
     model.metadata = dict(model.metadata or {})
     model.metadata["onnx_stateful"] = {
-        "steps": meta.get("steps"), "dt": meta.get("dt"),
-        "ports": {p: info["outputs"].get(finals.get(n, n))
-                  for p, n in (meta.get("outputs") or {}).items()}}
+        "steps": meta.get("steps"),
+        "dt": meta.get("dt"),
+        "ports": {
+            p: info["outputs"].get(finals.get(n, n)) for p, n in (meta.get("outputs") or {}).items()
+        },
+    }
     return model
 
 
@@ -127,7 +135,7 @@ def _body_as_step(proto: Any, state: list) -> tuple[Any, dict[str, str]]:
     loop = loops[0]
     body = next(a.g for a in loop.attribute if a.name == "body")
     carried_in = list(body.input[2:])
-    carried_out = list(body.output[1:1 + len(carried_in)])
+    carried_out = list(body.output[1 : 1 + len(carried_in)])
     n_state = len(carried_in)
     # outside the loop each final output is an Identity of a Loop output
     final_of = {o: k for k, o in enumerate(loop.output[:n_state])}
@@ -157,8 +165,7 @@ def _body_as_step(proto: Any, state: list) -> tuple[Any, dict[str, str]]:
     step_inits += [t for t in g.initializer if t.name in used]
     step_inputs += [i for i in g.input if i.name in used]
     outputs = list(carried_out)
-    gp = helper.make_graph(list(body.node), g.name, step_inputs, outputs,
-                           initializer=step_inits)
+    gp = helper.make_graph(list(body.node), g.name, step_inputs, outputs, initializer=step_inits)
     mp = helper.make_model(gp, opset_imports=list(proto.opset_import))
     mp.ir_version = proto.ir_version
     return mp, finals

@@ -117,8 +117,9 @@ class NodeEmitter:
         sub = _subscripted(node)
         for fid, cp in np_.functions:
             item = node.get("functions", fid)
-            env[fid] = funcs[fid] = self._call(tr, item, cp, env, f"{sn}_{safe_name(fid)}",
-                                               f"functions.{fid}", sub.get(fid))
+            env[fid] = funcs[fid] = self._call(
+                tr, item, cp, env, f"{sn}_{safe_name(fid)}", f"functions.{fid}", sub.get(fid)
+            )
         writes: dict[tuple, Val] = {}
         for pp in np_.parameters:
             if is_constant(pp):
@@ -135,15 +136,15 @@ class NodeEmitter:
         return writes, values
 
     # -- parts --------------------------------------------------------------------------------
-    def _input(self, tr: StepTranslator, nid: str, ip: Any, S: dict, fl: Flags,
-               t: str) -> Val:
+    def _input(self, tr: StepTranslator, nid: str, ip: Any, S: dict, fl: Flags, t: str) -> Val:
         fallback = Val(const=np.asarray(ip.fallback(), dtype=float), hint=t + "_default")
         edges = [e for e in self.plan.incoming[nid] if e.receiver_port == ip.id]
         if not edges:
             if (nid, ip.id) not in fl.ext:
                 return fallback
-            return where(tr, fl.pend.get((nid, ip.id), True), fl.ext[(nid, ip.id)], fallback,
-                         t + "_read")
+            return where(
+                tr, fl.pend.get((nid, ip.id), True), fl.ext[(nid, ip.id)], fallback, t + "_read"
+            )
         acc: Val | None = None
         has: Flag = False
         for k, ep in enumerate(edges):
@@ -175,8 +176,9 @@ class NodeEmitter:
         shape = self.lay.shapes.get((nid, pp.id), ())
         if pp.stateful:
             if pp.initial is not None:
-                return self._value(tr, pp.initial, env, t, f"parameters.{pp.id}."
-                                   "default_initial_value")
+                return self._value(
+                    tr, pp.initial, env, t, f"parameters.{pp.id}.default_initial_value"
+                )
             return Val(const=0.0)
         if pp.value is not None:
             scope = dict(env)
@@ -184,8 +186,16 @@ class NodeEmitter:
             return self._value(tr, pp.value, scope, t, f"parameters.{pp.id}.value")
         return Val(const=np.zeros(shape))
 
-    def _update(self, tr: StepTranslator, node: Any, pp: Any, env: dict, fl: Flags, t: str,
-                n_sub: int | None) -> Val:
+    def _update(
+        self,
+        tr: StepTranslator,
+        node: Any,
+        pp: Any,
+        env: dict,
+        fl: Flags,
+        t: str,
+        n_sub: int | None,
+    ) -> Val:
         w = f"parameters.{pp.id}"
         old = env[pp.id]
         if pp.value is not None:
@@ -195,15 +205,21 @@ class NodeEmitter:
         elif pp.derivative is not None:
             cur = old
             if fl.has_dt is not False:
-                td = tr.as_kind(self._value(tr, pp.derivative, env, t + "_d",
-                                            w + ".time_derivative"), "float", t + "_d")
+                td = tr.as_kind(
+                    self._value(tr, pp.derivative, env, t + "_d", w + ".time_derivative"),
+                    "float",
+                    t + "_d",
+                )
                 step = tr._op("Mul", [td, fl.dt], t + "_step", "float")
-                cur = tr._op("Add", [tr.as_kind(old, "float", t + "_old"), step], t + "_euler",
-                             "float")
+                cur = tr._op(
+                    "Add", [tr.as_kind(old, "float", t + "_old"), step], t + "_euler", "float"
+                )
             if fl.has_dt is not True:
-                init = self._value(tr, pp.initial, env, t + "_init",
-                                   w + ".default_initial_value") \
-                    if pp.initial is not None else Val(const=0.0)
+                init = (
+                    self._value(tr, pp.initial, env, t + "_init", w + ".default_initial_value")
+                    if pp.initial is not None
+                    else Val(const=0.0)
+                )
                 cur = where(tr, fl.has_dt, cur, init, t + "_td")
         else:
             cur = old
@@ -220,17 +236,26 @@ class NodeEmitter:
             return Val(const=_const(vp.const), hint=t)
         return tr.expr(vp.text, t, what, scope)
 
-    def _call(self, tr: StepTranslator, item: Any, cp: Any, env: dict, t: str, what: str,
-              n_sub: int | None) -> Val:
+    def _call(
+        self,
+        tr: StepTranslator,
+        item: Any,
+        cp: Any,
+        env: dict,
+        t: str,
+        what: str,
+        n_sub: int | None,
+    ) -> Val:
         """A parameter's or function's call, with the function the plan bound (its namespace
         decides the formula: PsyNeuLink's ``logistic`` is not the standard one)."""
         plain = cp.schema is None
         own = set() if plain else set(item.args or {})
         scope = dict(env)
         for name, vp in cp.args:  # value-functions bind every argument; calls only the
-            if name not in own:   # parameters evaluated fresh for them (PsyNeuLink)
-                scope[name] = self._value(tr, vp, scope, f"{t}_{safe_name(name)}",
-                                          f"{what}.args.{name}")
+            if name not in own:  # parameters evaluated fresh for them (PsyNeuLink)
+                scope[name] = self._value(
+                    tr, vp, scope, f"{t}_{safe_name(name)}", f"{what}.args.{name}"
+                )
         if plain:
             if cp.value is None:
                 raise MDFError("has neither a function nor a value", f"{tr.where}.{what}")
@@ -244,8 +269,9 @@ class NodeEmitter:
             tree = ast.parse(formula, mode="eval").body
             return tr.emit(tree, t, bound, what)
         if not (ns in ("std", "mdf") or str(item.function).startswith("onnx::")):
-            raise MDFError(f"function '{cp.name}' (namespace {ns}) has no ONNX export",
-                           f"{tr.where}.{what}")
+            raise MDFError(
+                f"function '{cp.name}' (namespace {ns}) has no ONNX export", f"{tr.where}.{what}"
+            )
         saved, tr.scope = tr.scope, scope
         try:
             return _function_value(tr, item, t, what, n_sub)
@@ -255,12 +281,18 @@ class NodeEmitter:
 
 #: PsyNeuLink's forms of the standard functions (mdf_engine.standard_functions.psyneulink)
 PNL_FORMULAS = {
-    "linear": ("scale * (variable0 * slope + intercept) + offset",
-               {"slope": 1.0, "intercept": 0.0, "scale": 1.0, "offset": 0.0}),
-    "logistic": ("scale * (1 / (1 + exp(-gain * (variable0 + bias - x_0)))) + offset",
-                 {"gain": 1.0, "bias": 0.0, "x_0": 0.0, "scale": 1.0, "offset": 0.0}),
-    "exponential": ("scale * exp(rate * variable0 + bias) + offset",
-                    {"rate": 1.0, "bias": 0.0, "scale": 1.0, "offset": 0.0}),
+    "linear": (
+        "scale * (variable0 * slope + intercept) + offset",
+        {"slope": 1.0, "intercept": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
+    "logistic": (
+        "scale * (1 / (1 + exp(-gain * (variable0 + bias - x_0)))) + offset",
+        {"gain": 1.0, "bias": 0.0, "x_0": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
+    "exponential": (
+        "scale * exp(rate * variable0 + bias) + offset",
+        {"rate": 1.0, "bias": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
 }
 
 
@@ -275,8 +307,9 @@ def _const(v: Any) -> Any:
         try:
             return np.asarray(v, dtype=float)
         except (TypeError, ValueError):
-            raise MDFError("a constant list that is not a numeric array cannot be "
-                           "exported") from None
+            raise MDFError(
+                "a constant list that is not a numeric array cannot be exported"
+            ) from None
     if isinstance(v, dict) or isinstance(v, str):
         raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
     return v

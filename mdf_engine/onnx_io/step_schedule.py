@@ -36,38 +36,46 @@ __all__ = ["UpdateEmitter", "emit_loop", "static_sets", "MAX_PASSES"]
 MAX_PASSES = 10_000_000
 
 
-def static_sets(table: Any, roots: Any, term: int, queue: Any, n_nodes: int
-                ) -> list[list[int]] | None:
+def static_sets(
+    table: Any, roots: Any, term: int, queue: Any, n_nodes: int
+) -> list[list[int]] | None:
     """The consideration sets of a fixed schedule (each node once per update, in queue order),
     or None when the conditions make the order depend on the run (as the compiled backend's
     ``static_schedule``)."""
     ints, _floats, children = table.arrays()
     starts, qnodes = queue
-    set_of = {int(qnodes[k]): q for q in range(len(starts) - 1)
-              for k in range(starts[q], starts[q + 1])}
+    set_of = {
+        int(qnodes[k]): q for q in range(len(starts) - 1) for k in range(starts[q], starts[q + 1])
+    }
     for owner, r in enumerate(roots):
         row = ints[r]
         if row[0] == 0:
             continue  # Always
-        if row[0] == 5 and row[3] == 1 and set_of.get(int(row[1]), 1 << 30) < \
-                set_of.get(owner, -1):
+        if row[0] == 5 and row[3] == 1 and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1):
             continue  # EveryNCalls(dep, 1), dep in an earlier set
         return None
     t = ints[term]
     kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
     if t[0] != 10 or t[2] != 1 or kids != set(range(n_nodes)):
         return None
-    return [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
-            for q in range(len(starts) - 1)]
+    return [
+        sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]]) for q in range(len(starts) - 1)
+    ]
 
 
 def kind_elem(b: Builder, kind: str) -> int:
     return {"float": ELEM[b.dtype.name], "int": 7, "bool": 9}[kind]
 
 
-def emit_loop(tr: StepTranslator, trip: str, cond: str, carried: list[tuple[Val, str, str]],
-              body: Callable[[Val, list[Val]], tuple[Any, list[Val], list[Val]]],
-              scan_kinds: list[str], name: str) -> tuple[list[Val], list[Val]]:
+def emit_loop(
+    tr: StepTranslator,
+    trip: str,
+    cond: str,
+    carried: list[tuple[Val, str, str]],
+    body: Callable[[Val, list[Val]], tuple[Any, list[Val], list[Val]]],
+    scan_kinds: list[str],
+    name: str,
+) -> tuple[list[Val], list[Val]]:
     """An ONNX ``Loop``: ``carried`` are (initial value, kind, base name); ``body(iter,
     values)`` returns (condition or None for always, new values, scan values). Returns the
     final values and the scan outputs (stacked on a new first axis)."""
@@ -95,31 +103,44 @@ def emit_loop(tr: StepTranslator, trip: str, cond: str, carried: list[tuple[Val,
         cond_out = Val(const=True)
     names = [out(cond_out, "bool", name + "_cond_out")]
     names += [out(v, kind, f"{base}_out") for v, (_, kind, base) in zip(outs, carried)]
-    names += [out(v, kind, f"{name}_scan{k}") for k, (v, kind) in
-              enumerate(zip(scans, scan_kinds))]
+    names += [out(v, kind, f"{name}_scan{k}") for k, (v, kind) in enumerate(zip(scans, scan_kinds))]
     nodes, b.nodes = b.nodes, saved
-    inputs = [helper.make_tensor_value_info(it.name, 7, []),
-              helper.make_tensor_value_info(cin, 9, [])]
-    inputs += [helper.make_tensor_value_info(v.name, kind_elem(b, kind), None)
-               for v, (_, kind, _) in zip(ins, carried)]
+    inputs = [
+        helper.make_tensor_value_info(it.name, 7, []),
+        helper.make_tensor_value_info(cin, 9, []),
+    ]
+    inputs += [
+        helper.make_tensor_value_info(v.name, kind_elem(b, kind), None)
+        for v, (_, kind, _) in zip(ins, carried)
+    ]
     kinds = ["bool"] + [k for _, k, _ in carried] + scan_kinds
-    outputs = [helper.make_tensor_value_info(n, kind_elem(b, k), None)
-               for n, k in zip(names, kinds)]
+    outputs = [
+        helper.make_tensor_value_info(n, kind_elem(b, k), None) for n, k in zip(names, kinds)
+    ]
     g = helper.make_graph(nodes, name + "_body", inputs, outputs)
     init = [tr.as_kind(v, kind, f"{base}_init").name for v, kind, base in carried]
     finals = [b.fresh(f"{base}_final") for _, _, base in carried]
     scan_out = [b.fresh(f"{name}_series{k}") for k in range(len(scans))]
     b.node("Loop", [trip, cond, *init], finals + scan_out, name, body=g)
-    return ([Val(f, k) for f, (_, k, _) in zip(finals, carried)],
-            [Val(s, k) for s, k in zip(scan_out, scan_kinds)])
+    return (
+        [Val(f, k) for f, (_, k, _) in zip(finals, carried)],
+        [Val(s, k) for s, k in zip(scan_out, scan_kinds)],
+    )
 
 
 class UpdateEmitter:
     """Writes one update of the graph: :meth:`update` maps the state values to new ones."""
 
-    def __init__(self, b: Builder, plan: Any, lay: Layout, node_ids: list[str],
-                 sets: list[list[int]] | None, sched: Any = None,
-                 thresholds: list | None = None):
+    def __init__(
+        self,
+        b: Builder,
+        plan: Any,
+        lay: Layout,
+        node_ids: list[str],
+        sets: list[list[int]] | None,
+        sched: Any = None,
+        thresholds: list | None = None,
+    ):
         self.b = b
         self.plan = plan
         self.lay = lay
@@ -162,8 +183,9 @@ class UpdateEmitter:
             return b_
         a = self.tr.as_kind(a, b_.kind, name + "_a")
         if b_.kind == "bool":  # onnxruntime has no boolean Where
-            keep = self._op("And", [self._op("Not", [c], name + "_not", "bool"), b_],
-                            name + "_keep", "bool")
+            keep = self._op(
+                "And", [self._op("Not", [c], name + "_not", "bool"), b_], name + "_keep", "bool"
+            )
             if a is self._consts.get("false"):
                 return keep
             take = self._op("And", [c, a], name + "_take", "bool")
@@ -172,8 +194,7 @@ class UpdateEmitter:
 
     def _false(self) -> Val:
         if "false" not in self._consts:
-            self._consts["false"] = self.tr.materialize(Val(const=np.bool_(False)), "false",
-                                                        "bool")
+            self._consts["false"] = self.tr.materialize(Val(const=np.bool_(False)), "false", "bool")
         return self._consts["false"]
 
     def _cond(self, row: int, S: dict) -> Val:
@@ -203,8 +224,9 @@ class UpdateEmitter:
             S[("q", "q_c2")] = self._add(S[("q", "q_c2")], True, "updates")
         S[("evals",)] = self._add(evals, True, "evaluations")
         if dt is not None:
-            step = self.tr.as_kind(_where_f(self.tr, has_dt, dt, Val(const=0.0), "dt_given"), "float",
-                                   "time_inc")
+            step = self.tr.as_kind(
+                _where_f(self.tr, has_dt, dt, Val(const=0.0), "dt_given"), "float", "time_inc"
+            )
             S[("time",)] = self._op("Add", [S[("time",)], step], "time", "float")
         return S
 
@@ -221,18 +243,20 @@ class UpdateEmitter:
         S[("q", "q_c0")] = self._int(0)
         clock = sch.clock
         if clock.enabled:
-            S[("q", "q_at")] = self._op("Max", [S[("q", "q_at")], self._int(clock.first)],
-                                        "clock_start", "int")
+            S[("q", "q_at")] = self._op(
+                "Max", [S[("q", "q_at")], self._int(clock.first)], "clock_start", "int"
+            )
         keys = [k for k in S if k not in (("evals",), ("time",))]
         ext_keys = sorted(ext)
         cond0 = self._op("Not", [self._cond(sch.term, S)], "running", "bool")
-        carried = [(S[k], self.lay.state[k].kind, "pass_" + self.lay.state[k].name[7:])
-                   for k in keys]
+        carried = [
+            (S[k], self.lay.state[k].kind, "pass_" + self.lay.state[k].name[7:]) for k in keys
+        ]
         carried += [(Val(const=True), "bool", f"pass_pending{j}") for j in range(len(ext_keys))]
 
         def body(_it: Val, vals: list[Val]) -> tuple[Any, list[Val], list[Val]]:
             Sb = dict(zip(keys, vals))
-            pend = dict(zip(ext_keys, vals[len(keys):]))
+            pend = dict(zip(ext_keys, vals[len(keys) :]))
             self._pass(Sb, pend, dt, has_dt, ext)
             cont = self._op("Not", [self._cond(sch.term, Sb)], "running", "bool")
             return cont, [Sb[k] for k in keys] + [pend[k] for k in ext_keys], []
@@ -259,8 +283,12 @@ class UpdateEmitter:
                 for m in members:
                     c = self._op("And", [self._cond(sch.roots[m], S), go], f"may{m}", "bool")
                     if x[m] is not False:
-                        c = self._op("And", [c, self._op("Not", [x[m]], f"new{m}", "bool")],
-                                     f"cand{m}", "bool")
+                        c = self._op(
+                            "And",
+                            [c, self._op("Not", [x[m]], f"new{m}", "bool")],
+                            f"cand{m}",
+                            "bool",
+                        )
                     self._mark(S, m, c)
                     x[m] = c if x[m] is False else self._op("Or", [x[m], c], f"x{m}", "bool")
             if sch.clock.enabled:
@@ -276,11 +304,11 @@ class UpdateEmitter:
             if sch.clock.enabled:
                 S[("q", "q_at")] = self._add(S[("q", "q_at")], go, "clock", sch.clock.step)
         if not sch.clock.enabled:
-            idle = self._op("Not", [any_ran], "idle", "bool") if any_ran is not False \
-                else True
+            idle = self._op("Not", [any_ran], "idle", "bool") if any_ran is not False else True
             for _, m in sch._counters("ls"):
-                S[("q", f"q_ls{m}")] = self._sel(idle, self._false(), S[("q", f"q_ls{m}")],
-                                                 f"ls{m}")
+                S[("q", f"q_ls{m}")] = self._sel(
+                    idle, self._false(), S[("q", f"q_ls{m}")], f"ls{m}"
+                )
             for _, s in sch._counters("k"):
                 S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], idle, f"k{s}")
         S[("q", "q_c0")] = self._add(S[("q", "q_c0")], True, "c0")
@@ -296,8 +324,9 @@ class UpdateEmitter:
                 S[("q", f"q_t{s}_{m}")] = self._add(S[("q", f"q_t{s}_{m}")], x, f"t{s}_{m}")
         for _, a, b in sch._counters("u"):
             if b == m:
-                S[("q", f"q_u{a}_{b}")] = self._sel(x, self._int(0), S[("q", f"q_u{a}_{b}")],
-                                                    f"u{a}_{b}")
+                S[("q", f"q_u{a}_{b}")] = self._sel(
+                    x, self._int(0), S[("q", f"q_u{a}_{b}")], f"u{a}_{b}"
+                )
         for _, a, b in sch._counters("u"):
             if a == m:
                 S[("q", f"q_u{a}_{b}")] = self._add(S[("q", f"q_u{a}_{b}")], x, f"u{a}_{b}")
@@ -310,8 +339,9 @@ class UpdateEmitter:
         for _, s in sch._counters("k"):
             S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], ran, f"k{s}")
 
-    def _run(self, S: dict, pend: dict, m: int, x: Val, dt: Val | None, has_dt: Any,
-             ext: dict) -> None:
+    def _run(
+        self, S: dict, pend: dict, m: int, x: Val, dt: Val | None, has_dt: Any, ext: dict
+    ) -> None:
         nid = self.node_ids[m]
         ever = {n: S[("q", f"q_ev{i}")] for i, n in enumerate(self.node_ids)}
         fl = Flags(dt, has_dt, ever, ext, pend)
@@ -330,8 +360,9 @@ class UpdateEmitter:
             S[("q", f"q_th{k}")] = _where_f(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
         for key in pend:
             if key[0] == nid:
-                pend[key] = self._op("And", [pend[key], self._op("Not", [x], "unread", "bool")],
-                                     "pending", "bool")
+                pend[key] = self._op(
+                    "And", [pend[key], self._op("Not", [x], "unread", "bool")], "pending", "bool"
+                )
         S[("q", f"q_ev{m}")] = self._op("Or", [S[("q", f"q_ev{m}")], x], f"ev{m}", "bool")
 
 

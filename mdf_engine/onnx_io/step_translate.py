@@ -48,8 +48,10 @@ class StepTranslator(Translator):
             m = self._op("Mul", [f, c], target + "_m", "float")
             return self._op("Sub", [a, m], target, "float")
         if isinstance(n, ast.BoolOp):
-            vals = [self.as_kind(self.emit(e, f"{target}_{k}", scope, what), "bool",
-                                 f"{target}_{k}") for k, e in enumerate(n.values)]
+            vals = [
+                self.as_kind(self.emit(e, f"{target}_{k}", scope, what), "bool", f"{target}_{k}")
+                for k, e in enumerate(n.values)
+            ]
             op = "And" if isinstance(n.op, ast.And) else "Or"
             out = vals[0]
             for k, v in enumerate(vals[1:]):
@@ -58,14 +60,14 @@ class StepTranslator(Translator):
         if isinstance(n, ast.Subscript):
             v = self.emit(n.value, target, scope, what)
             idx = n.slice
-            if v.multi is None and isinstance(idx, ast.Constant) \
-                    and type(idx.value) is int:
+            if v.multi is None and isinstance(idx, ast.Constant) and type(idx.value) is int:
                 if v.name is None:
                     try:
                         return Val(const=np.asarray(v.const)[idx.value])
                     except (IndexError, TypeError):
-                        raise MDFError(f"index {idx.value} out of range",
-                                       f"{self.where}.{what}") from None
+                        raise MDFError(
+                            f"index {idx.value} out of range", f"{self.where}.{what}"
+                        ) from None
                 k = self.materialize(Val(const=idx.value), target + "_index", "int")
                 return self._op("Gather", [v, k], target, v.kind)
         if isinstance(n, ast.List):
@@ -80,8 +82,7 @@ class StepTranslator(Translator):
                 x = self.as_kind(v, "float", f"{target}_{k}")
                 parts.append(self._op("Unsqueeze", [x, axes], f"{target}_{k}_u", "float"))
             out = self.b.fresh(target)
-            self.b.node("Concat", [p.name for p in parts], [out], self.node_name(target),
-                        axis=0)
+            self.b.node("Concat", [p.name for p in parts], [out], self.node_name(target), axis=0)
             return Val(out, "float")
         return super().emit(n, target, scope, what)
 
@@ -91,28 +92,26 @@ class StepTranslator(Translator):
         owner = getattr(f.value, "id", "") if isinstance(f, ast.Attribute) else ""
         if owner in ("np", "numpy") or not isinstance(f, ast.Attribute):
             if fname == "where" and len(n.args) == 3 and not n.keywords:
-                c = self.as_kind(self.emit(n.args[0], target, scope, what), "bool",
-                                 target + "_c")
-                a = self.as_kind(self.emit(n.args[1], target, scope, what), "float",
-                                 target + "_a")
-                e = self.as_kind(self.emit(n.args[2], target, scope, what), "float",
-                                 target + "_b")
+                c = self.as_kind(self.emit(n.args[0], target, scope, what), "bool", target + "_c")
+                a = self.as_kind(self.emit(n.args[1], target, scope, what), "float", target + "_a")
+                e = self.as_kind(self.emit(n.args[2], target, scope, what), "float", target + "_b")
                 return self._op("Where", [c, a, e], target, "float")
             if fname in ("sum", "mean") and owner and len(n.args) == 1:
                 return self._reduce(n, fname, target, scope, what)
         return super().call(n, target, scope, what)
 
-    def _reduce(self, n: ast.Call, fname: str, target: str, scope: dict[str, Val],
-                what: str) -> Val:
+    def _reduce(
+        self, n: ast.Call, fname: str, target: str, scope: dict[str, Val], what: str
+    ) -> Val:
         axis: Any = None
         for kw in n.keywords:
             if kw.arg != "axis" or not isinstance(kw.value, (ast.Constant, ast.UnaryOp)):
-                raise MDFError(f"numpy.{fname} is exported with a constant axis only",
-                               f"{self.where}.{what}")
+                raise MDFError(
+                    f"numpy.{fname} is exported with a constant axis only", f"{self.where}.{what}"
+                )
             axis = ast.literal_eval(kw.value)
             if type(axis) is not int:
-                raise MDFError(f"numpy.{fname}: axis must be an integer",
-                               f"{self.where}.{what}")
+                raise MDFError(f"numpy.{fname}: axis must be an integer", f"{self.where}.{what}")
         x = self.as_kind(self.emit(n.args[0], target, scope, what), "float", target + "_x")
         op = "ReduceSum" if fname == "sum" else "ReduceMean"
         inputs = [x.name]
