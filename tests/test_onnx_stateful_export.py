@@ -278,7 +278,7 @@ def test_import_gives_back_a_model_with_the_same_numbers(name, steps, dt):
     ref, _ = _engine(path, steps=steps, dt=dt)
     for kind, mp in (
         ("step", to_onnx_step(str(path))),
-        ("run", to_onnx_run(str(path), steps=steps, dt=dt)),
+        ("run", to_onnx_run(str(path), steps=steps, dt=dt, unroll_first=False)),
     ):
         model = portable(import_model(mp))
         sim = Simulation(model, backend="interpreted")
@@ -291,6 +291,10 @@ def test_import_gives_back_a_model_with_the_same_numbers(name, steps, dt):
 
 def test_import_refuses_a_scheduled_update_clearly():
     from mdf_engine.onnx_io import import_model
+
+    run = to_onnx_run(str(ROOT / "examples" / "fitzhugh_nagumo.json"), steps=3, dt=DT)
+    with pytest.raises(MDFError, match="first update before its Loop"):
+        import_model(run)
 
     mp = to_onnx_step(str(ROOT / "examples" / "conditions_threshold.json"))
     with pytest.raises(MDFError, match="Loop over scheduler passes"):
@@ -324,3 +328,21 @@ def test_cli_writes_checked_files(tmp_path, capsys):
     assert main(["import", str(tmp_path / "s.onnx"), str(tmp_path / "s.json")]) == 0
     assert main(["export", "--onnx", src, str(tmp_path / "x.onnx"), "--record", "a.b"]) == 2
     assert "need --step" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_short_runs_and_their_series(steps):
+    path = ROOT / "examples" / "conditions_threshold.json"
+    sim, res = _engine(path, steps=steps, record=["A.out"])
+    run = to_onnx_run(str(path), steps=steps, dt=DT, record=["A.out"])
+    out = dict(zip([o.name for o in _session(run).get_outputs()], _session(run).run(None, {})))
+    meta = _meta(run)
+    _close(
+        np.stack([np.asarray(v, float) for v in res.traces["A.out"]]),
+        out[meta["records"]["A.out"]],
+        1e-6,
+        "A.out",
+    )
+    for port, name in meta["outputs"].items():
+        n, p = port.split(".", 1)
+        _close(sim.value(n, p), out[name], 1e-6, port)

@@ -259,8 +259,11 @@ def to_onnx_run(
     dtype: str | None = None,
     opset: int | None = None,
     duration: float | None = None,
+    unroll_first: bool = True,
 ) -> Any:
-    """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``."""
+    """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``.
+    ``unroll_first``: write the first update before the Loop (faster: the loop body then has
+    no first-update logic; such files cannot be imported back, those without it can)."""
     from ..simulation import steps_for_duration
 
     if duration is not None:
@@ -277,14 +280,25 @@ def to_onnx_run(
     if dt is not None:
         dtv = ex.tr.materialize(Val(const=float(dt)), "dt", "float")
     order = list(S0)
-    carried = [(S0[k], ex.lay.state[k].kind, "run_" + ex.lay.state[k].name[7:]) for k in order]
+    init, trip_n, started = S0, steps, None
+    if unroll_first:  # the first update before the Loop: the body needs no first-call logic
+        init, trip_n, started = ex.upd.update(S0, dtv, ex.ext, started=False), steps - 1, True
+    carried = [(init[k], ex.lay.state[k].kind, "run_" + ex.lay.state[k].name[7:]) for k in order]
 
     def body(_it: Val, vals: list[Val]) -> tuple[Any, list[Val], list[Val]]:
-        new = ex.upd.update(dict(zip(order, vals)), dtv, ex.ext)
+        new = ex.upd.update(dict(zip(order, vals)), dtv, ex.ext, started=started)
         return None, [new[k] for k in order], [new[k] for k in keys]
 
-    trip = ex.tr.materialize(Val(const=np.int64(steps)), "steps", "int").name
+    trip = ex.tr.materialize(Val(const=np.int64(trip_n)), "steps", "int").name
     finals, series = emit_loop(ex.tr, trip, "", carried, body, ["float"] * len(keys), "run")
+    if unroll_first and keys:
+        axes = ex.tr.materialize(Val(const=np.asarray([0])), "axis0", "int")
+        for j, k in enumerate(keys):
+            v = ex.tr.as_kind(init[k], "float", "first")
+            first = ex.tr._op("Unsqueeze", [v, axes], "first_record", "float")
+            out = ex.b.fresh("series")
+            ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
+            series[j] = Val(out, "float")
     final = dict(zip(order, finals))
     ports = ex.port_outputs(final)
     outputs = [(n, v, s) for n, v, _, s in ports]
@@ -305,6 +319,7 @@ def to_onnx_run(
         "steps": steps,
         "dt": dt,
         "parameters": params,
+        "first_update": "unrolled" if unroll_first else "in_loop",
         "outputs": {p: n for n, _, p, _ in ports},
         "records": rec,
     }

@@ -55,6 +55,13 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
     if not isinstance(state, list):
         raise MDFError(f"metadata '{_KEY}': 'state' must be a list")
     if meta.get("kind") == "run":
+        if meta.get("first_update") != "in_loop":
+            raise MDFError(
+                "this whole-run ONNX file computes its first update before its Loop "
+                "(for speed), so its Loop body is not the whole step: import the "
+                "'--step' export of the model, or one written by to_onnx_run(..., "
+                "unroll_first=False)"
+            )
         step, finals = _body_as_step(proto, state)
     elif meta.get("kind") == "step":
         step, finals = onnx.ModelProto(), {}

@@ -204,11 +204,16 @@ class UpdateEmitter:
         return self.tr.as_kind(self.tr.emit(tree, "cond", scope, "conditions"), "bool", "cond")
 
     # -- one update ---------------------------------------------------------------------------
-    def update(self, S: dict[tuple, Val], dt: Val | None, ext: dict) -> dict[tuple, Val]:
-        """The state after one evaluate() (``dt`` None: no time increment, ever)."""
+    def update(
+        self, S: dict[tuple, Val], dt: Val | None, ext: dict, started: Any = None
+    ) -> dict[tuple, Val]:
+        """The state after one evaluate() (``dt`` None: no time increment, ever).
+        ``started``: whether an update was made before (a Python bool when the caller knows
+        it, which leaves the first-update logic out; else it is read from the state)."""
         S = dict(S)
         evals = S[("evals",)]
-        started = self._op("Greater", [evals, self._int(0)], "started", "bool")
+        if started is None:
+            started = self._op("Greater", [evals, self._int(0)], "started", "bool")
         has_dt: Any = False if dt is None else started
         if self.sets is not None:
             ran: set[str] = set()
