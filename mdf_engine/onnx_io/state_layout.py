@@ -31,8 +31,11 @@ from .step_translate import safe_name
 
 __all__ = ["StateVar", "Layout", "layout", "WARM_UP_STEPS"]
 
-#: evaluate() calls made to learn every value's shape
+#: evaluate() calls made to learn every value's shape (more, up to the maximum, while some node
+#: has not run yet; the shapes of a node that still has not run come from a run of the graph
+#: without its conditions)
 WARM_UP_STEPS = 3
+MAX_WARM_UP_STEPS = 20
 
 
 @dataclass
@@ -49,6 +52,11 @@ class StateVar:
     role: str
     node: str | None = None
     field: str | None = None
+
+    @property
+    def declared(self) -> list[int]:
+        """The shape written in the ONNX value info."""
+        return list(self.initial.shape)
 
 
 @dataclass
@@ -93,7 +101,9 @@ def layout(
         for node, name, indices in thresholds or []:
             v = warm._threshold_value(node, name)
             thr0.append(_index_scalar(v, indices))
-    for k in range(warm_steps):
+    for k in range(MAX_WARM_UP_STEPS):
+        if k >= warm_steps and len(warm.ever_ran) == len(plan.nodes):
+            break
         warm.evaluate(time_increment=None if k == 0 else 1e-3)
     state: dict[tuple, StateVar] = {}
     shapes: dict[tuple[str, str], tuple[int, ...]] = {}
@@ -117,11 +127,8 @@ def layout(
         st = warm.states[nid]
         nw = f"{where}.nodes.{nid}"
         if nid not in warm.ever_ran:
-            raise MDFError(
-                f"node '{nid}' did not run in the first {warm_steps} updates, so the "
-                "shapes of its values are unknown",
-                nw,
-            )
+            # not run yet under its conditions: shapes from a run of the graph without them
+            st = _unconditioned(plan).states[nid]
         for ip in np_.inputs:
             v = st.inputs_read.get(ip.id)
             shapes[(nid, ip.id)] = _numeric(v, f"{nw}.input_ports.{ip.id}").shape
@@ -172,6 +179,21 @@ def layout(
             else:
                 add(("q", local), local[2:], "int", np.int64(0), "scheduler")
     return Layout(state, shapes, warm, constants)
+
+
+def _unconditioned(plan: Any) -> Any:
+    """The graph of ``plan`` run for WARM_UP_STEPS updates with no conditions (every node runs
+    in every update)."""
+    import dataclasses
+
+    from ..interpreter import InterpretedGraph
+    from ..plan import plan_graph
+
+    g = dataclasses.replace(plan.graph, conditions=None)
+    warm = InterpretedGraph(plan_graph(None, g))
+    for k in range(WARM_UP_STEPS):
+        warm.evaluate(time_increment=None if k == 0 else 1e-3)
+    return warm
 
 
 def is_constant(pp: Any) -> bool:

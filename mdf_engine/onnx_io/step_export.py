@@ -62,6 +62,9 @@ class _Export:
         from ..interpreter import InterpretedGraph
 
         probe = InterpretedGraph(self.plan)
+        # graph-scheduler gives nodes without a condition their default one when it first
+        # runs (EveryNCalls of a sender): encode the conditions of a scheduler that has run
+        probe.evaluate()
         try:
             table, roots, term, queue = encode(probe.scheduler, self.node_ids)
             sched = SchedulerSource(table, roots, term, queue, len(self.node_ids))
@@ -123,7 +126,7 @@ class _Export:
                         self.b.fresh(safe_name(n.id, op_.id)),
                         S[k],
                         f"{n.id}.{op_.id}",
-                        self.lay.state[k].initial.shape,
+                        self.lay.state[k].declared,
                     )
                 )
         return outs
@@ -136,7 +139,11 @@ class _Export:
         for name, v, shape in outputs:
             v = self.tr.as_kind(v, v.kind, name)
             self.b.node("Identity", [v.name], [name], name)
-            outs.append(helper.make_tensor_value_info(name, kind_elem(self.b, v.kind), list(shape)))
+            outs.append(
+                helper.make_tensor_value_info(
+                    name, kind_elem(self.b, v.kind), None if shape is None else list(shape)
+                )
+            )
         gp = helper.make_graph(
             self.b.nodes,
             safe_name(self.g.id),
@@ -163,7 +170,7 @@ class _Export:
                     "node": sv.node,
                     "field": sv.field,
                     "kind": sv.kind,
-                    "shape": list(sv.initial.shape),
+                    "shape": sv.declared,
                 }
                 for sv in self.lay.state.values()
             ],
@@ -239,13 +246,11 @@ def to_onnx_step(
     ex.b.names.add("dt")
     inputs = list(ex.inputs) + [helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"), [])]
     for sv in ex.lay.state.values():
-        inputs.append(
-            helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind), list(sv.initial.shape))
-        )
+        inputs.append(helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind), sv.declared))
     new = ex.upd.update(S, dt, ex.ext)
     ports = ex.port_outputs(new)
     outputs = [(n, v, s) for n, v, _, s in ports]
-    outputs += [(sv.next_name, new[k], sv.initial.shape) for k, sv in ex.lay.state.items()]
+    outputs += [(sv.next_name, new[k], sv.declared) for k, sv in ex.lay.state.items()]
     meta = {"kind": "step", "dt": "dt", "outputs": {p: n for n, _, p, _ in ports}}
     return ex.finish(inputs, outputs, meta)
 
@@ -305,14 +310,14 @@ def to_onnx_run(
     rec = {}
     for k, v in zip(keys, series):
         name = ex.b.fresh(safe_name(k[1], k[2]) + "__series")
-        outputs.append((name, v, (steps, *ex.lay.state[k].initial.shape)))
+        outputs.append((name, v, [steps, *ex.lay.state[k].declared]))
         rec[f"{k[1]}.{k[2]}"] = name
     params = {}
     if not ports and not keys:  # nothing else to return: the final parameters
         for k, v in final.items():
             if k[0] == "p":
                 name = ex.b.fresh(safe_name(k[1], k[2]))
-                outputs.append((name, v, ex.lay.state[k].initial.shape))
+                outputs.append((name, v, ex.lay.state[k].declared))
                 params[f"{k[1]}.{k[2]}"] = name
     meta = {
         "kind": "run",

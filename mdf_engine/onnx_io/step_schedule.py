@@ -47,12 +47,18 @@ def static_sets(
     set_of = {
         int(qnodes[k]): q for q in range(len(starts) - 1) for k in range(starts[q], starts[q + 1])
     }
-    for owner, r in enumerate(roots):
+
+    def holds(r: int, owner: int) -> bool:
         row = ints[r]
         if row[0] == 0:
-            continue  # Always
-        if row[0] == 5 and row[3] == 1 and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1):
-            continue  # EveryNCalls(dep, 1), dep in an earlier set
+            return True  # Always
+        if row[0] == 5 and row[3] == 1:  # EveryNCalls(dep, 1), dep in an earlier set
+            return set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
+        if row[0] == 2:  # All of such conditions (graph-scheduler's default for several senders)
+            return all(holds(int(children[row[4] + k]), owner) for k in range(row[5]))
+        return False
+
+    if not all(holds(int(r), owner) for owner, r in enumerate(roots)):
         return None
     t = ints[term]
     kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
