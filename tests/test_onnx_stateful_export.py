@@ -48,6 +48,8 @@ CORPUS += [
         "abc_conditions.json",
         "ParametersFunctions.json",
         "ABCD.json",
+        "Simple.json",
+        "Arrays.json",
     )
 ]
 STEPS, DT = 40, 0.01
@@ -346,3 +348,15 @@ def test_short_runs_and_their_series(steps):
     for port, name in meta["outputs"].items():
         n, p = port.split(".", 1)
         _close(sim.value(n, p), out[name], 1e-6, port)
+
+
+def test_run_without_dt_never_increments_time():
+    """``--steps N`` without ``--dt`` is ``run(steps=N)``: every update re-initialises."""
+    path = ROOT / "examples" / "damped_spring.yaml"
+    sim = Simulation(str(path), backend="interpreted")
+    sim.run(steps=5)
+    run = to_onnx_run(str(path), steps=5)
+    out = dict(zip([o.name for o in _session(run).get_outputs()], _session(run).run(None, {})))
+    for port, name in _meta(run)["outputs"].items():
+        n, p = port.split(".", 1)
+        _close(sim.value(n, p), out[name], 1e-12, port)
