@@ -236,7 +236,9 @@ def test_odd_ids_give_safe_unique_names(tmp_path):
 def test_refused_with_one_line_naming_the_field():
     with pytest.raises(MDFError, match=r"actr_count.json: .*retrieve_chunk.* has no ONNX"):
         to_onnx_step(str(ROOT / "examples" / "actr_count.json"))
-    with pytest.raises(MDFError, match=r"FitzHughNagumoIntegrator.*cannot be exported"):
+    with pytest.raises(
+        MDFError, match=r"fhn.json: graphs.fhn.nodes.FHN.functions.FHN_FitzHugh.*cannot be exported"
+    ):
         to_onnx_step(str(ROOT / "tests/data/pnl/fhn.json"))
     model = {
         "m": {
@@ -360,3 +362,50 @@ def test_run_without_dt_never_increments_time():
     for port, name in _meta(run)["outputs"].items():
         n, p = port.split(".", 1)
         _close(sim.value(n, p), out[name], 1e-12, port)
+
+
+def test_external_inputs_fed_every_step_match_initializers():
+    """A port without edges is a graph input: feeding it each step is the engine's
+    ``evaluate(initializer=...)`` of that step; left out, it reads its default."""
+    model = {
+        "m": {
+            "format": "ModECI MDF v0.4",
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "leaky": {
+                            "input_ports": {
+                                "drive": {"shape": [2]},
+                                "gain": {"default_value": 2.0},
+                            },
+                            "parameters": {
+                                "v": {
+                                    "time_derivative": "-v + gain * drive",
+                                    "default_initial_value": [0.0, 1.0],
+                                }
+                            },
+                            "output_ports": {"out": {"value": "v"}},
+                        }
+                    }
+                }
+            },
+        }
+    }
+    from mdf_engine.loader import load
+
+    m = load(model)
+    sim = Simulation(m, backend="interpreted")
+    step = to_onnx_step(m)
+    sess = _session(step)
+    meta = _meta(step)
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in step.graph.initializer}
+    feeds = {s["input"]: inits[s["input"]] for s in meta["state"]}
+    feeds["dt"] = np.asarray(0.1)
+    names = [o.name for o in sess.get_outputs()]
+    rng = np.random.default_rng(0)
+    for k in range(12):
+        drive = rng.normal(size=2)
+        sim.evaluate(initializer={"drive": drive}, time_increment=None if k == 0 else 0.1)
+        res = dict(zip(names, sess.run(None, {**feeds, meta["inputs"]["leaky.drive"]: drive})))
+        feeds.update({s["input"]: res[s["output"]] for s in meta["state"]})
+        _close(sim.value("leaky", "out"), res[meta["outputs"]["leaky.out"]], 1e-9, f"step {k}")

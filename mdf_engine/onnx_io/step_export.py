@@ -19,9 +19,10 @@ docs/onnx_io.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -238,21 +239,29 @@ def to_onnx_step(
     model: Any, graph: str | None = None, dtype: str | None = None, opset: int | None = None
 ) -> Any:
     """One update of a (stateful) MDF graph as an ``onnx.ModelProto`` (see the module doc)."""
-    from onnx import helper
+    from ..loader import load
 
-    ex = _Export(model, graph, dtype, opset)
-    S = ex.initial_state()
-    dt = Val("dt", "float")
-    ex.b.names.add("dt")
-    inputs = list(ex.inputs) + [helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"), [])]
-    for sv in ex.lay.state.values():
-        inputs.append(helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind), sv.declared))
-    new = ex.upd.update(S, dt, ex.ext)
-    ports = ex.port_outputs(new)
-    outputs = [(n, v, s) for n, v, _, s in ports]
-    outputs += [(sv.next_name, new[k], sv.declared) for k, sv in ex.lay.state.items()]
-    meta = {"kind": "step", "dt": "dt", "outputs": {p: n for n, _, p, _ in ports}}
-    return ex.finish(inputs, outputs, meta)
+    model = load(model)
+    with _named_source(model):
+        from onnx import helper
+
+        ex = _Export(model, graph, dtype, opset)
+        S = ex.initial_state()
+        dt = Val("dt", "float")
+        ex.b.names.add("dt")
+        inputs = list(ex.inputs) + [
+            helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"), [])
+        ]
+        for sv in ex.lay.state.values():
+            inputs.append(
+                helper.make_tensor_value_info(sv.name, kind_elem(ex.b, sv.kind), sv.declared)
+            )
+        new = ex.upd.update(S, dt, ex.ext)
+        ports = ex.port_outputs(new)
+        outputs = [(n, v, s) for n, v, _, s in ports]
+        outputs += [(sv.next_name, new[k], sv.declared) for k, sv in ex.lay.state.items()]
+        meta = {"kind": "step", "dt": "dt", "outputs": {p: n for n, _, p, _ in ports}}
+        return ex.finish(inputs, outputs, meta)
 
 
 def to_onnx_run(
@@ -269,66 +278,72 @@ def to_onnx_run(
     """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``.
     ``unroll_first``: write the first update before the Loop (faster: the loop body then has
     no first-update logic; such files cannot be imported back, those without it can)."""
-    from ..simulation import steps_for_duration
+    from ..loader import load
 
-    if duration is not None:
-        if steps is not None:
-            raise MDFError("give steps or duration, not both")
-        steps = steps_for_duration(duration, dt)
-    if steps is None or int(steps) < 1:
-        raise MDFError(f"the number of steps must be at least 1, got {steps}")
-    steps = int(steps)
-    ex = _Export(model, graph, dtype, opset)
-    keys = _record_keys(ex, record)
-    S0 = ex.initial_state()
-    dtv = None
-    if dt is not None:
-        dtv = ex.tr.materialize(Val(const=float(dt)), "dt", "float")
-    order = list(S0)
-    init, trip_n, started = S0, steps, None
-    if unroll_first:  # the first update before the Loop: the body needs no first-call logic
-        init, trip_n, started = ex.upd.update(S0, dtv, ex.ext, started=False), steps - 1, True
-    carried = [(init[k], ex.lay.state[k].kind, "run_" + ex.lay.state[k].name[7:]) for k in order]
+    model = load(model)
+    with _named_source(model):
+        from ..simulation import steps_for_duration
 
-    def body(_it: Val, vals: list[Val]) -> tuple[Any, list[Val], list[Val]]:
-        new = ex.upd.update(dict(zip(order, vals)), dtv, ex.ext, started=started)
-        return None, [new[k] for k in order], [new[k] for k in keys]
+        if duration is not None:
+            if steps is not None:
+                raise MDFError("give steps or duration, not both")
+            steps = steps_for_duration(duration, dt)
+        if steps is None or int(steps) < 1:
+            raise MDFError(f"the number of steps must be at least 1, got {steps}")
+        steps = int(steps)
+        ex = _Export(model, graph, dtype, opset)
+        keys = _record_keys(ex, record)
+        S0 = ex.initial_state()
+        dtv = None
+        if dt is not None:
+            dtv = ex.tr.materialize(Val(const=float(dt)), "dt", "float")
+        order = list(S0)
+        init, trip_n, started = S0, steps, None
+        if unroll_first:  # the first update before the Loop: the body needs no first-call logic
+            init, trip_n, started = ex.upd.update(S0, dtv, ex.ext, started=False), steps - 1, True
+        carried = [
+            (init[k], ex.lay.state[k].kind, "run_" + ex.lay.state[k].name[7:]) for k in order
+        ]
 
-    trip = ex.tr.materialize(Val(const=np.int64(trip_n)), "steps", "int").name
-    finals, series = emit_loop(ex.tr, trip, "", carried, body, ["float"] * len(keys), "run")
-    if unroll_first and keys:
-        axes = ex.tr.materialize(Val(const=np.asarray([0])), "axis0", "int")
-        for j, k in enumerate(keys):
-            v = ex.tr.as_kind(init[k], "float", "first")
-            first = ex.tr._op("Unsqueeze", [v, axes], "first_record", "float")
-            out = ex.b.fresh("series")
-            ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
-            series[j] = Val(out, "float")
-    final = dict(zip(order, finals))
-    ports = ex.port_outputs(final)
-    outputs = [(n, v, s) for n, v, _, s in ports]
-    rec = {}
-    for k, v in zip(keys, series):
-        name = ex.b.fresh(safe_name(k[1], k[2]) + "__series")
-        outputs.append((name, v, [steps, *ex.lay.state[k].declared]))
-        rec[f"{k[1]}.{k[2]}"] = name
-    params = {}
-    if not ports and not keys:  # nothing else to return: the final parameters
-        for k, v in final.items():
-            if k[0] == "p":
-                name = ex.b.fresh(safe_name(k[1], k[2]))
-                outputs.append((name, v, ex.lay.state[k].declared))
-                params[f"{k[1]}.{k[2]}"] = name
-    meta = {
-        "kind": "run",
-        "steps": steps,
-        "dt": dt,
-        "parameters": params,
-        "first_update": "unrolled" if unroll_first else "in_loop",
-        "outputs": {p: n for n, _, p, _ in ports},
-        "records": rec,
-    }
-    return ex.finish(list(ex.inputs), outputs, meta)
+        def body(_it: Val, vals: list[Val]) -> tuple[Any, list[Val], list[Val]]:
+            new = ex.upd.update(dict(zip(order, vals)), dtv, ex.ext, started=started)
+            return None, [new[k] for k in order], [new[k] for k in keys]
+
+        trip = ex.tr.materialize(Val(const=np.int64(trip_n)), "steps", "int").name
+        finals, series = emit_loop(ex.tr, trip, "", carried, body, ["float"] * len(keys), "run")
+        if unroll_first and keys:
+            axes = ex.tr.materialize(Val(const=np.asarray([0])), "axis0", "int")
+            for j, k in enumerate(keys):
+                v = ex.tr.as_kind(init[k], "float", "first")
+                first = ex.tr._op("Unsqueeze", [v, axes], "first_record", "float")
+                out = ex.b.fresh("series")
+                ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
+                series[j] = Val(out, "float")
+        final = dict(zip(order, finals))
+        ports = ex.port_outputs(final)
+        outputs = [(n, v, s) for n, v, _, s in ports]
+        rec = {}
+        for k, v in zip(keys, series):
+            name = ex.b.fresh(safe_name(k[1], k[2]) + "__series")
+            outputs.append((name, v, [steps, *ex.lay.state[k].declared]))
+            rec[f"{k[1]}.{k[2]}"] = name
+        params = {}
+        if not ports and not keys:  # nothing else to return: the final parameters
+            for k, v in final.items():
+                if k[0] == "p":
+                    name = ex.b.fresh(safe_name(k[1], k[2]))
+                    outputs.append((name, v, ex.lay.state[k].declared))
+                    params[f"{k[1]}.{k[2]}"] = name
+        meta = {
+            "kind": "run",
+            "steps": steps,
+            "dt": dt,
+            "parameters": params,
+            "first_update": "unrolled" if unroll_first else "in_loop",
+            "outputs": {p: n for n, _, p, _ in ports},
+            "records": rec,
+        }
+        return ex.finish(list(ex.inputs), outputs, meta)
 
 
 def _record_keys(ex: _Export, record: Iterable[str]) -> list[tuple]:
@@ -371,6 +386,18 @@ def export_stateful(
         mp = to_onnx_run(model, steps, dt, record, graph, dtype, opset, duration)
     _write_atomically(mp, path)
     return mp
+
+
+@contextlib.contextmanager
+def _named_source(model: Any) -> Iterator[None]:
+    """MDFErrors raised inside name the model's file (when it has one)."""
+    source = getattr(model, "_source", None)
+    try:
+        yield
+    except MDFError as e:
+        if e.source or not source:
+            raise
+        raise MDFError(e.message, e.path, source) from None
 
 
 def _write_atomically(mp: Any, path: str | os.PathLike) -> None:
