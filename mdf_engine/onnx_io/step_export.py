@@ -59,6 +59,7 @@ class _Export:
         _precheck(self.plan, self.source)
         self.opset = opset or _choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
+        self.b.names.add("dt")  # the step model's time increment input
         self.node_ids = [n.id for n in g.nodes]
         from ..interpreter import InterpretedGraph
 
@@ -248,7 +249,6 @@ def to_onnx_step(
         ex = _Export(model, graph, dtype, opset)
         S = ex.initial_state()
         dt = Val("dt", "float")
-        ex.b.names.add("dt")
         inputs = list(ex.inputs) + [
             helper.make_tensor_value_info("dt", kind_elem(ex.b, "float"), [])
         ]
