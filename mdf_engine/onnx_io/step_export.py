@@ -108,6 +108,20 @@ class _Export:
                 self.ext[(n.id, ip.id)] = Val(name, "float")
                 self.ext_names[f"{n.id}.{ip.id}"] = name
 
+    def aliases(self) -> dict[tuple, tuple]:
+        """Output ports whose value is the name of a non-constant parameter of their node: in a
+        fixed schedule, from the end of the first update on, they hold that parameter's value
+        (the same ONNX value), so a run's Loop carries it once."""
+        if self.upd.sets is None:
+            return {}
+        out = {}
+        for nid, np_ in self.plan.nodes.items():
+            for oid, vp in np_.outputs:
+                target = ("p", nid, vp.text.strip()) if isinstance(vp.text, str) else None
+                if vp.expr is not None and target in self.lay.state:
+                    out[("o", nid, oid)] = target
+        return out
+
     def initial_state(self) -> dict[tuple, Val]:
         """The state as initializers (the initial state)."""
         S = {}
@@ -297,16 +311,19 @@ def to_onnx_run(
         dtv = None
         if dt is not None:
             dtv = ex.tr.materialize(Val(const=float(dt)), "dt", "float")
-        order = list(S0)
-        init, trip_n, started = S0, steps, None
+        init, trip_n, started, alias = S0, steps, None, {}
         if unroll_first:  # the first update before the Loop: the body needs no first-call logic
             init, trip_n, started = ex.upd.update(S0, dtv, ex.ext, started=False), steps - 1, True
+            alias = ex.aliases()
+        order = [k for k in S0 if k not in alias]
         carried = [
             (init[k], ex.lay.state[k].kind, "run_" + ex.lay.state[k].name[7:]) for k in order
         ]
 
         def body(_it: Val, vals: list[Val]) -> tuple[Any, list[Val], list[Val]]:
-            new = ex.upd.update(dict(zip(order, vals)), dtv, ex.ext, started=started)
+            state = dict(zip(order, vals))
+            state.update({a: state[t] for a, t in alias.items()})
+            new = ex.upd.update(state, dtv, ex.ext, started=started)
             return None, [new[k] for k in order], [new[k] for k in keys]
 
         trip = ex.tr.materialize(Val(const=np.int64(trip_n)), "steps", "int").name
@@ -320,6 +337,7 @@ def to_onnx_run(
                 ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
                 series[j] = Val(out, "float")
         final = dict(zip(order, finals))
+        final.update({a: final[t] for a, t in alias.items()})
         ports = ex.port_outputs(final)
         outputs = [(n, v, s) for n, v, _, s in ports]
         rec = {}

@@ -205,12 +205,17 @@ class NodeEmitter:
         elif pp.derivative is not None:
             cur = old
             if fl.has_dt is not False:
-                td = tr.as_kind(
-                    self._value(tr, pp.derivative, env, t + "_d", w + ".time_derivative"),
-                    "float",
-                    t + "_d",
-                )
-                step = tr._op("Mul", [td, fl.dt], t + "_step", "float")
+                td = self._value(tr, pp.derivative, env, t + "_d", w + ".time_derivative")
+                if (
+                    td.name is None
+                    and td.multi is None
+                    and np.ndim(td.const) == 0
+                    and td.const == 1
+                ):
+                    step = fl.dt  # time itself: d/dt = 1
+                else:
+                    td = tr.as_kind(td, "float", t + "_d")
+                    step = tr._op("Mul", [td, fl.dt], t + "_step", "float")
                 cur = tr._op(
                     "Add", [tr.as_kind(old, "float", t + "_old"), step], t + "_euler", "float"
                 )

@@ -105,9 +105,8 @@ def emit_loop(
         used.add(v.name)
         return v.name
 
-    if cond_out is None:
-        cond_out = Val(const=True)
-    names = [out(cond_out, "bool", name + "_cond_out")]
+    # no condition: the body passes its condition input through
+    names = [cin if cond_out is None else out(cond_out, "bool", name + "_cond_out")]
     names += [out(v, kind, f"{base}_out") for v, (_, kind, base) in zip(outs, carried)]
     names += [out(v, kind, f"{name}_scan{k}") for k, (v, kind) in enumerate(zip(scans, scan_kinds))]
     nodes, b.nodes = b.nodes, saved
