@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
-from .translate import Translator, Val
+from .translate import COMPARE, Translator, Val
 
 __all__ = ["StepTranslator", "safe_name"]
 
@@ -33,6 +33,15 @@ def safe_name(*parts: str) -> str:
     s = "_".join(re.sub(r"[^0-9A-Za-z_]", "_", str(p)) for p in parts)
     s = re.sub(r"_{3,}", "__", s).strip("_") or "v"
     return s if not s[0].isdigit() else "v_" + s
+
+
+def _integral(v: Val) -> bool:
+    """An int64 value, or a constant integer."""
+    if v.name is not None:
+        return v.kind == "int"
+    return (
+        v.multi is None and isinstance(v.const, (int, np.integer)) and not isinstance(v.const, bool)
+    )
 
 
 class StepTranslator(Translator):
@@ -47,6 +56,14 @@ class StepTranslator(Translator):
             f = self._op("Floor", [q], target + "_f", "float")
             m = self._op("Mul", [f, c], target + "_m", "float")
             return self._op("Sub", [a, m], target, "float")
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in COMPARE:
+            # counters (int64) compared with integers stay integers: no Cast
+            a = self.emit(n.left, target, scope, what)
+            c = self.emit(n.comparators[0], target, scope, what)
+            if _integral(a) and _integral(c) and (a.name or c.name):
+                a = self.materialize(a, target + "_a", "int")
+                c = self.materialize(c, target + "_b", "int")
+                return self._op(COMPARE[type(n.ops[0])], [a, c], target, "bool")
         if isinstance(n, ast.BoolOp):
             vals = [
                 self.as_kind(self.emit(e, f"{target}_{k}", scope, what), "bool", f"{target}_{k}")
