@@ -273,13 +273,18 @@ def test_refused_with_one_line_naming_the_field():
 
 
 @pytest.mark.parametrize(
-    "name,steps,dt", [("fitzhugh_nagumo.json", 30, 0.05), ("iaf_network.json", 30, 0.002)]
+    "name,steps,dt",
+    [
+        ("examples/fitzhugh_nagumo.json", 30, 0.05),
+        ("examples/iaf_network.json", 30, 0.002),
+        ("tests/data/pnl/branching.json", 4, 0.01),  # conditions, a schedule known at export
+    ],
 )
 def test_import_gives_back_a_model_with_the_same_numbers(name, steps, dt, tmp_path):
     from mdf_engine.loader import save
     from mdf_engine.onnx_io import import_model, portable
 
-    path = ROOT / "examples" / name
+    path = ROOT / name
     ref, _ = _engine(path, steps=steps, dt=dt)
     for kind, mp in (
         ("step", to_onnx_step(str(path))),

@@ -30,7 +30,13 @@ import numpy as np
 from ..errors import MDFError, NotCompilable
 from .exporter import _choose_opset, _port_type
 from .state_layout import Layout, layout
-from .step_schedule import UpdateEmitter, emit_loop, kind_elem, static_sets
+from .step_schedule import (
+    UpdateEmitter,
+    emit_loop,
+    kind_elem,
+    repeating_schedule,
+    static_sets,
+)
 from .step_translate import StepTranslator, safe_name
 from .translate import Builder, Val
 
@@ -77,6 +83,8 @@ class _Export:
                 self.source,
             ) from None
         sets = static_sets(table, roots, term, queue, len(self.node_ids))
+        if sets is None:
+            sets = repeating_schedule(sched, probe.time_steps, self.node_ids)
         self.sched = None if sets is not None else sched
         self.lay: Layout = layout(self.plan, self.b.names, self.sched, table.thresholds)
         self.upd = UpdateEmitter(

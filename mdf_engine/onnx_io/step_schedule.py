@@ -20,6 +20,7 @@ conditions, ...) are refused with an :class:`MDFError` naming them.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +68,31 @@ def static_sets(
     return [
         sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]]) for q in range(len(starts) - 1)
     ]
+
+
+#: counters that restart with every update: conditions reading only these give every update
+#: the same schedule (q_c0 passes, q_t0/q_t1 calls in this pass/update, q_u calls since,
+#: q_k0/q_k1 consideration sets in this pass/update)
+_PER_UPDATE = re.compile(r"q_c0|q_t[01]_\d+|q_u\d+_\d+|q_k[01]")
+#: the most node executions per update written out straight (else: the Loop over passes)
+MAX_UNROLLED = 500
+
+
+def repeating_schedule(sched: Any, time_steps: list, node_ids: list[str]) -> list[list[int]] | None:
+    """The time steps of every update, when the conditions read only counters that restart
+    with each update (so every update runs the same schedule), taken from one update that
+    graph-scheduler ran (``time_steps``); else None."""
+    if sched.clock.enabled:
+        return None
+    texts = [sched._exprs[r] for r in {*sched.roots, sched.term}]
+    names = {m for t in texts for m in re.findall(r"\bq_\w+", t)}
+    if any(not _PER_UPDATE.fullmatch(n) for n in names):
+        return None
+    index = {nid: i for i, nid in enumerate(node_ids)}
+    sets = [sorted(index[str(n)] for n in ts) for ts in time_steps if ts]
+    if sum(len(m) for m in sets) > MAX_UNROLLED:
+        return None
+    return sets
 
 
 def kind_elem(b: Builder, kind: str) -> int:
@@ -221,12 +247,19 @@ class UpdateEmitter:
             started = self._op("Greater", [evals, self._int(0)], "started", "bool")
         has_dt: Any = False if dt is None else started
         if self.sets is not None:
+            # a schedule known at export: node executions one after the other; a node that
+            # runs in the update has run before it unless this is the first update
             ran: set[str] = set()
+            runs = {self.node_ids[m] for members in self.sets for m in members}
             for members in self.sets:
                 for m in members:
                     nid = self.node_ids[m]
-                    ever = {n: True if n in ran else started for n in self.node_ids}
-                    writes, _ = self.nodes.run(nid, S, Flags(dt, has_dt, ever, ext))
+                    ever = {
+                        n: True if n in ran else (started if n in runs else False)
+                        for n in self.node_ids
+                    }
+                    pend = {key: key[0] not in ran for key in ext}  # inputs are read once
+                    writes, _ = self.nodes.run(nid, S, Flags(dt, has_dt, ever, ext, pend))
                     S.update(writes)
                     ran.add(nid)
         else:
