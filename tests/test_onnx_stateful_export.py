@@ -165,6 +165,12 @@ def test_float32_exports_match_within_float32_rounding(name):
     meta, res = _run_step_model(to_onnx_step(str(path), dtype="float32"), STEPS, DT)
     assert res[meta["state"][0]["output"]].dtype == np.float32
     _compare(sim, meta, res, 1e-4)
+    run = to_onnx_run(str(path), steps=STEPS, dt=DT, dtype="float32")
+    out = dict(zip([o.name for o in _session(run).get_outputs()], _session(run).run(None, {})))
+    for port, oname in _meta(run)["outputs"].items():
+        n, p = port.split(".", 1)
+        assert out[oname].dtype == np.float32
+        _close(sim.value(n, p), out[oname], 1e-4, port)
 
 
 def test_duration_means_what_run_duration_means():
