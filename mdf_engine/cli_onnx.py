@@ -11,7 +11,8 @@ from .errors import MDFError
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` and ``import`` subcommands."""
-    e = sub.add_parser("export", help="export a stateless MDF graph to another format")
+    e = sub.add_parser("export", help="export an MDF graph to ONNX (stateless, or with "
+                       "--step / --steps N for stateful models)")
     e.add_argument("--onnx", action="store_true", required=True,
                    help="write an ONNX model (the only export format)")
     e.add_argument("model", help="MDF model file (.json, .yaml)")
@@ -22,6 +23,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "port's type says so, else float32)")
     e.add_argument("--opset", type=int, default=None,
                    help="ai.onnx opset (default: the model's, else the newest its ops need)")
+    st = e.add_argument_group("stateful models (docs/onnx_io.md)")
+    st.add_argument("--step", action="store_true",
+                    help="export one update as a function of the state (inputs: external "
+                         "inputs, dt, state__*; outputs: output ports, next__*)")
+    st.add_argument("--steps", type=int, default=None,
+                    help="export a whole run of N steps (as Simulation.run(steps=N, dt=DT)) "
+                         "as one ONNX Loop")
+    st.add_argument("--duration", type=float, default=None,
+                    help="the run's steps from a duration (with --dt), as 'mdf run'")
+    st.add_argument("--dt", type=float, default=None, help="time increment of the run")
+    st.add_argument("--record", action="append", default=[], metavar="NODE.PORT",
+                    help="also return this port's value after every step (repeatable)")
     e.set_defaults(func=cmd_export)
 
     i = sub.add_parser("import", help="convert an ONNX model into an MDF model file")
@@ -41,7 +54,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not str(args.out).endswith(".onnx"):
         raise MDFError("the output of 'mdf export --onnx' must be a .onnx file", source=args.out)
     model = load(args.model)
-    mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
+    if args.step or args.steps is not None or args.duration is not None:
+        from .onnx_io.step_export import export_stateful
+
+        mp = export_stateful(model, args.out, step=args.step, steps=args.steps, dt=args.dt,
+                             duration=args.duration, record=args.record, graph=args.graph,
+                             dtype=args.dtype, opset=args.opset)
+    elif args.record or args.dt is not None:
+        raise MDFError("--record and --dt need --step, --steps or --duration")
+    else:
+        mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
     opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))
     print(f"{args.out}: {len(mp.graph.node)} ONNX nodes, opset {opset}, inputs "
           f"{', '.join(i.name for i in mp.graph.input) or 'none'}, outputs "

@@ -114,6 +114,10 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
     from ..onnx_ops.graph import _topological, attribute_value
 
     proto = load_proto(source)
+    from .step_import import import_stateful, stateful_metadata  # stateful exports: their state
+
+    if (meta := stateful_metadata(proto)) is not None:
+        return import_stateful(proto, meta, model_id)
     opset = _opset_of(proto)
     g = proto.graph
     pool = NamePool()  # ids of ports and parameters (they share one scope per node)
