@@ -188,11 +188,23 @@ class GraphPlan:
     incoming: dict[str, list[EdgePlan]]
     opset: int | None
     where: str
+    #: graph-scheduler's mode: "standard" or "exact_time" (``SchedulingMode.EXACT_TIME``)
+    scheduling_mode: str = "standard"
+    #: the file was written by PsyNeuLink: its execution rules apply (docs/semantics.md)
+    psyneulink: bool = False
 
 
-def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> GraphPlan:
-    """Check and compile a graph for execution."""
+SCHEDULING_MODES = ("standard", "exact_time")
+
+
+def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
+               scheduling_mode: str = "standard") -> GraphPlan:
+    """Check and compile a graph for execution (``scheduling_mode``: graph-scheduler's
+    standard mode or ``"exact_time"``, PsyNeuLink's ``SchedulingMode.EXACT_TIME``)."""
     where = f"graphs.{graph.id}"
+    if scheduling_mode not in SCHEDULING_MODES:
+        raise MDFError(f"unknown scheduling mode '{scheduling_mode}' (choose from "
+                       f"{', '.join(SCHEDULING_MODES)})")
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
@@ -215,7 +227,8 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
     incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
     for ep in edges:
         incoming[ep.receiver].append(ep)
-    return GraphPlan(graph, nodes, edges, incoming, opset, where)
+    return GraphPlan(graph, nodes, edges, incoming, opset, where, scheduling_mode,
+                     prefer == "pnl")
 
 
 def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
