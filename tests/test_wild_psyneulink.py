@@ -1,0 +1,103 @@
+"""PsyNeuLink's own MDF exports, old and new, against PsyNeuLink's own runs.
+
+tests/data/wild/psyneulink/v<version>/ is written by tools/pnl_export/make_wild.py in a venv of
+that PsyNeuLink release (see the README there): ``NAME.json`` is the export, ``NAME.oracle.json``
+the inputs of each trial, every output port after it (PsyNeuLink's ``comp.run``), the
+scheduler's execution list of each trial and, in absolute time, its timestamps. One trial is one
+``Simulation.evaluate(initializer=...)``; the file is run in the scheduling mode PsyNeuLink ran
+it in. Each file runs on both backends; where the compiled backend falls back to the interpreted
+one, the test records the reason it logged. PsyNeuLink itself is never imported.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mdf_engine
+from mdf_engine import Simulation
+
+DATA = Path(__file__).resolve().parent / "data" / "wild" / "psyneulink"
+FILES = sorted(p for p in DATA.glob("v*/*.json") if not p.name.endswith(".oracle.json"))
+OUTCOMES: dict[tuple[str, str, str], str] = {}
+
+
+def _oracle(path: Path) -> dict:
+    return json.loads(path.with_name(path.stem + ".oracle.json").read_text())
+
+
+def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
+    """Run every trial of ``path``; return the simulation, the oracle and per trial
+    (output ports, time steps, step times)."""
+    oracle = _oracle(path)
+    model = mdf_engine.load(str(path))
+    sim = Simulation(model, backend=backend, scheduling_mode=oracle["scheduling_mode"])
+    got = []
+    for t in range(len(oracle["trials"])):
+        sim.evaluate(initializer={k: np.array(v[t], dtype=float)
+                                  for k, v in oracle["inputs"].items()})
+        outs = {p: v for node in sim.outputs.values() for p, v in node.items()}
+        got.append((outs, sim.time_steps, sim.time_step_times))
+    return sim, oracle, got
+
+
+def _compare(oracle: dict, got: list, name: str) -> None:
+    nested = "nested_execution" in oracle
+    for t, (trial, (outs, steps, times)) in enumerate(zip(oracle["trials"], got)):
+        for port, want in trial.items():
+            assert port in outs, f"trial {t}: no output port {port}"
+            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(want), rtol=1e-9,
+                                       atol=1e-12, err_msg=f"{name} trial {t} {port}")
+        want_steps = oracle["execution"][t]
+        if nested:  # the engine flattens nested compositions: compare the runs per node
+            inner = oracle["nested_execution"][t]
+            want = Counter(n for s in want_steps for n in s if n not in inner)
+            for steps_of in inner.values():
+                want.update(n for s in steps_of for n in s)
+            assert Counter(n for s in steps for n in s) == want, f"trial {t} executions"
+        else:
+            assert [sorted(s) for s in steps] == want_steps, f"trial {t} time steps"
+        if oracle["times"][t] is not None:
+            assert times == pytest.approx(oracle["times"][t]), f"trial {t} step times"
+
+
+@pytest.mark.parametrize("backend", ["interpreted", "compiled"])
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
+def test_export_matches_psyneulink(path, backend, caplog):
+    name = f"{path.parent.name}/{path.stem}"
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        sim, oracle, got = run_file(path, backend)
+    assert sim.model.generating_application.startswith("PsyNeuLink")
+    _compare(oracle, got, name)
+    outcome = "match"
+    if backend == "compiled" and not sim.runner.is_compiled:
+        reason = sim.runner.fallback_reason
+        assert reason and any(reason in r.getMessage() for r in caplog.records)
+        outcome = f"match (interpreted: {reason})"
+    OUTCOMES[(path.parent.name, path.stem, backend)] = outcome
+
+
+def test_corpus_table(capsys):
+    """Print version, files, matching per backend (after the file tests)."""
+    versions = sorted({p.parent.name for p in FILES})
+    lines = [f"{'version':<12} {'files':>5} {'interpreted':>12} {'compiled':>9}  "
+             "compiled falls back"]
+    for v in versions:
+        stems = [p.stem for p in FILES if p.parent.name == v]
+        row = {b: sum(OUTCOMES.get((v, s, b), "").startswith("match") for s in stems)
+               for b in ("interpreted", "compiled")}
+        back = [s for s in stems if "interpreted:" in OUTCOMES.get((v, s, "compiled"), "")]
+        lines.append(f"{v:<12} {len(stems):>5} {row['interpreted']:>12} {row['compiled']:>9}  "
+                     f"{', '.join(back) or '-'}")
+    reasons = sorted({o for o in OUTCOMES.values() if "interpreted:" in o})
+    with capsys.disabled():
+        print("\nPsyNeuLink corpus (files matching PsyNeuLink's runs):")
+        print("\n".join(lines))
+        for r in reasons:
+            print("  ", r)
+    assert len(versions) >= 2
