@@ -93,6 +93,9 @@ class InterpretedGraph:
             plan.graph, value_getter=self._threshold_value, finished=self._is_finished,
             where=plan.where, mode=plan.scheduling_mode)
         self._clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
+        #: PsyNeuLink files: per node, the (port, value) inputs of this update, which every
+        #: execution of the node in the update reads again
+        self.held: dict[str, list[tuple[str, Any]]] = {}
         self._rank = {nid: i for i, nid in enumerate(self.order)}
 
     # -- values used by conditions -----------------------------------------------------------
@@ -129,6 +132,7 @@ class InterpretedGraph:
 
     # -- one reference evaluate() ------------------------------------------------------------
     def set_initializer(self, initializer: Mapping[str, Any] | None) -> None:
+        self.held = {}
         if not initializer:
             return
         matched = set()
@@ -139,15 +143,21 @@ class InterpretedGraph:
                 if st is None or port not in st.pending:
                     raise MDFError(f"initializer key '{key}' names no input port")
                 st.set_input(port, value)
+                self._hold(node_id, port, value)
                 matched.add(key)
                 continue
-            for st in self.states.values():
+            for nid, st in self.states.items():
                 if key in st.pending:
                     st.set_input(key, value)
+                    self._hold(nid, key, value)
                     matched.add(key)
         unmatched = [k for k in initializer if k not in matched]
         if unmatched:
             raise MDFError(f"initializer key '{unmatched[0]}' is not an input port of any node")
+
+    def _hold(self, nid: str, port: str, value: Any) -> None:
+        if self.plan.psyneulink:
+            self.held.setdefault(nid, []).append((port, value))
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
@@ -188,6 +198,9 @@ class InterpretedGraph:
         """Deliver ``nid``'s incoming edges and run it. ``frozen`` (PsyNeuLink files): the
         nodes of this time step with their outputs from before it (None: not run before)."""
         st = self.states[nid]
+        for port, value in self.held.get(nid, ()):
+            if st.pending[port] is None:
+                st.set_input(port, value)
         for ep in self.plan.incoming[nid]:
             if frozen is not None and ep.sender in frozen:
                 outs = frozen[ep.sender]
@@ -198,6 +211,8 @@ class InterpretedGraph:
                 value = self.states[ep.sender].outputs[ep.sender_port]
             else:
                 continue
+            if ep.matrix is not None:
+                value = _project(value, ep, self.plan.where)
             if ep.has_weight:
                 try:
                     value = ep.weight * value
@@ -209,6 +224,15 @@ class InterpretedGraph:
         evaluate_node(st, dt)
         if self.check_finite:
             _check_finite(st, self.evaluations)
+
+
+def _project(value: Any, ep: Any, where: str) -> Any:
+    """A PsyNeuLink projection: the sender's value times the edge's matrix."""
+    try:
+        return np.matmul(value, ep.matrix)
+    except ValueError as e:
+        raise MDFError(f"cannot apply the projection matrix: {e}",
+                       f"{where}.edges.{ep.id}") from None
 
 
 def _ms(t: Any) -> float:

@@ -178,6 +178,8 @@ class EdgePlan:
     receiver_port: str
     weight: Any
     has_weight: bool
+    #: PsyNeuLink projection matrix: the receiver gets ``sender_value @ matrix``
+    matrix: Any = None
 
 
 @dataclass
@@ -206,9 +208,13 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
         raise MDFError(f"unknown scheduling mode '{scheduling_mode}' (choose from "
                        f"{', '.join(SCHEDULING_MODES)})")
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
+    prefer = _preferred_namespace(model)
+    if prefer == "pnl":
+        from .psyneulink_files import fold_projection_nodes
+
+        graph = fold_projection_nodes(graph)
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
-    prefer = _preferred_namespace(model)
     try:
         nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer)
                  for n in graph.nodes}
@@ -222,8 +228,9 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
         if isinstance(w, list):
             w = np.asarray(w)
         has_weight = not (isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1)
+        matrix = (e.parameters or {}).get("matrix") if prefer == "pnl" else None
         edges.append(EdgePlan(e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w,
-                              has_weight))
+                              has_weight, matrix))
     incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
     for ep in edges:
         incoming[ep.receiver].append(ep)

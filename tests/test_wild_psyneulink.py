@@ -55,7 +55,9 @@ def _compare(oracle: dict, got: list, name: str) -> None:
                                        atol=1e-12, err_msg=f"{name} trial {t} {port}")
         want_steps = oracle["execution"][t]
         if nested:  # the engine flattens nested compositions: compare the runs per node
-            inner = oracle["nested_execution"][t]
+            # (a nested scheduler's execution list is cumulative over the trials)
+            inner = {c: steps_of[len(oracle["nested_execution"][t - 1][c]) if t else 0:]
+                     for c, steps_of in oracle["nested_execution"][t].items()}
             want = Counter(n for s in want_steps for n in s if n not in inner)
             for steps_of in inner.values():
                 want.update(n for s in steps_of for n in s)

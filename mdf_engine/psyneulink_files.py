@@ -1,0 +1,77 @@
+"""How files that PsyNeuLink wrote are read: rules that apply only when the model's
+``generating_application`` starts with "PsyNeuLink" (see docs/semantics.md, PsyNeuLink section).
+
+PsyNeuLink exports a projection that has its own matrix as a node of its own, named
+``<projection>_dummy_node``, with one input port, one ``onnx::MatMul`` of that port by a constant
+matrix, and one output port, between a ``_dummy_pre_edge`` from the sender and a
+``_dummy_post_edge`` to the receiver. In PsyNeuLink the projection is part of the receiver's
+input, not a step of the schedule: :func:`fold_projection_nodes` replaces each such node and its
+two edges by one edge that carries the matrix (``EdgePlan.matrix``: the receiver gets
+``sender_value @ matrix``, as the MatMul computes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .model import Edge, Graph, Node
+
+_SUFFIX = "_dummy_node"
+
+
+def is_psyneulink(model: Any) -> bool:
+    """The model says PsyNeuLink wrote it (``generating_application``)."""
+    app = str(getattr(model, "generating_application", None) or "")
+    return app.lower().startswith("psyneulink")
+
+
+def _projection_matrix(node: Node) -> np.ndarray | None:
+    """The constant matrix of a PsyNeuLink projection node, or None if ``node`` is not one."""
+    if not node.id.endswith(_SUFFIX) or node.parameters or len(node.input_ports) != 1 \
+            or len(node.functions) != 1 or len(node.output_ports) != 1:
+        return None
+    f, port, out = node.functions[0], node.input_ports[0], node.output_ports[0]
+    args = f.args or {}
+    if f.function != "onnx::MatMul" or args.get("A") != port.id or out.value != f.id \
+            or isinstance(args.get("B"), str) or args.get("B") is None:
+        return None
+    try:
+        return np.asarray(args["B"], dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def fold_projection_nodes(graph: Graph) -> Graph:
+    """``graph`` with every PsyNeuLink projection node folded into the edge it stands for (an
+    edge whose ``parameters`` hold ``matrix``); unchanged if it has none."""
+    matrices = {n.id: m for n in graph.nodes if (m := _projection_matrix(n)) is not None}
+    if not matrices:
+        return graph
+    into = {e.receiver: e for e in graph.edges if e.receiver in matrices}
+    edges = []
+    for e in graph.edges:
+        if e.receiver in matrices:
+            continue
+        if e.sender in matrices and e.sender in into:
+            pre = into[e.sender]
+            weight = _weight(pre) * _weight(e)
+            edges.append(Edge(id=e.id, sender=pre.sender, sender_port=pre.sender_port,
+                              receiver=e.receiver, receiver_port=e.receiver_port,
+                              parameters={"weight": weight, "matrix": matrices[e.sender]}))
+            continue
+        edges.append(e)
+    folded = {n for n in matrices if n in into}
+    nodes = [n for n in graph.nodes if n.id not in folded]
+    cs = graph.conditions
+    if cs is not None and any(n in folded for n in cs.node_specific):
+        cs = replace(cs, node_specific={k: v for k, v in cs.node_specific.items()
+                                        if k not in folded})
+    return replace(graph, nodes=nodes, edges=edges, conditions=cs)
+
+
+def _weight(e: Edge) -> Any:
+    w = e.weight
+    return np.asarray(w) if isinstance(w, list) else w
