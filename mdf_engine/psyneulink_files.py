@@ -75,3 +75,41 @@ def fold_projection_nodes(graph: Graph) -> Graph:
 def _weight(e: Edge) -> Any:
     w = e.weight
     return np.asarray(w) if isinstance(w, list) else w
+
+
+def not_compiled_reason(plan: Any, scheduler: Any,
+                        initializer: Any = None) -> str | None:
+    """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
+    the reference ones), or None: projection matrices on edges, an edge between two nodes
+    that one time step may run together (they read values from before the step), or an
+    input node that may run more than once in an update (it reads its input every time)."""
+    if not plan.psyneulink:
+        return None
+    for ep in plan.edges:
+        if ep.matrix is not None:
+            return f"edge '{ep.id}' is a PsyNeuLink projection with a matrix (not compiled)"
+    sets = [{str(n) for n in cs} for cs in scheduler.consideration_queue]
+    for ep in plan.edges:
+        if any(ep.sender in s and ep.receiver in s for s in sets):
+            return (f"edge '{ep.id}' joins nodes of one time step, which read values from "
+                    "before the step in PsyNeuLink files (not compiled)")
+    ports = set(initializer or ())
+    for nid, np_ in plan.nodes.items():
+        if ports & {ip.id for ip in np_.inputs} and not _runs_once(nid, plan, scheduler):
+            return (f"input node '{nid}' may run more than once per trial and reads its "
+                    "input every time in PsyNeuLink files (not compiled)")
+    return None
+
+
+def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:
+    """``nid`` runs at most once per update: its condition is AtPass(0), or it has none and
+    the update ends when every node has run (graph-scheduler's default termination)."""
+    import graph_scheduler
+
+    conds = scheduler.conditions.conditions_basic
+    cond = next((c for n, c in conds.items() if str(n) == nid), None)
+    if isinstance(cond, graph_scheduler.AtPass) and cond.args and cond.args[0] == 0:
+        return True
+    term = scheduler.termination_conds.get(graph_scheduler.TimeScale.ENVIRONMENT_STATE_UPDATE)
+    return (cond is None or type(cond).__name__ == "Always") and \
+        type(term).__name__ == "AllHaveRun"
