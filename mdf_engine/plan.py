@@ -210,9 +210,9 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     prefer = _preferred_namespace(model)
     if prefer == "pnl":
-        from .psyneulink_files import fold_projection_nodes
+        from .psyneulink_files import ddm_outputs, fold_projection_nodes
 
-        graph = fold_projection_nodes(graph)
+        graph = ddm_outputs(fold_projection_nodes(graph))
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
     try:

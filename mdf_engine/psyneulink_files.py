@@ -113,3 +113,37 @@ def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:
     term = scheduler.termination_conds.get(graph_scheduler.TimeScale.ENVIRONMENT_STATE_UPDATE)
     return (cond is None or type(cond).__name__ == "Always") and \
         type(term).__name__ == "AllHaveRun"
+
+
+#: A DDM mechanism's value (PsyNeuLink's DDM indices) from its DriftDiffusionAnalytical
+#: function's result (rt, er, then the six conditional RT moments)
+_DDM_VALUE = {1: "{f}[0]", 2: "1 - {f}[1]", 3: "{f}[1]",
+              **{k: "{f}[%d]" % (k - 2) for k in range(4, 10)}}
+
+
+def ddm_outputs(graph: Graph) -> Graph:
+    """``graph`` with the output ports of PsyNeuLink DDM mechanisms (analytical) reading the
+    mechanism's value layout, which the export indexes but does not write out: index 0 the
+    decision variable, 1 the response time, 2/3 the probabilities of the upper/lower bound,
+    4-9 the conditional RT moments. PsyNeuLink draws the decision variable's sign at random
+    (-threshold with the probability of the lower bound); here it is the more likely bound."""
+    nodes = []
+    for n in graph.nodes:
+        f = next((f for f in n.functions if f.function == "driftdiffusionanalytical"), None)
+        if f is None or (n.metadata or {}).get("type") != "DDM":
+            nodes.append(n)
+            continue
+        thr = (f.args or {}).get("threshold")
+        ports = []
+        for op in n.output_ports:
+            value = op.value
+            for k in range(10):
+                if value == f"{f.id}[{k}]":
+                    if k == 0 and isinstance(thr, (int, float)):
+                        value = f"{thr} - 2 * {thr} * ({f.id}[1] > 0.5)"
+                    elif k:
+                        value = _DDM_VALUE[k].format(f=f.id)
+                    break
+            ports.append(replace(op, value=value))
+        nodes.append(replace(n, output_ports=ports))
+    return replace(graph, nodes=nodes)
