@@ -25,6 +25,13 @@ from mdf_engine import Simulation
 DATA = Path(__file__).resolve().parent / "data" / "wild" / "psyneulink"
 FILES = sorted(p for p in DATA.glob("v*/*.json") if not p.name.endswith(".oracle.json"))
 OUTCOMES: dict[tuple[str, str, str], str] = {}
+#: Files the engine does not yet run as their writer did, and why (strict xfail: a fix shows)
+KNOWN = {
+    ("v0.15.3.0", "chain_conditions"): "PsyNeuLink 0.15's logistic adds offset inside the "
+    "exponential (0.21: outside); the pnl logistic follows 0.21",
+    ("v0.15.3.0", "stroop_lca"): "PsyNeuLink 0.15 writes a ProcessingMechanism's output as a "
+    "0-d value, which the folded projection matrix cannot multiply",
+}
 
 
 def _oracle(path: Path) -> dict:
@@ -82,8 +89,12 @@ def _drawn_at_random(port: str, trial: dict) -> bool:
 
 @pytest.mark.parametrize("backend", ["interpreted", "compiled"])
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
-def test_export_matches_psyneulink(path, backend, caplog):
+def test_export_matches_psyneulink(path, backend, caplog, request):
     name = f"{path.parent.name}/{path.stem}"
+    why = KNOWN.get((path.parent.name, path.stem))
+    if why:
+        OUTCOMES[(path.parent.name, path.stem, backend)] = f"differs: {why}"
+        request.applymarker(pytest.mark.xfail(reason=why, strict=True))
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         sim, oracle, got = run_file(path, backend)
     assert sim.model.generating_application.startswith("PsyNeuLink")
@@ -108,7 +119,7 @@ def test_corpus_table(capsys):
         back = [s for s in stems if "interpreted:" in OUTCOMES.get((v, s, "compiled"), "")]
         lines.append(f"{v:<12} {len(stems):>5} {row['interpreted']:>12} {row['compiled']:>9}  "
                      f"{', '.join(back) or '-'}")
-    reasons = sorted({o for o in OUTCOMES.values() if "interpreted:" in o})
+    reasons = sorted({o for o in OUTCOMES.values() if "interpreted:" in o or "differs" in o})
     with capsys.disabled():
         print("\nPsyNeuLink corpus (files matching PsyNeuLink's runs):")
         print("\n".join(lines))
