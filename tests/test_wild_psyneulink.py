@@ -126,3 +126,55 @@ def test_corpus_table(capsys):
         for r in reasons:
             print("  ", r)
     assert len(versions) >= 2
+
+
+#: (MDF condition, graph-scheduler condition) of nodes A and B per scheduling mode (graph-scheduler
+#: 1.2's standard mode does not end a second update of the TimeInterval graph)
+_CONDITIONS = {
+    "exact_time": ({"type": "TimeInterval", "kwargs": {"repeat": 1}},
+                   {"type": "TimeInterval", "kwargs": {"repeat": 2, "start": 1}}),
+    "standard": ({"type": "Always", "kwargs": {}},
+                 {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}}),
+}
+
+
+@pytest.mark.parametrize("mode", ["standard", "exact_time"])
+@pytest.mark.parametrize("backend", ["interpreted", "compiled"])
+def test_time_steps_equal_graph_schedulers(backend, mode):
+    """Simulation.time_steps / time_step_times of each evaluate() against graph-scheduler's
+    own execution list and timestamps for the same graph and conditions."""
+    import graph_scheduler as gs
+
+    a, b = _CONDITIONS[mode]
+    model = {"m": {"graphs": {"g": {
+        "nodes": {"A": {"input_ports": {"a_in": {}}, "output_ports": {"a": {"value": "a_in"}}},
+                  "B": {"input_ports": {"b_in": {}}, "output_ports": {"b": {"value": "b_in"}}}},
+        "edges": {"e": {"sender": "A", "sender_port": "a", "receiver": "B",
+                        "receiver_port": "b_in"}},
+        "conditions": {"node_specific": {"A": a, "B": b},
+                       "termination": {"environment_state_update": {
+                           "type": "AfterNCalls", "kwargs": {"dependency": "A", "n": 3}}}}}}}}
+
+    def gs_cond(c: dict):
+        kw = {k: v for k, v in c["kwargs"].items() if k != "dependency"}
+        args = ["A"] if "dependency" in c["kwargs"] else []
+        return getattr(gs, c["type"])(*args, **kw)
+
+    sched = gs.Scheduler(
+        graph={"A": set(), "B": {"A"}}, conditions={"A": gs_cond(a), "B": gs_cond(b)},
+        termination_conds={gs.TimeScale.ENVIRONMENT_STATE_UPDATE: gs.AfterNCalls("A", 3)},
+        mode=gs.SchedulingMode[mode.upper()])
+    sim = Simulation(model, backend=backend, scheduling_mode=mode)
+    eid = sched.default_execution_id
+    for _ in range(3):
+        before = len(sched.execution_list[eid])
+        stamps_before = len(sched.execution_timestamps[eid])
+        list(sched.run())
+        want = sched.execution_list[eid][before:]
+        stamps = [float(t.absolute.to("ms").m)
+                  for t in sched.execution_timestamps[eid][stamps_before:]] or [0.0] * len(want)
+        sim.evaluate()
+        assert sim.time_steps == [set(s) for s in want]
+        assert sim.time_step_times == pytest.approx(stamps)
+    if backend == "compiled":
+        assert sim.runner.is_compiled, sim.runner.fallback_reason
