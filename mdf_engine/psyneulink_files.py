@@ -30,13 +30,23 @@ def is_psyneulink(model: Any) -> bool:
 
 def _projection_matrix(node: Node) -> np.ndarray | None:
     """The constant matrix of a PsyNeuLink projection node, or None if ``node`` is not one."""
-    if not node.id.endswith(_SUFFIX) or node.parameters or len(node.input_ports) != 1 \
-            or len(node.functions) != 1 or len(node.output_ports) != 1:
+    if (
+        not node.id.endswith(_SUFFIX)
+        or node.parameters
+        or len(node.input_ports) != 1
+        or len(node.functions) != 1
+        or len(node.output_ports) != 1
+    ):
         return None
     f, port, out = node.functions[0], node.input_ports[0], node.output_ports[0]
     args = f.args or {}
-    if f.function != "onnx::MatMul" or args.get("A") != port.id or out.value != f.id \
-            or isinstance(args.get("B"), str) or args.get("B") is None:
+    if (
+        f.function != "onnx::MatMul"
+        or args.get("A") != port.id
+        or out.value != f.id
+        or isinstance(args.get("B"), str)
+        or args.get("B") is None
+    ):
         return None
     try:
         return np.asarray(args["B"], dtype=float)
@@ -58,17 +68,25 @@ def fold_projection_nodes(graph: Graph) -> Graph:
         if e.sender in matrices and e.sender in into:
             pre = into[e.sender]
             weight = _weight(pre) * _weight(e)
-            edges.append(Edge(id=e.id, sender=pre.sender, sender_port=pre.sender_port,
-                              receiver=e.receiver, receiver_port=e.receiver_port,
-                              parameters={"weight": weight, "matrix": matrices[e.sender]}))
+            edges.append(
+                Edge(
+                    id=e.id,
+                    sender=pre.sender,
+                    sender_port=pre.sender_port,
+                    receiver=e.receiver,
+                    receiver_port=e.receiver_port,
+                    parameters={"weight": weight, "matrix": matrices[e.sender]},
+                )
+            )
             continue
         edges.append(e)
     folded = {n for n in matrices if n in into}
     nodes = [n for n in graph.nodes if n.id not in folded]
     cs = graph.conditions
     if cs is not None and any(n in folded for n in cs.node_specific):
-        cs = replace(cs, node_specific={k: v for k, v in cs.node_specific.items()
-                                        if k not in folded})
+        cs = replace(
+            cs, node_specific={k: v for k, v in cs.node_specific.items() if k not in folded}
+        )
     return replace(graph, nodes=nodes, edges=edges, conditions=cs)
 
 
@@ -77,8 +95,7 @@ def _weight(e: Edge) -> Any:
     return np.asarray(w) if isinstance(w, list) else w
 
 
-def not_compiled_reason(plan: Any, scheduler: Any,
-                        initializer: Any = None) -> str | None:
+def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> str | None:
     """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
     the reference ones), or None: projection matrices on edges, an edge between two nodes
     that one time step may run together (they read values from before the step), or an
@@ -91,13 +108,17 @@ def not_compiled_reason(plan: Any, scheduler: Any,
     sets = [{str(n) for n in cs} for cs in scheduler.consideration_queue]
     for ep in plan.edges:
         if any(ep.sender in s and ep.receiver in s for s in sets):
-            return (f"edge '{ep.id}' joins nodes of one time step, which read values from "
-                    "before the step in PsyNeuLink files (not compiled)")
+            return (
+                f"edge '{ep.id}' joins nodes of one time step, which read values from "
+                "before the step in PsyNeuLink files (not compiled)"
+            )
     ports = set(initializer or ())
     for nid, np_ in plan.nodes.items():
         if ports & {ip.id for ip in np_.inputs} and not _runs_once(nid, plan, scheduler):
-            return (f"input node '{nid}' may run more than once per trial and reads its "
-                    "input every time in PsyNeuLink files (not compiled)")
+            return (
+                f"input node '{nid}' may run more than once per trial and reads its "
+                "input every time in PsyNeuLink files (not compiled)"
+            )
     return None
 
 
@@ -111,14 +132,17 @@ def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:
     if isinstance(cond, graph_scheduler.AtPass) and cond.args and cond.args[0] == 0:
         return True
     term = scheduler.termination_conds.get(graph_scheduler.TimeScale.ENVIRONMENT_STATE_UPDATE)
-    return (cond is None or type(cond).__name__ == "Always") and \
-        type(term).__name__ == "AllHaveRun"
+    return (cond is None or type(cond).__name__ == "Always") and type(term).__name__ == "AllHaveRun"
 
 
 #: A DDM mechanism's value (PsyNeuLink's DDM indices) from its DriftDiffusionAnalytical
 #: function's result (rt, er, then the six conditional RT moments)
-_DDM_VALUE = {1: "{f}[0]", 2: "1 - {f}[1]", 3: "{f}[1]",
-              **{k: "{f}[%d]" % (k - 2) for k in range(4, 10)}}
+_DDM_VALUE = {
+    1: "{f}[0]",
+    2: "1 - {f}[1]",
+    3: "{f}[1]",
+    **{k: f"{{f}}[{k - 2}]" for k in range(4, 10)},
+}
 
 
 def ddm_outputs(graph: Graph) -> Graph:

@@ -46,8 +46,9 @@ def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
     sim = Simulation(model, backend=backend, scheduling_mode=oracle["scheduling_mode"])
     got = []
     for t in range(len(oracle["trials"])):
-        sim.evaluate(initializer={k: np.array(v[t], dtype=float)
-                                  for k, v in oracle["inputs"].items()})
+        sim.evaluate(
+            initializer={k: np.array(v[t], dtype=float) for k, v in oracle["inputs"].items()}
+        )
         outs = {p: v for node in sim.outputs.values() for p, v in node.items()}
         got.append((outs, sim.time_steps, sim.time_step_times))
     return sim, oracle, got
@@ -60,13 +61,20 @@ def _compare(oracle: dict, got: list, name: str) -> None:
             assert port in outs, f"trial {t}: no output port {port}"
             if _drawn_at_random(port, trial):
                 continue
-            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(want), rtol=1e-9,
-                                       atol=1e-12, err_msg=f"{name} trial {t} {port}")
+            np.testing.assert_allclose(
+                np.ravel(outs[port]),
+                np.ravel(want),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"{name} trial {t} {port}",
+            )
         want_steps = oracle["execution"][t]
         if nested:  # the engine flattens nested compositions: compare the runs per node
             # (a nested scheduler's execution list is cumulative over the trials)
-            inner = {c: steps_of[len(oracle["nested_execution"][t - 1][c]) if t else 0:]
-                     for c, steps_of in oracle["nested_execution"][t].items()}
+            inner = {
+                c: steps_of[len(oracle["nested_execution"][t - 1][c]) if t else 0 :]
+                for c, steps_of in oracle["nested_execution"][t].items()
+            }
             want = Counter(n for s in want_steps for n in s if n not in inner)
             for steps_of in inner.values():
                 want.update(n for s in steps_of for n in s)
@@ -110,15 +118,20 @@ def test_export_matches_psyneulink(path, backend, caplog, request):
 def test_corpus_table(capsys):
     """Print version, files, matching per backend (after the file tests)."""
     versions = sorted({p.parent.name for p in FILES})
-    lines = [f"{'version':<12} {'files':>5} {'interpreted':>12} {'compiled':>9}  "
-             "compiled falls back"]
+    lines = [
+        f"{'version':<12} {'files':>5} {'interpreted':>12} {'compiled':>9}  compiled falls back"
+    ]
     for v in versions:
         stems = [p.stem for p in FILES if p.parent.name == v]
-        row = {b: sum(OUTCOMES.get((v, s, b), "").startswith("match") for s in stems)
-               for b in ("interpreted", "compiled")}
+        row = {
+            b: sum(OUTCOMES.get((v, s, b), "").startswith("match") for s in stems)
+            for b in ("interpreted", "compiled")
+        }
         back = [s for s in stems if "interpreted:" in OUTCOMES.get((v, s, "compiled"), "")]
-        lines.append(f"{v:<12} {len(stems):>5} {row['interpreted']:>12} {row['compiled']:>9}  "
-                     f"{', '.join(back) or '-'}")
+        lines.append(
+            f"{v:<12} {len(stems):>5} {row['interpreted']:>12} {row['compiled']:>9}  "
+            f"{', '.join(back) or '-'}"
+        )
     reasons = sorted({o for o in OUTCOMES.values() if "interpreted:" in o or "differs" in o})
     with capsys.disabled():
         print("\nPsyNeuLink corpus (files matching PsyNeuLink's runs):")
@@ -131,10 +144,14 @@ def test_corpus_table(capsys):
 #: (MDF condition, graph-scheduler condition) of nodes A and B per scheduling mode (graph-scheduler
 #: 1.2's standard mode does not end a second update of the TimeInterval graph)
 _CONDITIONS = {
-    "exact_time": ({"type": "TimeInterval", "kwargs": {"repeat": 1}},
-                   {"type": "TimeInterval", "kwargs": {"repeat": 2, "start": 1}}),
-    "standard": ({"type": "Always", "kwargs": {}},
-                 {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}}),
+    "exact_time": (
+        {"type": "TimeInterval", "kwargs": {"repeat": 1}},
+        {"type": "TimeInterval", "kwargs": {"repeat": 2, "start": 1}},
+    ),
+    "standard": (
+        {"type": "Always", "kwargs": {}},
+        {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}},
+    ),
 }
 
 
@@ -146,14 +163,41 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
     import graph_scheduler as gs
 
     a, b = _CONDITIONS[mode]
-    model = {"m": {"graphs": {"g": {
-        "nodes": {"A": {"input_ports": {"a_in": {}}, "output_ports": {"a": {"value": "a_in"}}},
-                  "B": {"input_ports": {"b_in": {}}, "output_ports": {"b": {"value": "b_in"}}}},
-        "edges": {"e": {"sender": "A", "sender_port": "a", "receiver": "B",
-                        "receiver_port": "b_in"}},
-        "conditions": {"node_specific": {"A": a, "B": b},
-                       "termination": {"environment_state_update": {
-                           "type": "AfterNCalls", "kwargs": {"dependency": "A", "n": 3}}}}}}}}
+    model = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "input_ports": {"a_in": {}},
+                            "output_ports": {"a": {"value": "a_in"}},
+                        },
+                        "B": {
+                            "input_ports": {"b_in": {}},
+                            "output_ports": {"b": {"value": "b_in"}},
+                        },
+                    },
+                    "edges": {
+                        "e": {
+                            "sender": "A",
+                            "sender_port": "a",
+                            "receiver": "B",
+                            "receiver_port": "b_in",
+                        }
+                    },
+                    "conditions": {
+                        "node_specific": {"A": a, "B": b},
+                        "termination": {
+                            "environment_state_update": {
+                                "type": "AfterNCalls",
+                                "kwargs": {"dependency": "A", "n": 3},
+                            }
+                        },
+                    },
+                }
+            }
+        }
+    }
 
     def gs_cond(c: dict):
         kw = {k: v for k, v in c["kwargs"].items() if k != "dependency"}
@@ -161,9 +205,11 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
         return getattr(gs, c["type"])(*args, **kw)
 
     sched = gs.Scheduler(
-        graph={"A": set(), "B": {"A"}}, conditions={"A": gs_cond(a), "B": gs_cond(b)},
+        graph={"A": set(), "B": {"A"}},
+        conditions={"A": gs_cond(a), "B": gs_cond(b)},
         termination_conds={gs.TimeScale.ENVIRONMENT_STATE_UPDATE: gs.AfterNCalls("A", 3)},
-        mode=gs.SchedulingMode[mode.upper()])
+        mode=gs.SchedulingMode[mode.upper()],
+    )
     sim = Simulation(model, backend=backend, scheduling_mode=mode)
     eid = sched.default_execution_id
     for _ in range(3):
@@ -171,8 +217,9 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
         stamps_before = len(sched.execution_timestamps[eid])
         list(sched.run())
         want = sched.execution_list[eid][before:]
-        stamps = [float(t.absolute.to("ms").m)
-                  for t in sched.execution_timestamps[eid][stamps_before:]] or [0.0] * len(want)
+        stamps = [
+            float(t.absolute.to("ms").m) for t in sched.execution_timestamps[eid][stamps_before:]
+        ] or [0.0] * len(want)
         sim.evaluate()
         assert sim.time_steps == [set(s) for s in want]
         assert sim.time_step_times == pytest.approx(stamps)

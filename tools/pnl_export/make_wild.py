@@ -35,8 +35,11 @@ import numpy as np
 import psyneulink as pnl
 
 VERSION = pnl.__version__
-_SHAPE_KW = "input_shapes" if "input_shapes" in inspect.signature(
-    pnl.ProcessingMechanism.__init__).parameters else "size"
+_SHAPE_KW = (
+    "input_shapes"
+    if "input_shapes" in inspect.signature(pnl.ProcessingMechanism.__init__).parameters
+    else "size"
+)
 
 
 def shaped(n: int) -> dict:
@@ -113,11 +116,12 @@ def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "")
         inner = {}
         for node in comp.nodes:
             if isinstance(node, pnl.Composition):
-                inner[ident(node.name)] = [_step_ids(s) for s in
-                                           node.scheduler.execution_list.get(eid, [])]
+                inner[ident(node.name)] = [
+                    _step_ids(s) for s in node.scheduler.execution_list.get(eid, [])
+                ]
         nested_exec.append(inner)
         stamps = getattr(comp.scheduler, "execution_timestamps", {}).get(eid, [])
-        times.append([_ms(s) for s in stamps[len(stamps) - len(steps):]] if stamps else None)
+        times.append([_ms(s) for s in stamps[len(stamps) - len(steps) :]] if stamps else None)
         outs = {}
         for mech in _mechanisms(comp):
             for port in mech.output_ports:
@@ -140,6 +144,7 @@ def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "")
 
 
 # -- the compositions ---------------------------------------------------------------------------
+
 
 def chain_conditions():
     """A -> B -> C (Linear, Logistic, Exponential); A at pass 0, B after every A, C after B's
@@ -169,12 +174,14 @@ def fan_in():
     comp.add_projection(pnl.MappingProjection(matrix=[[2.0]]), A, C)
     comp.add_projection(pnl.MappingProjection(matrix=[[1.0]]), B, D)
     comp.add_projection(pnl.MappingProjection(matrix=[[-0.5]]), C, D)
-    comp.scheduler.add_condition_set({
-        A: pnl.AtPass(0),
-        B: pnl.EveryNCalls(A, 1),
-        C: pnl.AfterNCalls(A, 1),
-        D: pnl.All(pnl.AfterNPasses(2), pnl.EveryNCalls(C, 2)),
-    })
+    comp.scheduler.add_condition_set(
+        {
+            A: pnl.AtPass(0),
+            B: pnl.EveryNCalls(A, 1),
+            C: pnl.AfterNCalls(A, 1),
+            D: pnl.All(pnl.AfterNPasses(2), pnl.EveryNCalls(C, 2)),
+        }
+    )
     comp.termination_processing = {pnl.TimeScale.TRIAL: pnl.AfterNCalls(D, 2)}
     return comp, {A: [[1.0], [2.0], [0.5], [-1.0]]}
 
@@ -206,10 +213,18 @@ def ddm():
     starting point, noise and non-decision time t0); its decision variable, response time and
     probabilities."""
     stim = pnl.TransferMechanism(name="stimulus", function=pnl.Linear(slope=0.8))
-    dec = pnl.DDM(name="decision", function=pnl.DriftDiffusionAnalytical(
-        drift_rate=1.0, threshold=1.2, starting_value=0.1, noise=0.5, non_decision_time=0.25),
-        output_ports=[pnl.DECISION_VARIABLE, pnl.RESPONSE_TIME,
-                      pnl.PROBABILITY_UPPER_THRESHOLD, pnl.PROBABILITY_LOWER_THRESHOLD])
+    dec = pnl.DDM(
+        name="decision",
+        function=pnl.DriftDiffusionAnalytical(
+            drift_rate=1.0, threshold=1.2, starting_value=0.1, noise=0.5, non_decision_time=0.25
+        ),
+        output_ports=[
+            pnl.DECISION_VARIABLE,
+            pnl.RESPONSE_TIME,
+            pnl.PROBABILITY_UPPER_THRESHOLD,
+            pnl.PROBABILITY_LOWER_THRESHOLD,
+        ],
+    )
     comp = pnl.Composition(name="ddm", pathways=[[stim, dec]])
     return comp, {stim: [[0.5], [1.0], [-0.3], [0.0]]}
 
@@ -218,8 +233,12 @@ def exact_time():
     """Under SchedulingMode.EXACT_TIME: A every 1 ms, B (which reads A) every 2 ms, C every
     3 ms from 1 ms; the trial ends after 6 calls of A. Nodes of one time step read their senders' values
     from before that step."""
-    A = pnl.TransferMechanism(name="A", function=pnl.Linear(slope=1.0, intercept=1.0),
-                              integrator_mode=True, integration_rate=0.5)
+    A = pnl.TransferMechanism(
+        name="A",
+        function=pnl.Linear(slope=1.0, intercept=1.0),
+        integrator_mode=True,
+        integration_rate=0.5,
+    )
     B = pnl.TransferMechanism(name="B", function=pnl.Linear(slope=2.0))
     C = pnl.TransferMechanism(name="C", function=pnl.Linear(slope=-1.0))
     comp = pnl.Composition(name="exact_time", pathways=[[A, B, C]])
@@ -238,23 +257,47 @@ def stroop_lca():
     color_input = pnl.ProcessingMechanism(name="color_input", **shaped(2))
     word_input = pnl.ProcessingMechanism(name="word_input", **shaped(2))
     task_input = pnl.ProcessingMechanism(name="task_input", **shaped(2))
-    color_hidden = pnl.ProcessingMechanism(name="color_hidden", **shaped(2),
-                                           function=pnl.Logistic(bias=-4))
-    word_hidden = pnl.ProcessingMechanism(name="word_hidden", **shaped(2),
-                                          function=pnl.Logistic(bias=-4))
-    response = pnl.LCAMechanism(name="response", **shaped(2), leak=0.5, competition=0.0,
-                                self_excitation=0.0, time_step_size=0.1, integrator_mode=True)
+    color_hidden = pnl.ProcessingMechanism(
+        name="color_hidden", **shaped(2), function=pnl.Logistic(bias=-4)
+    )
+    word_hidden = pnl.ProcessingMechanism(
+        name="word_hidden", **shaped(2), function=pnl.Logistic(bias=-4)
+    )
+    response = pnl.LCAMechanism(
+        name="response",
+        **shaped(2),
+        leak=0.5,
+        competition=0.0,
+        self_excitation=0.0,
+        time_step_size=0.1,
+        integrator_mode=True,
+    )
     conflict = pnl.ProcessingMechanism(
-        name="conflict_monitor", **shaped(2),
-        function=pnl.Energy(matrix=[[0, -2.5], [-2.5, 0]], **shaped(2)))
+        name="conflict_monitor",
+        **shaped(2),
+        function=pnl.Energy(matrix=[[0, -2.5], [-2.5, 0]], **shaped(2)),
+    )
     comp = pnl.Composition(name="stroop_lca")
     w = np.array
-    comp.add_linear_processing_pathway([color_input, w([[2.0, -2.0], [-2.0, 2.0]]),
-                                        color_hidden, w([[2.0, -2.0], [-2.0, 2.0]]), response])
-    comp.add_linear_processing_pathway([word_input, w([[3.0, -3.0], [-3.0, 3.0]]),
-                                        word_hidden, w([[3.0, -3.0], [-3.0, 3.0]]), response])
-    comp.add_linear_processing_pathway([task_input, w([[4.0, 4.0], [0.0, 0.0]]),
-                                        color_hidden])
+    comp.add_linear_processing_pathway(
+        [
+            color_input,
+            w([[2.0, -2.0], [-2.0, 2.0]]),
+            color_hidden,
+            w([[2.0, -2.0], [-2.0, 2.0]]),
+            response,
+        ]
+    )
+    comp.add_linear_processing_pathway(
+        [
+            word_input,
+            w([[3.0, -3.0], [-3.0, 3.0]]),
+            word_hidden,
+            w([[3.0, -3.0], [-3.0, 3.0]]),
+            response,
+        ]
+    )
+    comp.add_linear_processing_pathway([task_input, w([[4.0, 4.0], [0.0, 0.0]]), color_hidden])
     comp.add_linear_processing_pathway([task_input, w([[0.0, 0.0], [4.0, 4.0]]), word_hidden])
     comp.add_linear_processing_pathway([response, conflict])
     settle = 6
@@ -266,13 +309,23 @@ def stroop_lca():
     comp.scheduler.add_condition(conflict, pnl.EveryNCalls(response, settle))
     comp.termination_processing = {pnl.TimeScale.TRIAL: pnl.AfterNCalls(conflict, 1)}
     red, green = [1.0, 0.0], [0.0, 1.0]
-    inputs = {color_input: [red, red, green, green], word_input: [red, green, green, red],
-              task_input: [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]}
+    inputs = {
+        color_input: [red, red, green, green],
+        word_input: [red, green, green, red],
+        task_input: [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 0.0]],
+    }
     return comp, inputs
 
 
-MODELS = {"chain_conditions": chain_conditions, "fan_in": fan_in, "nested": nested,
-          "fhn": fhn, "ddm": ddm, "exact_time": exact_time, "stroop_lca": stroop_lca}
+MODELS = {
+    "chain_conditions": chain_conditions,
+    "fan_in": fan_in,
+    "nested": nested,
+    "fhn": fhn,
+    "ddm": ddm,
+    "exact_time": exact_time,
+    "stroop_lca": stroop_lca,
+}
 
 
 def main(outdir: Path, only: list[str] | None = None) -> None:
@@ -282,8 +335,9 @@ def main(outdir: Path, only: list[str] | None = None) -> None:
             continue
         try:
             comp, inputs = build()
-            mode = "exact_time" if comp.scheduler.mode == pnl.SchedulingMode.EXACT_TIME \
-                else "standard"
+            mode = (
+                "exact_time" if comp.scheduler.mode == pnl.SchedulingMode.EXACT_TIME else "standard"
+            )
             text, oracle = record(name, comp, inputs, mode, build.__doc__ or "")
         except Exception as e:  # a composition this release cannot build or export
             print(f"{name}: not written ({type(e).__name__}: {e})")
@@ -295,7 +349,16 @@ def main(outdir: Path, only: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    out = Path(args[0]) if args and not args[0].startswith("-") else (
-        Path(__file__).resolve().parents[2] / "tests" / "data" / "wild" / "psyneulink"
-        / f"v{VERSION}")
+    out = (
+        Path(args[0])
+        if args and not args[0].startswith("-")
+        else (
+            Path(__file__).resolve().parents[2]
+            / "tests"
+            / "data"
+            / "wild"
+            / "psyneulink"
+            / f"v{VERSION}"
+        )
+    )
     main(out, [a[2:] for a in args if a.startswith("--")] or None)
