@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
                    choices=["auto", "interpreted", "compiled", "hexagon"],
                    help="auto (default): compiled for runs of 5000 steps or more, else "
                         "interpreted")
+    r.add_argument("--scheduling-mode", default="standard", choices=["standard", "exact_time"],
+                   help="graph-scheduler's mode: exact_time is PsyNeuLink's "
+                        "SchedulingMode.EXACT_TIME (an MDF file does not record it)")
     r.add_argument("--record", nargs="*", default=[], metavar="NODE.PORT",
                    help="record these ports/parameters at every step")
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
@@ -108,7 +111,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "hexagon":
         return _run_hexagon(model, args)
     sim = Simulation(model, graph=args.graph, backend=args.backend,
-                     check_finite=args.check_finite)
+                     check_finite=args.check_finite, scheduling_mode=args.scheduling_mode)
     record = list(args.record)
     if args.plot and not record:
         record = [f"{n.id}.{o.id}" for n in sim.graph.nodes for o in n.output_ports]

@@ -156,6 +156,8 @@ class CompiledGraph:
         self._static_updates = 0
         self.compiled_order: list[str] = []
         self.schedule_truncated = False
+        self._last_update = 0
+        self._clock: Any = None
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     @property
@@ -223,7 +225,32 @@ class CompiledGraph:
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
+        if self.is_compiled:
+            self._expand_static_log()
+        mark = len(self.compiled_time_steps)
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
+        self._last_update = mark
+
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        """The time steps of the last evaluate() and their absolute times in ms (with
+        absolute time, the clock ends an update one step after its last step starts)."""
+        if not self.is_compiled:
+            return self._runner.last_update_steps()
+        self._expand_static_log()
+        steps = self.compiled_time_steps[self._last_update:]
+        clock = self._absolute_clock()
+        if not clock.enabled:
+            return steps, [0.0] * len(steps)
+        end, k = int(self._state["clock"][6]), len(steps)
+        return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
+
+    def _absolute_clock(self) -> Any:
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+        if self._clock is None:
+            from .schedulers.compiled import encode
+
+            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+        return self._clock
 
     def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
                   first_without_dt: bool = True) -> None:
@@ -272,6 +299,11 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
+            from .psyneulink_files import not_compiled_reason
+
+            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
+            if why:
+                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = self._float_parameters()
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -304,7 +336,8 @@ class CompiledGraph:
         kinds = [[k, *_kind_of(initializer[k], f"initializer '{k}'")]
                  for k in sorted(initializer or {})]
         return {"initializer": kinds, "check_finite": self.check_finite,
-                "swept": self.swept, "recorded": self.recorded}
+                "swept": self.swept, "recorded": self.recorded,
+                "scheduling_mode": self.plan.scheduling_mode}
 
     def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None,
                   key: str) -> None:

@@ -182,6 +182,8 @@ class EdgePlan:
     receiver_port: str
     weight: Any
     has_weight: bool
+    #: PsyNeuLink projection matrix: the receiver gets ``sender_value @ matrix``
+    matrix: Any = None
 
 
 @dataclass
@@ -192,15 +194,31 @@ class GraphPlan:
     incoming: dict[str, list[EdgePlan]]
     opset: int | None
     where: str
+    #: graph-scheduler's mode: "standard" or "exact_time" (``SchedulingMode.EXACT_TIME``)
+    scheduling_mode: str = "standard"
+    #: the file was written by PsyNeuLink: its execution rules apply (docs/semantics.md)
+    psyneulink: bool = False
 
 
-def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> GraphPlan:
-    """Check and compile a graph for execution."""
+SCHEDULING_MODES = ("standard", "exact_time")
+
+
+def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
+               scheduling_mode: str = "standard") -> GraphPlan:
+    """Check and compile a graph for execution (``scheduling_mode``: graph-scheduler's
+    standard mode or ``"exact_time"``, PsyNeuLink's ``SchedulingMode.EXACT_TIME``)."""
     where = f"graphs.{graph.id}"
+    if scheduling_mode not in SCHEDULING_MODES:
+        raise MDFError(f"unknown scheduling mode '{scheduling_mode}' (choose from "
+                       f"{', '.join(SCHEDULING_MODES)})")
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
+    prefer = _preferred_namespace(model)
+    if prefer == "pnl":
+        from .psyneulink_files import ddm_outputs, fold_projection_nodes
+
+        graph = ddm_outputs(fold_projection_nodes(graph))
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
-    prefer = _preferred_namespace(model)
     try:
         nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer)
                  for n in graph.nodes}
@@ -214,12 +232,14 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
         if isinstance(w, list):
             w = np.asarray(w)
         has_weight = not (isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1)
+        matrix = (e.parameters or {}).get("matrix") if prefer == "pnl" else None
         edges.append(EdgePlan(e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w,
-                              has_weight))
+                              has_weight, matrix))
     incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
     for ep in edges:
         incoming[ep.receiver].append(ep)
-    return GraphPlan(graph, nodes, edges, incoming, opset, where)
+    return GraphPlan(graph, nodes, edges, incoming, opset, where, scheduling_mode,
+                     prefer == "pnl")
 
 
 def _name_ref(name: str, where: str) -> Expr:

@@ -45,10 +45,21 @@ class Simulation:
     ``backend``: ``"interpreted"``, ``"compiled"`` or ``"auto"`` (the default), which picks
     the compiled backend when the first call is a ``run`` of at least
     :data:`AUTO_COMPILE_STEPS` steps and the interpreted one otherwise; ``backend`` then names
-    the choice."""
+    the choice.
+
+    ``scheduling_mode``: ``"standard"`` or ``"exact_time"`` (graph-scheduler's and
+    PsyNeuLink's ``SchedulingMode.EXACT_TIME``: every node in one consideration set, each time
+    step at its absolute time). An MDF file does not record the mode; PsyNeuLink runs made in
+    exact time need it given here.
+
+    After each :meth:`evaluate`, :attr:`time_steps` lists the sets of node ids run in each of
+    its time steps, in order, and :attr:`time_step_times` each step's absolute time in ms (as
+    graph-scheduler's clock has it: 0 throughout when no condition is in absolute time), to
+    compare with graph-scheduler's or PsyNeuLink's ``execution_list`` and
+    ``execution_timestamps``."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
-                 check_finite: bool = False):
+                 check_finite: bool = False, scheduling_mode: str = "standard"):
         self.model: Model = load(model)
         self.graph = self.model.get_graph(graph)
         if backend not in BACKENDS:
@@ -56,7 +67,9 @@ class Simulation:
         self.backend = backend
         self.check_finite = check_finite
         source = getattr(self.model, "_source", None)
-        self.plan = plan_graph(self.model, self.graph, source)
+        self.plan = plan_graph(self.model, self.graph, source, scheduling_mode)
+        self.scheduling_mode = scheduling_mode
+        self._last_steps: tuple[list[set[str]], list[float]] = ([], [])
         self._undecided = backend == "auto"
         self.runner: Any = None
         cs = self.graph.conditions
@@ -99,8 +112,20 @@ class Simulation:
         """One reference ``EvaluableGraph.evaluate()`` call."""
         self._decide(1)
         self.runner.evaluate(time_increment=time_increment, initializer=initializer)
+        self._last_steps = self.runner.last_update_steps()
         if time_increment is not None:
             self.time += time_increment
+
+    @property
+    def time_steps(self) -> list[set[str]]:
+        """The sets of node ids run in each time step of the last :meth:`evaluate`, in order
+        (a :meth:`run` does not set them)."""
+        return [set(s) for s in self._last_steps[0]]
+
+    @property
+    def time_step_times(self) -> list[float]:
+        """The absolute time in ms of each entry of :attr:`time_steps`."""
+        return list(self._last_steps[1])
 
     def value(self, node: str, name: str) -> Any:
         """Current value of a port, parameter or function of ``node`` by id."""
@@ -113,11 +138,6 @@ class Simulation:
     @property
     def order_of_execution(self) -> list[str]:
         return self._reader().order_of_execution
-
-    @property
-    def time_steps(self) -> list[set[str]]:
-        """The node ids run in each time step (consideration-set execution) so far."""
-        return self._reader().time_steps
 
     # -- many steps ------------------------------------------------------------------------
     def run(self, steps: int | None = None, dt: float | None = None,
@@ -175,6 +195,7 @@ class Simulation:
                 bar.close()
         res.steps = done
         res.outputs = self.outputs
+        self._last_steps = ([], [])
         return res
 
     def _record_keys(self, record: Iterable[str] | None) -> list[tuple[str, str]]:
