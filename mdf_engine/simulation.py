@@ -4,10 +4,17 @@
 time increment (which initialises every ``time_derivative`` state), the rest with ``dt``. With
 ``dt=None`` every call is made without a time increment. ``duration=T`` gives the steps of the
 reference scripts' loop ``t = 0; while t <= T: ...; t += dt``.
+
+State: a simulation keeps its state between calls. A later ``run`` continues from where the last
+call left it (every one of its steps gets ``dt``, as repeated ``evaluate(time_increment=dt)``
+calls do), so ``run(steps=10)`` twice equals ``run(steps=20)``; ``reset()`` returns to the
+initial state (the next ``run`` starts with the initialising step again). ``set(...)`` changes
+parameter values and resets.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -65,6 +72,7 @@ class Simulation:
             # a first long run then switches to the compiled backend before anything has run
             self._start("interpreted" if backend == "auto" else backend)
         self.time = 0.0
+        self._warned_dt = False
 
     def _start(self, backend: str) -> None:
         """Create the graph runner of ``backend``."""
@@ -92,6 +100,44 @@ class Simulation:
             self.backend = "compiled" if steps >= AUTO_COMPILE_STEPS else "interpreted"
             if self.backend == "compiled" or self.runner is None:
                 self._start(self.backend)
+
+    # -- state ---------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Return to the initial state: time 0, every state at its initial value, nothing
+        recorded; the next ``run`` starts with the initialising step."""
+        if self.runner is not None:
+            self._start(self.backend)
+        self.time = 0.0
+
+    def set(self, values: Mapping[str, Any] | None = None, /, **params: Any) -> None:
+        """Set parameter values, ``sim.set({"NODE.PARAM": value})`` (or ``NODE__PARAM=value``
+        keywords), then :meth:`reset`. A constant parameter takes the value; a stateful one
+        (``time_derivative``, ``default_initial_value``, a value referring to itself) takes it
+        as its initial value; a parameter computed by a function cannot be set."""
+        items = dict(values or {})
+        items.update({k.replace("__", ".", 1): v for k, v in params.items()})
+        source = getattr(self.model, "_source", None)
+        self.model = copy.deepcopy(self.model)  # never change the caller's Model object
+        if source is not None:
+            self.model._source = source  # type: ignore[attr-defined]
+        self.graph = self.model.get_graph(self.graph.id)
+        for key, v in items.items():
+            node_id, _, pid = key.partition(".")
+            node = self.graph.get_node(node_id) if pid else None
+            par = node.get("parameters", pid) if node is not None else None
+            if par is None:
+                raise MDFError(f"set '{key}': graph '{self.graph.id}' has no parameter "
+                               f"NODE.PARAM of that name", source=getattr(self.model, "_source", None))
+            if par.function is not None:
+                raise MDFError(f"set '{key}': the parameter is computed by a function and "
+                               "cannot be set", source=getattr(self.model, "_source", None))
+            value = v.tolist() if hasattr(v, "tolist") else v
+            if par.is_stateful():
+                par.default_initial_value = value
+            else:
+                par.value = value
+        self.plan = plan_graph(self.model, self.graph, getattr(self.model, "_source", None))
+        self.reset()
 
     # -- one step --------------------------------------------------------------------------
     def evaluate(self, initializer: Mapping[str, Any] | None = None,
@@ -127,12 +173,14 @@ class Simulation:
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")
         self._decide(steps)
+        self._warn_without_dt(steps, dt)
         keys = self._record_keys(record)
         res = Results(graph=self.graph.id, steps=0, outputs={},
                       traces={f"{n}.{p}": [] for n, p in keys})
         bar = _progress_bar(steps) if progress else None
         done = 0
         before = _evaluations(self.runner)
+        fresh = not before  # only a simulation that has not run starts with the initial step
         try:
             if hasattr(self.runner, "run_steps") and not keys:
                 try:
@@ -140,19 +188,20 @@ class Simulation:
                     size = steps if bar is None else max(1, steps // 100)
                     for start in range(0, steps, size):
                         n = min(size, steps - start)
-                        self.runner.run_steps(n, dt, initializer, first_without_dt=start == 0)
+                        self.runner.run_steps(n, dt, initializer,
+                                              first_without_dt=start == 0 and fresh)
                         if bar is not None:
                             bar.update(n)
                 except KeyboardInterrupt:
                     after = _evaluations(self.runner)
                     done = after - before if after is not None and before is not None else 0
-                    self.time += dt * max(0, done - 1) if dt is not None else 0.0
+                    self.time += dt * max(0, done - fresh) if dt is not None else 0.0
                     raise
                 done = steps
-                self.time += dt * max(0, steps - 1) if dt is not None else 0.0
+                self.time += dt * max(0, steps - fresh) if dt is not None else 0.0
             else:
                 for k in range(steps):
-                    inc = None if (k == 0 or dt is None) else dt
+                    inc = None if ((k == 0 and fresh) or dt is None) else dt
                     self.evaluate(initializer=initializer, time_increment=inc)
                     done += 1
                     res.times.append(self.time)
@@ -171,6 +220,20 @@ class Simulation:
         res.steps = done
         res.outputs = self.outputs
         return res
+
+    def _warn_without_dt(self, steps: int, dt: float | None) -> None:
+        """One warning when time_derivative states will not move: several steps, no dt."""
+        if dt is not None or steps < 2 or self._warned_dt:
+            return
+        states = [f"{n.id}.{p.id}" for n in self.graph.nodes for p in n.parameters
+                  if p.time_derivative is not None]
+        if states:
+            self._warned_dt = True
+            source = getattr(self.model, "_source", None) or self.model.id
+            more = f" (+{len(states) - 3} more)" if len(states) > 3 else ""
+            log.warning(f"{source}: no dt given, so the time_derivative states "
+                        f"{', '.join(states[:3])}{more} keep their initial values; "
+                        "pass dt= (mdf run --dt DT)")
 
     def _record_keys(self, record: Iterable[str] | None) -> list[tuple[str, str]]:
         keys = []
