@@ -17,7 +17,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--size", type=float, nargs=2, default=None, metavar=("W", "H"),
                    help="figure size in inches (default: as large as the text needs)")
     d.add_argument("--dpi", type=float, default=100, help="pixels per inch of a PNG")
-    d.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    d.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="print nothing but errors")
     d.set_defaults(func=cmd_draw)
 
 

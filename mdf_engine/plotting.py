@@ -142,8 +142,11 @@ def _numeric(values: Any, what: str) -> np.ndarray:
 def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
              graph: str | None = None, title: str | None = None,
              units: Mapping[str, str] | None = None, size: tuple[float, float] | None = None,
-             dpi: float = 100) -> tuple[int, int]:
+             dpi: float = 100, fired: Sequence[Sequence[str]] | None = None) -> tuple[int, int]:
     """Plot every recorded trace of ``results`` against time, one panel per node, to ``path``.
+
+    ``fired`` (``Results.fired``: the nodes that ran in each step) adds a bottom panel with a
+    tick at each step where each node ran, for models whose conditions skip nodes.
 
     ``model`` (a Model or file) supplies units from port/parameter metadata; ``units`` (keys
     ``NODE.PORT``, ``NODE`` or ``time``) adds to or overrides them. The x axis is the model time
@@ -168,9 +171,12 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
     else:
         x, xlabel = np.arange(1, n_steps + 1, dtype=float), "step"
 
-    fig = new_figure(size or (8.0, min(2.4 * len(by_node) + 0.8, _MAX_HEIGHT)), dpi)
+    panels = len(by_node) + (fired is not None)
+    fig = new_figure(size or (8.0, min(2.4 * panels + 0.8, _MAX_HEIGHT)), dpi)
     marker = "o" if n_steps <= 30 else None
-    axes = fig.subplots(len(by_node), 1, squeeze=False, sharex=True)[:, 0]
+    axes = fig.subplots(panels, 1, squeeze=False, sharex=True)[:, 0]
+    if fired is not None:
+        _fired_panel(axes[-1], x, fired)
     for ax, (node, keys) in zip(axes, by_node.items()):
         port_units = []
         for key in keys:
@@ -199,6 +205,23 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
         fig.suptitle(title)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def _fired_panel(ax: Any, x: np.ndarray, fired: Sequence[Sequence[str]]) -> None:
+    """A tick for each node at each step in which it ran (nodes in order of first run)."""
+    nodes = list(dict.fromkeys(n for step in fired for n in step))
+    row = {n: i for i, n in enumerate(nodes)}
+    when: dict[str, list[float]] = {n: [] for n in nodes}
+    for k, step in enumerate(fired[: len(x)]):
+        for n in step:
+            when[n].append(x[k])
+    for n, xs in when.items():
+        ax.plot(xs, [row[n]] * len(xs), marker="|", markersize=10, color="C0", linestyle="none")
+    ax.set_yticks(range(len(nodes)), nodes)
+    ax.set_ylim(-0.6, len(nodes) - 0.4)
+    ax.invert_yaxis()
+    ax.set_title("nodes that ran", loc="left", fontsize="medium")
+    ax.grid(True, axis="x", alpha=0.3)
 
 
 def plot_traces(res: Results, path: str | os.PathLike, title: str | None = None,

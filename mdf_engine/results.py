@@ -65,6 +65,8 @@ class Results:
     outputs: dict[str, dict[str, Any]]
     times: list[float] = field(default_factory=list)
     traces: dict[str, list[Any]] = field(default_factory=dict)
+    #: with ``run(record_fired=True)``: the ids of the nodes that ran in each step
+    fired: list[list[str]] = field(default_factory=list)
     completed: bool = True
     note: str = ""
     #: For an interrupted run (Ctrl-C), the number of steps completed before the interrupt

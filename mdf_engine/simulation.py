@@ -52,11 +52,14 @@ class Simulation:
     ``backend``: ``"interpreted"``, ``"compiled"`` or ``"auto"`` (the default), which picks
     the compiled backend when the first call is a ``run`` of at least
     :data:`AUTO_COMPILE_STEPS` steps and the interpreted one otherwise; ``backend`` then names
-    the choice."""
+    the choice. ``seed``: see :mod:`mdf_engine.randomness`."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
-                 check_finite: bool = False):
+                 check_finite: bool = False, seed: int | None = None):
         self.model: Model = load(model)
+        #: seeds the stream of unseeded random operators when the simulation starts (and again
+        #: after reset()), so runs are reproducible (see :mod:`mdf_engine.randomness`)
+        self.seed = seed
         self.graph = self.model.get_graph(graph)
         if backend not in BACKENDS:
             raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
@@ -144,6 +147,8 @@ class Simulation:
                  time_increment: float | None = None) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
         self._decide(1)
+        if not _evaluations(self.runner):
+            self._seed_stream(initializer, time_increment)
         self.runner.evaluate(time_increment=time_increment, initializer=initializer)
         if time_increment is not None:
             self.time += time_increment
@@ -163,8 +168,11 @@ class Simulation:
     # -- many steps ------------------------------------------------------------------------
     def run(self, steps: int | None = None, dt: float | None = None,
             initializer: Mapping[str, Any] | None = None, record: Iterable[str] | None = None,
-            progress: bool = False, duration: float | None = None) -> Results:
-        """Run ``steps`` reference evaluate() calls (or the steps of ``duration``)."""
+            progress: bool = False, duration: float | None = None,
+            record_fired: bool = False) -> Results:
+        """Run ``steps`` reference evaluate() calls (or the steps of ``duration``), continuing
+        from the current state. ``record`` lists ``NODE.PORT`` values kept after every step;
+        ``record_fired`` keeps the ids of the nodes that ran in each step (``Results.fired``)."""
         if duration is not None:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
@@ -181,8 +189,10 @@ class Simulation:
         done = 0
         before = _evaluations(self.runner)
         fresh = not before  # only a simulation that has not run starts with the initial step
+        if fresh:
+            self._seed_stream(initializer, dt)
         try:
-            if hasattr(self.runner, "run_steps") and not keys:
+            if hasattr(self.runner, "run_steps") and not keys and not record_fired:
                 try:
                     # with a progress bar: about a hundred chunks, each one run_steps call
                     size = steps if bar is None else max(1, steps // 100)
@@ -200,9 +210,14 @@ class Simulation:
                 done = steps
                 self.time += dt * max(0, steps - fresh) if dt is not None else 0.0
             else:
+                ran = len(self.order_of_execution) if record_fired else 0
                 for k in range(steps):
                     inc = None if ((k == 0 and fresh) or dt is None) else dt
                     self.evaluate(initializer=initializer, time_increment=inc)
+                    if record_fired:
+                        order = self.order_of_execution
+                        res.fired.append(list(dict.fromkeys(order[ran:])))
+                        ran = len(order)
                     done += 1
                     res.times.append(self.time)
                     for n, p in keys:
@@ -220,6 +235,17 @@ class Simulation:
         res.steps = done
         res.outputs = self.outputs
         return res
+
+    def _seed_stream(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """At the first step: seed the random stream (after any compile warm-up, whose
+        throw-away steps would otherwise take draws from it)."""
+        if self.seed is None:
+            return
+        if getattr(self.runner, "_tried", True) is False:
+            self.runner._compile(initializer, dt)
+        from .randomness import seed
+
+        seed(self.seed)
 
     def _warn_without_dt(self, steps: int, dt: float | None) -> None:
         """One warning when time_derivative states will not move: several steps, no dt."""

@@ -213,8 +213,9 @@ def sweep(model: Any, params: Mapping[str, Any], *, steps: int = 1, dt: float | 
     processes, any other string is a Dask scheduler address. ``progress(n)`` is called as
     chunks finish.
     """
-    import xarray as xr
+    from .extras import require
 
+    xr = require("xarray")
     m = load(model)
     g = m.get_graph(graph)
     if not record:
@@ -368,8 +369,9 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
 
 def open_dataset(path: str | os.PathLike) -> Any:
     """Read a sweep written by :func:`save_dataset` as ``.nc`` or ``.npz``."""
-    import xarray as xr
+    from .extras import require
 
+    xr = require("xarray")
     path = os.fspath(path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:
