@@ -336,7 +336,9 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     axis order (one more trailing axis is time). A time dimension is reduced to its final value.
     With one swept dimension left: a line of ``var`` against ``x``; with two: a heat map (``x``
     across, ``y`` up) unless only ``x`` is given, which draws one line per value of the other.
-    More dimensions must be fixed with ``sel={"NODE.PARAM": value}`` (nearest value). A random
+    With three or more swept parameters and none of ``x``, ``y``, ``sel`` given: facets of heat
+    maps (see :mod:`mdf_engine.plotting_facets`); otherwise more dimensions must be fixed with
+    ``sel={"NODE.PARAM": value}`` (nearest value). A random
     design (a ``sample`` dimension with ``NODE.PARAM`` coordinates along it) is drawn as a
     scatter (coloured by value for two parameters). ``var`` defaults to every variable.
     """
@@ -357,6 +359,12 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     known.update(t.units)
     known.update(units or {})
 
+    if x is None and y is None and not sel and not any(k == "sample" or k == "set"
+                                                       for k in t.coords):
+        from .plotting_facets import plot_facets, swept_dims
+
+        if len(swept_dims(t, names[0])) >= 3:  # the default for 3+ swept parameters
+            return plot_facets(t, names, path, known, title, size, dpi)
     n = len(names)
     fig = new_figure(size or (7.0, min(4.2 * n, _MAX_HEIGHT)), dpi)
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]

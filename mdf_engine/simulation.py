@@ -234,6 +234,7 @@ class Simulation:
                 bar.close()
         res.steps = done
         res.outputs = self.outputs
+        res.finish()
         return res
 
     def _seed_stream(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
