@@ -131,6 +131,12 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         arr = np.asarray(values)
     except ValueError as exc:  # ragged lists
         raise MDFError(f"cannot plot {what}: its values change shape from step to step") from exc
+    if arr.dtype == object and arr.ndim == 1 and any(v is None for v in arr):
+        # None: the node had not run yet (conditions); drawn as a gap
+        try:
+            arr = np.array([np.nan if v is None else float(v) for v in arr])
+        except (TypeError, ValueError):
+            pass
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or arr.dtype == np.bool_):
         raise MDFError(f"cannot plot {what}: expected numbers, got {arr.dtype} values")
