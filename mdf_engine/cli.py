@@ -130,7 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except MDFError as e:
-        print(f"mdf: error: {e}", file=sys.stderr)
+        from .simulation import name_file
+
+        print(f"mdf: error: {name_file(e, getattr(args, 'model', None))}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an output that cannot be written: a missing folder, no permission
+        print(f"mdf: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as e:
         from .extras import missing_message

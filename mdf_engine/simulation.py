@@ -14,9 +14,11 @@ parameter values and resets.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import MDFError
@@ -32,6 +34,24 @@ BACKENDS = ("auto", "interpreted", "compiled")
 #: backend (a first compile costs seconds, a cached one under a second); shorter runs and
 #: step-by-step ``evaluate`` calls stay interpreted.
 AUTO_COMPILE_STEPS = 5000
+
+
+def name_file(error: MDFError, source: Any) -> MDFError:
+    """``error`` with ``source`` (a model file) named in its message if it names no file yet:
+    errors found while planning or running (an unknown condition type, an operator failing at
+    run time, a --check-finite stop) are raised deep inside, where the file is not known."""
+    if source and not error.source and isinstance(source, (str, os.PathLike)):
+        error.source = str(source)
+        error.args = (f"{source}: {error.args[0] if error.args else error.message}",)
+    return error
+
+
+@contextlib.contextmanager
+def _naming(model: Any) -> Iterator[None]:
+    try:
+        yield
+    except MDFError as e:
+        raise name_file(e, getattr(model, "_source", None)) from None
 
 
 def steps_for_duration(duration: float, dt: float) -> int:
@@ -66,14 +86,16 @@ class Simulation:
         self.backend = backend
         self.check_finite = check_finite
         source = getattr(self.model, "_source", None)
-        self.plan = plan_graph(self.model, self.graph, source)
         self._undecided = backend == "auto"
         self.runner: Any = None
         cs = self.graph.conditions
-        if backend != "auto" or (cs is not None and (cs.node_specific or cs.termination)):
-            # under "auto" a graph with conditions starts interpreted, which checks them now;
-            # a first long run then switches to the compiled backend before anything has run
-            self._start("interpreted" if backend == "auto" else backend)
+        with _naming(self.model):
+            self.plan = plan_graph(self.model, self.graph, source)
+            if backend != "auto" or (cs is not None and (cs.node_specific or cs.termination)):
+                # under "auto" a graph with conditions starts interpreted, which checks them
+                # now; a first long run then switches to the compiled backend before anything
+                # has run
+                self._start("interpreted" if backend == "auto" else backend)
         self.time = 0.0
         self._warned_dt = False
 
@@ -146,6 +168,11 @@ class Simulation:
     def evaluate(self, initializer: Mapping[str, Any] | None = None,
                  time_increment: float | None = None) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
+        with _naming(self.model):
+            self._evaluate(initializer, time_increment)
+
+    def _evaluate(self, initializer: Mapping[str, Any] | None,
+                  time_increment: float | None) -> None:
         self._decide(1)
         if not _evaluations(self.runner):
             self._seed_stream(initializer, time_increment)
@@ -173,6 +200,12 @@ class Simulation:
         """Run ``steps`` reference evaluate() calls (or the steps of ``duration``), continuing
         from the current state. ``record`` lists ``NODE.PORT`` values kept after every step;
         ``record_fired`` keeps the ids of the nodes that ran in each step (``Results.fired``)."""
+        with _naming(self.model):
+            return self._run(steps, dt, initializer, record, progress, duration, record_fired)
+
+    def _run(self, steps: int | None, dt: float | None, initializer: Mapping[str, Any] | None,
+             record: Iterable[str] | None, progress: bool, duration: float | None,
+             record_fired: bool) -> Results:
         if duration is not None:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
@@ -213,7 +246,7 @@ class Simulation:
                 ran = len(self.order_of_execution) if record_fired else 0
                 for k in range(steps):
                     inc = None if ((k == 0 and fresh) or dt is None) else dt
-                    self.evaluate(initializer=initializer, time_increment=inc)
+                    self._evaluate(initializer, inc)
                     if record_fired:
                         order = self.order_of_execution
                         res.fired.append(list(dict.fromkeys(order[ran:])))
