@@ -35,21 +35,21 @@ def _version() -> str:
         return "mdf (mdf_engine imported from a source tree that is not pip-installed)"
 
 
-def _verbosity(p: argparse.ArgumentParser, suppress: bool) -> None:
-    """``-v``/``-q``, accepted before and after the subcommand."""
-    default = argparse.SUPPRESS if suppress else None
-    p.add_argument("-v", "--verbose", action="count", default=default if suppress else 0,
+def _verbosity(p: argparse.ArgumentParser, top: bool) -> None:
+    """``-v``/``-q``, accepted before the subcommand (``top``: kept as ``verbose_all`` and
+    ``quiet_all``, which a subcommand's own defaults cannot overwrite) and after it."""
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   dest="verbose_all" if top else "verbose",
                    help="more log lines (-v: INFO, -vv: DEBUG)")
     if not any("--quiet" in a.option_strings for a in p._actions):
         p.add_argument("-q", "--quiet", action="store_true",
-                       default=default if suppress else False,
-                       help="print nothing but errors")
+                       dest="quiet_all" if top else "quiet", help="print nothing but errors")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mdf", description="Run and inspect ModECI MDF models.")
     p.add_argument("--version", action="version", version=_version())
-    _verbosity(p, suppress=False)
+    _verbosity(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a model and report or save its outputs")
@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
     r.add_argument("--progress", action="store_true",
                    help="show a progress bar (the default when stderr is a terminal)")
-    r.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+    r.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing but errors (and no progress bar)")
     r.add_argument("--set", dest="sets", action="append", default=[],
                    metavar="NODE.PARAM=VALUE",
@@ -107,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
             continue
         module.add_parsers(sub)
     for sp in sub.choices.values():
-        _verbosity(sp, suppress=True)
+        _verbosity(sp, top=False)
     return p
 
 
@@ -125,8 +125,9 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    args.quiet = bool(getattr(args, "quiet", False))
-    _configure_logging(args.verbose or 0, args.quiet)
+    args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
+    args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
+    _configure_logging(args.verbose, args.quiet)
     try:
         return int(args.func(args) or 0)
     except MDFError as e:

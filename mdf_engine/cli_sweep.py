@@ -43,7 +43,7 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("-o", "--output", default=None, help="write the sweep (.nc, .csv, .npz)")
     s.add_argument("--plot", default=None, help="plot a final value against the swept "
                    "parameters to this image")
-    s.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+    s.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing but errors")
     s.add_argument("--progress", action="store_true",
                    help="show a progress bar (the default when stderr is a terminal)")
