@@ -22,6 +22,7 @@ MODULES = [
     "mdf_engine.plotting",
     "mdf_engine.plotting_facets",
     "mdf_engine.drawing",
+    "mdf_engine.drawing_large",
     "mdf_engine.onnx_io",
     "mdf_engine.compat",
     "mdf_engine.registry",
