@@ -252,3 +252,18 @@ def test_info_and_run_summarise_large_arrays(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "layer.out = array(shape=(300,), dtype=float64" in out
     assert max(len(line) for line in out.splitlines()) < 200
+
+
+def test_core_dependencies_are_lean():
+    """modeci-mdf (and what it pulls in: scikit-learn, onnxruntime, h5py, ...) is an extra; the
+    tests keep it as the oracle. The core install's behaviour without it is checked above."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    for heavy in ("modeci-mdf", "onnx", "matplotlib", "xarray", "dask", "scikit-learn"):
+        assert heavy not in core
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("modeci-mdf") for d in extras["modeci"])
+    assert any(d.startswith("modeci-mdf") for d in extras["test"])
+    named = {extra for extra, _ in __import__("mdf_engine.extras").extras.EXTRAS.values()}
+    assert named <= set(extras)
