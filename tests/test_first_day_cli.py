@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from mdf_engine.cli import main
+from mdf_engine.extras import EXTRAS
 from tests.reference_engine import assert_outputs_close, reference_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,5 +266,5 @@ def test_core_dependencies_are_lean():
     extras = project["optional-dependencies"]
     assert any(d.startswith("modeci-mdf") for d in extras["modeci"])
     assert any(d.startswith("modeci-mdf") for d in extras["test"])
-    named = {extra for extra, _ in __import__("mdf_engine.extras").extras.EXTRAS.values()}
+    named = {extra for extra, _ in EXTRAS.values()}
     assert named <= set(extras)
