@@ -3,7 +3,7 @@
 The core install (``pip install mdf-engine``) loads, checks, runs and draws nothing it cannot
 do with numpy, Numba, PyYAML, networkx and graph-scheduler. Sweeps, plots, ONNX and the
 modeci-mdf oracle are extras; :func:`require` imports one or raises a one-line
-:class:`~mdf_engine.errors.MDFError` naming the extra to install.
+:class:`MissingExtra` (an :class:`~mdf_engine.errors.MDFError`) naming the extra to install.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ EXTRAS: dict[str, tuple[str, str]] = {
 }
 
 
+class MissingExtra(MDFError):
+    """An optional package that is not installed (the message names its pip extra)."""
+
+
 def missing_message(module: str | None) -> str | None:
     """The one-line advice for a missing optional module, or None if it is not optional."""
     top = (module or "").split(".")[0]
@@ -46,4 +50,4 @@ def require(module: str) -> ModuleType:
         text = missing_message(exc.name)
         if text is None or not module.startswith(exc.name or "\0"):
             raise
-        raise MDFError(text) from None
+        raise MissingExtra(text) from None

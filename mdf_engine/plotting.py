@@ -54,10 +54,9 @@ def image_format(path: str | os.PathLike) -> str:
 
 def new_figure(size: tuple[float, float], dpi: float) -> Any:
     """A matplotlib Figure not attached to pyplot (so no global state and no GUI)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - matplotlib is a declared extra
-        raise MDFError("plotting needs matplotlib: pip install 'mdf-engine[plot]'") from exc
+    from .extras import require
+
+    Figure = require("matplotlib.figure").Figure
     w, h = float(size[0]), float(size[1])
     if not (w > 0 and h > 0 and dpi > 0):
         raise MDFError(f"figure size and dpi must be positive, got size={size} dpi={dpi}")

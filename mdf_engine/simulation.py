@@ -40,6 +40,10 @@ def name_file(error: MDFError, source: Any) -> MDFError:
     """``error`` with ``source`` (a model file) named in its message if it names no file yet:
     errors found while planning or running (an unknown condition type, an operator failing at
     run time, a --check-finite stop) are raised deep inside, where the file is not known."""
+    from .extras import MissingExtra
+
+    if isinstance(error, MissingExtra):  # about the installation, not the model
+        return error
     if source and not error.source and isinstance(source, (str, os.PathLike)):
         error.source = str(source)
         error.args = (f"{source}: {error.args[0] if error.args else error.message}",)
