@@ -37,8 +37,15 @@ def test_tutorial_snippets_run(tmp_path, monkeypatch, capsys):
             argv = shlex.split(line)
             assert argv[0] == "mdf", line
             assert main(argv[1:]) == 0, (line, capsys.readouterr().err)
-    for name in ("leaky.json", "leaky.png", "leaky_cli.png", "tau_sweep.nc", "tau_sweep.png",
-                 "tau_sweep.csv", "affine.onnx"):
+    for name in (
+        "leaky.json",
+        "leaky.png",
+        "leaky_cli.png",
+        "tau_sweep.nc",
+        "tau_sweep.png",
+        "tau_sweep.csv",
+        "affine.onnx",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name
 
 
@@ -49,8 +56,11 @@ def test_api_reference_builds(tmp_path):
     spec.loader.exec_module(api)
     pages = api.build(tmp_path)
     names = {os.fspath(p.relative_to(tmp_path)) for p in pages}
-    assert {"mdf_engine/simulation.html", "mdf_engine/results.html",
-            "mdf_engine/sweep.html"} <= names
+    assert {
+        "mdf_engine/simulation.html",
+        "mdf_engine/results.html",
+        "mdf_engine/sweep.html",
+    } <= names
     sim = (tmp_path / "mdf_engine" / "simulation.html").read_text()
     # the docstrings are the text: the run/reset contract is in the page
     assert "continues" in sim and "reset" in sim
