@@ -5,6 +5,7 @@ interchange commands (a plug-in of :mod:`mdf_engine.cli`; the work is in
 from __future__ import annotations
 
 import argparse
+import os
 
 from .errors import MDFError
 
@@ -53,6 +54,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     if not str(args.out).endswith(".onnx"):
         raise MDFError("the output of 'mdf export --onnx' must be a .onnx file", source=args.out)
+    folder = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(folder):
+        raise MDFError(f"cannot write here: no directory '{folder}'", source=args.out)
     model = load(args.model)
     if args.step or args.steps is not None or args.duration is not None:
         from .onnx_io.step_export import export_stateful

@@ -44,6 +44,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..randomness import generator
 from ..registry import REGISTRY, REQUIRED, OpSchema
 
 NAMESPACE = "onnx-legacy"
@@ -929,7 +930,7 @@ def _dropout(data: Any, ratio: float, training: bool, seed: float | None) -> tup
         return (x.copy(), np.ones(x.shape, dtype=x.dtype))
     if not 0 <= ratio < 1:
         raise MDFError(f"onnx::Dropout: ratio must be in [0, 1), got {ratio}")
-    rng = np.random.default_rng(None if seed is None else int(seed))
+    rng = generator() if seed is None else np.random.default_rng(int(seed))
     keep = rng.random(x.shape) >= ratio
     y = np.where(keep, x / (1.0 - ratio), 0).astype(x.dtype)
     return (y, keep.astype(x.dtype))

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..randomness import generator
 from . import onnx_op
 
 _FLOAT_DTYPES = {1: np.float32, 10: np.float16, 11: np.float64}
@@ -31,7 +32,7 @@ _INT_DTYPES = {6: np.int32, 7: np.int64}
 def _rng(seed: Any) -> Any:
     """A generator with ``uniform``/``normal`` methods: seeded MT19937 or OS-entropy PCG64."""
     if seed is None:
-        return np.random.default_rng()
+        return generator()  # OS entropy, or the run's --seed stream
     return np.random.RandomState(int(seed) & 0xFFFFFFFF)
 
 
