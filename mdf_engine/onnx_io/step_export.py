@@ -405,8 +405,11 @@ def export_stateful(
     """Write the ``step`` model (``step=True``) or the whole-run model (``steps``/``duration``)
     to ``path`` atomically; returns the ModelProto."""
     if step:
-        if steps is not None or duration is not None or record:
-            raise MDFError("--step exports one update: it takes no --steps, --duration or --record")
+        if steps is not None or duration is not None or record or dt is not None:
+            raise MDFError(
+                "--step exports one update (dt is its input): it takes no --steps, --duration, "
+                "--dt or --record"
+            )
         mp = to_onnx_step(model, graph, dtype, opset)
     else:
         mp = to_onnx_run(model, steps, dt, record, graph, dtype, opset, duration)
