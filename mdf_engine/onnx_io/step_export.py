@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,7 @@ class _Export:
         self.upd = UpdateEmitter(
             self.b, self.plan, self.lay, self.node_ids, sets, self.sched, table.thresholds
         )
-        self.tr = StepTranslator(self.b, _Anon(), self.where, {})
+        self.tr = StepTranslator(self.b, SimpleNamespace(id="state"), self.where, {})
         self.inputs: list[Any] = []
         self.ext: dict[tuple[str, str], Val] = {}
         self.ext_names: dict[str, str] = {}
@@ -450,7 +451,3 @@ def _tensor(arr: np.ndarray, name: str) -> Any:
     from onnx import numpy_helper
 
     return numpy_helper.from_array(np.asarray(arr), name)
-
-
-class _Anon:
-    id = "state"
