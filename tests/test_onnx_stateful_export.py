@@ -422,3 +422,25 @@ def test_external_inputs_fed_every_step_match_initializers():
         res = dict(zip(names, sess.run(None, {**feeds, meta["inputs"]["leaky.drive"]: drive})))
         feeds.update({s["input"]: res[s["output"]] for s in meta["state"]})
         _close(sim.value("leaky", "out"), res[meta["outputs"]["leaky.out"]], 1e-9, f"step {k}")
+
+
+def test_ids_that_sanitise_alike_stay_apart():
+    """``x y`` and ``x_y`` both become ``x_y``: the names get suffixes, the numbers stay apart."""
+    nodes = {
+        nid: {
+            "parameters": {"c": {"value": f"c + {k + 1}"}},
+            "output_ports": {"o": {"value": "c"}, "o ": {"value": "c * 10"}},
+        }
+        for k, nid in enumerate(["x y", "x_y", "x-y"])
+    }
+    from mdf_engine.loader import load
+
+    m = load({"m": {"format": "ModECI MDF v0.4", "graphs": {"g": {"nodes": nodes}}}})
+    sim = Simulation(m, backend="interpreted")
+    sim.run(steps=STEPS, dt=DT)
+    step = to_onnx_step(m)
+    names = [o.name for o in step.graph.output]
+    assert len(names) == len(set(names))
+    meta, res = _run_step_model(step, STEPS, DT)
+    assert len(meta["outputs"]) == 6
+    _compare(sim, meta, res, 1e-9)

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,7 @@ class _Export:
         self.upd = UpdateEmitter(
             self.b, self.plan, self.lay, self.node_ids, sets, self.sched, table.thresholds
         )
-        self.tr = StepTranslator(self.b, _Anon(), self.where, {})
+        self.tr = StepTranslator(self.b, SimpleNamespace(id="state"), self.where, {})
         self.inputs: list[Any] = []
         self.ext: dict[tuple[str, str], Val] = {}
         self.ext_names: dict[str, str] = {}
@@ -405,8 +406,11 @@ def export_stateful(
     """Write the ``step`` model (``step=True``) or the whole-run model (``steps``/``duration``)
     to ``path`` atomically; returns the ModelProto."""
     if step:
-        if steps is not None or duration is not None or record:
-            raise MDFError("--step exports one update: it takes no --steps, --duration or --record")
+        if steps is not None or duration is not None or record or dt is not None:
+            raise MDFError(
+                "--step exports one update (dt is its input): it takes no --steps, --duration, "
+                "--dt or --record"
+            )
         mp = to_onnx_step(model, graph, dtype, opset)
     else:
         mp = to_onnx_run(model, steps, dt, record, graph, dtype, opset, duration)
@@ -447,7 +451,3 @@ def _tensor(arr: np.ndarray, name: str) -> Any:
     from onnx import numpy_helper
 
     return numpy_helper.from_array(np.asarray(arr), name)
-
-
-class _Anon:
-    id = "state"

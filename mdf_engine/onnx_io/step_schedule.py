@@ -22,12 +22,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from .state_layout import Layout
-from .step_nodes import Flags, NodeEmitter, flag_or
+from .step_nodes import Flags, NodeEmitter, flag_or, where
 from .step_translate import StepTranslator
 from .translate import ELEM, Builder, Val
 
@@ -180,7 +181,7 @@ class UpdateEmitter:
         self.sched = sched
         self.thresholds = thresholds or []
         self.nodes = NodeEmitter(b, plan, lay)
-        self.tr = StepTranslator(b, _Anon(), plan.where, {})
+        self.tr = StepTranslator(b, SimpleNamespace(id="schedule"), plan.where, {})
         self._ints: dict[int, Val] = {}
         self._consts: dict[str, Val] = {}
 
@@ -268,7 +269,7 @@ class UpdateEmitter:
         S[("evals",)] = self._add(evals, True, "evaluations")
         if dt is not None:
             step = self.tr.as_kind(
-                _where_f(self.tr, has_dt, dt, Val(const=0.0), "dt_given"), "float", "time_inc"
+                where(self.tr, has_dt, dt, Val(const=0.0), "dt_given"), "float", "time_inc"
             )
             S[("time",)] = self._op("Add", [S[("time",)], step], "time", "float")
         return S
@@ -318,7 +319,7 @@ class UpdateEmitter:
             S[("q", "q_k0")] = self._int(0)
         any_ran: Any = False
         stop: Any = False
-        for q, members in enumerate(m for m in self.sets_of_queue() if m):
+        for q, members in enumerate(m for m in sch.sets if m):
             stop = flag_or(self.tr, stop, self._cond(sch.term, S), f"stop{q}")
             go = self._op("Not", [stop], f"go{q}", "bool")
             x: dict[int, Any] = {m: False for m in members}
@@ -357,9 +358,6 @@ class UpdateEmitter:
         S[("q", "q_c0")] = self._add(S[("q", "q_c0")], True, "c0")
         S[("q", "q_c1")] = self._add(S[("q", "q_c1")], True, "c1")
 
-    def sets_of_queue(self) -> list[list[int]]:
-        return self.sched.sets
-
     def _mark(self, S: dict, m: int, x: Val) -> None:
         sch = self.sched
         for _, s, mm in sch._counters("t"):
@@ -391,7 +389,7 @@ class UpdateEmitter:
         writes, values = self.nodes.run(nid, S, fl)
         tr = self.nodes.translator(nid, {})
         for k, v in writes.items():
-            S[k] = _where_f(tr, x, v, S[k], "keep")
+            S[k] = where(tr, x, v, S[k], "keep")
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid or name not in values:
                 continue
@@ -400,20 +398,10 @@ class UpdateEmitter:
                 v = tr._op("Gather", [v, self._int(int(idx))], f"th{k}_at", "float")
             shape = tr.materialize(Val(const=np.zeros(0, np.int64)), "scalar_shape", "int")
             v = tr._op("Reshape", [v, shape], f"th{k}_value", "float")
-            S[("q", f"q_th{k}")] = _where_f(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
+            S[("q", f"q_th{k}")] = where(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
         for key in pend:
             if key[0] == nid:
                 pend[key] = self._op(
                     "And", [pend[key], self._op("Not", [x], "unread", "bool")], "pending", "bool"
                 )
         S[("q", f"q_ev{m}")] = self._op("Or", [S[("q", f"q_ev{m}")], x], f"ev{m}", "bool")
-
-
-def _where_f(tr: StepTranslator, c: Any, a: Val, b: Val, name: str) -> Val:
-    from .step_nodes import where
-
-    return where(tr, c, a, b, name)
-
-
-class _Anon:
-    id = "schedule"
