@@ -63,6 +63,9 @@ class _Export:
         if dtype not in ("float32", "float64"):
             raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
         self.plan = plan_graph(model, g, self.source)
+        # the graph as planned: a writer's conventions may rewrite it (PsyNeuLink's projection
+        # nodes fold into edge weights)
+        g = self.g = self.plan.graph
         _precheck(self.plan, self.source)
         self.opset = opset or _choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
