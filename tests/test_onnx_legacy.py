@@ -2,7 +2,7 @@
 
 Every expected value is computed here by an independent numpy formula written in the test (or is
 a literal example from the seed text). Legacy kernels are called through
-``mdf_engine.onnx_ops.legacy.call`` (the legacy schema, whether or not a standard version shadows
+``mdf_engine.onnx_ops.variants.legacy.call`` (the legacy schema, whether or not a standard version shadows
 it) and, where registered, through ``onnx_ops.run`` at an early opset.
 """
 
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from mdf_engine import MDFError
-from mdf_engine.onnx_ops import legacy, run
+from mdf_engine.onnx_ops import run
+from mdf_engine.onnx_ops.variants import legacy
 from mdf_engine.registry import REGISTRY
 
 RNG = np.random.default_rng(1234)
