@@ -31,7 +31,7 @@ from ..elementwise import binary, unary
 from ..linalg import gemm
 from .legacy import arr as _arr
 from .legacy import float_dtype as _float_dtype
-from .legacy import keep_half
+from .legacy import keep_half, standard
 from .legacy_nn import upsample
 
 NS = "onnx-mod"
@@ -136,29 +136,6 @@ def tf_padding(size: int, k: int, stride: int, dilation: int, mode: str) -> tupl
     raise MDFError(f"padding must be 'SAME' or 'VALID', got {mode!r}")
 
 
-@numba.njit(cache=True)
-def _depthwise_kernel(x, w, sh, sw, dh, dw, pt, pl, oh, ow):
-    n, h, wd, c = x.shape
-    kh, kw, _, cm = w.shape
-    out = np.zeros((n, oh, ow, c * cm), dtype=x.dtype)
-    for b in range(n):
-        for i in range(oh):
-            for j in range(ow):
-                for a in range(kh):
-                    ii = i * sh + a * dh - pt
-                    if ii < 0 or ii >= h:
-                        continue
-                    for e in range(kw):
-                        jj = j * sw + e * dw - pl
-                        if jj < 0 or jj >= wd:
-                            continue
-                        for k in range(c):
-                            v = x[b, ii, jj, k]
-                            for q in range(cm):
-                                out[b, i, j, k * cm + q] += v * w[a, e, k, q]
-    return out
-
-
 @register(
     NS,
     "DepthwiseConv2d",
@@ -204,12 +181,23 @@ def depthwise_conv2d(
 
     s, d = hw(strides), hw(dilations)
     mode = pads.decode() if isinstance(pads, bytes) else str(pads)
-    oh, pt, _ = tf_padding(x.shape[1], w.shape[0], s[0], d[0], mode.upper())
-    ow, pl, _ = tf_padding(x.shape[2], w.shape[1], s[1], d[1], mode.upper())
-    y = _depthwise_kernel(
-        np.ascontiguousarray(x), np.ascontiguousarray(w), s[0], s[1], d[0], d[1], pt, pl, oh, ow
-    )
-    return (y,)
+    oh, pt, pb = tf_padding(x.shape[1], w.shape[0], s[0], d[0], mode.upper())
+    ow, pl, pr = tf_padding(x.shape[2], w.shape[1], s[1], d[1], mode.upper())
+    n, c, mult = x.shape[0], x.shape[3], w.shape[3]
+    if oh == 0 or ow == 0:
+        return (np.zeros((n, oh, ow, c * mult), dtype=x.dtype),)
+    # the standard grouped Conv (group = C, NCHW): output channel k*mult+q reads input
+    # channel k through the filter W[:, :, k, q]
+    w_oihw = np.ascontiguousarray(w.transpose(2, 3, 0, 1).reshape(c * mult, 1, *w.shape[:2]))
+    attrs = {
+        "group": c,
+        "strides": s,
+        "dilations": d,
+        "pads": [pt, pl, pb, pr],
+        "kernel_shape": list(w.shape[:2]),
+    }
+    y = standard("Conv").call([np.ascontiguousarray(x.transpose(0, 3, 1, 2)), w_oihw], attrs)[0]
+    return (np.ascontiguousarray(y.transpose(0, 2, 3, 1)),)
 
 
 @register(
