@@ -19,7 +19,7 @@ from ...errors import MDFError
 from .. import _ew_kernels as K
 from ..activations import axis_op
 from ..elementwise import binary, unary
-from .legacy import arr, float_dtype, legacy_op
+from .legacy import arr, coerce_2d, float_dtype, legacy_op
 
 #: op -> (family unary code, integer inputs keep their dtype)
 _UNARY = {
@@ -110,7 +110,9 @@ def prelu_legacy(X, slope, *, consumed_inputs=None):
 def _make_softmax(op: str, code: int) -> None:
     @legacy_op(op, inputs=("input",), attributes={"axis": 1}, outputs=("output",))
     def kernel(input, *, axis=1):
-        return (axis_op(code, float_dtype(arr(input)), int(axis), True, f"onnx::{op}"),)
+        x = float_dtype(arr(input))
+        x2 = x.reshape(coerce_2d(x.shape, int(axis)))
+        return (axis_op(code, x2, 1, False, f"onnx::{op}").reshape(x.shape),)
 
     kernel.__doc__ = (
         f"{op} of opsets 1-12: the input is coerced to 2-D at ``axis`` "

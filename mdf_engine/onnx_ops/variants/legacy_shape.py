@@ -34,6 +34,13 @@ def _run(op: str, since: int, inputs: list[Any], attrs: dict[str, Any] | None = 
     return standard(op, since).call(inputs, attrs)
 
 
+def _no_half(x: Any) -> np.ndarray:
+    """float16 data as float32 (exact; ``keep_half`` gives float outputs back as float16), for
+    the kernels that select or compare values without a float16 path."""
+    x = arr(x)
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 @legacy_op(
     "Reshape",
     inputs=("data",),
@@ -115,7 +122,7 @@ def flatten_legacy(input, *, axis=1):
 def gather_legacy(data, indices, *, axis=0):
     """Gather of opsets 1-10 (seed: always axis 0; the attribute is accepted): np.take with
     negative indices counted from the end."""
-    return _run("Gather", 1, [data, indices], {"axis": axis})
+    return _run("Gather", 1, [_no_half(data), indices], {"axis": axis})
 
 
 @legacy_op("Constant", outputs=("output",), attributes={"value": REQUIRED})
@@ -137,7 +144,7 @@ def _make_arg(op: str) -> None:
                 raise MDFError(f"{op} (seed 000): 'axes' must hold one axis, got {axes}")
             axis = axes[0]
         a = 0 if axis is None else int(axis)
-        return _run(op, 1, [data], {"axis": a, "keepdims": keepdims})
+        return _run(op, 1, [_no_half(data)], {"axis": a, "keepdims": keepdims})
 
     kernel.__doc__ = (
         f"{op} of opsets 1-10; seed 000's ``axes`` (a one-element list) is "
