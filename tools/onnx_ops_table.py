@@ -167,7 +167,7 @@ def modeci_table_section(seed_names: set[str]) -> list[str]:
 
 def build(seeds: Path) -> str:
     import mdf_engine.onnx_ops  # noqa: F401  (fills the registry)
-    from mdf_engine.onnx_ops import legacy
+    from mdf_engine.onnx_ops.variants import legacy
 
     ops = seed_ops(seeds)
     tested = tested_ops()

@@ -13,7 +13,7 @@ Opset versions: Squeeze/Unsqueeze take ``axes`` as an attribute before 13 and as
 Slice takes inputs from 10; Pad takes ``pads``/``value`` attributes at 2, inputs from 11, an
 ``axes`` input from 18 and ``wrap`` mode from 19; Reshape gains ``allowzero`` at 14; Shape
 gains ``start``/``end`` at 15; DepthToSpace gains ``mode`` at 11. The opset-1 forms of Pad
-(``paddings``), Slice, Squeeze and Split live in ``legacy.py``.
+(``paddings``), Slice, Squeeze and Split live in ``variants/legacy_shape.py``.
 """
 
 from __future__ import annotations

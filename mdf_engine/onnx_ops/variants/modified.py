@@ -24,20 +24,17 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..errors import MDFError
-from ..registry import register
-from .legacy import _arr, _float_dtype, keep_half, upsample
+from ...errors import MDFError
+from ...registry import register
+from .. import _ew_kernels as K
+from ..elementwise import binary, unary
+from ..linalg import gemm
+from .legacy import arr as _arr
+from .legacy import float_dtype as _float_dtype
+from .legacy import keep_half, standard
+from .legacy_nn import upsample
 
 NS = "onnx-mod"
-
-
-@numba.njit(cache=True)
-def _add_rows(a, b):
-    out = np.empty_like(a)
-    for i in range(a.shape[0]):
-        for j in range(a.shape[1]):
-            out[i, j] = a[i, j] + b[j]
-    return out
 
 
 @numba.njit(cache=True)
@@ -57,19 +54,12 @@ def add_bias(A, B):
     if a.dtype.kind not in "fiu":
         raise MDFError(f"onnx_mod::Add_ needs a numeric A, got {a.dtype}")
     b = _arr(B).astype(a.dtype)
-    if b.shape == a.shape and a.ndim != 1:
-        a2 = np.ascontiguousarray(a).reshape(1, -1)
-        return (_add_rows(a2, np.ascontiguousarray(b).ravel()).reshape(a.shape),)
-    if b.ndim != 1 or a.ndim == 0 or b.shape[0] != a.shape[-1]:
-        raise MDFError(f"onnx_mod::Add_ adds a bias of length C = A.shape[-1] along the last "
-                       f"axis (or a B of A's shape); got A {a.shape} and B {b.shape}")
-    a2 = np.ascontiguousarray(a).reshape(-1, a.shape[-1])
-    return (_add_rows(a2, np.ascontiguousarray(b)).reshape(a.shape),)
-
-
-@numba.njit(cache=True)
-def _dense_kernel(x, w, b):
-    return np.dot(x, w) + b
+    if b.shape != a.shape and (b.ndim != 1 or a.ndim == 0 or b.shape[0] != a.shape[-1]):
+        raise MDFError(
+            f"onnx_mod::Add_ adds a bias of length C = A.shape[-1] along the last "
+            f"axis (or a B of A's shape); got A {a.shape} and B {b.shape}"
+        )
+    return (binary(K.ADD, a, b, "onnx_mod::Add_"),)
 
 
 @register(NS, "Dense", inputs=("X", "W", "b"), optional=("b",), outputs=("Y",))
@@ -80,23 +70,15 @@ def dense(X, W, b=None):
     x = _float_dtype(_arr(X))
     w = _arr(W).astype(x.dtype)
     if w.ndim != 2 or x.ndim == 0 or x.shape[-1] != w.shape[0]:
-        raise MDFError(f"onnx_mod::Dense needs X (..., in) and W (in, out), got {x.shape} and "
-                       f"{w.shape}")
+        raise MDFError(
+            f"onnx_mod::Dense needs X (..., in) and W (in, out), got {x.shape} and {w.shape}"
+        )
     bb = np.zeros(w.shape[1], x.dtype) if b is None else _arr(b).astype(x.dtype).ravel()
     if bb.size != w.shape[1]:
         raise MDFError(f"onnx_mod::Dense: b needs {w.shape[1]} values, got {bb.size}")
     x2 = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
-    y = _dense_kernel(x2, np.ascontiguousarray(w), np.ascontiguousarray(bb))
+    y = gemm(x2, w, bb)[0]
     return (y.reshape(x.shape[:-1] + (w.shape[1],)),)
-
-
-@numba.njit(cache=True)
-def _relu6_kernel(x):
-    out = np.empty_like(x)
-    for i in range(x.size):
-        v = x[i]
-        out[i] = 0 if v < 0 else (6 if v > 6 else v)
-    return out
 
 
 @numba.njit(cache=True)
@@ -114,16 +96,7 @@ def relu6(X):
         x = x.astype(np.float32)
     if x.dtype.kind not in "fiu":
         raise MDFError(f"onnx_mod::Relu6 needs a numeric input, got {x.dtype}")
-    return (_relu6_kernel(np.ascontiguousarray(x).ravel()).reshape(x.shape),)
-
-
-@numba.njit(cache=True)
-def _leaky_max_kernel(x, alpha):
-    out = np.empty_like(x)
-    for i in range(x.size):
-        a = alpha * x[i]
-        out[i] = a if a > x[i] else x[i]
-    return out
+    return (unary(K.CLIP, x, 0.0, 6.0, name="onnx_mod::Relu6", ints=True),)
 
 
 @numba.njit(cache=True)
@@ -132,15 +105,21 @@ def leaky_relu_max_jit(X, alpha):
     return np.maximum(alpha * X, X)
 
 
-@register(NS, "LeakyRelu", inputs=("X",), outputs=("Y",), attributes={"alpha": 0.2},
-          jit=leaky_relu_max_jit)
+@register(
+    NS,
+    "LeakyRelu",
+    inputs=("X",),
+    outputs=("Y",),
+    attributes={"alpha": 0.2},
+    jit=leaky_relu_max_jit,
+)
 @keep_half
 def leaky_relu_max(X, *, alpha=0.2):
     """LeakyRelu (seed 003, modified; the fused TF pattern Maximum(alpha*x, x)): Y = max(alpha*X,
     X). ``alpha`` defaults to TF's 0.2."""
     x = _float_dtype(_arr(X))
-    y = _leaky_max_kernel(np.ascontiguousarray(x).ravel(), x.dtype.type(alpha))
-    return (y.reshape(x.shape),)
+    scaled = binary(K.MUL, x, np.asarray(alpha, dtype=x.dtype), "onnx_mod::LeakyRelu")
+    return (binary(K.MAX, scaled, x, "onnx_mod::LeakyRelu"),)
 
 
 def tf_padding(size: int, k: int, stride: int, dilation: int, mode: str) -> tuple[int, int, int]:
@@ -157,35 +136,23 @@ def tf_padding(size: int, k: int, stride: int, dilation: int, mode: str) -> tupl
     raise MDFError(f"padding must be 'SAME' or 'VALID', got {mode!r}")
 
 
-@numba.njit(cache=True)
-def _depthwise_kernel(x, w, sh, sw, dh, dw, pt, pl, oh, ow):
-    n, h, wd, c = x.shape
-    kh, kw, _, cm = w.shape
-    out = np.zeros((n, oh, ow, c * cm), dtype=x.dtype)
-    for b in range(n):
-        for i in range(oh):
-            for j in range(ow):
-                for a in range(kh):
-                    ii = i * sh + a * dh - pt
-                    if ii < 0 or ii >= h:
-                        continue
-                    for e in range(kw):
-                        jj = j * sw + e * dw - pl
-                        if jj < 0 or jj >= wd:
-                            continue
-                        for k in range(c):
-                            v = x[b, ii, jj, k]
-                            for q in range(cm):
-                                out[b, i, j, k * cm + q] += v * w[a, e, k, q]
-    return out
-
-
-@register(NS, "DepthwiseConv2d", inputs=("X", "W"), outputs=("Y",),
-          attributes={"dilations": None, "group": None, "kernel_shape": None, "pads": "VALID",
-                      "strides": None})
+@register(
+    NS,
+    "DepthwiseConv2d",
+    inputs=("X", "W"),
+    outputs=("Y",),
+    attributes={
+        "dilations": None,
+        "group": None,
+        "kernel_shape": None,
+        "pads": "VALID",
+        "strides": None,
+    },
+)
 @keep_half
-def depthwise_conv2d(X, W, *, dilations=None, group=None, kernel_shape=None, pads="VALID",
-                     strides=None):
+def depthwise_conv2d(
+    X, W, *, dilations=None, group=None, kernel_shape=None, pads="VALID", strides=None
+):
     """DepthwiseConv2d (seed 003, modified; TF depthwise_conv2d): X NHWC (N, H, W, Cin), W
     (kH, kW, Cin, multiplier); Y[n, i, j, k*mult+q] = sum_{a,e} W[a, e, k, q] *
     Xpad[n, i*sh + a*dh, j*sw + e*dw, k]; ``pads`` is TF's "SAME" or "VALID"; strides and
@@ -193,14 +160,20 @@ def depthwise_conv2d(X, W, *, dilations=None, group=None, kernel_shape=None, pad
     x = _float_dtype(_arr(X))
     w = _arr(W).astype(x.dtype)
     if x.ndim != 4 or w.ndim != 4 or w.shape[2] != x.shape[3]:
-        raise MDFError(f"onnx_mod::DepthwiseConv2d needs X (N, H, W, C) and W (kH, kW, C, "
-                       f"multiplier), got {x.shape} and {w.shape}")
+        raise MDFError(
+            f"onnx_mod::DepthwiseConv2d needs X (N, H, W, C) and W (kH, kW, C, "
+            f"multiplier), got {x.shape} and {w.shape}"
+        )
     if group is not None and int(group) != x.shape[3]:
-        raise MDFError(f"onnx_mod::DepthwiseConv2d: group must equal the {x.shape[3]} input "
-                       f"channels, got {group}")
+        raise MDFError(
+            f"onnx_mod::DepthwiseConv2d: group must equal the {x.shape[3]} input "
+            f"channels, got {group}"
+        )
     if kernel_shape is not None and list(kernel_shape) != list(w.shape[:2]):
-        raise MDFError(f"onnx_mod::DepthwiseConv2d: kernel_shape {list(kernel_shape)} does not "
-                       f"match W {w.shape}")
+        raise MDFError(
+            f"onnx_mod::DepthwiseConv2d: kernel_shape {list(kernel_shape)} does not "
+            f"match W {w.shape}"
+        )
 
     def hw(v: Any) -> list[int]:
         v = [1, 1] if v is None else [int(t) for t in v]
@@ -208,15 +181,32 @@ def depthwise_conv2d(X, W, *, dilations=None, group=None, kernel_shape=None, pad
 
     s, d = hw(strides), hw(dilations)
     mode = pads.decode() if isinstance(pads, bytes) else str(pads)
-    oh, pt, _ = tf_padding(x.shape[1], w.shape[0], s[0], d[0], mode.upper())
-    ow, pl, _ = tf_padding(x.shape[2], w.shape[1], s[1], d[1], mode.upper())
-    y = _depthwise_kernel(np.ascontiguousarray(x), np.ascontiguousarray(w), s[0], s[1], d[0],
-                          d[1], pt, pl, oh, ow)
-    return (y,)
+    oh, pt, pb = tf_padding(x.shape[1], w.shape[0], s[0], d[0], mode.upper())
+    ow, pl, pr = tf_padding(x.shape[2], w.shape[1], s[1], d[1], mode.upper())
+    n, c, mult = x.shape[0], x.shape[3], w.shape[3]
+    if oh == 0 or ow == 0:
+        return (np.zeros((n, oh, ow, c * mult), dtype=x.dtype),)
+    # the standard grouped Conv (group = C, NCHW): output channel k*mult+q reads input
+    # channel k through the filter W[:, :, k, q]
+    w_oihw = np.ascontiguousarray(w.transpose(2, 3, 0, 1).reshape(c * mult, 1, *w.shape[:2]))
+    attrs = {
+        "group": c,
+        "strides": s,
+        "dilations": d,
+        "pads": [pt, pl, pb, pr],
+        "kernel_shape": list(w.shape[:2]),
+    }
+    y = standard("Conv").call([np.ascontiguousarray(x.transpose(0, 3, 1, 2)), w_oihw], attrs)[0]
+    return (np.ascontiguousarray(y.transpose(0, 2, 3, 1)),)
 
 
-@register(NS, "UpSampling2D", inputs=("X",), outputs=("Y",),
-          attributes={"size": (2, 2), "mode": "nearest"})
+@register(
+    NS,
+    "UpSampling2D",
+    inputs=("X",),
+    outputs=("Y",),
+    attributes={"size": (2, 2), "mode": "nearest"},
+)
 @keep_half
 def upsampling2d(X, *, size=(2, 2), mode="nearest"):
     """UpSampling2D (seed 003, modified; Keras/TF nearest resize by integer factors): X NHWC,
@@ -225,6 +215,8 @@ def upsampling2d(X, *, size=(2, 2), mode="nearest"):
     x = _arr(X)
     sz = [int(v) for v in size]
     if x.ndim != 4 or len(sz) != 2 or min(sz) < 1:
-        raise MDFError(f"onnx_mod::UpSampling2D needs an NHWC input and size [sh, sw] >= 1, got "
-                       f"{x.shape} and {list(size)}")
+        raise MDFError(
+            f"onnx_mod::UpSampling2D needs an NHWC input and size [sh, sw] >= 1, got "
+            f"{x.shape} and {list(size)}"
+        )
     return (upsample(x, [1.0, float(sz[0]), float(sz[1]), 1.0], mode),)
