@@ -145,6 +145,33 @@ def test_d32_converters_concat_quantize_and_close_on_the_d32_layout():
         run("Close_d32", [_d32(bad, rng), s(-1), s(1), ref_f])
 
 
+def test_quantize_for_test_16b_d32_is_quantize_16_on_the_16bit_d32_layout():
+    """QuantizeForTest_16b_d32 = Quantize_16 in the symmetric data range, its qint16 codes
+    carried by the 16-bit d32 layout (digest §3: 2-byte elements, a w step of 64 bytes) with
+    garbage padding; the 4th output is the codes dequantized (real = q * max / 32768)."""
+    rng = np.random.default_rng(4)
+    f = rng.normal(size=(2, 3, 5, 40)).astype(F)
+    pads = [np.int32(7), np.int32(3), np.int32(1), np.int32(2)]  # before, left, right, top/bottom
+    q, mn, mx, back = run("QuantizeForTest_16b_d32", [f] + pads)
+    m = np.abs(f).max()
+    ref = run("Quantize_16", [f, s(-m), s(m)])
+    assert q.dtype == np.int16 and -mn.item() == mx.item() == m
+    g = L.geometry(q.shape, top=2, bottom=2, left=3, right_min=1, before=7)
+    garbage = rng.integers(-32768, 32768, size=g.padded, dtype=np.int16)
+    buf = L.pack(q, g, fill=garbage)
+    np.testing.assert_array_equal(L.unpack(buf, g), ref[0])
+    raw = buf.astype("<i2").reshape(-1).view(np.uint8)
+    for idx in [(0, 0, 0, 0), (1, 2, 4, 39), (1, 1, 2, 24), (0, 2, 3, 25)]:
+        off = g.byte_offset(*idx, itemsize=2)
+        assert raw[off : off + 2].view("<i2")[0] == ref[0][idx]
+        b, h, w, d = idx
+        assert g.byte_offset(b, h, w + 1, d, 2) - g.byte_offset(b, h, w, d, 2) == 64
+    inside = np.zeros(g.padded, bool)
+    inside[:] = L.pack(np.ones(q.shape, np.uint8), g, fill=0).astype(bool)
+    np.testing.assert_array_equal(buf[~inside], garbage[~inside])
+    np.testing.assert_array_equal(back, ref[0].astype(F) * (F(m) / F(32768.0)))
+
+
 def test_layout_converters_and_quantize_for_test():
     x = np.arange(6, dtype=np.uint8).reshape(1, 1, 2, 3)
     np.testing.assert_array_equal(run("Convert_to_d32", [x, np.array(0), np.array(4)])[0], x)

@@ -56,7 +56,10 @@ def main(argv: list[str]) -> int:
         "computed on the d32 layout) and `mapped (plain layout)` (a d32 converter, quantizer, "
         "concat or check whose data the backend holds in plain BHWD): tests/test_hexagon_d32.py "
         "moves the data through the d32 memory layout (padding filled with garbage) and compares "
-        "with the plain computation. The PPrint d32 variants log like PPrint_8.",
+        "with the plain computation. The op list defines only the 8-bit d32 layout; the 16-bit one "
+        "(QuantizeForTest_16b_d32's qint16 output) is modelled from the digest's note on the "
+        "Hexagon source (same arrangement, 2-byte elements, a w step of 64 bytes). The PPrint d32 "
+        "variants log like PPrint_8.",
         "",
         "| op | tier | status |",
         "|---|---|---|",

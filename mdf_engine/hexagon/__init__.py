@@ -86,6 +86,8 @@ def op_status(op: str) -> dict[str, str]:
         status, text = "unsupported", "unsupported"
     elif op in d32.ALIASES:
         status, text = "mapped", f"mapped -> {d32.ALIASES[op]}"
+    elif op == "QuantizeForTest_16b_d32":
+        status, text = "mapped", "mapped (plain layout; 16-bit d32 as the digest's source note)"
     elif op in d32_OPS and not op.startswith("PPrint"):
         status, text = "mapped", "mapped (plain layout)"
     else:

@@ -8,6 +8,14 @@ multiple of 4 (right is the smallest value >= the requested one that makes it so
 exceeds 7) and ``D_t`` is ``d + before`` rounded up to a multiple of 32. The backend computes on
 plain arrays; :func:`pack` and :func:`unpack` convert between the two, with the padding bytes
 filled by a given value (FillPadding_8_d32's purpose: an op must not read them).
+
+16-bit d32 (the qint16 output of QuantizeForTest_16b_d32): the op list itself gives no 16-bit
+layout; its only definition is the digest's note from the Hexagon source (§3, "For qu16 d32, each
+w step is 64 bytes"). Modelled here as that note reads: the same element arrangement and padding
+rules, with 2-byte elements, so one w step (32 depths) is 64 bytes and element ``[b, h, w, d]``
+starts at byte ``2 * flat_index``. :func:`pack` and :func:`unpack` keep the data's dtype (uint8
+or a 16-bit type), and :meth:`D32Geometry.byte_offset` gives the byte address for either width;
+the byte order inside a 16-bit element is the machine's (little-endian on Hexagon).
 """
 
 from __future__ import annotations
@@ -43,7 +51,8 @@ class D32Geometry:
         )
 
     def flat_index(self, b: int, h: int, w: int, d: int) -> int:
-        """Byte offset of element [b, h, w, d] (the formula of the module doc)."""
+        """Element index of [b, h, w, d] in the buffer (the formula of the module doc; the byte
+        offset for qu8)."""
         _, ht, ds, wt, _ = self.padded
         dt = ds * 32
         return (
@@ -53,6 +62,13 @@ class D32Geometry:
             + (w + self.left) * 32
             + (d + self.before) % 32
         )
+
+    def byte_offset(self, b: int, h: int, w: int, d: int, itemsize: int = 1) -> int:
+        """Byte address of element [b, h, w, d] for 1-byte (qu8) or 2-byte (qu16/qi16)
+        elements: a w step is ``32 * itemsize`` bytes (64 for 16-bit, digest §3)."""
+        if itemsize not in (1, 2):
+            raise MDFError(f"d32 elements are 1 or 2 bytes, got {itemsize}")
+        return itemsize * self.flat_index(b, h, w, d)
 
 
 def geometry(
@@ -79,10 +95,16 @@ def geometry(
     return D32Geometry((b, h, w, d), top, bottom, left, right, before)
 
 
+def _dtype(a: np.ndarray) -> np.dtype:
+    if a.dtype.itemsize not in (1, 2) or a.dtype.kind not in "ui":
+        raise MDFError(f"d32 holds 8- or 16-bit integer data, got {a.dtype}")
+    return a.dtype
+
+
 def pack(x: np.ndarray, g: D32Geometry, fill: np.ndarray | int = 0) -> np.ndarray:
-    """The d32 buffer (5-D) of plain uint8 data ``x``; padding bytes = ``fill`` (a scalar or an
-    array of the padded shape)."""
-    buf = np.empty(g.padded, np.uint8)
+    """The d32 buffer (5-D, the dtype of ``x``: uint8, or 16-bit for the qu16/qi16 d32) of plain
+    data ``x``; padding elements = ``fill`` (a scalar or an array of the padded shape)."""
+    buf = np.empty(g.padded, _dtype(x))
     buf[...] = fill
     b, h, w, d = g.shape
     for k in range(d):
@@ -92,9 +114,9 @@ def pack(x: np.ndarray, g: D32Geometry, fill: np.ndarray | int = 0) -> np.ndarra
 
 
 def unpack(buf: np.ndarray, g: D32Geometry) -> np.ndarray:
-    """The plain [b, h, w, d] data held by a d32 buffer (padding ignored)."""
+    """The plain [b, h, w, d] data held by a d32 buffer (padding ignored; dtype kept)."""
     b, h, w, d = g.shape
-    out = np.empty(g.shape, np.uint8)
+    out = np.empty(g.shape, _dtype(buf))
     for k in range(d):
         s, j = divmod(k + g.before, 32)
         out[..., k] = buf[:, g.top : g.top + h, s, g.left : g.left + w, j]
