@@ -61,6 +61,40 @@ def test_assign_needs_a_variable_and_matching_shapes():
         run("Variable", [np.zeros(1)], name="w")
 
 
+def test_variable_zero_length_initialiser_gives_zeros_of_the_output_element_type():
+    """The op list: a zero-length const (element size 0, nonzero shape) sets the Variable to
+    'zero' in the output record's element type and the const's shape; for element size 1 the
+    zero is the record's zero_offset, for wider types an actual 0. Assign then writes it."""
+    from mdf_engine import op_state
+
+    shapes = [(1, 2, 3, 4), (2, 1, 1, 5), (1, 1, 3, 2)]
+    consts = [np.zeros(sh, dtype="V0") for sh in shapes]
+    assert all(c.nbytes == 0 and c.size > 0 for c in consts)
+    dtypes, offsets = ["uint8", "int32", "int8"], [128, 77, -3]
+    with op_state.bound({}):
+        outs = run("Variable", consts, name="z", output_dtypes=dtypes, zero_offsets=offsets)
+        for out, sh, dt, zero in zip(outs, shapes, dtypes, [128, 0, -3]):
+            np.testing.assert_array_equal(out, np.full(sh, zero, np.dtype(dt)))
+            assert out.dtype == np.dtype(dt)
+        new = np.arange(10, dtype=np.int32).reshape(2, 1, 1, 5)
+        run("Assign", [outs[1], new])
+        np.testing.assert_array_equal(run("Variable", consts, name="z")[1], new)
+        mixed = run(
+            "Variable",
+            [np.full((1, 1, 1, 2), 3.0), consts[0]],
+            name="m",
+            output_dtypes=["float32", "uint8"],
+        )
+        np.testing.assert_array_equal(mixed[0], np.full((1, 1, 1, 2), 3.0))
+        np.testing.assert_array_equal(mixed[1], np.zeros(shapes[0], np.uint8))
+        with pytest.raises(MDFError, match="output_dtypes"):
+            run("Variable", consts[:1], name="n")
+        with pytest.raises(MDFError, match="output_dtypes"):
+            run("Variable", consts[:1], name="n", output_dtypes=["complex"])
+        with pytest.raises(MDFError, match="zero_offsets"):
+            run("Variable", consts[:1], name="n", output_dtypes=["uint8"], zero_offsets=[300])
+
+
 @pytest.mark.parametrize(
     "op", ["PPrint_8", "PPrint_32", "PPrint_f", "PPrint_8_d32", "PPrintWithPadding_8_d32"]
 )

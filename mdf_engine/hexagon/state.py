@@ -9,6 +9,12 @@ by the interpreter for each ``evaluate()`` (a direct caller binds one with ``op_
 An Assign's variable inputs must be a Variable's outputs themselves (same node), not values
 computed from them.
 
+Zero-length initialisers (the op list's special case): an input with zero element size but a
+nonzero shape -- in numpy an array of dtype ``V0`` -- sets output i to "zeros" of that shape in
+the element type of the Variable's output record, given as attribute ``output_dtypes`` (one of
+:data:`OUTPUT_DTYPES` per output). For a 1-byte element type the zero is the output's
+``zero_offsets`` entry (default 0, the quantized zero code); for wider types it is an actual 0.
+
 ``PPrint_*`` log the tensor (optionally limited to ``start <= i < stop`` on one dimension)
 through :mod:`logging` (logger ``mdf_engine.hexagon``, level INFO) and pass the input through as
 their one output. The plain layout has no padding, so PPrintWithPadding_8_d32 shows the data.
@@ -39,10 +45,48 @@ def _store() -> dict:
     return st.setdefault(_KEY, {})
 
 
-@hexop("Variable", ("values",), outputs=("outputs",), variadic=True, python_only=True, name=None)
-def variable(*values, name=None, padding="NA"):
+#: Element types an output record of a Variable may declare (for zero-length initialisers).
+OUTPUT_DTYPES = {n: np.dtype(n) for n in ("uint8", "int8", "uint16", "int16", "int32", "float32")}
+
+
+def _zero_init(key: str, i: int, v: np.ndarray, output_dtypes, zero_offsets) -> np.ndarray:
+    """Output i from a zero-length initialiser ``v`` (module doc)."""
+    if output_dtypes is None or i >= len(output_dtypes):
+        raise MDFError(
+            f"hexagon::Variable '{key}': input {i} is a zero-length const; attribute "
+            "'output_dtypes' must give the element type of that output"
+        )
+    dt = OUTPUT_DTYPES.get(str(output_dtypes[i]))
+    if dt is None:
+        raise MDFError(
+            f"hexagon::Variable '{key}': output_dtypes[{i}] must be one of "
+            f"{sorted(OUTPUT_DTYPES)}, got {output_dtypes[i]!r}"
+        )
+    zero = 0
+    if dt.itemsize == 1 and zero_offsets is not None and i < len(zero_offsets):
+        zero = int(zero_offsets[i])
+        info = np.iinfo(dt)
+        if not info.min <= zero <= info.max:
+            raise MDFError(
+                f"hexagon::Variable '{key}': zero_offsets[{i}] = {zero} is not a {dt.name} value"
+            )
+    return np.full(as4d(v).shape, zero, dt)
+
+
+@hexop(
+    "Variable",
+    ("values",),
+    outputs=("outputs",),
+    variadic=True,
+    python_only=True,
+    name=None,
+    output_dtypes=None,
+    zero_offsets=None,
+)
+def variable(*values, name=None, output_dtypes=None, zero_offsets=None, padding="NA"):
     """Outputs i = the stored value i of Variable ``name`` (initialised from input i on the first
-    call of the simulation; later calls ignore the inputs)."""
+    call of the simulation -- a zero-length input gives zeros, module doc; later calls ignore the
+    inputs)."""
     if name is None:
         raise MDFError("hexagon::Variable needs attribute 'name' (which variable it is)")
     store = _store()
@@ -50,7 +94,14 @@ def variable(*values, name=None, padding="NA"):
     if key not in store:
         if not values or any(v is None for v in values):
             raise MDFError(f"hexagon::Variable '{key}' needs its initial values as inputs")
-        store[key] = tuple(np.array(as4d(v), copy=True) for v in values)
+        init = []
+        for i, v in enumerate(values):
+            a = np.asarray(v)
+            if a.dtype.itemsize == 0 and a.dtype.kind == "V":
+                init.append(_zero_init(key, i, a, output_dtypes, zero_offsets))
+            else:
+                init.append(np.array(as4d(a), copy=True))
+        store[key] = tuple(init)
     return store[key]
 
 
