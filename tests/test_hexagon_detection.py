@@ -242,9 +242,33 @@ def test_soft_nms_lowers_scores_by_the_overlap(method):
     assert n >= 1
 
 
-def test_ssd_detection_output_decodes_and_selects_like_onnxruntime():
-    rng = np.random.default_rng(5)
-    n, c, keep = 20, 3, 6
+def caffe_adaptive_nms(boxes, scores, thr, eta):
+    """Adaptive NMS as Caffe's SSD describes it (the origin of SsdDetectionOutput's nms_eta),
+    written independently of the engine: visit boxes by descending score; keep one when its IoU
+    with every box kept so far is <= the current threshold; after each kept box, while the
+    threshold is > 0.5 and eta < 1, multiply the threshold by eta."""
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])  # stable: ties by index
+
+    def iou(a, b):
+        iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+        ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+        inter = iw * ih
+        union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+        return inter / union if union > 0 else 0.0
+
+    kept, t = [], thr
+    for i in order:
+        if all(iou(boxes[i], boxes[k]) <= t for k in kept):
+            kept.append(i)
+            if eta < 1 and t > 0.5:
+                t *= eta
+    return kept
+
+
+def ssd_against(select, seed, nms_thr, eta, n=20, c=3, keep=6):
+    """SsdDetectionOutput on random priors/loc/conf vs the SSD decode (numpy) and per-class
+    selection ``select(boxes, scores) -> kept indices``; returns the reference detections."""
+    rng = np.random.default_rng(seed)
     priors = random_boxes(rng, n, 1.0) * 0.5
     var = np.tile([0.1, 0.1, 0.2, 0.2], (n, 1)).astype(F)
     loc = rng.normal(scale=0.5, size=(n, 4)).astype(F)
@@ -262,9 +286,9 @@ def test_ssd_detection_output_decodes_and_selects_like_onnxruntime():
             I32(c),
             I32(1),
             I32(0),
-            s(0.45),
+            s(nms_thr),
             I32(10),
-            s(1.0),
+            s(eta),
             I32(1),
             np.stack([priors, var]).reshape(1, 2, n, 4),
             I32(keep),
@@ -281,7 +305,7 @@ def test_ssd_detection_output_decodes_and_selects_like_onnxruntime():
     found = []
     for j in range(1, c):
         top = [i for i in np.argsort(-cr[:, j], kind="stable") if cr[i, j] > 0.25][:10]
-        sel = ort_nms(dec[top], cr[top, j : j + 1], 0.45, -1.0, 100)[0]
+        sel = select(dec[top], cr[top, j])
         found += [(cr[top[i], j], j, top[i]) for i in sel]
     found = sorted(found, key=lambda t: -t[0])[:keep]
     assert list(out[1].reshape(-1)[: len(found)]) == [j for _, j, _ in found]
@@ -295,6 +319,20 @@ def test_ssd_detection_output_decodes_and_selects_like_onnxruntime():
         [t[0] for t in found],
         atol=1 / 255 / 2 + 1e-6,
     )
+    return found
+
+
+def test_ssd_detection_output_decodes_and_selects_like_onnxruntime():
+    ssd_against(lambda b, sc: ort_nms(b, sc[:, None], 0.45, -1.0, 100)[0], 5, 0.45, 1.0)
+
+
+def test_ssd_adaptive_nms_eta_follows_caffe_adaptive_nms():
+    """nms_eta < 1: the IoU threshold shrinks by eta after each kept box while it is > 0.5; the
+    selection is the independent oracle's and differs from plain NMS at the same threshold."""
+    thr, eta = 0.9, 0.6
+    adaptive = ssd_against(lambda b, sc: caffe_adaptive_nms(b, sc, thr, eta), 5, thr, eta, n=40)
+    plain = ssd_against(lambda b, sc: ort_nms(b, sc[:, None], thr, -1.0, 100)[0], 5, thr, 1.0, n=40)
+    assert [t[2] for t in adaptive] != [t[2] for t in plain]
 
 
 def test_proposals_are_refined_anchors_after_nms():
