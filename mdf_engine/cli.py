@@ -15,14 +15,15 @@ import logging
 import sys
 from typing import Any
 
-from .errors import MDFError
+from .cli_checks import OneLineParser, guarded
+from .errors import MDFError, one_line
 
 #: Modules adding subcommands: ONNX import/export, sweeps and drawings.
 PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep", "mdf_engine.cli_draw")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mdf", description="Run and inspect ModECI MDF models.")
+    p = OneLineParser(prog="mdf", description="Run and inspect ModECI MDF models.")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a model and report or save its outputs")
@@ -73,14 +74,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="mdf: %(message)s")
-    try:
-        return int(args.func(args) or 0)
-    except MDFError as e:
-        print(f"mdf: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("mdf: interrupted", file=sys.stderr)
-        return 130
+    return guarded(args.func, args)
 
 
 def _uses_namespace(model: Any, namespace: str) -> bool:
@@ -96,7 +90,7 @@ def _uses_namespace(model: Any, namespace: str) -> bool:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .loader import load
-    from .results import plain
+    from .results import plain, summary
     from .simulation import Simulation
 
     model = load(args.model)
@@ -121,10 +115,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps({"graph": sim.graph.id, "steps": res.steps,
                           "outputs": plain(res.outputs)}))
     elif not args.quiet:
-        print(f"{model.id} / {sim.graph.id}: {res.steps} steps")
+        print(one_line(f"{model.id} / {sim.graph.id}: {res.steps} steps"))
         for node, ports in res.outputs.items():
             for port, value in ports.items():
-                print(f"  {node}.{port} = {plain(value)}")
+                print(one_line(f"  {node}.{port} = {summary(value)}"))
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130

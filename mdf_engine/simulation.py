@@ -30,8 +30,9 @@ AUTO_COMPILE_STEPS = 5000
 def steps_for_duration(duration: float, dt: float) -> int:
     """How many evaluate() calls the reference loop ``t=0; while t<=T: ...; t+=dt`` makes
     (with the same float accumulation)."""
-    if dt is None or dt <= 0:
-        raise MDFError("--duration needs a positive --dt")
+    from .limits import check_steps, steps_estimate
+
+    check_steps(steps_estimate(duration, dt), f"a duration of {duration} with dt {dt}")
     n, t = 0, 0.0
     while t <= duration:
         n += 1
@@ -123,6 +124,9 @@ class Simulation:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
             steps = steps_for_duration(duration, dt)
+        from .limits import check_steps
+
+        check_steps(1 if steps is None else steps)
         steps = 1 if steps is None else int(steps)
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")
