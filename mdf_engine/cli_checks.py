@@ -24,8 +24,7 @@ class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit status 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: error: {one_line(message)} (see '{self.prog} -h')",
-              file=sys.stderr)
+        print(f"{self.prog}: error: {one_line(message)} (see '{self.prog} -h')", file=sys.stderr)
         sys.exit(2)
 
 

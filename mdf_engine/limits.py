@@ -38,8 +38,9 @@ def check_steps(steps: float, what: str = "the run") -> None:
     if not steps <= most:  # also NaN
         var = LIMITS["steps"][0]
         shown = f"{steps:.3g}" if isinstance(steps, float) else str(steps)
-        raise MDFError(f"{what} asks for {shown} steps; the limit is {most} (set {var} to "
-                       "allow more)")
+        raise MDFError(
+            f"{what} asks for {shown} steps; the limit is {most} (set {var} to allow more)"
+        )
 
 
 def steps_estimate(duration: float, dt: float | None) -> float:
