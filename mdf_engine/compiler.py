@@ -509,6 +509,14 @@ class CompiledGraph:
             -1, max(1, len(self.swept)))
         cold = self._cold
         width = self._layout.record_width
+        from .limits import LIMITS, limit
+
+        size = float(values.shape[0]) * steps * max(width, 1)
+        if size > limit("sweep_values"):
+            raise MDFError(f"recording {width} values at {steps} steps of {values.shape[0]} "
+                           f"parameter sets needs {size:.3g} numbers; the limit is "
+                           f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
+                           "more)")
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)

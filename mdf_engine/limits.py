@@ -50,3 +50,34 @@ def steps_estimate(duration: float, dt: float | None) -> float:
     if dt is None or not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0:
         raise MDFError(f"a duration needs a finite dt > 0, got {dt!r}")
     return duration / dt + 1
+
+
+def check_elements(shape: object, what: str) -> None:
+    """Refuse, before allocating, an array of more elements than an expression may make
+    (``expressions.MAX_RESULT_ELEMENTS``): ``shape`` is a shape or an element count."""
+    from .expressions import MAX_RESULT_ELEMENTS
+
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    total = 1.0
+    for d in dims:
+        total *= max(float(d), 0.0)
+    if total > MAX_RESULT_ELEMENTS:
+        raise MDFError(f"{what} would have {total:.3g} elements; the limit is "
+                       f"{MAX_RESULT_ELEMENTS}")
+
+
+def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
+    """Refuse, before building it, a sweep design of more values (sets x parameters) than the
+    ``sweep_values`` limit."""
+    if kind == "grid":
+        sets = math.prod(float(len(a)) for a in axes)
+    elif kind == "list":
+        sets = float(len(axes[0])) if axes else 0.0
+    else:
+        sets = float(samples or 0)
+    total = sets * max(len(axes), 1)
+    most = limit("sweep_values")
+    if total > most:
+        var = LIMITS["sweep_values"][0]
+        raise MDFError(f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
+                       f"the limit is {most} values (set {var} to allow more)")
