@@ -51,8 +51,11 @@ MAX_PASSES_PER_UPDATE = 10_000_000
 #: -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
-#: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
-MAX_SCHEDULE_LOG = 4_000_000
+#: Entries of the compiled loop's schedule log by default (a ring buffer: one entry per node
+#: run and one per time step; ``time_steps`` and ``order_of_execution`` hold the most recent
+#: ones). ``CompiledGraph(schedule_log=N)`` changes it, ``0`` (or ``record_schedule=False``)
+#: switches the log off.
+SCHEDULE_LOG = 1_000_000
 #: A number literal as generated code writes one (a name standing for a fixed value)
 _NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
 
@@ -125,10 +128,18 @@ class CompiledGraph:
     them, with the generated module, for later processes."""
 
     def __init__(self, plan: GraphPlan, check_finite: bool = False,
-                 record_schedule: bool = True):
+                 record_schedule: bool = True, schedule_log: int = SCHEDULE_LOG):
         self.plan = plan
         self.check_finite = check_finite
         self.record_schedule = record_schedule
+        #: entries the schedule log keeps (the most recent; 0: no log). The compiled loop
+        #: writes it in machine code; it is decoded only when ``time_steps`` or
+        #: ``order_of_execution`` is read, so a run pays no Python work per pass.
+        self.schedule_log = int(schedule_log) if record_schedule else 0
+        self._ring = np.zeros(max(self.schedule_log, 1), dtype=np.int64)
+        self._logpos = np.zeros(2, dtype=np.int64)
+        self._logpos[1] = 1 if self.schedule_log > 0 else 0
+        self._decoded: tuple[int, list[set[str]], list[str]] | None = None
         self._interp = None
         self.node_ids = list(plan.nodes)
         self.fallback_reason: str | None = None
@@ -152,10 +163,7 @@ class CompiledGraph:
         self.origin: str | None = None
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
-        self.compiled_time_steps: list[set[str]] = []
         self._static_updates = 0
-        self.compiled_order: list[str] = []
-        self.schedule_truncated = False
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     @property
@@ -196,30 +204,63 @@ class CompiledGraph:
 
     @property
     def time_steps(self) -> list[set[str]]:
+        """The node sets of the most recent time steps (see ``schedule_log``)."""
         if not self.is_compiled:
             return self._runner.time_steps
-        self._expand_static_log()
-        return self.compiled_time_steps
+        return self._schedule()[0]
 
     @property
     def order_of_execution(self) -> list[str]:
         if not self.is_compiled:
             return self._runner.order_of_execution
-        self._expand_static_log()
-        return self.compiled_order
+        return self._schedule()[1]
 
-    def _expand_static_log(self) -> None:
-        """A fixed schedule is not logged by the compiled loop: its time steps are written out
-        here, when asked for, from the number of updates run."""
-        if not self._static_updates:
-            return
-        sets = [[self.node_ids[m] for m in members] for members in self._layout.static
-                if members]
-        for _ in range(self._static_updates):
-            for members in sets:
-                self.compiled_time_steps.append(set(members))
-                self.compiled_order.extend(members)
-        self._static_updates = 0
+    @property
+    def schedule_truncated(self) -> bool:
+        """Older time steps fell out of the schedule log (or it is off)."""
+        if self.schedule_log == 0:
+            return self.evaluations > 0
+        if self._layout is not None and self._layout.static is not None:
+            per = sum(len(m) + 1 for m in self._layout.static if m)
+            return self._static_updates * per > self.schedule_log
+        return int(self._logpos[0]) > self.schedule_log
+
+    def _schedule(self) -> tuple[list[set[str]], list[str]]:
+        """The schedule log decoded (once per change): time steps and execution order."""
+        if self.schedule_log == 0:
+            return [], []
+        static = self._layout is not None and self._layout.static is not None
+        stamp = self._static_updates if static else int(self._logpos[0])
+        if self._decoded is not None and self._decoded[0] == stamp:
+            return self._decoded[1], self._decoded[2]
+        if static:
+            # a fixed schedule is not logged by the compiled loop: its time steps are written
+            # out from the number of updates run (as many as the log would keep)
+            sets = [[self.node_ids[m] for m in members] for members in self._layout.static
+                    if members]
+            per = max(sum(len(m) + 1 for m in sets), 1)
+            updates = min(self._static_updates, self.schedule_log // per)
+            steps = [set(m) for _ in range(updates) for m in sets]
+            order = [n for _ in range(updates) for m in sets for n in m]
+        else:
+            n, total = len(self._ring), stamp
+            if total <= n:
+                entries = self._ring[:total]
+            else:  # wrapped: oldest first, starting after the first complete time step
+                start = total % n
+                entries = np.concatenate([self._ring[start:], self._ring[:start]])
+                cut = np.nonzero(entries < 0)[0]
+                entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+            steps, order, cur = [], [], set()
+            for v in entries.tolist():
+                if v < 0:
+                    steps.append(cur)
+                    cur = set()
+                else:
+                    cur.add(self.node_ids[v])
+                    order.append(self.node_ids[v])
+        self._decoded = (stamp, steps, order)
+        return steps, order
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
@@ -413,26 +454,19 @@ class CompiledGraph:
         self._check_initializer_keys(initializer)
         st = self._state
         inits = _initializer_args(initializer)
-        logn = n * (2 * len(self.node_ids) + 2) * 4 + 64
-        record = self.record_schedule and logn <= MAX_SCHEDULE_LOG
-        if self.record_schedule and not record:
-            self.schedule_truncated = True
         static = self._layout.static is not None
-        logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
-        logpos = np.zeros(2, dtype=np.int64)
-        logpos[1] = 1 if record and not static else 0
+        logged = self.schedule_log > 0 and not static
+        logbuf = self._ring if logged else np.zeros(1, dtype=np.int64)
+        logpos = self._logpos if logged else np.zeros(2, dtype=np.int64)
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
-        fn = self._fn if logpos[1] == 1 else self._quiet_fn
+        fn = self._fn if logged else self._quiet_fn
         self.call_jitted(fn, n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
         if static:
-            if record:
-                self._static_updates += int(st["clock"][2]) - updates
-        else:
-            self._collect_log(logbuf, int(logpos[0]))
+            self._static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -533,18 +567,6 @@ class CompiledGraph:
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
         return list(self._layout.record_columns)
-
-    def _collect_log(self, buf: np.ndarray, n: int) -> None:
-        cur: set[str] = set()
-        for k in range(n):
-            v = int(buf[k])
-            if v < 0:
-                self.compiled_time_steps.append(cur)
-                cur = set()
-            else:
-                nid = self.node_ids[v]
-                cur.add(nid)
-                self.compiled_order.append(nid)
 
     def _read(self, slot: Slot) -> Any:
         if slot.kind == "s":

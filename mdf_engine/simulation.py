@@ -46,16 +46,20 @@ class Simulation:
     ``backend``: ``"interpreted"``, ``"compiled"`` or ``"auto"`` (the default), which picks
     the compiled backend when the first call is a ``run`` of at least
     :data:`AUTO_COMPILE_STEPS` steps and the interpreted one otherwise; ``backend`` then names
-    the choice."""
+    the choice. ``schedule_log``: how many entries (one per node run, one per time step) of
+    the schedule the compiled backend keeps for ``order_of_execution`` (the most recent ones;
+    ``0`` switches the log off; default ``compiler.SCHEDULE_LOG``)."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
-                 check_finite: bool = False):
+                 check_finite: bool = False, schedule_log: int | None = None):
         self.model: Model = load(model)
         self.graph = self.model.get_graph(graph)
         if backend not in BACKENDS:
             raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
         self.backend = backend
         self.check_finite = check_finite
+        #: entries of the compiled backend's schedule log (None: its default; 0: off)
+        self.schedule_log = schedule_log
         source = getattr(self.model, "_source", None)
         self.plan = plan_graph(self.model, self.graph, source)
         self._undecided = backend == "auto"
@@ -72,7 +76,8 @@ class Simulation:
         if backend == "compiled":
             from .compiler import CompiledGraph
 
-            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite)
+            extra = {} if self.schedule_log is None else {"schedule_log": self.schedule_log}
+            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite, **extra)
         else:
             from .interpreter import InterpretedGraph
 
