@@ -89,13 +89,19 @@ def guarded(command: Callable[[argparse.Namespace], Any], args: argparse.Namespa
         check_run_args(args)
         return int(command(args) or 0)
     except MDFError as e:
-        text = str(e)
-        if model and not e.source and isinstance(model, str):
-            text = f"{one_line(model)}: {text}"
-        return _fail(text)
+        from .simulation import name_file
+
+        return _fail(str(name_file(e, model)))
     except KeyboardInterrupt:
         print("mdf: interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as e:  # an optional extra that is not installed
+        from .extras import missing_message
+
+        text = missing_message(e.name)
+        if text is None:
+            return _fail(f"{model}: internal error (ModuleNotFoundError: {e}); please report it")
+        return _fail(f"mdf {getattr(args, 'command', '')}: {text}")
     except RecursionError:
         return _fail(f"{model}: the model is nested too deeply to process")
     except MemoryError:

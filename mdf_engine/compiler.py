@@ -164,6 +164,10 @@ class CompiledGraph:
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
         self._static_updates = 0
+        #: where the schedule log stood when the last evaluate() started (ring position,
+        #: static updates)
+        self._last_update = (0, 0)
+        self._clock: Any = None
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     @property
@@ -264,7 +268,53 @@ class CompiledGraph:
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
+        mark = (int(self._logpos[0]), self._static_updates)
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
+        self._last_update = mark
+
+    def _steps_since(self, mark: tuple[int, int]) -> list[set[str]]:
+        """The logged time steps after ``mark`` (those the ring buffer still holds)."""
+        if self._layout is not None and self._layout.static is not None:
+            sets = [{self.node_ids[m] for m in members} for members in self._layout.static
+                    if members]
+            return [set(m) for _ in range(self._static_updates - mark[1]) for m in sets]
+        total, n = int(self._logpos[0]), len(self._ring)
+        if self.schedule_log == 0:
+            return []
+        first = max(mark[0], total - n)
+        idx = np.arange(first, total) % n
+        entries = self._ring[idx]
+        if first > mark[0]:  # the start fell out of the ring: from a time step boundary
+            cut = np.nonzero(entries < 0)[0]
+            entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+        steps, cur = [], set()
+        for v in entries.tolist():
+            if v < 0:
+                steps.append(cur)
+                cur = set()
+            else:
+                cur.add(self.node_ids[v])
+        return steps
+
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        """The time steps of the last evaluate() and their absolute times in ms (with
+        absolute time, the clock ends an update one step after its last step starts)."""
+        if not self.is_compiled:
+            return self._runner.last_update_steps()
+        steps = self._steps_since(self._last_update)
+        clock = self._absolute_clock()
+        if not clock.enabled:
+            return steps, [0.0] * len(steps)
+        end, k = int(self._state["clock"][6]), len(steps)
+        return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
+
+    def _absolute_clock(self) -> Any:
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+        if self._clock is None:
+            from .schedulers.compiled import encode
+
+            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+        return self._clock
 
     def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
                   first_without_dt: bool = True) -> None:
@@ -313,6 +363,11 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
+            from .psyneulink_files import not_compiled_reason
+
+            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
+            if why:
+                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = self._float_parameters()
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -345,7 +400,8 @@ class CompiledGraph:
         kinds = [[k, *_kind_of(initializer[k], f"initializer '{k}'")]
                  for k in sorted(initializer or {})]
         return {"initializer": kinds, "check_finite": self.check_finite,
-                "swept": self.swept, "recorded": self.recorded}
+                "swept": self.swept, "recorded": self.recorded,
+                "scheduling_mode": self.plan.scheduling_mode}
 
     def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None,
                   key: str) -> None:
@@ -1161,6 +1217,13 @@ class _Generator:
             out.append(f"{ind}else:")
             first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             out.append(f"{ind}    {tmp} = {first}")
+        elif pp.conditions:
+            # set only by its conditions: the previous value, 0 before the first evaluation
+            # (the reference: None, then 0.0 under the first condition)
+            out.append(f"{ind}if {unset} != 0.0:")
+            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {slot.var}")
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
@@ -1391,11 +1454,12 @@ class _Generator:
                 *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        if "." in key:
+        by_id = [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
+                 if ip.id == key]
+        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
             nid, port = key.split(".", 1)
             return [(nid, port)]
-        return [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
-                if ip.id == key]
+        return by_id
 
 
 # -- helpers the generated code imports --------------------------------------------------------

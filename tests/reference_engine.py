@@ -56,8 +56,12 @@ def assert_outputs_close(ours: dict, ref: dict, rtol: float = 1e-9, atol: float 
 
 
 def model_files(*folders: Path) -> list[Path]:
+    """The model files of ``folders``. A folder that is absent is an error: a test over it must
+    not pass by running nothing (``tests/test_reference_equivalence.py`` reports an absent
+    ``../shared/models`` as a visible skip, and as a failure under CI)."""
     out = []
     for folder in folders:
-        if folder.exists():
-            out += sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
+        if not folder.is_dir():
+            raise FileNotFoundError(f"model folder {folder} is absent")
+        out += sorted(p for p in folder.iterdir() if p.suffix in (".json", ".yaml", ".yml"))
     return out

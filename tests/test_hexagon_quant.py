@@ -18,13 +18,16 @@ def ref_zero(mn, mx):
     return -F(mn) / ref_step(mn, mx)
 
 
-@pytest.mark.parametrize("lo,hi,expect", [
-    (-1.0, 1.0, (-1.0, -1.0 + 255.0 / 127.0)),   # z = 127.5 -> max raised, zero code 127
-    (2.0, 5.0, (0.0, 5.0)),                      # strictly positive -> min forced to 0
-    (-5.0, -2.0, (-5.0, 0.0)),                   # strictly negative -> max forced to 0
-    (0.0, 1.0, (0.0, 1.0)),                      # already exact
-    (-1.0, 0.9921875, (-1.0, 0.9921875)),        # tanh range, z = 128 exactly
-])
+@pytest.mark.parametrize(
+    "lo,hi,expect",
+    [
+        (-1.0, 1.0, (-1.0, -1.0 + 255.0 / 127.0)),  # z = 127.5 -> max raised, zero code 127
+        (2.0, 5.0, (0.0, 5.0)),  # strictly positive -> min forced to 0
+        (-5.0, -2.0, (-5.0, 0.0)),  # strictly negative -> max forced to 0
+        (0.0, 1.0, (0.0, 1.0)),  # already exact
+        (-1.0, 0.9921875, (-1.0, 0.9921875)),  # tanh range, z = 128 exactly
+    ],
+)
 def test_adjust_range_hand_cases(lo, hi, expect):
     mn, mx = Q.adjust_range(lo, hi)
     assert mn == pytest.approx(expect[0], rel=1e-6)
@@ -36,7 +39,7 @@ def test_adjust_range_gives_integer_zero_and_covers(seed):
     rng = np.random.default_rng(seed)
     lo, hi = sorted(rng.normal(scale=10.0 ** rng.integers(-2, 3), size=2))
     mn, mx = Q.adjust_range(lo, hi)
-    tol = 1e-6 * max(1.0, abs(lo), abs(hi))   # float32 arithmetic
+    tol = 1e-6 * max(1.0, abs(lo), abs(hi))  # float32 arithmetic
     assert mn <= min(lo, 0.0) + tol and mx >= max(hi, 0.0) - tol
     z = float(ref_zero(mn, mx))
     assert abs(z - round(z)) < 1e-3
@@ -57,7 +60,7 @@ def test_quantize_zero_is_exact_and_saturates():
 def test_quantize_matches_formula_and_rounds_half_away():
     mn, mx = F(0.0), F(2.55)
     step = ref_step(mn, mx)
-    x = (np.arange(0, 256, dtype=F) + F(0.5)) * step   # ties between codes
+    x = (np.arange(0, 256, dtype=F) + F(0.5)) * step  # ties between codes
     got = Q.quantize_u8(x, mn, mx)
     v = (x - mn) / step
     expect = np.clip(np.floor(v + 0.5), 0, 255).astype(np.uint8)
@@ -71,7 +74,7 @@ def test_quantize_matches_formula_and_rounds_half_away():
 
 def test_out_size_and_pad():
     assert Q.out_size_and_pad(7, 3, 2, Q.PADDING["SAME"]) == (4, 1)
-    assert Q.out_size_and_pad(6, 3, 2, Q.PADDING["SAME"]) == (3, 0)   # pad 1, all after
+    assert Q.out_size_and_pad(6, 3, 2, Q.PADDING["SAME"]) == (3, 0)  # pad 1, all after
     assert Q.out_size_and_pad(6, 3, 2, Q.PADDING["SAME_CAFFE"]) == (3, 1)
     assert Q.out_size_and_pad(7, 3, 2, Q.PADDING["VALID"]) == (3, 0)
     assert Q.out_size_and_pad(7, 3, 2, Q.PADDING["NA"]) == (3, 0)

@@ -9,12 +9,8 @@ from mdf_engine.errors import MDFError
 from mdf_engine.hexagon import quantize, run_quantized
 from mdf_engine.model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
 from mdf_engine.plan import load_function_libraries
-from mdf_engine.registry import REGISTRY
 
 load_function_libraries()
-NEEDED = ["onnx::" + o for o in ("Conv", "Relu", "MaxPool", "Flatten", "Gemm", "Softmax", "Add")]
-pytestmark = pytest.mark.skipif(any(n not in REGISTRY for n in NEEDED),
-                                reason="onnx float kernels not registered")
 
 
 def cnn(rng):
@@ -24,29 +20,59 @@ def cnn(rng):
     G = rng.normal(scale=0.3, size=(64, 10))
     C = rng.normal(scale=0.1, size=(10,))
     features = Node(
-        id="features", input_ports=[InputPort(id="image", shape=(1, 1, 8, 8))],
+        id="features",
+        input_ports=[InputPort(id="image", shape=(1, 1, 8, 8))],
         parameters=[
             Parameter(id="W", value=W.tolist()),
-            Parameter(id="conv", function="onnx::Conv",
-                      args={"X": "image", "W": "W", "B": B.tolist(), "pads": [1, 1, 1, 1],
-                            "kernel_shape": [3, 3]}),
+            Parameter(
+                id="conv",
+                function="onnx::Conv",
+                args={
+                    "X": "image",
+                    "W": "W",
+                    "B": B.tolist(),
+                    "pads": [1, 1, 1, 1],
+                    "kernel_shape": [3, 3],
+                },
+            ),
             Parameter(id="relu", function="onnx::Relu", args={"X": "conv"}),
-            Parameter(id="pool", function="onnx::MaxPool",
-                      args={"X": "relu", "kernel_shape": [2, 2], "strides": [2, 2]}),
+            Parameter(
+                id="pool",
+                function="onnx::MaxPool",
+                args={"X": "relu", "kernel_shape": [2, 2], "strides": [2, 2]},
+            ),
             Parameter(id="flat", function="onnx::Flatten", args={"input": "pool[0]", "axis": 1}),
         ],
-        output_ports=[OutputPort(id="out", value="flat")])
+        output_ports=[OutputPort(id="out", value="flat")],
+    )
     classifier = Node(
-        id="classifier", input_ports=[InputPort(id="feat", shape=(1, 64))],
+        id="classifier",
+        input_ports=[InputPort(id="feat", shape=(1, 64))],
         parameters=[
             Parameter(id="dense", function="onnx::Gemm", args={"A": "feat", "B": G.tolist()}),
             Parameter(id="biased", function="onnx::Add", args={"A": "dense", "B": C.tolist()}),
             Parameter(id="probs", function="onnx::Softmax", args={"input": "biased"}),
         ],
-        output_ports=[OutputPort(id="probs", value="probs")])
-    model = Model(id="cnn", graphs=[Graph(id="g", nodes=[features, classifier], edges=[
-        Edge(id="e", sender="features", sender_port="out", receiver="classifier",
-             receiver_port="feat")])])
+        output_ports=[OutputPort(id="probs", value="probs")],
+    )
+    model = Model(
+        id="cnn",
+        graphs=[
+            Graph(
+                id="g",
+                nodes=[features, classifier],
+                edges=[
+                    Edge(
+                        id="e",
+                        sender="features",
+                        sender_port="out",
+                        receiver="classifier",
+                        receiver_port="feat",
+                    )
+                ],
+            )
+        ],
+    )
     return model, (W, B, G, C)
 
 
@@ -56,7 +82,7 @@ def numpy_cnn(x, W, B, G, C):
     conv = np.zeros((x.shape[0], 4, 8, 8))
     for i in range(8):
         for j in range(8):
-            conv[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i:i + 3, j:j + 3], W) + B
+            conv[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, i : i + 3, j : j + 3], W) + B
     relu = np.maximum(conv, 0)
     pool = relu.reshape(x.shape[0], 4, 4, 2, 4, 2).max(axis=(3, 5))
     z = pool.reshape(x.shape[0], -1) @ G + C
@@ -70,8 +96,9 @@ def test_float_model_matches_numpy():
     x = rng.normal(size=(1, 1, 8, 8))
     sim = Simulation(model)
     sim.evaluate(initializer={"image": x})
-    np.testing.assert_allclose(sim.outputs["classifier"]["probs"], numpy_cnn(x, *params),
-                               rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(
+        sim.outputs["classifier"]["probs"], numpy_cnn(x, *params), rtol=1e-5, atol=1e-7
+    )
 
 
 def test_quantized_cnn_agrees_with_float():
@@ -80,11 +107,18 @@ def test_quantized_cnn_agrees_with_float():
     calib = [{"image": rng.normal(size=(1, 1, 8, 8))} for _ in range(200)]
     qmodel = quantize(model, calib)
     funcs = [p.function for n in qmodel.graphs[0].nodes for p in n.parameters if p.function]
-    for op in ("hexagon::Quantize", "hexagon::QuantizedConv2d_8x8to32",
-               "hexagon::QuantizedBiasAdd_32p32to32", "hexagon::Requantize_32to8",
-               "hexagon::QuantizedRelu_8", "hexagon::QuantizedMaxPool_8",
-               "hexagon::QuantizedMatMul_8x8to32", "hexagon::QuantizedAdd_8p8to8",
-               "hexagon::QuantizedSoftmax_8", "hexagon::Dequantize"):
+    for op in (
+        "hexagon::Quantize",
+        "hexagon::QuantizedConv2d_8x8to32",
+        "hexagon::QuantizedBiasAdd_32p32to32",
+        "hexagon::Requantize_32to8",
+        "hexagon::QuantizedRelu_8",
+        "hexagon::QuantizedMaxPool_8",
+        "hexagon::QuantizedMatMul_8x8to32",
+        "hexagon::QuantizedAdd_8p8to8",
+        "hexagon::QuantizedSoftmax_8",
+        "hexagon::Dequantize",
+    ):
         assert op in funcs
     assert not any(f.startswith("onnx::") and f != "onnx::Reshape" for f in funcs)
     sim = Simulation(qmodel)
@@ -116,7 +150,7 @@ def test_quantized_intermediates_close_and_model_saves(tmp_path):
     fsim.evaluate(initializer={"image": x})
     qsim.evaluate(initializer={"image": x})
     qpool = qsim.value("features", "pool")
-    assert isinstance(qpool, tuple) and qpool[1] is None   # MaxPool's Indices are not computed
+    assert isinstance(qpool, tuple) and qpool[1] is None  # MaxPool's Indices are not computed
     for name in ("conv", "relu", "pool", "flat"):
         f, q = fsim.value("features", name), qsim.value("features", name)
         if name == "pool":
@@ -130,8 +164,9 @@ def test_quantized_intermediates_close_and_model_saves(tmp_path):
     again = mdf_engine.load(tmp_path / "q.json")
     sim = Simulation(again)
     sim.evaluate(initializer={"image": x})
-    np.testing.assert_allclose(sim.outputs["classifier"]["probs"],
-                               qsim.outputs["classifier"]["probs"])
+    np.testing.assert_allclose(
+        sim.outputs["classifier"]["probs"], qsim.outputs["classifier"]["probs"]
+    )
 
 
 def test_run_quantized_entry_point_and_errors():
@@ -145,7 +180,7 @@ def test_run_quantized_entry_point_and_errors():
     model.graphs[0].nodes[0].input_ports[0].default_value = x.tolist()
     out = run_quantized(model)
     assert np.abs(np.asarray(out["classifier"]["probs"]) - f).max() <= 0.07
-    model.graphs[0].nodes[0].parameters[3].args["ceil_mode"] = 1   # float-valid, not quantizable
+    model.graphs[0].nodes[0].parameters[3].args["ceil_mode"] = 1  # float-valid, not quantizable
     with pytest.raises(MDFError, match="ceil_mode"):
         quantize(model, [{"image": x}])
 
@@ -155,18 +190,19 @@ def numpy_net2(x, W, G):
     -> avgpool 3x3 stride 1 pads 1 (in-bounds average) -> concat(clip, pool) on channels
     -> global average -> reshape (N, 6) -> matmul G^T (Gemm transB) -> softmax."""
     n = x.shape[0]
-    xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))        # total pad 1 on 6 -> after (upper)
+    xp = np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)))  # total pad 1 on 6 -> after (upper)
     conv = np.zeros((n, 3, 3, 3))
     for i in range(3):
         for j in range(3):
-            conv[:, :, i, j] = np.einsum("nchw,ochw->no", xp[:, :, 2 * i:2 * i + 3,
-                                                             2 * j:2 * j + 3], W)
+            conv[:, :, i, j] = np.einsum(
+                "nchw,ochw->no", xp[:, :, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3], W
+            )
     clip = np.clip(conv, 0.0, 6.0)
     cp = np.pad(clip, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=np.nan)
     pool = np.zeros_like(clip)
     for i in range(3):
         for j in range(3):
-            pool[:, :, i, j] = np.nanmean(cp[:, :, i:i + 3, j:j + 3], axis=(2, 3))
+            pool[:, :, i, j] = np.nanmean(cp[:, :, i : i + 3, j : j + 3], axis=(2, 3))
     cat = np.concatenate([clip, pool], axis=1)
     z = cat.mean(axis=(2, 3)).reshape(n, 6) @ G.T
     e = np.exp(z - z.max(-1, keepdims=True))
@@ -177,32 +213,45 @@ def net2(rng):
     W = rng.normal(scale=0.6, size=(3, 2, 3, 3))
     G = rng.normal(scale=1.5, size=(5, 6))
     node = Node(
-        id="n", input_ports=[InputPort(id="x", shape=(1, 2, 6, 6))],
+        id="n",
+        input_ports=[InputPort(id="x", shape=(1, 2, 6, 6))],
         parameters=[
-            Parameter(id="conv", function="onnx::Conv",
-                      args={"X": "x", "W": W.tolist(), "strides": [2, 2],
-                            "auto_pad": "SAME_UPPER", "kernel_shape": [3, 3]}),
-            Parameter(id="clip", function="onnx::Clip",
-                      args={"input": "conv", "min": 0.0, "max": 6.0}),
-            Parameter(id="pool", function="onnx::AveragePool",
-                      args={"X": "clip", "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
-            Parameter(id="cat", function="onnx::Concat",
-                      args={"inputs": "clip", "inputs1": "pool", "axis": 1}),
+            Parameter(
+                id="conv",
+                function="onnx::Conv",
+                args={
+                    "X": "x",
+                    "W": W.tolist(),
+                    "strides": [2, 2],
+                    "auto_pad": "SAME_UPPER",
+                    "kernel_shape": [3, 3],
+                },
+            ),
+            Parameter(
+                id="clip", function="onnx::Clip", args={"input": "conv", "min": 0.0, "max": 6.0}
+            ),
+            Parameter(
+                id="pool",
+                function="onnx::AveragePool",
+                args={"X": "clip", "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]},
+            ),
+            Parameter(
+                id="cat",
+                function="onnx::Concat",
+                args={"inputs": "clip", "inputs1": "pool", "axis": 1},
+            ),
             Parameter(id="gap", function="onnx::GlobalAveragePool", args={"X": "cat"}),
             Parameter(id="vec", function="onnx::Reshape", args={"data": "gap", "shape": [1, 6]}),
-            Parameter(id="z", function="onnx::Gemm", args={"A": "vec", "B": G.tolist(),
-                                                           "transB": 1}),
+            Parameter(
+                id="z", function="onnx::Gemm", args={"A": "vec", "B": G.tolist(), "transB": 1}
+            ),
             Parameter(id="p", function="onnx::Softmax", args={"input": "z"}),
         ],
-        output_ports=[OutputPort(id="p", value="p")])
+        output_ports=[OutputPort(id="p", value="p")],
+    )
     return Model(id="net2", graphs=[Graph(id="g", nodes=[node])]), (W, G)
 
 
-NEEDED2 = ["onnx::" + o for o in ("Clip", "AveragePool", "Concat", "GlobalAveragePool",
-                                  "Reshape")]
-
-
-@pytest.mark.skipif(any(n not in REGISTRY for n in NEEDED2), reason="onnx kernels missing")
 def test_quantized_net2_clip_avgpool_concat_gap_reshape_gemm():
     rng = np.random.default_rng(4)
     model, (W, G) = net2(rng)
@@ -213,8 +262,14 @@ def test_quantized_net2_clip_avgpool_concat_gap_reshape_gemm():
     calib = [{"x": rng.normal(size=(1, 2, 6, 6))} for _ in range(100)]
     qmodel = quantize(model, calib)
     funcs = {p.function for p in qmodel.graphs[0].nodes[0].parameters}
-    for op in ("QuantizedPad_8", "QuantizedClamp_8", "QuantizedAvgPool_8", "QuantizedConcat_8",
-               "QuantizedReshape", "QuantizedMatMul_8x8to32"):
+    for op in (
+        "QuantizedPad_8",
+        "QuantizedClamp_8",
+        "QuantizedAvgPool_8",
+        "QuantizedConcat_8",
+        "QuantizedReshape",
+        "QuantizedMatMul_8x8to32",
+    ):
         assert "hexagon::" + op in funcs
     sim = Simulation(qmodel)
     same = 0

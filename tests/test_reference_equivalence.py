@@ -4,6 +4,8 @@ in every graph-scheduler time step."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from conftest import EXAMPLES, SHARED_MODELS
@@ -11,7 +13,18 @@ from reference_engine import assert_outputs_close, model_files, reference_run
 
 import mdf_engine
 
-MODELS = [p for p in model_files(EXAMPLES, SHARED_MODELS) if not p.name.startswith("actr_")]
+_FOLDERS = [EXAMPLES] + ([SHARED_MODELS] if SHARED_MODELS.is_dir() else [])
+MODELS = [p for p in model_files(*_FOLDERS) if not p.name.startswith("actr_")]
+
+
+def test_shared_models_are_present():
+    """The reference repository's models in ../shared/models are part of this comparison: their
+    absence is a visible skip on a developer's clone and a failure under CI."""
+    if not SHARED_MODELS.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{SHARED_MODELS} is absent: the reference models were not compared")
+        pytest.skip(f"{SHARED_MODELS} is absent: the reference models were not compared")
+    assert any(p.parent == SHARED_MODELS for p in MODELS)
 BACKENDS = ["interpreted", "compiled"]
 
 

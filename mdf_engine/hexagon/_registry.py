@@ -12,12 +12,27 @@ from ..registry import register
 Q8_OUT = ("output", "output_min", "output_max")
 
 
-def hexop(op: str, inputs: Iterable[str] = (), outputs: Iterable[str] = Q8_OUT,
-          optional: Iterable[str] = (), padding: str = "NA", variadic: bool = False,
-          python_only: bool = False, unsupported: bool = False,
-          **attributes: Any) -> Callable[[Callable[..., Any]], Any]:
+def hexop(
+    op: str,
+    inputs: Iterable[str] = (),
+    outputs: Iterable[str] = Q8_OUT,
+    optional: Iterable[str] = (),
+    padding: str = "NA",
+    variadic: bool = False,
+    python_only: bool = False,
+    unsupported: bool = False,
+    **attributes: Any,
+) -> Callable[[Callable[..., Any]], Any]:
     """Register the decorated kernel as ``hexagon::op``; every kernel takes ``padding=``.
     ``unsupported=True`` marks an op registered by name only (its kernel raises)."""
-    return register("hexagon", op, inputs=tuple(inputs), outputs=tuple(outputs),
-                    optional=tuple(optional), variadic=variadic, python_only=python_only,
-                    attributes={"padding": padding, **attributes}, unsupported=unsupported)
+    return register(
+        "hexagon",
+        op,
+        inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        optional=tuple(optional),
+        variadic=variadic,
+        python_only=python_only,
+        attributes={"padding": padding, **attributes},
+        unsupported=unsupported,
+    )

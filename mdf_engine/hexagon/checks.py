@@ -30,9 +30,11 @@ def _fail(op: str, err: np.ndarray, tol: float, what: str) -> None:
     idx = np.unravel_index(i, err.shape)
     worst = float(err.reshape(-1)[i])
     n = int(np.sum(~(err <= tol)))
-    raise MDFError(f"{op} failed: {what} {worst:.6g} exceeds the tolerance {tol:.6g} by "
-                   f"{worst - tol:.6g} at index {tuple(int(v) for v in idx)} "
-                   f"({n} of {err.size} elements out of tolerance)")
+    raise MDFError(
+        f"{op} failed: {what} {worst:.6g} exceeds the tolerance {tol:.6g} by "
+        f"{worst - tol:.6g} at index {tuple(int(v) for v in idx)} "
+        f"({n} of {err.size} elements out of tolerance)"
+    )
 
 
 @hexop("Check", ("dut", "ref"), outputs=())
@@ -90,11 +92,24 @@ def close_qint32(dut, ref, *, padding="NA"):
     return _close_rel("Close_qint32", dut, ref)
 
 
-@hexop("Close_q_quint8", ("dut", "dut_min", "dut_max", "ref", "ref_min", "ref_max",
-                          "offset_index", "error_ratio"), outputs=(),
-       optional=("offset_index", "error_ratio"))
-def close_q_quint8(dut, dut_min, dut_max, ref, ref_min, ref_max, offset_index=None,
-                   error_ratio=None, *, padding="NA"):
+@hexop(
+    "Close_q_quint8",
+    ("dut", "dut_min", "dut_max", "ref", "ref_min", "ref_max", "offset_index", "error_ratio"),
+    outputs=(),
+    optional=("offset_index", "error_ratio"),
+)
+def close_q_quint8(
+    dut,
+    dut_min,
+    dut_max,
+    ref,
+    ref_min,
+    ref_max,
+    offset_index=None,
+    error_ratio=None,
+    *,
+    padding="NA",
+):
     """Dequantized dut and ref agree within error_ratio of the reference range. offset_index
     (for looped graphs) selects nothing here: the whole tensor is compared."""
     a = dequantize_u8(as4d(dut), fval(dut_min), fval(dut_max)).astype(np.float64)
@@ -122,8 +137,8 @@ def close_d32(dut, dut_min, dut_max, ref, max_excess=None, max_fraction=None):
         _fail("Close_d32", excess, lim, "excess error (codes)")
     frac = float(np.mean(excess > 1e-6)) if excess.size else 0.0
     if frac > frac_lim:
-        raise MDFError(f"Close_d32 failed: {frac:.4f} of the outputs have a nonzero excess error, "
-                       f"more than the allowed {frac_lim:.4f} (by {frac - frac_lim:.4f})")
+        raise MDFError(
+            f"Close_d32 failed: {frac:.4f} of the outputs have a nonzero excess error, "
+            f"more than the allowed {frac_lim:.4f} (by {frac - frac_lim:.4f})"
+        )
     return ()
-
-

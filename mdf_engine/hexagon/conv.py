@@ -34,11 +34,11 @@ from .quant import (
 )
 
 CONV_IN = ("input", "filter", "input_min", "input_max", "filter_min", "filter_max", "stride")
-SUPER_IN = CONV_IN + ("bias", "bias_min", "bias_max", "output_min", "output_max",
-                      "channel_scale")
+SUPER_IN = CONV_IN + ("bias", "bias_min", "bias_max", "output_min", "output_max", "channel_scale")
 
 
-def _geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
+def conv_geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
+    """(stride h, stride w, pad top, pad left, out h, out w) of a SAME/VALID convolution."""
     pad = padding_code(padding)
     if pad not in (PADDING["SAME"], PADDING["VALID"]):
         raise MDFError(f"convolution needs padding SAME or VALID, got {padding!r}")
@@ -48,7 +48,8 @@ def _geometry(x: np.ndarray, w: np.ndarray, stride, padding) -> tuple[int, ...]:
     return sh, sw, pt, pl, oh, ow
 
 
-def _u8(a, what: str) -> np.ndarray:
+def checked_u8(a, what: str) -> np.ndarray:
+    """``a`` as contiguous 4-D uint8 codes; MDFError naming ``what`` if values are outside 0..255."""
     a = as4d(a)
     if a.dtype != np.uint8:
         if a.size and (a.min() < 0 or a.max() > 255):
@@ -59,12 +60,14 @@ def _u8(a, what: str) -> np.ndarray:
 
 def conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise=False):
     """int32 accumulator and the product step of a (depthwise) 8x8 convolution."""
-    x = _u8(x, "conv input")
-    w = _u8(w, "conv filter")
+    x = checked_u8(x, "conv input")
+    w = checked_u8(w, "conv filter")
     if x.shape[3] != w.shape[2]:
-        raise MDFError(f"conv input depth {x.shape[3]} must equal filter depth {w.shape[2]} "
-                       f"(filter is [fh, fw, din, dout], got {w.shape})")
-    sh, sw, pt, pl, oh, ow = _geometry(x, w, stride, padding)
+        raise MDFError(
+            f"conv input depth {x.shape[3]} must equal filter depth {w.shape[2]} "
+            f"(filter is [fh, fw, din, dout], got {w.shape})"
+        )
+    sh, sw, pt, pl, oh, ow = conv_geometry(x, w, stride, padding)
     zx, zw = zero_code(fval(x_min), fval(x_max)), zero_code(fval(w_min), fval(w_max))
     fn = K.depthwise_u8 if depthwise else K.conv2d_u8
     acc = fn(x, w, zx, zw, sh, sw, pt, pl, oh, ow)
@@ -84,8 +87,9 @@ def quantized_conv2d_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, *, paddin
 
 
 @hexop("QuantizedDepthwiseConv2d_8x8to32", CONV_IN, padding="VALID")
-def quantized_depthwise_conv2d_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, *,
-                                       padding="VALID"):
+def quantized_depthwise_conv2d_8x8to32(
+    x, w, x_min, x_max, w_min, w_max, stride, *, padding="VALID"
+):
     """Depthwise convolution, filter [fh,fw,din,mult] -> depth din*mult, into qint32."""
     return _conv_8x8to32(x, w, x_min, x_max, w_min, w_max, stride, padding, True)
 
@@ -95,7 +99,7 @@ def bias_real(bias, b_min, b_max, qint32_bias: bool) -> np.ndarray:
     b = as4d(bias)
     if qint32_bias:
         return dequantize_q32(b.astype(np.int64), fval(b_min), fval(b_max)).reshape(-1)
-    return real_u8(_u8(b, "bias"), fval(b_min), fval(b_max)).reshape(-1)
+    return real_u8(checked_u8(b, "bias"), fval(b_min), fval(b_max)).reshape(-1)
 
 
 def requantize_channels(acc, gain, offset, out_min, out_max):
@@ -122,8 +126,25 @@ def channel_scales(scale, depth: int, low: float) -> np.ndarray:
     return s
 
 
-def supernode(x, w, x_min, x_max, w_min, w_max, stride, bias, b_min, b_max, out_min, out_max,
-              scale=None, *, padding, depthwise, qint32_bias):
+def supernode(
+    x,
+    w,
+    x_min,
+    x_max,
+    w_min,
+    w_max,
+    stride,
+    bias,
+    b_min,
+    b_max,
+    out_min,
+    out_max,
+    scale=None,
+    *,
+    padding,
+    depthwise,
+    qint32_bias,
+):
     """Convolution + bias + optional channel scale + requantize to 8 bits."""
     acc, step = conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise)
     d = acc.shape[3]
@@ -137,15 +158,21 @@ def supernode(x, w, x_min, x_max, w_min, w_max, stride, bias, b_min, b_max, out_
 
 
 def _register_supernodes() -> None:
-    for name, dw, q32 in (("Supernode_8x8p8to8", False, False),
-                          ("Supernode_8x8p32to8", False, True),
-                          ("DepthwiseSupernode_8x8p8to8", True, False),
-                          ("DepthwiseSupernode_8x8p32to8", True, True)):
+    for name, dw, q32 in (
+        ("Supernode_8x8p8to8", False, False),
+        ("Supernode_8x8p32to8", False, True),
+        ("DepthwiseSupernode_8x8p8to8", True, False),
+        ("DepthwiseSupernode_8x8p32to8", True, True),
+    ):
+
         def kernel(*args, padding="SAME", _dw=dw, _q32=q32):
             return supernode(*args, padding=padding, depthwise=_dw, qint32_bias=_q32)
-        kernel.__doc__ = (f"{name}: {'depthwise ' if dw else ''}convolution + "
-                          f"{'qint32' if q32 else 'quint8'} bias + requantize to the output range "
-                          "(-inf/+inf = auto).")
+
+        kernel.__doc__ = (
+            f"{name}: {'depthwise ' if dw else ''}convolution + "
+            f"{'qint32' if q32 else 'quint8'} bias + requantize to the output range "
+            "(-inf/+inf = auto)."
+        )
         inputs = SUPER_IN if not dw else SUPER_IN[:-1]
         hexop(name, inputs, optional=("channel_scale",), padding="SAME")(kernel)
 

@@ -16,8 +16,9 @@ import numpy as np
 from ..errors import MDFError
 from . import _kernels as K
 from ._registry import hexop
-from .conv import _u8
+from .conv import checked_u8
 from .quant import (
+    BIN_IN,
     F32,
     TWO32,
     as4d,
@@ -30,14 +31,12 @@ from .quant import (
     zero_code,
 )
 
-BIN_IN = ("a", "b", "a_min", "a_max", "b_min", "b_max")
-
 
 @hexop("QuantizedMatMul_8x8to32", BIN_IN)
 def quantized_matmul_8x8to32(a, b, a_min, a_max, b_min, b_max, *, padding="NA"):
     """quint8 [M,K] x quint8 [K,N] -> qint32 [1,1,M,N]."""
-    a = _u8(a, "matmul A")
-    b = _u8(b, "matmul B")
+    a = checked_u8(a, "matmul A")
+    b = checked_u8(b, "matmul B")
     a2 = a.reshape(-1, a.shape[3])
     if b.shape[0] * b.shape[1] != 1:
         raise MDFError(f"matmul B must be [1,1,K,N], got {b.shape}")
@@ -45,8 +44,12 @@ def quantized_matmul_8x8to32(a, b, a_min, a_max, b_min, b_max, *, padding="NA"):
     if a2.shape[1] != b2.shape[0]:
         raise MDFError(f"matmul A depth {a2.shape[1]} must equal B's K = {b2.shape[0]}")
     sa, sb = step_u8(fval(a_min), fval(a_max)), step_u8(fval(b_min), fval(b_max))
-    acc = K.matmul_u8(np.ascontiguousarray(a2), np.ascontiguousarray(b2),
-                      zero_code(fval(a_min), fval(a_max)), zero_code(fval(b_min), fval(b_max)))
+    acc = K.matmul_u8(
+        np.ascontiguousarray(a2),
+        np.ascontiguousarray(b2),
+        zero_code(fval(a_min), fval(a_max)),
+        zero_code(fval(b_min), fval(b_max)),
+    )
     lo, hi = product_range(sa, sb)
     return acc.reshape(1, 1, *acc.shape), scalar(lo), scalar(hi)
 
@@ -64,7 +67,7 @@ def sum_to_q32(x, x_min, x_max, y, y_min, y_max, sign: int = 1):
     vx = (as4d(x).astype(np.int64) - zero_code(xm, xM)).astype(np.float64) * gx
     vy = (as4d(y).astype(np.int64) - zero_code(ym, yM)).astype(np.float64) * gy
     v = round_half_away(vx + sign * vy)
-    return np.clip(v, -2.0 ** 31, 2.0 ** 31 - 1).astype(np.int32), scalar(out_min), scalar(out_max)
+    return np.clip(v, -(2.0**31), 2.0**31 - 1).astype(np.int32), scalar(out_min), scalar(out_max)
 
 
 def _bias_shape(x: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -74,16 +77,19 @@ def _bias_shape(x: np.ndarray, b: np.ndarray) -> np.ndarray:
     return b
 
 
-@hexop("QuantizedBiasAdd_8p8to32", ("input", "bias", "input_min", "input_max",
-                                    "bias_min", "bias_max"))
+@hexop(
+    "QuantizedBiasAdd_8p8to32", ("input", "bias", "input_min", "input_max", "bias_min", "bias_max")
+)
 def quantized_bias_add_8p8to32(x, bias, x_min, x_max, b_min, b_max, *, padding="NA"):
     """quint8 x + quint8 bias along depth -> qint32."""
     x = as4d(x)
     return sum_to_q32(x, x_min, x_max, _bias_shape(x, bias), b_min, b_max)
 
 
-@hexop("QuantizedBiasAdd_32p32to32", ("input", "bias", "input_min", "input_max",
-                                      "bias_min", "bias_max"))
+@hexop(
+    "QuantizedBiasAdd_32p32to32",
+    ("input", "bias", "input_min", "input_max", "bias_min", "bias_max"),
+)
 def quantized_bias_add_32p32to32(x, bias, x_min, x_max, b_min, b_max, *, padding="NA"):
     """qint32 x + qint32 bias along depth -> qint32 in x's range."""
     x = as4d(x).astype(np.int64)
@@ -92,5 +98,5 @@ def quantized_bias_add_32p32to32(x, bias, x_min, x_max, b_min, b_max, *, padding
     if sx <= 0:
         raise MDFError("bias add: the input range is empty (min == max)")
     rb = round_half_away(b.astype(np.float64) * float(F32(sb / sx))).astype(np.int64)
-    out = ((x + rb + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+    out = ((x + rb + 2**31) % 2**32 - 2**31).astype(np.int32)
     return out, scalar(x_min), scalar(x_max)

@@ -13,6 +13,7 @@ from ._registry import hexop
 from .quant import (
     F32,
     as4d,
+    codes,
     fval,
     out_size_and_pad,
     padding_code,
@@ -30,15 +31,17 @@ def _geometry(x: np.ndarray, window, stride, padding):
     wb, wh, ww, wd = shape_of(window)
     sb, sh, sw, sd = shape_of(stride)
     if wb != 1 or wd != 1 or sb != 1 or sd != 1:
-        raise MDFError(f"pooling window and stride must be [1,h,w,1], got {(wb, wh, ww, wd)} "
-                       f"and {(sb, sh, sw, sd)}")
+        raise MDFError(
+            f"pooling window and stride must be [1,h,w,1], got {(wb, wh, ww, wd)} "
+            f"and {(sb, sh, sw, sd)}"
+        )
     oh, pt = out_size_and_pad(x.shape[1], wh, sh, pad)
     ow, pl = out_size_and_pad(x.shape[2], ww, sw, pad)
     return wh, ww, sh, sw, pt, pl, oh, ow
 
 
 def pool_q8(kind: str, q, q_min, q_max, window, stride, padding):
-    x = np.ascontiguousarray(as4d(q).astype(np.uint8))
+    x = np.ascontiguousarray(codes(q))
     mn, mx = fval(q_min), fval(q_max)
     g = _geometry(x, window, stride, padding)
     out = K.pool_u8(x, KINDS[kind], *g, zero_code(mn, mx), float(step_u8(mn, mx)))
@@ -56,13 +59,16 @@ F_POOL_IN = ("input", "window", "stride")
 
 def _register() -> None:
     for kind, label in (("max", "Max"), ("avg", "Avg"), ("l2", "L2")):
+
         def q_kernel(q, q_min, q_max, window, stride, *, padding="VALID", _k=kind):
             return pool_q8(_k, q, q_min, q_max, window, stride, padding)
+
         q_kernel.__doc__ = f"Quantized {label} pooling of quint8 data; range copied."
         hexop(f"Quantized{label}Pool_8", Q_POOL_IN, padding="VALID")(q_kernel)
 
         def f_kernel(x, window, stride, *, padding="VALID", _k=kind):
             return pool_float(_k, x, window, stride, padding)
+
         f_kernel.__doc__ = f"Float {label} pooling."
         hexop(f"{label}Pool_f", F_POOL_IN, outputs=("output",), padding="VALID")(f_kernel)
 

@@ -5,8 +5,14 @@ A quantized 8-bit tensor is a triple ``(data uint8, min, max)``; ``real(q) = min
 ``real(q) = q * (max - min) / 2**32`` (zero offset). All range and step arithmetic is done in float32,
 as on the hardware; rounding is half away from zero; 8-bit results saturate at 0 and 255.
 
-Also here: 4-D shape normalisation (tensors are BHWD, scalars are shape (1,1,1,1)), the padding
-attribute (``NN_PAD_*`` names or numbers) and the output-size/padding rule of convolution and pooling.
+16-bit: qint16 is symmetric, ``real = q * max / 32768``; quint16 is ``real = min + q * (max - min)
+/ 65536``; fixed-scale quint16 box coordinates (RoIs, rectangles) are ``real = q * 0.125``.
+
+Also here, so that every family module shares one copy: the common input-name tuples (``Q_IN``,
+``BIN_IN``, ``OUT_RANGE``, ``O1``), 4-D shape normalisation (tensors are BHWD, scalars are shape
+(1,1,1,1)), the broadcast check, codes and real values of a quint8 input, quantizing a real result
+to a given or its own range, the padding attribute (``NN_PAD_*`` names or numbers) and the
+output-size/padding rule of convolution and pooling.
 """
 
 from __future__ import annotations
@@ -24,9 +30,24 @@ TWO32 = F32(4294967296.0)
 INT32_MIN = -2147483648
 INT32_MAX = 2147483647
 
+#: The inputs of a quantized tensor, of a binary op on two of them, an optional output range, and
+#: the output name of a one-output op.
+Q_IN = ("input", "input_min", "input_max")
+BIN_IN = ("a", "b", "a_min", "a_max", "b_min", "b_max")
+OUT_RANGE = ("output_min", "output_max")
+O1 = ("output",)
+#: Step of fixed-scale quint16 box coordinates (hexagon-digest §1.3).
+BOX_STEP = 0.125
+
 #: padding_type enum of nn_graph_types.h.
-PADDING = {"NA": 0, "SAME": 1, "VALID": 2, "MIRROR_REFLECT": 3, "MIRROR_SYMMETRIC": 4,
-           "SAME_CAFFE": 5}
+PADDING = {
+    "NA": 0,
+    "SAME": 1,
+    "VALID": 2,
+    "MIRROR_REFLECT": 3,
+    "MIRROR_SYMMETRIC": 4,
+    "SAME_CAFFE": 5,
+}
 PADDING_NAMES = {v: k for k, v in PADDING.items()}
 
 
@@ -117,7 +138,7 @@ def adjust_range(in_min: float, in_max: float) -> tuple[np.float32, np.float32]:
     z = F32(-mn * F32(255.0) / rng)
     zi = F32(math.floor(z))
     zf = F32(z - zi)
-    eps = F32(2.0 ** -14)
+    eps = F32(2.0**-14)
     if zf < eps or zf > F32(1.0) - eps:
         return mn, mx
     if zi > 0 and (zi > 253 or (zf - F32(1.0)) * mn >= zf * mx):
@@ -177,8 +198,9 @@ def product_range(step_a: float, step_b: float) -> tuple[np.float32, np.float32]
     return F32(F32(INT32_MIN) * s), F32(F32(INT32_MAX) * s)
 
 
-def auto_or_given(data_min: float, data_max: float, out_min: Any, out_max: Any
-                  ) -> tuple[np.float32, np.float32]:
+def auto_or_given(
+    data_min: float, data_max: float, out_min: Any, out_max: Any
+) -> tuple[np.float32, np.float32]:
     """Output range of ops with a specified range where -inf/+inf mean 'auto' (the data range),
     adjusted for an exact zero."""
     lo = fval(out_min) if out_min is not None else F32(-np.inf)
@@ -218,3 +240,66 @@ def out_size_and_pad(n_in: int, k: int, s: int, padding: int) -> tuple[int, int]
 def q8_triple(q: np.ndarray, mn: float, mx: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The output triple (data, min (1,1,1,1), max (1,1,1,1))."""
     return as4d(q), scalar(mn), scalar(mx)
+
+
+def check_broadcast(a: np.ndarray, b: np.ndarray) -> None:
+    """MDFError unless the shapes broadcast (sizes equal or 1)."""
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise MDFError(
+            f"shapes {a.shape} and {b.shape} do not broadcast (sizes must match or be 1)"
+        ) from None
+
+
+def codes(q: Any) -> np.ndarray:
+    """A quint8 input as a 4-D uint8 array of codes."""
+    return as4d(q).astype(np.uint8)
+
+
+def deq8(q: Any, mn: Any, mx: Any) -> np.ndarray:
+    """Float32 values of a quint8 input with its range tensors: min + q * step."""
+    return dequantize_u8(codes(q), fval(mn), fval(mx))
+
+
+def q8_of_real(r: np.ndarray, out_min: Any = None, out_max: Any = None):
+    """Quantize a real result to the given output range, where None or -inf/+inf mean the data's
+    own min/max; the range is adjusted for an exact zero. Returns the quint8 triple."""
+    r = np.asarray(r, dtype=F32)
+    lo, hi = (r.min(), r.max()) if r.size else (F32(0), F32(0))
+    mn, mx = auto_or_given(lo, hi, out_min, out_max)
+    return q8_triple(quantize_u8(r, mn, mx), mn, mx)
+
+
+def real_i16(q: Any, mx: Any) -> np.ndarray:
+    """Float64 values of qint16 codes with range [-mx, mx]: q * mx / 32768."""
+    return as4d(q).astype(np.float64) * (float(fval(mx)) / 32768.0)
+
+
+def real_u16(q: Any, mn: Any, mx: Any) -> np.ndarray:
+    """Float64 values of quint16 codes in [mn, mx]: mn + q * (mx - mn) / 65536."""
+    m, big = float(fval(mn)), float(fval(mx))
+    return m + as4d(q).astype(np.float64) * ((big - m) / 65536.0)
+
+
+def to_i16(r: np.ndarray, m: float) -> np.ndarray:
+    """qint16 codes of real values in [-m, m] (round half away from zero, saturating)."""
+    v = r * (32768.0 / m)
+    return np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5), -32768, 32767).astype(np.int16)
+
+
+def to_u16(r: Any, mn: float, mx: float) -> np.ndarray:
+    """quint16 codes of real values in [mn, mx] (round half up, saturating)."""
+    v = (np.asarray(r, np.float64) - mn) / ((mx - mn) / 65536.0)
+    return np.clip(np.floor(v + 0.5), 0, 65535).astype(np.uint16)
+
+
+def fixed_box_real(q: Any) -> np.ndarray:
+    """Fixed-scale quint16 box coordinates as float64: q * 0.125."""
+    return as4d(q).astype(np.float64) * BOX_STEP
+
+
+def fixed_box_codes(r: Any) -> np.ndarray:
+    """quint16 codes of box coordinates on the fixed scale 0.125 (clipped to 0..65535)."""
+    v = np.floor(np.asarray(r, np.float64) / BOX_STEP + 0.5)
+    return np.clip(v, 0, 65535).astype(np.uint16)
