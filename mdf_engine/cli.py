@@ -20,7 +20,8 @@ import os
 import sys
 from typing import Any
 
-from .errors import MDFError
+from .cli_checks import OneLineParser, guarded
+from .errors import MDFError, one_line
 
 #: Modules adding subcommands: ONNX import/export, sweeps and drawings.
 PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep", "mdf_engine.cli_draw")
@@ -47,7 +48,7 @@ def _verbosity(p: argparse.ArgumentParser, top: bool) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mdf", description="Run and inspect ModECI MDF models.")
+    p = OneLineParser(prog="mdf", description="Run and inspect ModECI MDF models.")
     p.add_argument("--version", action="version", version=_version())
     _verbosity(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
@@ -134,27 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
     args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
     _configure_logging(args.verbose, args.quiet)
-    try:
-        return int(args.func(args) or 0)
-    except MDFError as e:
-        from .simulation import name_file
-
-        print(f"mdf: error: {name_file(e, getattr(args, 'model', None))}", file=sys.stderr)
-        return 2
-    except OSError as e:  # an output that cannot be written: a missing folder, no permission
-        print(f"mdf: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
-        return 2
-    except ModuleNotFoundError as e:
-        from .extras import missing_message
-
-        text = missing_message(e.name)
-        if text is None:
-            raise
-        print(f"mdf: error: mdf {args.command}: {text}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("mdf: interrupted", file=sys.stderr)
-        return 130
+    return guarded(args.func, args)
 
 
 def _uses_namespace(model: Any, namespace: str) -> bool:
@@ -202,10 +183,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from .summary import summarize
 
-        print(f"{model.id} / {sim.graph.id}: {res.steps} steps")
+        print(one_line(f"{model.id} / {sim.graph.id}: {res.steps} steps"))
         for node, ports in res.outputs.items():
             for port, value in ports.items():
-                print(f"  {node}.{port} = {summarize(value, args.full)}")
+                print(one_line(f"  {node}.{port} = {summarize(value, args.full)}"))
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130

@@ -36,6 +36,7 @@ import numpy as np
 from .compile_cache import files_digest, graph_key
 from .compile_cache import load as cache_load
 from .compile_cache import save as cache_save
+from .compiled_helpers import index_error
 from .errors import MDFError, NotCompilable
 from .expressions import to_element_source, to_source
 from .generated_source import ConstantTable, check_source
@@ -51,8 +52,11 @@ MAX_PASSES_PER_UPDATE = 10_000_000
 #: -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
-#: Longest per-call log of executed nodes (time_steps); longer runs skip the log.
-MAX_SCHEDULE_LOG = 4_000_000
+#: Entries of the compiled loop's schedule log by default (a ring buffer: one entry per node
+#: run and one per time step; ``time_steps`` and ``order_of_execution`` hold the most recent
+#: ones). ``CompiledGraph(schedule_log=N)`` changes it, ``0`` (or ``record_schedule=False``)
+#: switches the log off.
+SCHEDULE_LOG = 1_000_000
 #: A number literal as generated code writes one (a name standing for a fixed value)
 _NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
 
@@ -125,10 +129,18 @@ class CompiledGraph:
     them, with the generated module, for later processes."""
 
     def __init__(self, plan: GraphPlan, check_finite: bool = False,
-                 record_schedule: bool = True):
+                 record_schedule: bool = True, schedule_log: int = SCHEDULE_LOG):
         self.plan = plan
         self.check_finite = check_finite
         self.record_schedule = record_schedule
+        #: entries the schedule log keeps (the most recent; 0: no log). The compiled loop
+        #: writes it in machine code; it is decoded only when ``time_steps`` or
+        #: ``order_of_execution`` is read, so a run pays no Python work per pass.
+        self.schedule_log = int(schedule_log) if record_schedule else 0
+        self._ring = np.zeros(max(self.schedule_log, 1), dtype=np.int64)
+        self._logpos = np.zeros(2, dtype=np.int64)
+        self._logpos[1] = 1 if self.schedule_log > 0 else 0
+        self._decoded: tuple[int, list[set[str]], list[str]] | None = None
         self._interp = None
         self.node_ids = list(plan.nodes)
         self.fallback_reason: str | None = None
@@ -152,11 +164,10 @@ class CompiledGraph:
         self.origin: str | None = None
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
-        self.compiled_time_steps: list[set[str]] = []
         self._static_updates = 0
-        self.compiled_order: list[str] = []
-        self.schedule_truncated = False
-        self._last_update = 0
+        #: where the schedule log stood when the last evaluate() started (ring position,
+        #: static updates)
+        self._last_update = (0, 0)
         self._clock: Any = None
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
@@ -198,46 +209,100 @@ class CompiledGraph:
 
     @property
     def time_steps(self) -> list[set[str]]:
+        """The node sets of the most recent time steps (see ``schedule_log``)."""
         if not self.is_compiled:
             return self._runner.time_steps
-        self._expand_static_log()
-        return self.compiled_time_steps
+        return self._schedule()[0]
 
     @property
     def order_of_execution(self) -> list[str]:
         if not self.is_compiled:
             return self._runner.order_of_execution
-        self._expand_static_log()
-        return self.compiled_order
+        return self._schedule()[1]
 
-    def _expand_static_log(self) -> None:
-        """A fixed schedule is not logged by the compiled loop: its time steps are written out
-        here, when asked for, from the number of updates run."""
-        if not self._static_updates:
-            return
-        sets = [[self.node_ids[m] for m in members] for members in self._layout.static
-                if members]
-        for _ in range(self._static_updates):
-            for members in sets:
-                self.compiled_time_steps.append(set(members))
-                self.compiled_order.extend(members)
-        self._static_updates = 0
+    @property
+    def schedule_truncated(self) -> bool:
+        """Older time steps fell out of the schedule log (or it is off)."""
+        if self.schedule_log == 0:
+            return self.evaluations > 0
+        if self._layout is not None and self._layout.static is not None:
+            per = sum(len(m) + 1 for m in self._layout.static if m)
+            return self._static_updates * per > self.schedule_log
+        return int(self._logpos[0]) > self.schedule_log
+
+    def _schedule(self) -> tuple[list[set[str]], list[str]]:
+        """The schedule log decoded (once per change): time steps and execution order."""
+        if self.schedule_log == 0:
+            return [], []
+        static = self._layout is not None and self._layout.static is not None
+        stamp = self._static_updates if static else int(self._logpos[0])
+        if self._decoded is not None and self._decoded[0] == stamp:
+            return self._decoded[1], self._decoded[2]
+        if static:
+            # a fixed schedule is not logged by the compiled loop: its time steps are written
+            # out from the number of updates run (as many as the log would keep)
+            sets = [[self.node_ids[m] for m in members] for members in self._layout.static
+                    if members]
+            per = max(sum(len(m) + 1 for m in sets), 1)
+            updates = min(self._static_updates, self.schedule_log // per)
+            steps = [set(m) for _ in range(updates) for m in sets]
+            order = [n for _ in range(updates) for m in sets for n in m]
+        else:
+            n, total = len(self._ring), stamp
+            if total <= n:
+                entries = self._ring[:total]
+            else:  # wrapped: oldest first, starting after the first complete time step
+                start = total % n
+                entries = np.concatenate([self._ring[start:], self._ring[:start]])
+                cut = np.nonzero(entries < 0)[0]
+                entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+            steps, order, cur = [], [], set()
+            for v in entries.tolist():
+                if v < 0:
+                    steps.append(cur)
+                    cur = set()
+                else:
+                    cur.add(self.node_ids[v])
+                    order.append(self.node_ids[v])
+        self._decoded = (stamp, steps, order)
+        return steps, order
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
-        if self.is_compiled:
-            self._expand_static_log()
-        mark = len(self.compiled_time_steps)
+        mark = (int(self._logpos[0]), self._static_updates)
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self._last_update = mark
+
+    def _steps_since(self, mark: tuple[int, int]) -> list[set[str]]:
+        """The logged time steps after ``mark`` (those the ring buffer still holds)."""
+        if self._layout is not None and self._layout.static is not None:
+            sets = [{self.node_ids[m] for m in members} for members in self._layout.static
+                    if members]
+            return [set(m) for _ in range(self._static_updates - mark[1]) for m in sets]
+        total, n = int(self._logpos[0]), len(self._ring)
+        if self.schedule_log == 0:
+            return []
+        first = max(mark[0], total - n)
+        idx = np.arange(first, total) % n
+        entries = self._ring[idx]
+        if first > mark[0]:  # the start fell out of the ring: from a time step boundary
+            cut = np.nonzero(entries < 0)[0]
+            entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+        steps, cur = [], set()
+        for v in entries.tolist():
+            if v < 0:
+                steps.append(cur)
+                cur = set()
+            else:
+                cur.add(self.node_ids[v])
+        return steps
 
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms (with
         absolute time, the clock ends an update one step after its last step starts)."""
         if not self.is_compiled:
             return self._runner.last_update_steps()
-        self._expand_static_log()
-        steps = self.compiled_time_steps[self._last_update:]
+        steps = self._steps_since(self._last_update)
         clock = self._absolute_clock()
         if not clock.enabled:
             return steps, [0.0] * len(steps)
@@ -446,26 +511,19 @@ class CompiledGraph:
         self._check_initializer_keys(initializer)
         st = self._state
         inits = _initializer_args(initializer)
-        logn = n * (2 * len(self.node_ids) + 2) * 4 + 64
-        record = self.record_schedule and logn <= MAX_SCHEDULE_LOG
-        if self.record_schedule and not record:
-            self.schedule_truncated = True
         static = self._layout.static is not None
-        logbuf = np.empty(logn if record and not static else 1, dtype=np.int64)
-        logpos = np.zeros(2, dtype=np.int64)
-        logpos[1] = 1 if record and not static else 0
+        logged = self.schedule_log > 0 and not static
+        logbuf = self._ring if logged else np.zeros(1, dtype=np.int64)
+        logpos = self._logpos if logged else np.zeros(2, dtype=np.int64)
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
-        fn = self._fn if logpos[1] == 1 else self._quiet_fn
+        fn = self._fn if logged else self._quiet_fn
         self.call_jitted(fn, n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
                  st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
                  st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
                  *inits)
         if static:
-            if record:
-                self._static_updates += int(st["clock"][2]) - updates
-        else:
-            self._collect_log(logbuf, int(logpos[0]))
+            self._static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -542,6 +600,14 @@ class CompiledGraph:
             -1, max(1, len(self.swept)))
         cold = self._cold
         width = self._layout.record_width
+        from .limits import LIMITS, limit
+
+        size = float(values.shape[0]) * steps * max(width, 1)
+        if size > limit("sweep_values"):
+            raise MDFError(f"recording {width} values at {steps} steps of {values.shape[0]} "
+                           f"parameter sets needs {size:.3g} numbers; the limit is "
+                           f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
+                           "more)")
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)
@@ -558,18 +624,6 @@ class CompiledGraph:
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
         return list(self._layout.record_columns)
-
-    def _collect_log(self, buf: np.ndarray, n: int) -> None:
-        cur: set[str] = set()
-        for k in range(n):
-            v = int(buf[k])
-            if v < 0:
-                self.compiled_time_steps.append(cur)
-                cur = set()
-            else:
-                nid = self.node_ids[v]
-                cur.add(nid)
-                self.compiled_order.append(nid)
 
     def _read(self, slot: Slot) -> Any:
         if slot.kind == "s":
@@ -1288,7 +1342,9 @@ class _Generator:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.compiler import _ck, _floordiv, _iadd, _imul, _int, _ipow, _isub, _ix1, _ix2, _jit, _mod, _python_kernel, _scalar, _where",
+            "from mdf_engine.compiled_helpers import _ck, _floordiv, _iadd, _imul, _int, _ipow, _isub, "
+            "_ix1, _ix2, _mod, _scalar, _where",
+            "from mdf_engine.compiler import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -1352,7 +1408,9 @@ class _Generator:
     def kernel_digest(self) -> str:
         """A hash of the source files of the folders holding every jitted function this graph
         calls, and of the helpers every generated function uses."""
-        files = {Path(__file__)}
+        from . import compiled_helpers
+
+        files = {Path(__file__), Path(compiled_helpers.__file__)}
         for key in self.functions:
             name, _, rest = key.partition("@")
             since, _, namespace = rest.partition("@")
@@ -1463,272 +1521,3 @@ def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...]
         return np.ascontiguousarray(value)
 
     return call
-
-
-def _make_helpers():
-    from numba import njit, types
-    from numba.extending import overload
-
-    def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
-        return float(np.asarray(x))
-
-    def _where(m, a, b):  # pragma: no cover
-        return np.where(m, a, b)
-
-    @overload(_scalar)
-    def _scalar_ov(x):
-        if isinstance(x, types.Boolean):
-            return lambda x: 1.0 if x else 0.0
-        if isinstance(x, types.Number):
-            return lambda x: float(x)
-        if isinstance(x, types.Array) and x.ndim == 0:
-            return lambda x: float(x[()])
-        return None
-
-    @overload(_where)
-    def _where_ov(m, a, b):
-        scalar = (types.Number, types.Boolean)
-        if isinstance(m, scalar) and isinstance(a, scalar) and isinstance(b, scalar):
-            return lambda m, a, b: float(a) if m else float(b)
-        if isinstance(m, scalar):
-            def where_scalar_mask(m, a, b):
-                if m:
-                    return np.asarray(a) + np.zeros_like(np.asarray(b) * 1.0)
-                return np.asarray(b) + np.zeros_like(np.asarray(a) * 1.0)
-            return where_scalar_mask
-        return lambda m, a, b: np.where(m, a, b)
-
-    def _ix1(x, i, k, step, err):  # pragma: no cover
-        return x[i]
-
-    def _ix2(x, i, j, k, step, err):  # pragma: no cover
-        return x[i, j]
-
-    def _out_of_bounds(err, k, axis, i, n, step):  # pragma: no cover
-        pass
-
-    @overload(_out_of_bounds)
-    def _oob_ov(err, k, axis, i, n, step):
-        def oob(err, k, axis, i, n, step):
-            # the first failure is reported; the node's code goes on with element 0 and the
-            # loop returns after the node (a size-0 axis has no element 0: raise)
-            if err[0] == 0:
-                err[0] = -3
-                err[1] = k
-                err[2] = step
-                err[3] = i
-                err[4] = n
-                err[5] = axis
-            if n == 0:
-                raise IndexError(k, axis, i, n, step)
-        return oob
-
-    def _ck(i, n, k, axis, step, err):  # pragma: no cover
-        return i
-
-    @overload(_ck)
-    def _ck_ov(i, n, k, axis, step, err):
-        if isinstance(i, types.Integer):
-            def ck(i, n, k, axis, step, err):
-                if i < -n or i >= n:
-                    _out_of_bounds(err, k, axis, i, n, step)
-                    return 0
-                return i
-            return ck
-        return None
-
-    def _int(x, k, step, err):  # pragma: no cover
-        return int(x)
-
-    def _floordiv(a, b):  # pragma: no cover
-        return a // b
-
-    def _mod(a, b):  # pragma: no cover
-        return a % b
-
-    @overload(_int)
-    def _int_ov(x, k, step, err):
-        if isinstance(x, types.Integer):
-            return lambda x, k, step, err: np.int64(x)
-        if isinstance(x, (types.Float, types.Boolean)):
-            def to_int(x, k, step, err):
-                v = float(x)
-                # int() of NaN, inf or a value beyond int64 is an error on both backends
-                if not (v >= -9.223372036854775808e18 and v < 9.223372036854775808e18):
-                    if err[0] == 0:
-                        err[0] = -4
-                        err[1] = k
-                        err[2] = step
-                    return np.int64(0)
-                return np.int64(v)
-            return to_int
-        if isinstance(x, types.Array) and x.ndim == 0:
-            return lambda x, k, step, err: _int(x[()], k, step, err)
-        return None
-
-    _I64_MAX = np.int64(2**63 - 1)
-    _I64_MIN = np.int64(-(2**63))
-
-    def _int_pair(a, b):
-        return isinstance(a, types.Integer) and isinstance(b, types.Integer)
-
-    def _overflow(err, k, step):  # pragma: no cover
-        pass
-
-    @overload(_overflow)
-    def _overflow_ov(err, k, step):
-        def overflow(err, k, step):
-            if err[0] == 0:
-                err[0] = -5
-                err[1] = k
-                err[2] = step
-        return overflow
-
-    def _iadd(a, b, k, step, err):  # pragma: no cover
-        return a + b
-
-    def _isub(a, b, k, step, err):  # pragma: no cover
-        return a - b
-
-    def _imul(a, b, k, step, err):  # pragma: no cover
-        return a * b
-
-    def _ipow(a, b):  # pragma: no cover
-        return a ** b
-
-    @overload(_ipow)
-    def _ipow_ov(a, b):
-        if not _int_pair(a, b):
-            return lambda a, b: a ** b
-
-        def ipow(a, b):
-            # as the interpreted backend: exact while the result fits in 62 bits, else
-            # float64 (a float64 either way here)
-            x, y = np.int64(a), np.int64(b)
-            if y < 0:
-                return np.float64(x) ** np.float64(y)
-            ax = -x if x < 0 else x
-            bits, t = 0, ax
-            while t > 0:
-                bits += 1
-                t >>= 1
-            if ax <= 1 or y * bits <= 62:
-                return np.float64(x ** y)
-            return np.float64(x) ** np.float64(y)
-        return ipow
-
-    # the checks below compute nothing that overflows (Numba's wrapped integer results do
-    # not support checking after the fact)
-    @overload(_iadd)
-    def _iadd_ov(a, b, k, step, err):
-        if not _int_pair(a, b):
-            return lambda a, b, k, step, err: a + b
-
-        def iadd(a, b, k, step, err):
-            x, y = np.int64(a), np.int64(b)
-            if (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y):
-                _overflow(err, k, step)
-                return np.int64(0)
-            return x + y
-        return iadd
-
-    @overload(_isub)
-    def _isub_ov(a, b, k, step, err):
-        if not _int_pair(a, b):
-            return lambda a, b, k, step, err: a - b
-
-        def isub(a, b, k, step, err):
-            x, y = np.int64(a), np.int64(b)
-            if (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y):
-                _overflow(err, k, step)
-                return np.int64(0)
-            return x - y
-        return isub
-
-    @overload(_imul)
-    def _imul_ov(a, b, k, step, err):
-        if not _int_pair(a, b):
-            return lambda a, b, k, step, err: a * b
-
-        def imul(a, b, k, step, err):
-            x, y = np.int64(a), np.int64(b)
-            if x == 0 or y == 0:
-                return np.int64(0)
-            one = np.uint64(1)
-            ux = np.uint64(-(x + 1)) + one if x < 0 else np.uint64(x)
-            uy = np.uint64(-(y + 1)) + one if y < 0 else np.uint64(y)
-            limit = np.uint64(_I64_MAX) + (one if (x < 0) != (y < 0) else np.uint64(0))
-            if ux > limit // uy:
-                _overflow(err, k, step)
-                return np.int64(0)
-            return x * y
-        return imul
-
-    @overload(_floordiv)
-    def _floordiv_ov(a, b):
-        if _int_pair(a, b):
-            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
-            def int_floordiv(a, b):
-                if b == 0:
-                    return np.floor_divide(np.float64(a), np.float64(b))
-                return np.float64(a // b)
-            return int_floordiv
-        return lambda a, b: a // b
-
-    @overload(_mod)
-    def _mod_ov(a, b):
-        if _int_pair(a, b):
-            def int_mod(a, b):
-                if b == 0:
-                    return np.float64(np.nan)
-                return np.float64(a % b)
-            return int_mod
-        return lambda a, b: a % b
-
-    @overload(_ix1)
-    def _ix1_ov(x, i, k, step, err):
-        if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
-            def ix1(x, i, k, step, err):
-                n = x.shape[0]
-                if i < -n or i >= n:
-                    _out_of_bounds(err, k, 0, i, n, step)
-                    return x[0]
-                return x[i]
-            return ix1
-        return None
-
-    @overload(_ix2)
-    def _ix2_ov(x, i, j, k, step, err):
-        if isinstance(x, types.Array) and x.ndim >= 2 and isinstance(i, types.Integer) \
-                and isinstance(j, types.Integer):
-            def ix2(x, i, j, k, step, err):
-                n, m = x.shape[0], x.shape[1]
-                if i < -n or i >= n:
-                    _out_of_bounds(err, k, 0, i, n, step)
-                    return x[0, 0]
-                if j < -m or j >= m:
-                    _out_of_bounds(err, k, 1, j, m, step)
-                    return x[0, 0]
-                return x[i, j]
-            return ix2
-        return None
-
-    del njit
-    return _scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow
-
-
-(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul,
- _ipow) = _make_helpers()
-
-
-def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:
-    """The MDFError for a bounds check of generated code (``_ix1``/``_ix2``), in the words
-    numpy uses on the interpreted backend, naming the field and the step; None for any other
-    IndexError."""
-    args = e.args
-    if len(args) != 5 or not all(isinstance(a, int) for a in args) \
-            or not 0 <= args[0] < len(fields):
-        return None
-    k, axis, i, n, step = args
-    return MDFError(f"{prefix}evaluation failed: IndexError: index {i} is out of bounds for "
-                    f"axis {axis} with size {n} (at step {step})", fields[k])

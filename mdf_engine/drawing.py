@@ -20,6 +20,7 @@ import numpy as np
 from .errors import MDFError
 from .model import Condition, Graph
 from .plotting import image_format, new_figure, save_figure
+from .safe_text import mpl_text
 
 __all__ = ["draw", "condition_text", "graph_layers"]
 
@@ -187,7 +188,8 @@ class _Measure:
     def __call__(self, text: str, size: float, weight: str = "normal") -> tuple[float, float]:
         if not text:
             return 0.0, 0.0
-        t = self.fig.text(0, 0, text, fontsize=size, fontweight=weight, linespacing=1.25)
+        t = self.fig.text(0, 0, mpl_text(text), fontsize=size, fontweight=weight,
+                          linespacing=1.25)
         bb = t.get_window_extent(self.renderer)
         t.remove()
         return bb.width / self.fig.dpi, bb.height / self.fig.dpi
@@ -493,9 +495,9 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
     f = lay.font
     k = f / _FONT
 
-    ax.text(*lay.title_at, lay.title, ha="center", va="top", fontsize=f * 1.25,
+    ax.text(*lay.title_at, mpl_text(lay.title), ha="center", va="top", fontsize=f * 1.25,
             fontweight="bold")
-    ax.text(*lay.caption_at, lay.caption, ha="left", va="bottom", fontsize=f,
+    ax.text(*lay.caption_at, mpl_text(lay.caption), ha="left", va="bottom", fontsize=f,
             linespacing=1.25, color="#333333")
 
     for b in lay.boxes.values():
@@ -504,10 +506,10 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
                            facecolor="#eef3fb", edgecolor="#3b5b8c", linewidth=1.2, zorder=2)
         ax.add_patch(p)
         top = b.y + b.h / 2 - 0.1 * k
-        ax.text(b.x, top, b.head, ha="center", va="top", fontsize=f * 1.1,
+        ax.text(b.x, top, mpl_text(b.head), ha="center", va="top", fontsize=f * 1.1,
                 fontweight="bold", zorder=3)
         if b.body:
-            ax.text(b.x - b.w / 2 + 0.1 * k, top - b.head_h - 0.05 * k, b.body, ha="left",
+            ax.text(b.x - b.w / 2 + 0.1 * k, top - b.head_h - 0.05 * k, mpl_text(b.body), ha="left",
                     va="top", fontsize=f, linespacing=1.25, zorder=3)
 
     for e in lay.edges:
@@ -516,7 +518,7 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
         curve = _visible_path(e, lay.boxes[e.sender], lay.boxes[e.receiver])
         if curve is not None:  # None: the boxes overlap, nothing of the edge shows
             ax.add_patch(FancyArrowPatch(path=curve, **style))
-        ax.text(*e.label_at, e.label, ha="center", va="bottom" if e.loop else "center",
+        ax.text(*e.label_at, mpl_text(e.label), ha="center", va="bottom" if e.loop else "center",
                 fontsize=f * 0.85, zorder=4, color="#7a2e0e", linespacing=1.15,
                 bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
                           alpha=0.85))

@@ -29,6 +29,9 @@ from .errors import MDFError, NotCompilable
 
 MAX_EXPRESSION_LENGTH = 20_000
 MAX_AST_NODES = 5_000
+#: Deepest nesting of an expression (``x+x+...+x`` of 800 terms nests 800 levels): deeper ones
+#: are refused with an error naming the field instead of exhausting Python's recursion limit.
+MAX_EXPRESSION_DEPTH = 100
 
 MATH_FUNCTIONS = {
     name: getattr(math, name)
@@ -262,6 +265,10 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         raise _fail(f"syntax error ({e.msg})", where, text) from None
     except (RecursionError, MemoryError, ValueError):
         raise _fail("expression nested too deeply", where, text) from None
+    depth = _depth(tree)
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise _fail(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (the limit)", where,
+                    text)
     count = 0
     names: set[str] = set()
     called: set[str] = set()
@@ -310,6 +317,20 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
     fn = builder.build(tree.body)
     return Expr(text=text, tree=tree, names=frozenset(names), functions=frozenset(called),
                 _fn=fn, where=where)
+
+
+def _depth(tree: ast.AST) -> int:
+    """How deeply ``tree`` nests, counted without recursion."""
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_EXPRESSION_DEPTH + 1:
+            break
+        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, (ast.expr_context, ast.operator, ast.unaryop,
+                                               ast.cmpop, ast.boolop)))
+    return deepest
 
 
 def _is_call_target(name: ast.Name, tree: ast.AST) -> bool:

@@ -152,7 +152,7 @@ def load_constants(module_file: str) -> list[Any]:
 #: Names the engine writes itself (helpers, arguments, locals, module attributes used).
 ENGINE_NAMES = frozenset(
     """math np numpy numba njit prange objmode _jit _python_kernel _scalar _where _ix1 _ix2 _ck _int _floordiv _mod _iadd _isub _imul _ipow
-    load_constants mdf_engine generated_source compiler T_ __file__
+    load_constants mdf_engine generated_source compiler compiled_helpers T_ __file__
     run run_quiet run_batch inputs nsteps dt dt_given first_without_dt S useable total clock
     last_set ever thr logbuf logpos err P rec step has_dt i_ e_ b S0 thr0 PT REC ERR
     range float int abs min max round pow sum len bool cache error_model parallel

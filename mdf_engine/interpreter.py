@@ -30,7 +30,7 @@ from .schedulers.conditions import make_scheduler
 
 _UNSET = object()
 #: The most time steps one evaluate() may take before the run is stopped as endless.
-MAX_TIME_STEPS_PER_UPDATE = 1_000_000
+MAX_TIME_STEPS_PER_UPDATE = 100_000
 
 
 class NodeState:

@@ -80,6 +80,11 @@ def read_file(path: str) -> Any:
     p = Path(path)
     if not p.exists():
         raise MDFError("no such file", source=path)
+    # a directory, FIFO or device is refused before it is opened (a FIFO would block)
+    if p.is_dir():
+        raise MDFError("is a directory, not a model file", source=path)
+    if not p.is_file():
+        raise MDFError("is not a regular file (a FIFO, device or socket)", source=path)
     size = p.stat().st_size
     if size > MAX_FILE_BYTES:
         raise MDFError(f"file is {size} bytes; the limit is {MAX_FILE_BYTES}", source=path)

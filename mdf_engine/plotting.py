@@ -27,6 +27,7 @@ import numpy as np
 
 from .errors import MDFError
 from .results import Results, atomic_write_bytes
+from .safe_text import mpl_text
 
 __all__ = ["plot_run", "plot_traces", "plot_sweep", "model_units", "save_figure",
            "IMAGE_FORMATS"]
@@ -122,7 +123,8 @@ def model_units(model: Any, graph: str | None = None) -> dict[str, str]:
 
 
 def _label(name: str, unit: str | None) -> str:
-    return f"{name} ({unit})" if unit else name
+    """An axis label from model text (escaped for matplotlib)."""
+    return mpl_text(f"{name} ({unit})" if unit else name)
 
 
 def _numeric(values: Any, what: str) -> np.ndarray:
@@ -195,8 +197,8 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
             for j in range(y.shape[1]):
                 label = port if y.shape[1] == 1 else f"{port}[{j}]"
                 ax.plot(x[: len(y)], y[:, j], marker=marker, markersize=3,
-                        label=_label(label, unit) if len(keys) > 1 else label)
-        ax.set_title(node, loc="left", fontsize="medium")
+                        label=_label(label, unit) if len(keys) > 1 else mpl_text(label))
+        ax.set_title(mpl_text(node), loc="left", fontsize="medium")
         if len(keys) == 1:
             ax.set_ylabel(_label(keys[0].split(".", 1)[1], port_units[0] if port_units else None))
         else:
@@ -207,7 +209,7 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
         ax.grid(True, alpha=0.3)
     axes[-1].set_xlabel(xlabel)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(mpl_text(title))
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -376,10 +378,10 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     for ax, name in zip(axes, names):
         dims, vals, reduced = _select(t, name, sel or {})
         _draw_sweep_panel(fig, ax, t, name, dims, vals, x, y, known)
-        ax.set_title(f"{name}" + (" (final value)" if reduced else ""), loc="left",
+        ax.set_title(mpl_text(f"{name}" + (" (final value)" if reduced else "")), loc="left",
                      fontsize="medium")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(mpl_text(title))
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -21,8 +21,14 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    except OSError as e:
+        raise MDFError(f"cannot write the file ({e.strerror or type(e).__name__})",
+                       source=path) from None
+    try:
+        # mkstemp makes the file 0600: give it the mode a plain open() would (the umask's)
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -34,21 +40,107 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+#: Most numbers a value may hold to be printed or written as JSON in full.
+MAX_PLAIN_ELEMENTS = 10_000_000
+
+
 def plain(value: Any) -> Any:
-    """A value as JSON data."""
+    """A value as JSON data (complex numbers as ``{"real": ..., "imag": ...}``, anything else
+    JSON cannot hold as its text); MDFError for a value too large to write out."""
+    _check_size(value)
+    return _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.ndarray, np.generic, complex)) and np.iscomplexobj(value):
+        return {"real": _plain(np.real(value)), "imag": _plain(np.imag(value))}
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return value.tolist() if value.dtype.kind in "biufUS" else [_plain(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [_plain(v) for v in value]
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    return value
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def _check_size(value: Any) -> None:
+    """Refuse a value of more than MAX_PLAIN_ELEMENTS numbers, counting without building it
+    (a list may repeat one huge list many times)."""
+    budget = [MAX_PLAIN_ELEMENTS]
+
+    def walk(v: Any) -> None:
+        if isinstance(v, np.ndarray):
+            budget[0] -= v.size
+        elif isinstance(v, (list, tuple, dict)):
+            budget[0] -= 1
+            for x in (v.values() if isinstance(v, dict) else v):
+                if budget[0] < 0:
+                    return
+                walk(x)
+        else:
+            budget[0] -= 1
+
+    walk(value)
+    if budget[0] < 0:
+        raise MDFError(f"a value of more than {MAX_PLAIN_ELEMENTS} numbers is too large to "
+                       "print or write as JSON; save it with -o FILE.npz")
+
+
+def summary(value: Any, depth: int = 0) -> str:
+    """A short text of ``value`` for a terminal: arrays and long lists shortened with
+    ``...`` (never walking a whole huge value)."""
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, threshold=20, edgeitems=3, max_line_width=100)
+    if isinstance(value, (list, tuple)):
+        if depth > 3:
+            return "[...]"
+        items = list(value[:3]) if len(value) > 6 else list(value)
+        text = ", ".join(summary(v, depth + 1) for v in items)
+        if len(value) > 6:
+            text += f", ... ({len(value)} items), " + ", ".join(
+                summary(v, depth + 1) for v in value[-3:])
+        return f"[{text}]"
+    if isinstance(value, dict):
+        keys = list(value)[:6]
+        more = ", ..." if len(value) > 6 else ""
+        return "{" + ", ".join(f"{k!r}: {summary(value[k], depth + 1)}" for k in keys) + more + "}"
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def csv_cell(text: str) -> str:
+    """A CSV field that a spreadsheet shows as text: a leading ``= + - @`` or tab/CR gets a
+    ``'`` (no formula runs), and a field holding a comma, quote or line break is quoted."""
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        text = "'" + text
+    if any(c in text for c in ',"\n\r'):
+        text = '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _real(key: str, v: Any) -> np.ndarray:
+    """``v`` as a flat float array for CSV; MDFError for values that are not real numbers."""
+    a = np.asarray(v) if not isinstance(v, np.ndarray) else v
+    if a.dtype.kind not in "biuf":
+        what = "complex numbers" if a.dtype.kind == "c" else f"{type(v).__name__} values"
+        raise MDFError(f"'{key}' holds {what}; CSV holds real numbers (save as .npz or .json)")
+    return np.ravel(a.astype(float))
 
 
 @dataclass
@@ -163,13 +255,10 @@ class Results:
 
         arrays: dict[str, Any] = {"times": np.asarray(self.times, dtype=float)}
         for k, v in self.traces.items():
-            arrays["trace:" + k] = np.asarray(v)
+            arrays["trace:" + k] = _npz_value(v)
         for node, ports in self.outputs.items():
             for port, v in ports.items():
-                try:
-                    arrays[f"final:{node}.{port}"] = np.asarray(v)
-                except (TypeError, ValueError):
-                    continue
+                arrays[f"final:{node}.{port}"] = _npz_value(v)
         if not self.completed:
             arrays["note"] = np.asarray(self.note)
             arrays["interrupted_at_step"] = np.asarray(
@@ -185,7 +274,7 @@ class Results:
         if self.traces:
             cols.append(("time", list(self.times)))
             for k, series in self.traces.items():
-                arr = [np.ravel(np.asarray(v, dtype=float)) for v in series]
+                arr = [_real(k, v) for v in series]
                 width = max((a.size for a in arr), default=1)
                 if width == 1:
                     cols.append((k, [a[0] if a.size else np.nan for a in arr]))
@@ -195,20 +284,17 @@ class Results:
         else:
             for node, ports in self.outputs.items():
                 for port, v in ports.items():
-                    try:
-                        a = np.ravel(np.asarray(v, dtype=float))
-                    except (TypeError, ValueError):
-                        continue
+                    a = _real(f"{node}.{port}", v)
                     if a.size == 1:
                         cols.append((f"{node}.{port}", [a[0]]))
                     else:
                         cols.extend((f"{node}.{port}[{j}]", [a[j]]) for j in range(a.size))
         nrows = max((len(c) for _, c in cols), default=0)
-        lines = [",".join(name for name, _ in cols)]
+        lines = [",".join(csv_cell(name) for name, _ in cols)]
         for i in range(nrows):
             lines.append(",".join(repr(float(c[i])) if i < len(c) else "" for _, c in cols))
         if not self.completed:
-            lines.append(f"# {self.note}")
+            lines.append(csv_cell(f"# {self.note}"))
         text = "\n".join(lines) + "\n"
         if path is not None:
             atomic_write_text(path, text)
@@ -225,6 +311,18 @@ class Results:
             self.to_json(p)
         else:
             raise MDFError(f"cannot write results to '{p}': use .csv, .npz or .json")
+
+
+def _npz_value(v: Any) -> np.ndarray:
+    """``v`` as an array an ``.npz`` holds without pickling (readable with
+    ``allow_pickle=False``): numbers as they are, anything else as its JSON text."""
+    try:
+        a = np.asarray(v)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.dtype.kind not in "biufcUS":
+        return np.asarray(json.dumps(plain(v)))
+    return a
 
 
 def outputs_of(states: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -61,8 +61,9 @@ def _naming(model: Any) -> Iterator[None]:
 def steps_for_duration(duration: float, dt: float) -> int:
     """How many evaluate() calls the reference loop ``t=0; while t<=T: ...; t+=dt`` makes
     (with the same float accumulation)."""
-    if dt is None or dt <= 0:
-        raise MDFError("--duration needs a positive --dt")
+    from .limits import check_steps, steps_estimate
+
+    check_steps(steps_estimate(duration, dt), f"a duration of {duration} with dt {dt}")
     n, t = 0, 0.0
     while t <= duration:
         n += 1
@@ -89,11 +90,15 @@ class Simulation:
     compare with graph-scheduler's or PsyNeuLink's ``execution_list`` and
     ``execution_timestamps``.
 
-    ``seed``: see :mod:`mdf_engine.randomness`."""
+    ``seed``: see :mod:`mdf_engine.randomness`.
+
+    ``schedule_log``: how many entries (one per node run, one per time step) of the schedule
+    the compiled backend keeps for ``order_of_execution`` (the most recent ones; ``0``
+    switches the log off; default ``compiler.SCHEDULE_LOG``)."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
                  check_finite: bool = False, scheduling_mode: str = "standard",
-                 seed: int | None = None):
+                 seed: int | None = None, schedule_log: int | None = None):
         self.model: Model = load(model)
         #: seeds the stream of unseeded random operators when the simulation starts (and again
         #: after reset()), so runs are reproducible (see :mod:`mdf_engine.randomness`)
@@ -103,6 +108,8 @@ class Simulation:
             raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
         self.backend = backend
         self.check_finite = check_finite
+        #: entries of the compiled backend's schedule log (None: its default; 0: off)
+        self.schedule_log = schedule_log
         source = getattr(self.model, "_source", None)
         self.scheduling_mode = scheduling_mode
         self._last_steps: tuple[list[set[str]], list[float]] = ([], [])
@@ -124,7 +131,8 @@ class Simulation:
         if backend == "compiled":
             from .compiler import CompiledGraph
 
-            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite)
+            extra = {} if self.schedule_log is None else {"schedule_log": self.schedule_log}
+            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite, **extra)
         else:
             from .interpreter import InterpretedGraph
 
@@ -243,6 +251,9 @@ class Simulation:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
             steps = steps_for_duration(duration, dt)
+        from .limits import check_steps
+
+        check_steps(1 if steps is None else steps)
         steps = 1 if steps is None else int(steps)
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")

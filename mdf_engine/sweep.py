@@ -95,6 +95,9 @@ def make_design(params: Mapping[str, Any], kind: str = "grid", samples: int | No
         if arr.ndim != 1 or arr.size == 0:
             raise MDFError(f"sweep '{name}': expected a non-empty list of numbers")
         axes.append(arr)
+    from .limits import check_sweep_design
+
+    check_sweep_design(axes, kind, samples)
     if kind == "grid":
         values = np.array(list(itertools.product(*axes)), dtype=np.float64)
     elif kind == "list":
@@ -262,7 +265,12 @@ def _run_on_dask(job: _Job, rows: np.ndarray, cluster: str, workers: int | None,
                              dashboard_address=None)
         client = Client(local)
     else:
-        client = Client(cluster)
+        try:
+            client = Client(cluster, timeout="20s")
+        except (OSError, TimeoutError, MemoryError, ValueError) as e:
+            # (a port that answers with something else than a scheduler can ask for any size)
+            raise MDFError(f"cannot reach a Dask scheduler at '{cluster}' "
+                           f"({type(e).__name__})") from None
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
         size = chunk or max(1, -(-len(rows) // (4 * n_workers)))

@@ -42,7 +42,7 @@ def _model(index: str, dims: int = 1) -> dict:
 CASES = [
     ("int(t)", 1),
     ("-int(t) - 1", 1),
-    ("int(t) * 3 % 7", 1),
+    ("int(t) * 3 - 2", 1),
     ("0, int(t)", 2),
     ("int(t), 1", 2),
     ("1, 2, int(t)", 3),

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from . import onnx_op
 from .shape import onnx_dtype
 
@@ -94,6 +95,7 @@ def constantofshape(input, *, value=None):
     v = np.zeros(1, dtype=np.float32) if value is None else np.asarray(value).reshape(-1)
     if v.size != 1:
         raise MDFError(f"ConstantOfShape: value must have one element, got {v.size}")
+    check_elements(shape, "ConstantOfShape")
     return (np.full(shape, v[0], dtype=v.dtype),)
 
 
@@ -140,11 +142,16 @@ def range_(start, limit, delta):
         if di == 0:
             raise MDFError("Range: delta must not be 0")
         n = max(-((si - li) // di), 0)
+        check_elements(n, "Range")
         out = _range_core(si, di, n, np.empty(n, dtype=np.int64))
     else:
         sf, lf, df = (float(v.reshape(-1)[0]) for v in (s, l, d))
         if df == 0:
             raise MDFError("Range: delta must not be 0")
-        n = max(int(np.ceil((lf - sf) / df)), 0)
+        q = (lf - sf) / df
+        if not math.isfinite(q):
+            raise MDFError(f"Range: ({lf} - {sf}) / {df} elements is not a finite number")
+        check_elements(max(q, 0.0), "Range")
+        n = max(int(np.ceil(q)), 0)
         out = _range_core(sf, df, n, np.empty(n, dtype=np.float64))
     return (out.astype(dt),)

@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from . import onnx_op
 
 # ---------------------------------------------------------------- helpers
@@ -320,6 +321,7 @@ def tile(input, repeats):
     r = _ints(repeats)
     if len(r) != x.ndim:
         raise MDFError(f"Tile: repeats has {len(r)} entries for a tensor of rank {x.ndim}")
+    check_elements([x.size, *r], "Tile")
     return (np.tile(x, r),)
 
 
@@ -336,6 +338,7 @@ def expand(input, shape):
         if da != dw and da != 1 and dw != 1:
             raise MDFError(f"Expand: {x.shape} cannot broadcast with {tuple(want)}")
         target.append(da if dw == 1 else dw)
+    check_elements(target, "Expand")
     out = np.empty(target, dtype=x.dtype)
     out[...] = x
     return (out,)

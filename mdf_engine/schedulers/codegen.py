@@ -242,19 +242,20 @@ class SchedulerSource:
         out = [f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
                for _, m in self._counters("ls")]
         out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
+        # the log is a ring buffer: q_lp counts every entry ever written, the buffer keeps
+        # the last q_logn of them
         out.append(f"{ind}if q_log:")
         for m in members:
-            out += [f"{ind}    if q_x{m} and q_lp < q_logn:",
-                    f"{ind}        logbuf[q_lp] = {m}", f"{ind}        q_lp += 1"]
-        out += [f"{ind}    if q_lp < q_logn:", f"{ind}        logbuf[q_lp] = -1",
-                f"{ind}        q_lp += 1"]
+            out += [f"{ind}    if q_x{m}:",
+                    f"{ind}        logbuf[q_lp % q_logn] = {m}", f"{ind}        q_lp += 1"]
+        out += [f"{ind}    logbuf[q_lp % q_logn] = -1", f"{ind}    q_lp += 1"]
         return out
 
     def _idle_pass(self, ind: str) -> list[str]:
         """A pass in which nothing ran: no node just ran, and the log gets an empty step."""
         out = [f"{ind}q_ls{m} = False" for _, m in self._counters("ls")]
         out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
-        out += [f"{ind}if q_log and q_lp < q_logn:", f"{ind}    logbuf[q_lp] = -1",
+        out += [f"{ind}if q_log:", f"{ind}    logbuf[q_lp % q_logn] = -1",
                 f"{ind}    q_lp += 1"]
         return out
 

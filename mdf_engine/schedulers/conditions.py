@@ -96,6 +96,7 @@ class ConditionBuilder:
         for name in ("n", "N"):
             if isinstance(kwargs.get(name), float) and float(kwargs[name]).is_integer():
                 kwargs[name] = int(kwargs[name])
+        _check_counts_and_nodes(cond.type, kwargs, where, {str(n.id) for n in self.graph.nodes})
         try:
             if var_pos and var_pos[0] in kwargs:
                 args = kwargs.pop(var_pos[0])
@@ -135,6 +136,26 @@ class ConditionBuilder:
         getter = self.value_getter
         kwargs["custom_parameter_getter"] = lambda d, p: getter(str(d), p)
         kwargs["custom_parameter_validator"] = lambda d, p: True
+
+
+def _check_counts_and_nodes(kind: str, kwargs: dict, where: str, node_ids: set[str]) -> None:
+    """A count ``n`` is a whole number (at least 1 for ``Every...``, graph-scheduler would
+    divide by it), and a dependency names a node of the graph (a known id was already
+    replaced by its node)."""
+    for name in ("n", "N"):
+        if name not in kwargs:
+            continue
+        v = kwargs[name]
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise MDFError(f"'{name}' must be a whole number, got {v!r}", f"{where}.kwargs.{name}")
+        least = 1 if kind.startswith("Every") else 0
+        if v < least:
+            raise MDFError(f"'{name}' must be at least {least}, got {v}", f"{where}.kwargs.{name}")
+    for name in ("dependency", "dependencies"):
+        deps = kwargs.get(name)
+        for d in deps if isinstance(deps, (list, tuple)) else [deps]:
+            if isinstance(d, str) and d not in node_ids:
+                raise MDFError(f"'{d}' is not a node of this graph", f"{where}.kwargs.{name}")
 
 
 def _has_repeating_interval(cond: Any) -> bool:

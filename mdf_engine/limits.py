@@ -1,0 +1,83 @@
+"""Limits that keep a hostile or mistaken input from running forever or exhausting memory.
+
+Each limit has a default and an environment variable that raises (or lowers) it; an input
+beyond a limit is an :class:`~mdf_engine.errors.MDFError` whose message says which variable
+allows more. docs/security.md lists them all.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from .errors import MDFError
+
+#: (environment variable, default) of each limit
+LIMITS = {
+    "steps": ("MDF_ENGINE_MAX_STEPS", 100_000_000),
+    "sweep_values": ("MDF_ENGINE_MAX_SWEEP_VALUES", 200_000_000),
+}
+
+
+def limit(name: str) -> int:
+    """The current value of limit ``name`` (its environment variable, else its default)."""
+    var, default = LIMITS[name]
+    text = os.environ.get(var)
+    if text is None:
+        return default
+    try:
+        value = int(float(text))
+    except (ValueError, OverflowError):
+        raise MDFError(f"{var}={text!r} is not a whole number") from None
+    return max(value, 0)
+
+
+def check_steps(steps: float, what: str = "the run") -> None:
+    """Refuse a step count beyond the ``steps`` limit (saying how to allow more)."""
+    most = limit("steps")
+    if not steps <= most:  # also NaN
+        var = LIMITS["steps"][0]
+        shown = f"{steps:.3g}" if isinstance(steps, float) else str(steps)
+        raise MDFError(
+            f"{what} asks for {shown} steps; the limit is {most} (set {var} to allow more)"
+        )
+
+
+def steps_estimate(duration: float, dt: float | None) -> float:
+    """About how many steps ``duration`` takes with ``dt`` (checked: finite, dt > 0)."""
+    if not isinstance(duration, (int, float)) or not math.isfinite(duration) or duration < 0:
+        raise MDFError(f"duration must be a finite number >= 0, got {duration!r}")
+    if dt is None or not isinstance(dt, (int, float)) or not math.isfinite(dt) or dt <= 0:
+        raise MDFError(f"a duration needs a finite dt > 0, got {dt!r}")
+    return duration / dt + 1
+
+
+def check_elements(shape: object, what: str) -> None:
+    """Refuse, before allocating, an array of more elements than an expression may make
+    (``expressions.MAX_RESULT_ELEMENTS``): ``shape`` is a shape or an element count."""
+    from .expressions import MAX_RESULT_ELEMENTS
+
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    total = 1.0
+    for d in dims:
+        total *= max(float(d), 0.0)
+    if total > MAX_RESULT_ELEMENTS:
+        raise MDFError(f"{what} would have {total:.3g} elements; the limit is "
+                       f"{MAX_RESULT_ELEMENTS}")
+
+
+def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
+    """Refuse, before building it, a sweep design of more values (sets x parameters) than the
+    ``sweep_values`` limit."""
+    if kind == "grid":
+        sets = math.prod(float(len(a)) for a in axes)
+    elif kind == "list":
+        sets = float(len(axes[0])) if axes else 0.0
+    else:
+        sets = float(samples or 0)
+    total = sets * max(len(axes), 1)
+    most = limit("sweep_values")
+    if total > most:
+        var = LIMITS["sweep_values"][0]
+        raise MDFError(f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
+                       f"the limit is {most} values (set {var} to allow more)")
