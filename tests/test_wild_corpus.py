@@ -251,3 +251,61 @@ def test_wild_file(oracle_path: Path, mode: str, tmp_path: Path, capsys, caplog)
         RESULTS[(writer, mode)][key] = f"match ({sim.runner.mode}: {why})"
     else:
         RESULTS[(writer, mode)][key] = "match"
+
+
+def _small_model(**extra: Any) -> dict:
+    node = {"parameters": {"x": {"value": 2}}, "output_ports": {"out": {"value": "x"}}}
+    return {"m": {"graphs": {"g": {"nodes": {"A": node}}}, **extra}}
+
+
+def test_fields_of_other_versions_load_and_unknown_ones_warn_once(tmp_path, caplog):
+    """Fields some MDF version defines (model ``version``, edge ``name``) load silently; fields
+    none defines are dropped with one warning line naming their paths, and the model runs."""
+    data = _small_model(version="0.2", grahps={})
+    node = data["m"]["graphs"]["g"]["nodes"]["A"]
+    node["paramters"] = {}
+    node["parameters"]["x"]["valu"] = 1
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        sim = Simulation(str(path), backend="interpreted")
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    for field in ("grahps", "graphs.g.nodes.A.paramters", "parameters.x.valu"):
+        assert field in lines[0]
+    assert "version" not in lines[0].split(":", 2)[-1]
+    sim.run(steps=1)
+    assert sim.value("A", "out") == 2
+
+
+def test_a_parameter_defined_by_nothing_or_by_conditions_runs_as_the_reference(tmp_path):
+    """pytorch_to_mdf's absent optional input ``{}`` and a parameter set only by conditions,
+    step by step against modeci-mdf's reference engine, on both backends."""
+    pytest.importorskip("modeci_mdf")
+    from reference_engine import reference_run
+
+    data = _small_model()
+    node = data["m"]["graphs"]["g"]["nodes"]["A"]
+    node["parameters"].update({
+        "absent": {}, "t": {"value": "t + 1"},
+        "flag": {"conditions": [{"id": "on", "test": "t == 2", "value": 5},
+                                {"id": "off", "test": "t == 4", "value": "x - 2"}]}})
+    node["output_ports"]["f"] = {"value": "flag"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    expected = []
+    for k in range(1, 6):
+        ref = reference_run(str(path), steps=k)
+        expected.append(float(ref["outputs"]["A"]["f"]))
+    absent = ref["graph"].enodes["A"].evaluable_parameters["absent"].curr_value
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(str(path), backend=backend)
+        seen = []
+        for _ in range(5):
+            sim.evaluate()
+            seen.append(float(sim.value("A", "f")))
+        assert seen == expected, backend
+    assert Simulation(str(path), backend="interpreted").run(steps=1) is not None
+    sim = Simulation(str(path), backend="interpreted")
+    sim.evaluate()
+    assert sim.value("A", "absent") is absent is None
