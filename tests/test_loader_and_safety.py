@@ -69,8 +69,6 @@ def test_unknown_name_names_the_parameter(tmp_path):
 
 
 @pytest.mark.parametrize("mutate,path_fragment", [
-    (lambda d: d["m"]["graphs"]["g1"]["nodes"]["A"]["parameters"]["x"].update(valu=1),
-     "parameters.x.valu"),
     (lambda d: d["m"]["graphs"]["g1"].update(edges={"e": {"sender": "A", "receiver": "B",
                                                           "sender_port": "out",
                                                           "receiver_port": "i"}}),

@@ -85,8 +85,9 @@ def _check_outputs(values: dict[str, Any], oracle: dict) -> None:
 def _run_simulation(model: Path, oracle: dict, init: dict | None, backend: str) -> tuple:
     sim = Simulation(str(model), backend=backend)
     traces = {k: v for k, v in oracle.get("traces", {}).items() if k != "every"}
-    res = sim.run(steps=oracle["run"]["steps"], dt=oracle["run"]["dt"], initializer=init,
-                  record=list(traces))
+    res = sim.run(
+        steps=oracle["run"]["steps"], dt=oracle["run"]["dt"], initializer=init, record=list(traces)
+    )
     values = {f"{n}.{p}": v for n, ports in res.outputs.items() for p, v in ports.items()}
     every = oracle.get("traces", {}).get("every", 1)
     for key, exp in traces.items():
@@ -107,12 +108,17 @@ def _run_actr(model: Path, oracle: dict, backend: str) -> None:
         seen["fire_production.fire_prod_output_to_goal"].append(goal)
         seen["goal_buffer.goal_output"].append(sim.value("goal_buffer", "goal_output"))
         seen["pattern_matching.pattern_output"].append(
-            list(sim.value("pattern_matching", "pattern_output")))
+            list(sim.value("pattern_matching", "pattern_output"))
+        )
     assert bool(sim.value("check_termination", "check_output")), "did not terminate"
     for key, exp in oracle["traces"].items():
         _close(seen[key], exp, oracle, key)
-    _close(seen["goal_buffer.goal_output"][-1], oracle["expected"]["goal_buffer.goal_output"],
-           oracle, "final goal")
+    _close(
+        seen["goal_buffer.goal_output"][-1],
+        oracle["expected"]["goal_buffer.goal_output"],
+        oracle,
+        "final goal",
+    )
 
 
 def _run_cli(model: Path, oracle: dict, oracle_path: Path, tmp_path: Path, capsys) -> None:
@@ -141,8 +147,9 @@ def _run_cli(model: Path, oracle: dict, oracle_path: Path, tmp_path: Path, capsy
     _check_outputs(values, oracle)
 
 
-def _check_refusal(model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_path: Path,
-                   capsys) -> None:
+def _check_refusal(
+    model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_path: Path, capsys
+) -> None:
     """A file its writer broke (the oracle's note says how): refused with one line naming
     what is missing, never a traceback or a number."""
     wanted = oracle["expected"]["error_contains"]
@@ -159,8 +166,10 @@ def _check_refusal(model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_
 
 def _table_lines() -> list[str]:
     writers = sorted({w for w, _ in RESULTS})
-    lines = ["wild corpus: writer, files, matching per mode (cmp: ran compiled)",
-             f"{'writer':<16}{'files':>6}" + "".join(f"{m:>18}" for m in MODES)]
+    lines = [
+        "wild corpus: writer, files, matching per mode (cmp: ran compiled)",
+        f"{'writer':<16}{'files':>6}" + "".join(f"{m:>18}" for m in MODES),
+    ]
     for w in writers:
         files = len({f for m in MODES for f in RESULTS[(w, m)]})
         row = f"{w:<16}{files:>6}"
@@ -173,8 +182,12 @@ def _table_lines() -> list[str]:
                 cell += f" ({cmp_} cmp)"
             row += f"{cell:>18}"
         lines.append(row)
-    notes = [f"  {w}/{f}: {v}" for (w, m), r in sorted(RESULTS.items()) for f, v in r.items()
-             if m == "compiled" and v != "match" and "refused" not in v]
+    notes = [
+        f"  {w}/{f}: {v}"
+        for (w, m), r in sorted(RESULTS.items())
+        for f, v in r.items()
+        if m == "compiled" and v != "match" and "refused" not in v
+    ]
     if notes:
         lines.append("compiled mode, not compiled (the backend that ran, and why) or failed:")
         lines += notes
@@ -222,8 +235,11 @@ def test_wild_file(oracle_path: Path, mode: str, tmp_path: Path, capsys, caplog)
     if oracle["protocol"] == "actr":
         # ACT-R values are chunks and productions (dicts): the interpreted backend runs them
         _run_actr(model, oracle, "interpreted")
-        RESULTS[(writer, mode)][key] = "match" if mode == "interpreted" else \
-            "match (interpreted: ACT-R values are dicts, not numbers)"
+        RESULTS[(writer, mode)][key] = (
+            "match"
+            if mode == "interpreted"
+            else "match (interpreted: ACT-R values are dicts, not numbers)"
+        )
         return
     init = _initializer(oracle_path, oracle)
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
@@ -235,3 +251,61 @@ def test_wild_file(oracle_path: Path, mode: str, tmp_path: Path, capsys, caplog)
         RESULTS[(writer, mode)][key] = f"match ({sim.runner.mode}: {why})"
     else:
         RESULTS[(writer, mode)][key] = "match"
+
+
+def _small_model(**extra: Any) -> dict:
+    node = {"parameters": {"x": {"value": 2}}, "output_ports": {"out": {"value": "x"}}}
+    return {"m": {"graphs": {"g": {"nodes": {"A": node}}}, **extra}}
+
+
+def test_fields_of_other_versions_load_and_unknown_ones_warn_once(tmp_path, caplog):
+    """Fields some MDF version defines (model ``version``, edge ``name``) load silently; fields
+    none defines are dropped with one warning line naming their paths, and the model runs."""
+    data = _small_model(version="0.2", grahps={})
+    node = data["m"]["graphs"]["g"]["nodes"]["A"]
+    node["paramters"] = {}
+    node["parameters"]["x"]["valu"] = 1
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    with caplog.at_level(logging.WARNING, logger="mdf_engine"):
+        sim = Simulation(str(path), backend="interpreted")
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    for field in ("grahps", "graphs.g.nodes.A.paramters", "parameters.x.valu"):
+        assert field in lines[0]
+    assert "version" not in lines[0].split(":", 2)[-1]
+    sim.run(steps=1)
+    assert sim.value("A", "out") == 2
+
+
+def test_a_parameter_defined_by_nothing_or_by_conditions_runs_as_the_reference(tmp_path):
+    """pytorch_to_mdf's absent optional input ``{}`` and a parameter set only by conditions,
+    step by step against modeci-mdf's reference engine, on both backends."""
+    pytest.importorskip("modeci_mdf")
+    from reference_engine import reference_run
+
+    data = _small_model()
+    node = data["m"]["graphs"]["g"]["nodes"]["A"]
+    node["parameters"].update({
+        "absent": {}, "t": {"value": "t + 1"},
+        "flag": {"conditions": [{"id": "on", "test": "t == 2", "value": 5},
+                                {"id": "off", "test": "t == 4", "value": "x - 2"}]}})
+    node["output_ports"]["f"] = {"value": "flag"}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    expected = []
+    for k in range(1, 6):
+        ref = reference_run(str(path), steps=k)
+        expected.append(float(ref["outputs"]["A"]["f"]))
+    absent = ref["graph"].enodes["A"].evaluable_parameters["absent"].curr_value
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(str(path), backend=backend)
+        seen = []
+        for _ in range(5):
+            sim.evaluate()
+            seen.append(float(sim.value("A", "f")))
+        assert seen == expected, backend
+    assert Simulation(str(path), backend="interpreted").run(steps=1) is not None
+    sim = Simulation(str(path), backend="interpreted")
+    sim.evaluate()
+    assert sim.value("A", "absent") is absent is None

@@ -17,7 +17,6 @@ from pathlib import Path
 from modeci_mdf.execution_engine import EvaluableGraph
 from modeci_mdf.interfaces.actr import actr_to_mdf
 from modeci_mdf.utils import load_mdf
-
 from oracle import CORPUS, plain, version, write_oracle
 
 HERE = Path(__file__).resolve().parent
@@ -37,16 +36,17 @@ def drive(path: Path) -> tuple[list, list, list]:
         goal, retrieval, term = {}, {}, False
         while not term and len(goals) < MAX_CYCLES:
             eg.evaluate(initializer={"goal_input": goal, "dm_input": retrieval})
-            term = bool(eg.enodes["check_termination"].evaluable_outputs["check_output"]
-                        .curr_value)
+            term = bool(eg.enodes["check_termination"].evaluable_outputs["check_output"].curr_value)
             fp = eg.enodes["fire_production"].evaluable_outputs
             goal = fp["fire_prod_output_to_goal"].curr_value
             retrieval = fp["fire_prod_output_to_retrieval"].curr_value
-            matches.append(plain(eg.enodes["pattern_matching"].evaluable_outputs[
-                "pattern_output"].curr_value))
+            matches.append(
+                plain(eg.enodes["pattern_matching"].evaluable_outputs["pattern_output"].curr_value)
+            )
             goals.append(plain(goal))
-            buffers.append(plain(eg.enodes["goal_buffer"].evaluable_outputs["goal_output"]
-                                 .curr_value))
+            buffers.append(
+                plain(eg.enodes["goal_buffer"].evaluable_outputs["goal_output"].curr_value)
+            )
     return goals, matches, buffers
 
 
@@ -61,16 +61,24 @@ def main() -> None:
             path = OUT / f"{name}.json"
             shutil.copy(Path(tmp) / f"{name}.json", path)
         goals, matches, buffers = drive(path)
-        write_oracle(path, writer="modeci-mdf actr_to_mdf",
-                     writer_version=f"modeci-mdf {version('modeci-mdf')}",
-                     generator="tools/wild/gen_actr.py", protocol="actr", steps=len(goals),
-                     dt=None, expected={"cycles": len(goals), "goal_buffer.goal_output": buffers[-1]},
-                     traces={"fire_production.fire_prod_output_to_goal": goals,
-                             "goal_buffer.goal_output": buffers,
-                             "pattern_matching.pattern_output": matches},
-                     note="the ACT-R example scripts' loop (random.seed(0)): evaluate with "
-                          "initializer goal_input/dm_input from the last cycle's "
-                          "fire_production until check_termination")
+        write_oracle(
+            path,
+            writer="modeci-mdf actr_to_mdf",
+            writer_version=f"modeci-mdf {version('modeci-mdf')}",
+            generator="tools/wild/gen_actr.py",
+            protocol="actr",
+            steps=len(goals),
+            dt=None,
+            expected={"cycles": len(goals), "goal_buffer.goal_output": buffers[-1]},
+            traces={
+                "fire_production.fire_prod_output_to_goal": goals,
+                "goal_buffer.goal_output": buffers,
+                "pattern_matching.pattern_output": matches,
+            },
+            note="the ACT-R example scripts' loop (random.seed(0)): evaluate with "
+            "initializer goal_input/dm_input from the last cycle's "
+            "fire_production until check_termination",
+        )
         print(name, len(goals), goals[-1])
 
 

@@ -18,25 +18,46 @@ import json
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import numpy_helper
 import torch
 from modeci_mdf.interfaces.onnx import onnx_to_mdf
 from modeci_mdf.interfaces.onnx.importer import id_to_port
-
+from onnx import numpy_helper
 from oracle import CORPUS, plain, version, write_oracle
 
 OUT = CORPUS / "onnx_to_mdf"
 
 #: Backend node test cases: common layers and elementwise ops of small networks.
 BACKEND_CASES = [
-    "test_gemm_transposeB", "test_gemm_alpha", "test_matmul_2d", "test_add_bcast", "test_relu",
-    "test_sigmoid", "test_tanh", "test_softmax_axis_1", "test_leakyrelu", "test_elu",
-    "test_conv_with_strides_padding", "test_maxpool_2d_pads", "test_averagepool_2d_pads",
-    "test_batchnorm_example", "test_concat_2d_axis_0", "test_transpose_default",
-    "test_flatten_axis1", "test_gather_0", "test_where_example", "test_clip_default_min",
-    "test_reshape_reordered_all_dims", "test_unsqueeze_axis_0", "test_lstm_defaults",
-    "test_gru_defaults", "test_rnn_seq_length", "test_pow", "test_hardsigmoid",
-    "test_reduce_mean_keepdims_example", "test_constant_pad", "test_einsum_batch_matmul",
+    "test_gemm_transposeB",
+    "test_gemm_alpha",
+    "test_matmul_2d",
+    "test_add_bcast",
+    "test_relu",
+    "test_sigmoid",
+    "test_tanh",
+    "test_softmax_axis_1",
+    "test_leakyrelu",
+    "test_elu",
+    "test_conv_with_strides_padding",
+    "test_maxpool_2d_pads",
+    "test_averagepool_2d_pads",
+    "test_batchnorm_example",
+    "test_concat_2d_axis_0",
+    "test_transpose_default",
+    "test_flatten_axis1",
+    "test_gather_0",
+    "test_where_example",
+    "test_clip_default_min",
+    "test_reshape_reordered_all_dims",
+    "test_unsqueeze_axis_0",
+    "test_lstm_defaults",
+    "test_gru_defaults",
+    "test_rnn_seq_length",
+    "test_pow",
+    "test_hardsigmoid",
+    "test_reduce_mean_keepdims_example",
+    "test_constant_pad",
+    "test_einsum_batch_matmul",
 ]
 
 
@@ -127,18 +148,30 @@ def convert(name: str, model: onnx.ModelProto, feeds: dict, report: list, source
     # onnx_to_mdf keeps an ONNX initializer (a weight) as an input port without its value: the
     # weights are given through the initializer, as the inputs are
     ports = {ip.id for n in g.nodes for ip in n.input_ports}
-    weights = {id_to_port(t.name): numpy_helper.to_array(t) for t in model.graph.initializer
-               if id_to_port(t.name) in ports}
+    weights = {
+        id_to_port(t.name): numpy_helper.to_array(t)
+        for t in model.graph.initializer
+        if id_to_port(t.name) in ports
+    }
     inputs_file = None
     if weights:
         inputs_file = f"{name}.inputs.json"
         (OUT / inputs_file).write_text(json.dumps(plain({**init, **weights})) + "\n")
-    write_oracle(path, writer="modeci-mdf onnx_to_mdf",
-                 writer_version=f"modeci-mdf {version('modeci-mdf')}, onnx {onnx.__version__}",
-                 generator="tools/wild/gen_onnx.py", protocol="onnxruntime", steps=1, dt=None,
-                 expected=expected, initializer=None if weights else init,
-                 initializer_file=inputs_file, rtol=1e-4, atol=1e-5,
-                 note=f"onnxruntime {ort.__version__} on the source model ({source})")
+    write_oracle(
+        path,
+        writer="modeci-mdf onnx_to_mdf",
+        writer_version=f"modeci-mdf {version('modeci-mdf')}, onnx {onnx.__version__}",
+        generator="tools/wild/gen_onnx.py",
+        protocol="onnxruntime",
+        steps=1,
+        dt=None,
+        expected=expected,
+        initializer=None if weights else init,
+        initializer_file=inputs_file,
+        rtol=1e-4,
+        atol=1e-5,
+        note=f"onnxruntime {ort.__version__} on the source model ({source})",
+    )
     report.append((name, "ok"))
 
 
@@ -150,11 +183,23 @@ def main() -> None:
     for name, module, x in torch_models():
         module.eval()
         buf = io.BytesIO()
-        torch.onnx.export(module, (x,), buf, dynamo=False, opset_version=15,
-                          input_names=["input"], output_names=["output"])
+        torch.onnx.export(
+            module,
+            (x,),
+            buf,
+            dynamo=False,
+            opset_version=15,
+            input_names=["input"],
+            output_names=["output"],
+        )
         model = onnx.load_from_string(buf.getvalue())
-        convert(name, model, {"input": x.numpy()}, report,
-                f"torch {torch.__version__} torch.onnx.export(dynamo=False, opset 15)")
+        convert(
+            name,
+            model,
+            {"input": x.numpy()},
+            report,
+            f"torch {torch.__version__} torch.onnx.export(dynamo=False, opset 15)",
+        )
     for r in report:
         print(*r)
     (OUT / "generation_report.json").write_text(json.dumps(plain(report), indent=1) + "\n")

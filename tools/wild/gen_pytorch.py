@@ -26,7 +26,6 @@ sys.modules.setdefault("torch.onnx._globals", _globals)
 torch.onnx.utils._model_to_graph = _ts_utils._model_to_graph  # type: ignore[attr-defined]
 
 from modeci_mdf.interfaces.pytorch import pytorch_to_mdf  # noqa: E402
-
 from oracle import CORPUS, plain, version, write_oracle  # noqa: E402
 
 OUT = CORPUS / "pytorch_to_mdf"
@@ -46,9 +45,13 @@ class MLP(torch.nn.Module):
 class MLPSigmoid(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.seq = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Sigmoid(),
-                                       torch.nn.Linear(5, 5), torch.nn.LeakyReLU(0.1),
-                                       torch.nn.Linear(5, 2))
+        self.seq = torch.nn.Sequential(
+            torch.nn.Linear(4, 5),
+            torch.nn.Sigmoid(),
+            torch.nn.Linear(5, 5),
+            torch.nn.LeakyReLU(0.1),
+            torch.nn.Linear(5, 2),
+        )
 
     def forward(self, x):
         return self.seq(x)
@@ -137,34 +140,53 @@ def main() -> None:
         last = [n for n in g.nodes if n.id not in senders]
         out_key = f"{last[-1].id}.{last[-1].output_ports[0].id}"
         init = {f"input{i + 1}": a.numpy() for i, a in enumerate(args)}
-        init.update({k: (v.detach().numpy() if hasattr(v, "detach") else np.asarray(v))
-                     for k, v in params.items()})
+        init.update(
+            {
+                k: (v.detach().numpy() if hasattr(v, "detach") else np.asarray(v))
+                for k, v in params.items()
+            }
+        )
         inputs_file = f"{name}.inputs.json"
         (OUT / inputs_file).write_text(json.dumps(plain(init)) + "\n")
-        lost = [n.id for n in g.nodes for p in n.parameters
-                if p.function == "onnx::If" and not any(q.id == "then_branch"
-                                                        for q in n.parameters)]
+        lost = [
+            n.id
+            for n in g.nodes
+            for p in n.parameters
+            if p.function == "onnx::If" and not any(q.id == "then_branch" for q in n.parameters)
+        ]
         if lost:
             # the writer dropped the branches of an If: no engine can run the file (the
             # reference fails on it too); the oracle is a refusal naming what is missing
-            write_oracle(path, writer="modeci-mdf pytorch_to_mdf",
-                         writer_version=f"modeci-mdf {version('modeci-mdf')}, torch "
-                                        f"{torch.__version__}",
-                         generator="tools/wild/gen_pytorch.py", protocol="refuse",
-                         steps=1, dt=None, expected={"error_contains": "then_branch"},
-                         initializer_file=inputs_file,
-                         note=f"onnx::If node(s) {lost} written without then_branch/"
-                              "else_branch; modeci-mdf's reference engine fails on it too")
+            write_oracle(
+                path,
+                writer="modeci-mdf pytorch_to_mdf",
+                writer_version=f"modeci-mdf {version('modeci-mdf')}, torch {torch.__version__}",
+                generator="tools/wild/gen_pytorch.py",
+                protocol="refuse",
+                steps=1,
+                dt=None,
+                expected={"error_contains": "then_branch"},
+                initializer_file=inputs_file,
+                note=f"onnx::If node(s) {lost} written without then_branch/"
+                "else_branch; modeci-mdf's reference engine fails on it too",
+            )
             report.append((name, "written without If branches: oracle is a refusal"))
             continue
-        write_oracle(path, writer="modeci-mdf pytorch_to_mdf",
-                     writer_version=f"modeci-mdf {version('modeci-mdf')}, torch "
-                                    f"{torch.__version__}",
-                     generator="tools/wild/gen_pytorch.py", protocol="torch",
-                     steps=1, dt=None, expected={out_key: expected},
-                     initializer_file=inputs_file, rtol=1e-4, atol=1e-5,
-                     note="torch forward pass (float32) of the module the file was made from; "
-                          "the initializer holds the example input and the weights")
+        write_oracle(
+            path,
+            writer="modeci-mdf pytorch_to_mdf",
+            writer_version=f"modeci-mdf {version('modeci-mdf')}, torch {torch.__version__}",
+            generator="tools/wild/gen_pytorch.py",
+            protocol="torch",
+            steps=1,
+            dt=None,
+            expected={out_key: expected},
+            initializer_file=inputs_file,
+            rtol=1e-4,
+            atol=1e-5,
+            note="torch forward pass (float32) of the module the file was made from; "
+            "the initializer holds the example input and the weights",
+        )
         report.append((name, "ok"))
     for r in report:
         print(*r)

@@ -50,8 +50,13 @@ def version(dist: str) -> str:
     return _v(dist)
 
 
-def reference_run(path: Path, steps: int, dt: float | None, initializer: dict | None = None,
-                  trace: list[str] | None = None) -> tuple[dict, dict]:
+def reference_run(
+    path: Path,
+    steps: int,
+    dt: float | None,
+    initializer: dict | None = None,
+    trace: list[str] | None = None,
+) -> tuple[dict, dict]:
     """Run ``path`` in the reference engine as the example scripts do: the first evaluate()
     without a time increment, the rest with ``dt``. Returns (final outputs, traces)."""
     from modeci_mdf.execution_engine import EvaluableGraph
@@ -69,25 +74,52 @@ def reference_run(path: Path, steps: int, dt: float | None, initializer: dict | 
                 en = eg.enodes[n]
                 src = en.evaluable_outputs.get(p) or en.evaluable_parameters.get(p)
                 traces[key].append(plain(src.curr_value))
-    final = {f"{nid}.{pid}": plain(o.curr_value)
-             for nid, en in eg.enodes.items() for pid, o in en.evaluable_outputs.items()}
+    final = {
+        f"{nid}.{pid}": plain(o.curr_value)
+        for nid, en in eg.enodes.items()
+        for pid, o in en.evaluable_outputs.items()
+    }
     return final, traces
 
 
-def write_oracle(model_path: Path, *, writer: str, writer_version: str, generator: str,
-                 protocol: str, steps: int, dt: float | None, expected: dict,
-                 initializer: dict | None = None, initializer_file: str | None = None,
-                 traces: dict | None = None, rtol: float = 1e-9, atol: float = 1e-12,
-                 note: str = "") -> None:
+def write_oracle(
+    model_path: Path,
+    *,
+    writer: str,
+    writer_version: str,
+    generator: str,
+    protocol: str,
+    steps: int,
+    dt: float | None,
+    expected: dict,
+    initializer: dict | None = None,
+    initializer_file: str | None = None,
+    traces: dict | None = None,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+    note: str = "",
+) -> None:
     name = model_path.name
     if name.endswith(".json"):
         name = name[: -len(".json")]
-    data = {"writer": writer, "writer_version": writer_version, "generator": generator,
-            "model": model_path.name, "protocol": protocol,
-            "run": {"steps": steps, "dt": dt, "initializer": plain(initializer),
-                    "initializer_file": initializer_file},
-            "expected": plain(expected), "traces": plain(traces or {}),
-            "rtol": rtol, "atol": atol, "note": note}
+    data = {
+        "writer": writer,
+        "writer_version": writer_version,
+        "generator": generator,
+        "model": model_path.name,
+        "protocol": protocol,
+        "run": {
+            "steps": steps,
+            "dt": dt,
+            "initializer": plain(initializer),
+            "initializer_file": initializer_file,
+        },
+        "expected": plain(expected),
+        "traces": plain(traces or {}),
+        "rtol": rtol,
+        "atol": atol,
+        "note": note,
+    }
     out = model_path.parent / f"{name}.oracle.json"
     out.write_text(json.dumps(data, indent=1) + "\n")
 
