@@ -13,11 +13,13 @@ of Dask; ``-q`` shows errors only. Without ``-v`` Dask's own INFO lines are hidd
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import logging
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .cli_checks import OneLineParser, guarded
@@ -118,24 +120,39 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _configure_logging(verbose: int, quiet: bool) -> None:
+@contextlib.contextmanager
+def _logging(verbose: int, quiet: bool) -> Iterator[None]:
+    """Log levels for one command; the previous levels (and environment) come back after it,
+    so calling :func:`main` from Python leaves no trace in the caller's logging."""
     level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
     if verbose >= 2:
         level = logging.DEBUG
     logging.basicConfig(level=level, format="mdf: %(message)s")
+    names = ("mdf_engine", "distributed")
+    saved = {n: logging.getLogger(n).level for n in names}
+    saved_env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
     logging.getLogger("mdf_engine").setLevel(level)
     if not verbose:
         # Dask reads this when it is first imported (also in its worker processes)
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
         logging.getLogger("distributed").setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        for n, lv in saved.items():
+            logging.getLogger(n).setLevel(lv)
+        if saved_env is None:
+            os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
+        else:
+            os.environ["DASK_LOGGING__DISTRIBUTED"] = saved_env
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
     args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
-    _configure_logging(args.verbose, args.quiet)
-    return guarded(args.func, args)
+    with _logging(args.verbose, args.quiet):
+        return guarded(args.func, args)
 
 
 def _uses_namespace(model: Any, namespace: str) -> bool:

@@ -268,3 +268,13 @@ def test_core_dependencies_are_lean():
     assert any(d.startswith("modeci-mdf") for d in extras["test"])
     named = {extra for extra, _ in EXTRAS.values()}
     assert named <= set(extras)
+
+
+def test_main_leaves_the_callers_logging_alone():
+    import logging
+
+    before = [logging.getLogger(n).level for n in ("mdf_engine", "distributed")]
+    env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
+    assert main(["-q", "run", str(FHN), "--steps", "2"]) == 0
+    assert [logging.getLogger(n).level for n in ("mdf_engine", "distributed")] == before
+    assert os.environ.get("DASK_LOGGING__DISTRIBUTED") == env

@@ -185,8 +185,11 @@ def test_plot_sweep_random_design_scatter(tmp_path):
 def test_plot_sweep_errors(tmp_path):
     ds = _grid_dataset()
     three = ds.expand_dims({"cell.gain": [1.0, 2.0]})
-    with pytest.raises(MDFError, match="sel="):
-        plot_sweep(three, tmp_path / "x.png", var="cell.peak")
+    with pytest.raises(MDFError, match="sel="):  # 3 dimensions, only x chosen
+        plot_sweep(three, tmp_path / "x.png", x="cell.tau", var="cell.peak")
+    # with nothing chosen, three swept parameters give facets of heat maps (issue 24)
+    w, h = plot_sweep(three, tmp_path / "facets.png", var="cell.peak")
+    assert _png_shape(tmp_path / "facets.png") == (h, w) and w > h
     w, h = plot_sweep(three, tmp_path / "ok.png", var="cell.peak", sel={"cell.gain": 2.0})
     assert _png_shape(tmp_path / "ok.png") == (h, w)
     with pytest.raises(MDFError, match="not a variable"):
