@@ -185,7 +185,11 @@ class Results:
         if self.traces:
             cols.append(("time", list(self.times)))
             for k, series in self.traces.items():
-                arr = [np.ravel(np.asarray(v, dtype=float)) for v in series]
+                try:
+                    arr = [np.ravel(np.asarray(v, dtype=float)) for v in series]
+                except (TypeError, ValueError):
+                    raise MDFError(f"cannot write '{k}' to CSV: its values are not numbers "
+                                   "(write .json instead)") from None
                 width = max((a.size for a in arr), default=1)
                 if width == 1:
                     cols.append((k, [a[0] if a.size else np.nan for a in arr]))
