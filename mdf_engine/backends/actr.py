@@ -17,6 +17,8 @@ from ..plan import GraphPlan
 
 #: The input ports the backend sets itself at every cycle.
 CYCLE_INPUTS = ("goal_input", "dm_input")
+#: The nodes whose values the cycle reads.
+NEEDED_NODES = ("check_termination", "fire_production")
 
 
 class ActrRunner:
@@ -35,6 +37,13 @@ class ActrRunner:
     ):
         from .base import make_runner
 
+        missing = [n for n in NEEDED_NODES if n not in plan.nodes]
+        if missing:
+            raise MDFError(
+                f"the actr backend runs ACT-R production graphs (nodes "
+                f"{', '.join(NEEDED_NODES)}): this graph has no node '{missing[0]}'",
+                plan.where,
+            )
         self.plan = plan
         self.graph = make_runner(inner, plan, check_finite=check_finite)
         #: the most cycles a run without a step count takes
