@@ -265,16 +265,18 @@ class Simulation:
         if fresh:
             self._seed_stream(initializer, dt)
         try:
-            if hasattr(self.runner, "run_steps") and not keys and not record_fired:
+            if not keys and not record_fired:
                 try:
                     # with a progress bar: about a hundred chunks, each one run_steps call
-                    size = steps if bar is None else max(1, steps // 100)
+                    size = max(1, steps) if bar is None else max(1, steps // 100)
                     for start in range(0, steps, size):
                         n = min(size, steps - start)
                         self.runner.run_steps(n, dt, initializer,
                                               first_without_dt=start == 0 and fresh)
                         if bar is not None:
                             bar.update(n)
+                        if self.runner.finished:  # an ACT-R goal reached
+                            break
                 except KeyboardInterrupt:
                     after = _evaluations(self.runner)
                     done = after - before if after is not None and before is not None else 0

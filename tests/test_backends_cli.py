@@ -95,6 +95,11 @@ def test_actr_run_honours_every_flag(path, tmp_path):
         ]
     )
     assert rc == 0 and _json(out)["traces"]["goal_buffer.goal_output"] == goals[:2]
+    # through the API: auto picks the ACT-R backend; a run stops at the goal (and 0 steps is 0)
+    sim = Simulation(str(path))
+    assert sim.backend == "actr" and sim.run(steps=0).steps == 0
+    res = sim.run(steps=len(goals) + 5)
+    assert res.steps == len(goals) and res.outputs["goal_buffer"]["goal_output"] == goals[-1]
     # a run without --steps must reach the goal; non-numeric values cannot go to CSV
     assert main(["run", str(path), "-q", "--max-cycles", "2"]) == 2
     assert (
