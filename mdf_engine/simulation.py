@@ -376,6 +376,8 @@ def _snapshot(v: Any) -> Any:
 
     if isinstance(v, np.ndarray):
         return v.copy()
+    if isinstance(v, (dict, list)):  # ACT-R chunks and productions: kept as they were
+        return copy.deepcopy(v)
     return v
 
 
