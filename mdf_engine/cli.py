@@ -67,9 +67,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="input port values given at every step: a JSON mapping of port id "
                         "(or NODE.PORT) to a value")
     r.add_argument("--backend", default="auto",
-                   choices=["auto", "interpreted", "compiled", "hexagon"],
-                   help="auto (default): compiled for runs of 5000 steps or more, else "
-                        "interpreted")
+                   choices=["auto", "interpreted", "compiled", "hexagon", "actr"],
+                   help="auto (default): actr for models calling ACT-R functions, else "
+                        "compiled for runs of 5000 steps or more, else interpreted")
     r.add_argument("--scheduling-mode", default="standard", choices=["standard", "exact_time"],
                    help="graph-scheduler's mode: exact_time is PsyNeuLink's "
                         "SchedulingMode.EXACT_TIME (an MDF file does not record it)")
@@ -95,7 +95,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--check-finite", action="store_true",
                    help="stop at the first NaN or inf and report where")
     r.add_argument("--max-cycles", type=int, default=1000,
-                   help="ACT-R models: the most production cycles to run")
+                   help="ACT-R models: the most production cycles a run without --steps "
+                        "takes")
 
     i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
     i.add_argument("model")
@@ -155,30 +156,19 @@ def main(argv: list[str] | None = None) -> int:
         return guarded(args.func, args)
 
 
-def _uses_namespace(model: Any, namespace: str) -> bool:
-    from .plan import load_function_libraries
-    from .registry import REGISTRY
-
-    calls = [p.function for g in model.graphs for n in g.nodes
-             for p in list(n.parameters) + list(n.functions) if p.function]
-    load_function_libraries(calls)  # only the libraries these names need
-    return any(f in REGISTRY and any(s.namespace == namespace for s in REGISTRY.versions(f))
-               for f in calls)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
+    from .backends import uses_namespace
     from .loader import load
     from .results import plain
     from .simulation import Simulation
 
     model = load(args.model)
-    if _uses_namespace(model, "actr"):
-        return _run_actr(model, args)
-    if args.backend == "hexagon":
-        return _run_hexagon(model, args)
-    sim = Simulation(model, graph=args.graph, backend=args.backend,
+    backend = args.backend
+    if backend != "hexagon" and uses_namespace(model, "actr"):
+        backend = "actr"  # an ACT-R production system runs cycle by cycle on any backend
+    sim = Simulation(model, graph=args.graph, backend=backend,
                      check_finite=args.check_finite, scheduling_mode=args.scheduling_mode,
-                     seed=args.seed)
+                     seed=args.seed, max_cycles=args.max_cycles)
     if args.sets:
         sim.set(parse_values(args.sets, args.model))
     record = list(args.record)
@@ -195,8 +185,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         plot_run(res, args.plot, model=model, title=f"{model.id} / {sim.graph.id}",
                  fired=res.fired or None)
     if args.json:
-        print(json.dumps({"graph": sim.graph.id, "steps": res.steps,
-                          "outputs": plain(res.outputs)}))
+        data = {"graph": sim.graph.id, "steps": res.steps, "outputs": plain(res.outputs)}
+        if sim.backend == "actr":  # as `mdf run` printed for ACT-R models before
+            goal = data["outputs"].get("goal_buffer", {}).get("goal_output")
+            data.update(cycles=res.steps, goal=goal)
+        print(json.dumps(data))
     elif not args.quiet:
         from .summary import summarize
 
@@ -246,30 +239,6 @@ def parse_values(sets: list[str], source: str) -> dict[str, Any]:
                            "list as VALUE", source=source)
         out[key.strip()] = value
     return out
-
-
-def _run_actr(model: Any, args: argparse.Namespace) -> int:
-    from .actr import run_model
-
-    goals = run_model(model, max_cycles=args.max_cycles)
-    final = goals[-1] if goals else {}
-    if args.json:
-        print(json.dumps({"cycles": len(goals), "goal": final}))
-    elif not args.quiet:
-        print(f"{model.id}: {len(goals)} cycles; final goal: {final}")
-    return 0
-
-
-def _run_hexagon(model: Any, args: argparse.Namespace) -> int:
-    from .hexagon import run_quantized
-    from .results import plain
-
-    outputs = run_quantized(model, initializer=None)
-    if args.json:
-        print(json.dumps({"backend": "hexagon", "outputs": plain(outputs)}))
-    elif not args.quiet:
-        print(json.dumps(plain(outputs), indent=2))
-    return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

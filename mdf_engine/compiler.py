@@ -170,7 +170,35 @@ class CompiledGraph:
         self._last_update = (0, 0)
         self._clock: Any = None
 
+    #: see :class:`mdf_engine.backends.base.Runner`
+    finished = False
+    default_steps = 1
+    must_finish = False
+
     # -- public interface shared with InterpretedGraph ----------------------------------------
+    def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """Compile now (from the cache, or generated after a warm-up), unless already tried:
+        the first step then draws no random numbers of the warm-up."""
+        if not self._tried:
+            self._compile(initializer, dt)
+
+    @property
+    def compiled_state(self) -> dict[str, Any]:
+        """The compiled run's state arrays (``S`` scalars, ``A`` arrays, ``ever``, ``clock``,
+        ...), which the jitted functions update in place; an error before compiling."""
+        if self._state is None:
+            raise MDFError("the graph is not compiled (yet)")
+        return self._state
+
+    def check_error(self, err: np.ndarray) -> None:
+        """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
+        self._raise_error(err)
+
+    def slot_value(self, node: str, key: str) -> Any:
+        """The compiled state's value of the slot ``key`` of ``node`` (a parameter id, or
+        ``"out:" + port`` for an output port)."""
+        return self._read(self._layout.slots[(node, key)])
+
     @property
     def interp(self):
         """The interpreted backend that runs the graph when it cannot be compiled."""
@@ -834,7 +862,7 @@ class _Generator:
         """The value each Threshold condition reads, as ``interp`` holds it now."""
         thr = np.zeros(max(1, len(self.thresholds)), dtype=np.float64)
         for k, (nid, name, indices) in enumerate(self.thresholds):
-            v = interp._threshold_value(nid, name)
+            v = interp.threshold_value(nid, name)
             for i in (indices or []):
                 v = v[i]
             thr[k] = float(v)

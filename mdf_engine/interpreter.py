@@ -93,7 +93,7 @@ class InterpretedGraph:
         self.update_start = 0
         self.evaluations = 0
         self.scheduler, self.sched_nodes = make_scheduler(
-            plan.graph, value_getter=self._threshold_value, finished=self._is_finished,
+            plan.graph, value_getter=self.threshold_value, finished=self.is_finished,
             where=plan.where, mode=plan.scheduling_mode)
         self._clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
         #: PsyNeuLink files: per node, the (port, value) inputs of this update, which every
@@ -101,8 +101,16 @@ class InterpretedGraph:
         self.held: dict[str, list[tuple[str, Any]]] = {}
         self._rank = {nid: i for i, nid in enumerate(self.order)}
 
+    #: see :class:`mdf_engine.backends.base.Runner`: a plain graph is never finished, and a
+    #: run given no step count takes one step
+    finished = False
+    default_steps = 1
+    must_finish = False
+
     # -- values used by conditions -----------------------------------------------------------
-    def _threshold_value(self, node_id: str, name: str) -> Any:
+    def threshold_value(self, node_id: str, name: str) -> Any:
+        """The value a ``Threshold`` condition reads: the node's current value of ``name``, or
+        (not computed yet) the zeros of its declared shape or its initial value."""
         st = self.states[node_id]
         plan = st.plan
         for kind in ("inputs_read", "params", "funcs", "outputs"):
@@ -124,7 +132,9 @@ class InterpretedGraph:
             return par.default_initial_value
         return 0
 
-    def _is_finished(self, node_id: str) -> bool:
+    def is_finished(self, node_id: str) -> bool:
+        """What ``WhenFinished`` reads: the node ran in this update and its ``is_finished``
+        parameter or output (if any) is true."""
         if node_id not in self.ran_this_trial:
             return False
         st = self.states[node_id]
@@ -198,6 +208,31 @@ class InterpretedGraph:
                 self.ever_ran.add(nid)
                 self.ran_this_trial.add(nid)
         self.evaluations += 1
+
+    def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """Nothing to get ready: the interpreted backend runs the plan as it is."""
+
+    def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
+                  first_without_dt: bool = True) -> None:
+        """``steps`` evaluate() calls: the first without a time increment if
+        ``first_without_dt``, the rest with ``dt``."""
+        for k in range(steps):
+            inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
+            self.evaluate(time_increment=inc, initializer=initializer)
+
+    def value(self, node: str, name: str) -> Any:
+        """Current value of a port, parameter, function or output port of ``node``."""
+        if node not in self.states:
+            raise MDFError(f"no node '{node}'")
+        try:
+            return self.states[node].lookup(name)
+        except KeyError:
+            raise MDFError(f"node '{node}' has no port, parameter or function '{name}'") \
+                from None
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        """``{node: {output port: current value}}``."""
+        return {nid: dict(st.outputs) for nid, st in self.states.items()}
 
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms."""
@@ -337,32 +372,3 @@ def _check_finite(st: NodeState, step: int) -> None:
             if not np.all(np.isfinite(arr)):
                 raise MDFError(f"non-finite value in {kind} '{k}' at step {step}",
                                f"{st.plan.where}")
-
-
-def _outputs(self: InterpretedGraph) -> dict[str, dict[str, Any]]:
-    return {nid: dict(st.outputs) for nid, st in self.states.items()}
-
-
-def _value(self: InterpretedGraph, node: str, name: str) -> Any:
-    if node not in self.states:
-        raise MDFError(f"no node '{node}'")
-    try:
-        return self.states[node].lookup(name)
-    except KeyError:
-        raise MDFError(f"node '{node}' has no port, parameter or function '{name}'") from None
-
-
-InterpretedGraph.outputs = _outputs  # type: ignore[attr-defined]
-InterpretedGraph.value = _value  # type: ignore[attr-defined]
-
-
-def _run_steps(self: InterpretedGraph, steps: int, dt: float | None,
-               initializer: Mapping[str, Any] | None, first_without_dt: bool = True) -> None:
-    """``steps`` evaluate() calls: the first without a time increment if
-    ``first_without_dt``, the rest with ``dt``."""
-    for k in range(steps):
-        inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
-        self.evaluate(time_increment=inc, initializer=initializer)
-
-
-InterpretedGraph.run_steps = _run_steps  # type: ignore[attr-defined]

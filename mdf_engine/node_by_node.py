@@ -38,32 +38,32 @@ class NodeByNodeGraph(InterpretedGraph):
             return
         from .compiler import _initializer_args
 
-        st = self.owner._state
+        st = self.owner.compiled_state
         self.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
 
     def run_node(self, nid: str, dt: float | None) -> None:
-        st = self.owner._state
+        st = self.owner.compiled_state
         from .compiler import ERR_WIDTH
 
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         self.owner.call_jitted(self.node_fns[self.index[nid]], 0.0 if dt is None else float(dt),
                                dt is not None, st["S"], *st["A"], st["ever"], err,
                                self.owner.sweep_values, self.evaluations)
-        self.owner._raise_error(err)
+        self.owner.check_error(err)
 
-    def _threshold_value(self, node_id: str, name: str) -> Any:
+    def threshold_value(self, node_id: str, name: str) -> Any:
         if node_id not in self.ever_ran:  # the values a graph that has not run reports
-            return super()._threshold_value(node_id, name)
+            return super().threshold_value(node_id, name)
         return self.owner.value(node_id, name)
 
-    def _is_finished(self, node_id: str) -> bool:
+    def is_finished(self, node_id: str) -> bool:
         if node_id not in self.ran_this_trial:
             return False
         plan = self.owner.plan.nodes[node_id]
         if any(pp.id == "is_finished" for pp in plan.parameters):
-            key = (node_id, "is_finished")
+            key = "is_finished"
         elif any(oid == "is_finished" for oid, _ in plan.outputs):
-            key = (node_id, "out:is_finished")
+            key = "out:is_finished"
         else:
             return True
-        return bool(np.all(self.owner._read(self.owner._layout.slots[key])))
+        return bool(np.all(self.owner.slot_value(node_id, key)))

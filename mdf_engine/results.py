@@ -136,7 +136,10 @@ def csv_cell(text: str) -> str:
 
 def _real(key: str, v: Any) -> np.ndarray:
     """``v`` as a flat float array for CSV; MDFError for values that are not real numbers."""
-    a = np.asarray(v) if not isinstance(v, np.ndarray) else v
+    try:
+        a = np.asarray(v) if not isinstance(v, np.ndarray) else v
+    except ValueError:  # a ragged nesting of lists
+        a = np.asarray([v], dtype=object)
     if a.dtype.kind not in "biuf":
         what = "complex numbers" if a.dtype.kind == "c" else f"{type(v).__name__} values"
         raise MDFError(f"'{key}' holds {what}; CSV holds real numbers (save as .npz or .json)")

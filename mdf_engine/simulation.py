@@ -29,7 +29,7 @@ from .results import Results
 
 log = logging.getLogger("mdf_engine")
 
-BACKENDS = ("auto", "interpreted", "compiled")
+BACKENDS = ("auto", "interpreted", "compiled", "hexagon", "actr")
 #: Under ``backend="auto"``, a first ``run`` of at least this many steps picks the compiled
 #: backend (a first compile costs seconds, a cached one under a second); shorter runs and
 #: step-by-step ``evaluate`` calls stay interpreted.
@@ -94,18 +94,27 @@ class Simulation:
 
     ``schedule_log``: how many entries (one per node run, one per time step) of the schedule
     the compiled backend keeps for ``order_of_execution`` (the most recent ones; ``0``
-    switches the log off; default ``compiler.SCHEDULE_LOG``)."""
+    switches the log off; default ``compiler.SCHEDULE_LOG``).
+
+    Backends ``"hexagon"`` (the graph quantized onto hexagon:: ops) and ``"actr"`` (an ACT-R
+    production system, one step per production cycle; ``"auto"`` picks it for a model that
+    calls ``actr`` functions, and a run given no step count then runs until the goal is
+    reached, at most ``max_cycles`` cycles): see :mod:`mdf_engine.backends`."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
                  check_finite: bool = False, scheduling_mode: str = "standard",
-                 seed: int | None = None, schedule_log: int | None = None):
+                 seed: int | None = None, schedule_log: int | None = None,
+                 max_cycles: int | None = None):
         self.model: Model = load(model)
+        self.max_cycles = max_cycles
         #: seeds the stream of unseeded random operators when the simulation starts (and again
         #: after reset()), so runs are reproducible (see :mod:`mdf_engine.randomness`)
         self.seed = seed
         self.graph = self.model.get_graph(graph)
         if backend not in BACKENDS:
             raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
+        if backend == "auto" and _is_actr(self.model):
+            backend = "actr"
         self.backend = backend
         self.check_finite = check_finite
         #: entries of the compiled backend's schedule log (None: its default; 0: off)
@@ -128,15 +137,10 @@ class Simulation:
 
     def _start(self, backend: str) -> None:
         """Create the graph runner of ``backend``."""
-        if backend == "compiled":
-            from .compiler import CompiledGraph
+        from .backends import make_runner
 
-            extra = {} if self.schedule_log is None else {"schedule_log": self.schedule_log}
-            self.runner = CompiledGraph(self.plan, check_finite=self.check_finite, **extra)
-        else:
-            from .interpreter import InterpretedGraph
-
-            self.runner = InterpretedGraph(self.plan, check_finite=self.check_finite)
+        self.runner = make_runner(backend, self.plan, self.model, self.check_finite,
+                                  self.max_cycles, self.schedule_log)
 
     def _reader(self) -> Any:
         """The runner, or (``auto`` before its first run) a graph that has not run."""
@@ -251,10 +255,13 @@ class Simulation:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
             steps = steps_for_duration(duration, dt)
+        given = steps is not None
+        if steps is None:
+            steps = self.runner.default_steps if self.runner is not None else 1
         from .limits import check_steps
 
-        check_steps(1 if steps is None else steps)
-        steps = 1 if steps is None else int(steps)
+        check_steps(steps)
+        steps = int(steps)
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")
         self._decide(steps)
@@ -269,23 +276,26 @@ class Simulation:
         if fresh:
             self._seed_stream(initializer, dt)
         try:
-            if hasattr(self.runner, "run_steps") and not keys and not record_fired:
+            if not keys and not record_fired:
                 try:
                     # with a progress bar: about a hundred chunks, each one run_steps call
-                    size = steps if bar is None else max(1, steps // 100)
+                    size = max(1, steps) if bar is None else max(1, steps // 100)
                     for start in range(0, steps, size):
                         n = min(size, steps - start)
                         self.runner.run_steps(n, dt, initializer,
                                               first_without_dt=start == 0 and fresh)
                         if bar is not None:
                             bar.update(n)
+                        if self.runner.finished:  # an ACT-R goal reached
+                            break
                 except KeyboardInterrupt:
                     after = _evaluations(self.runner)
                     done = after - before if after is not None and before is not None else 0
                     self.time += dt * max(0, done - fresh) if dt is not None else 0.0
                     raise
-                done = steps
-                self.time += dt * max(0, steps - fresh) if dt is not None else 0.0
+                after = _evaluations(self.runner)
+                done = after - before if after is not None and before is not None else steps
+                self.time += dt * max(0, done - fresh) if dt is not None else 0.0
             else:
                 ran = len(self.order_of_execution) if record_fired else 0
                 for k in range(steps):
@@ -301,6 +311,8 @@ class Simulation:
                         res.traces[f"{n}.{p}"].append(_snapshot(self.value(n, p)))
                     if bar is not None:
                         bar.update(1)
+                    if self.runner.finished:
+                        break
         except KeyboardInterrupt:
             res.completed = False
             res.interrupted_at_step = done
@@ -310,6 +322,8 @@ class Simulation:
             if bar is not None:
                 bar.close()
         res.steps = done
+        if not given and self.runner.must_finish and not self.runner.finished:
+            raise MDFError(f"the {self.backend} model did not terminate within {steps} steps")
         res.outputs = self.outputs
         self._last_steps = ([], [])
         res.finish()
@@ -320,8 +334,7 @@ class Simulation:
         throw-away steps would otherwise take draws from it)."""
         if self.seed is None:
             return
-        if getattr(self.runner, "_tried", True) is False:
-            self.runner._compile(initializer, dt)
+        self.runner.prepare(initializer, dt)
         from .randomness import seed
 
         seed(self.seed)
@@ -356,6 +369,13 @@ class Simulation:
         return keys
 
 
+def _is_actr(model: Model) -> bool:
+    """Whether ``model`` calls ``actr`` functions (an ACT-R production system)."""
+    from .backends import uses_namespace
+
+    return uses_namespace(model, "actr")
+
+
 def _evaluations(runner: Any) -> int | None:
     """How many evaluate() calls ``runner`` has completed (None if it cannot tell)."""
     n = getattr(runner, "evaluations", None)
@@ -367,6 +387,8 @@ def _snapshot(v: Any) -> Any:
 
     if isinstance(v, np.ndarray):
         return v.copy()
+    if isinstance(v, (dict, list)):  # ACT-R chunks and productions: kept as they were
+        return copy.deepcopy(v)
     return v
 
 

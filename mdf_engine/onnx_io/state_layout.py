@@ -99,7 +99,7 @@ def layout(
     thr0 = []
     if sched is not None:
         for node, name, indices in thresholds or []:
-            v = warm._threshold_value(node, name)
+            v = warm.threshold_value(node, name)
             thr0.append(_index_scalar(v, indices))
     for k in range(MAX_WARM_UP_STEPS):
         if k >= warm_steps and len(warm.ever_ran) == len(plan.nodes):
