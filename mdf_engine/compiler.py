@@ -324,15 +324,25 @@ class CompiledGraph:
                   key: str) -> None:
         from .interpreter import InterpretedGraph
 
-        warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
-        try:
-            # at least two steps: a value whose first step differs in kind (a parameter's
-            # scalar initial value, then the (1, 1) arrays PsyNeuLink's functions return) is
-            # allocated in the kind it keeps from then on
-            while (len(warm.ever_ran) < len(self.node_ids) or warm.evaluations < 2) and \
-                    warm.evaluations < MAX_WARMUP_STEPS:
+        def warm_up(min_steps: int) -> Any:
+            warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
+            while (len(warm.ever_ran) < len(self.node_ids) or warm.evaluations < min_steps) \
+                    and warm.evaluations < MAX_WARMUP_STEPS:
                 inc = None if (warm.evaluations == 0 or dt is None) else dt
                 warm.evaluate(time_increment=inc, initializer=initializer)
+            return warm
+
+        try:
+            warm = warm_up(1)
+            # one step more: a value whose first step differs in kind but not in size (a
+            # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
+            # return) is allocated in the kind it keeps from then on; a value whose size
+            # changes keeps its first kind (and a later run reports the change)
+            if len(warm.ever_ran) == len(self.node_ids) and \
+                    warm.evaluations < MAX_WARMUP_STEPS:
+                later = warm_up(warm.evaluations + 1)
+                if _sizes(later) == _sizes(warm):
+                    warm = later
         except MDFError as e:
             raise WarmupStopped(f"the warm-up run stopped: {e}") from None
         if len(warm.ever_ran) < len(self.node_ids):
@@ -571,6 +581,24 @@ class CompiledGraph:
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
 #: off the compiled backend, which holds every value as float64.
+def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
+    """The number of elements of every value a warmed-up interpreter holds (per item for a
+    list or tuple)."""
+    def size(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return tuple(size(x) for x in v)
+        return np.size(v) if v is not None else None
+
+    out: dict[tuple[str, str], Any] = {}
+    for nid, st in warm.states.items():
+        for group, values in (("in", st.inputs_read), ("fn", st.funcs), ("out", st.outputs)):
+            for k, v in values.items():
+                out[(nid, f"{group}:{k}")] = size(v)
+        for k in st.params:
+            out[(nid, "par:" + k)] = size(st.lookup(k))
+    return out
+
+
 def _constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None
                    ) -> list[int] | None:
     """The integers of a registry function's ``axes`` given as a model constant (an integer
