@@ -581,6 +581,11 @@ class CompiledGraph:
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
 #: off the compiled backend, which holds every value as float64.
+def _flat(var: str, shape: tuple[int, ...]) -> str:
+    """A C-contiguous array of ``shape`` as a 1-D view (itself when it has one axis)."""
+    return var if len(shape) == 1 else f"{var}.reshape({int(np.prod(shape))})"
+
+
 def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
     """The number of elements of every value a warmed-up interpreter holds (per item for a
     list or tuple)."""
@@ -1003,13 +1008,26 @@ class _Generator:
             elif len(slot.shape) == 1:
                 out.append(f"{ind}{slot.var}[{k}] = _scalar({self.value(item, names)})")
             else:
-                out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
+                shape = tuple(slot.shape[1:])
+                element = self.element_value(item, names, shape)
+                if element is None:
+                    out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
+                else:  # item by item, element by element (no temporary arrays)
+                    out += [f"{ind}for i_ in range({int(np.prod(shape))}):",
+                            f"{ind}    {_flat(f'{slot.var}[{k}]', shape)}[i_] = "
+                            f"float({element})"]
         return out
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
-             tag: str, slot: Slot | None = None) -> str:
+             tag: str, slot: Slot | None = None, fuse: bool = True) -> str | None:
         """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
-        is where the value goes, whose kind a function without a Numba kernel must return."""
+        is where the value goes, whose kind a function without a Numba kernel must return.
+        None when the code appended to ``out`` already wrote the value into ``slot`` (a
+        sequence item by item, or element-wise when ``fuse``)."""
+        fused = self.call_elementwise(cp, names, slot, ind) if fuse else None
+        if fused is not None:
+            out += fused
+            return None
         local = dict(names)
         for k, (argname, vp) in enumerate(cp.args):
             t = f"t_{tag}_{k}"
@@ -1088,14 +1106,20 @@ class _Generator:
         allocated)."""
         return {s.var: s for s in self.slots.values()}
 
-    def element(self, names: Mapping[str, str], shape: tuple[int, ...]
+    def element(self, names: Mapping[str, str], shape: tuple[int, ...],
+                inline: Mapping[str, tuple[ValuePlan, dict]] | None = None
                 ) -> Callable[[str], str | None]:
         """One element of a name's value, for code that loops over the elements of an array
-        of ``shape``: ``a3[i_]`` for an array of that shape, the variable for a scalar; None
-        for anything else."""
+        of ``shape``: ``a3[i_]`` for an array of that shape (of its C-order flat view when it
+        has more than one axis), the variable for a scalar, the parenthesised element of an
+        ``inline`` argument's value; None for anything else."""
         by_var = self.slot_of_var
 
         def element(name: str) -> str | None:
+            if inline and name in inline:
+                vp, earlier = inline[name]
+                src = self.element_value(vp, names, shape, earlier)
+                return None if src is None else f"({src})"
             var = names.get(name)
             slot = by_var.get(var) if var is not None else None
             if slot is None:
@@ -1104,12 +1128,13 @@ class _Generator:
                 return None
             if slot.kind == "s":
                 return var
-            return f"{var}[i_]" if tuple(slot.shape) == shape else None
+            return f"{_flat(var, shape)}[i_]" if tuple(slot.shape) == shape else None
 
         return element
 
     def element_value(self, vp: ValuePlan, names: Mapping[str, str],
-                      shape: tuple[int, ...]) -> str | None:
+                      shape: tuple[int, ...],
+                      inline: Mapping[str, tuple[ValuePlan, dict]] | None = None) -> str | None:
         """Source of one element of ``vp``'s value (see :meth:`element`), or None when it is
         not an element-wise expression over scalars and arrays of ``shape``."""
         if vp.expr is None:
@@ -1118,8 +1143,22 @@ class _Generator:
                 return None
             if c.ndim == 0:
                 return self.const(c.item())
-            return f"{self.const(c)}[i_]" if c.shape == shape else None
-        return to_element_source(vp.expr, self.element(names, shape), self.literal)
+            return f"{_flat(self.const(c), shape)}[i_]" if c.shape == shape else None
+        return to_element_source(vp.expr, self.element(names, shape, inline), self.literal)
+
+    def call_elementwise(self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None,
+                         ind: str) -> list[str] | None:
+        """A function given by a ``value`` over its arguments, computed one element of its
+        array slot at a time with the arguments' element-wise values inlined (no temporary
+        arrays: PsyNeuLink's (1, 1) arrays); None when it is not element-wise."""
+        if cp.schema is not None or slot is None or slot.kind != "a" or slot.seq \
+                or cp.value is None or cp.value.expr is None:
+            return None
+        inline: dict[str, tuple[ValuePlan, dict]] = {}
+        for argname, vp in cp.args:  # an argument sees the arguments before it
+            inline[argname] = (vp, dict(inline))
+        value = self.element_value(cp.value, names, tuple(slot.shape), inline)
+        return None if value is None else self.element_loop(slot, value, [], ind)
 
     def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
                      ind: str) -> list[str]:
@@ -1127,10 +1166,11 @@ class _Generator:
         each condition whose test holds, in order (tests and values read the slot's old
         element: each element is written after it was read, and only by its own step).
         Instead of a whole-array expression, it allocates no temporary arrays."""
-        out = [f"{ind}for i_ in range({slot.shape[0]}):", f"{ind}    e_ = float({value})"]
+        size = int(np.prod(slot.shape))
+        out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = float({value})"]
         for test, val in conditions:
             out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
-        return out + [f"{ind}    {slot.var}[i_] = e_"]
+        return out + [f"{ind}    {_flat(slot.var, tuple(slot.shape))}[i_] = e_"]
 
     def assign_value(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str],
                      ind: str) -> list[str]:
@@ -1141,8 +1181,7 @@ class _Generator:
         if lines is not None:
             return lines
         if slot.kind == "a" and vp.expr is not None and not vp.expr.is_bare_name():
-            element = self.element_value(vp, names, tuple(slot.shape)) \
-                if len(slot.shape) == 1 else None
+            element = self.element_value(vp, names, tuple(slot.shape))
             if element is not None:
                 return self.element_loop(slot, element, [], ind)
             product = self.matmul_into(slot, vp, names)
@@ -1334,7 +1373,8 @@ class _Generator:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
             expr = self.call(pp.call, names, out, ind,
-                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot)
+                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot,
+                             fuse=not pp.conditions)
             if expr is None:
                 if pp.conditions:
                     raise NotCompilable(f"parameter {nid}.{pp.id}: a sequence with conditions")
