@@ -104,3 +104,37 @@ def test_what_cannot_compile_names_itself(value, why, caplog):
     np.testing.assert_array_equal(
         np.ravel(sims["compiled"].value("n", "o")), np.ravel(sims["interpreted"].value("n", "o"))
     )
+
+
+def test_element_loops_over_arrays_of_two_axes_equal_interpreted():
+    """A value over (2, 3) arrays is computed element by element over their flat view."""
+    model = {
+        "m": {
+            "format": "ModECI MDF v0.4",
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "parameters": {
+                                "y": {
+                                    "default_initial_value": [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]],
+                                    "value": "y * 0.5 + 1",
+                                }
+                            },
+                            "output_ports": {"o": {"value": "np.exp(-y) * y - 2"}},
+                        }
+                    }
+                }
+            },
+        }
+    }
+    sims = {b: Simulation(model, backend=b) for b in ("interpreted", "compiled")}
+    for sim in sims.values():
+        sim.run(steps=7)
+    assert sims["compiled"].runner.mode == "compiled"
+    np.testing.assert_allclose(
+        sims["compiled"].outputs["n"]["o"],
+        sims["interpreted"].outputs["n"]["o"],
+        rtol=1e-12,
+        atol=0,
+    )
