@@ -3,7 +3,11 @@ plug-in modules add (each module in ``PLUGINS`` has ``add_parsers(sub)``, which 
 subcommands with ``set_defaults(func=...)``).
 
 Bad input (a malformed model, an unknown option value) exits with status 2 and one line on
-stderr that names the file and field; never a traceback.
+stderr that names the file and field; never a traceback. So does a command whose optional
+dependency is not installed: the line names the pip extra to install.
+
+Verbosity: ``-v`` shows the engine's INFO lines (backend choices, compile-cache use) and those
+of Dask; ``-q`` shows errors only. Without ``-v`` Dask's own INFO lines are hidden.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import argparse
 import importlib
 import json
 import logging
+import os
 import sys
 from typing import Any
 
@@ -21,8 +26,30 @@ from .errors import MDFError
 PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep", "mdf_engine.cli_draw")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"mdf {version('mdf-engine')}"
+    except PackageNotFoundError:
+        return "mdf (mdf_engine imported from a source tree that is not pip-installed)"
+
+
+def _verbosity(p: argparse.ArgumentParser, top: bool) -> None:
+    """``-v``/``-q``, accepted before the subcommand (``top``: kept as ``verbose_all`` and
+    ``quiet_all``, which a subcommand's own defaults cannot overwrite) and after it."""
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   dest="verbose_all" if top else "verbose",
+                   help="more log lines (-v: INFO, -vv: DEBUG)")
+    if not any("--quiet" in a.option_strings for a in p._actions):
+        p.add_argument("-q", "--quiet", action="store_true",
+                       dest="quiet_all" if top else "quiet", help="print nothing but errors")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mdf", description="Run and inspect ModECI MDF models.")
+    p.add_argument("--version", action="version", version=_version())
+    _verbosity(p, top=True)
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a model and report or save its outputs")
@@ -33,10 +60,16 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--duration", type=float, default=None,
                    help="run the reference loop t=0; while t<=T: ...; t+=dt")
     r.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
+    r.add_argument("--initializer", default=None, metavar="FILE.json",
+                   help="input port values given at every step: a JSON mapping of port id "
+                        "(or NODE.PORT) to a value")
     r.add_argument("--backend", default="auto",
                    choices=["auto", "interpreted", "compiled", "hexagon"],
                    help="auto (default): compiled for runs of 5000 steps or more, else "
                         "interpreted")
+    r.add_argument("--scheduling-mode", default="standard", choices=["standard", "exact_time"],
+                   help="graph-scheduler's mode: exact_time is PsyNeuLink's "
+                        "SchedulingMode.EXACT_TIME (an MDF file does not record it)")
     r.add_argument("--record", nargs="*", default=[], metavar="NODE.PORT",
                    help="record these ports/parameters at every step")
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
@@ -44,8 +77,18 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
     r.add_argument("--progress", action="store_true",
                    help="show a progress bar (the default when stderr is a terminal)")
-    r.add_argument("--quiet", action="store_true",
+    r.add_argument("-q", "--quiet", action="store_true",
                    help="print nothing but errors (and no progress bar)")
+    r.add_argument("--set", dest="sets", action="append", default=[],
+                   metavar="NODE.PARAM=VALUE",
+                   help="set a parameter (a number or a JSON list); repeatable")
+    r.add_argument("--seed", type=int, default=None,
+                   help="seed the draws of random operators that have no seed of their own "
+                        "(reproducible runs, fresh draws each step)")
+    r.add_argument("--full", action="store_true",
+                   help="print whole arrays (default: shape, dtype and range of large ones)")
+    r.add_argument("--fired", action="store_true",
+                   help="with --plot: a panel marking the steps at which each node ran")
     r.add_argument("--check-finite", action="store_true",
                    help="stop at the first NaN or inf and report where")
     r.add_argument("--max-cycles", type=int, default=1000,
@@ -53,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
     i.add_argument("model")
+    i.add_argument("--full", action="store_true",
+                   help="print whole arrays (default: shape, dtype and range of large ones)")
 
     v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
     v.add_argument("model")
@@ -67,16 +112,45 @@ def _parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.add_parsers(sub)
+    for sp in sub.choices.values():
+        _verbosity(sp, top=False)
     return p
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
+    if verbose >= 2:
+        level = logging.DEBUG
+    logging.basicConfig(level=level, format="mdf: %(message)s")
+    logging.getLogger("mdf_engine").setLevel(level)
+    if not verbose:
+        # Dask reads this when it is first imported (also in its worker processes)
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+        logging.getLogger("distributed").setLevel(max(level, logging.WARNING))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="mdf: %(message)s")
+    args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
+    args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
+    _configure_logging(args.verbose, args.quiet)
     try:
         return int(args.func(args) or 0)
     except MDFError as e:
-        print(f"mdf: error: {e}", file=sys.stderr)
+        from .simulation import name_file
+
+        print(f"mdf: error: {name_file(e, getattr(args, 'model', None))}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an output that cannot be written: a missing folder, no permission
+        print(f"mdf: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        from .extras import missing_message
+
+        text = missing_message(e.name)
+        if text is None:
+            raise
+        print(f"mdf: error: mdf {args.command}: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("mdf: interrupted", file=sys.stderr)
@@ -105,29 +179,75 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.backend == "hexagon":
         return _run_hexagon(model, args)
     sim = Simulation(model, graph=args.graph, backend=args.backend,
-                     check_finite=args.check_finite)
+                     check_finite=args.check_finite, scheduling_mode=args.scheduling_mode,
+                     seed=args.seed)
+    if args.sets:
+        sim.set(parse_values(args.sets, args.model))
     record = list(args.record)
     if args.plot and not record:
         record = [f"{n.id}.{o.id}" for n in sim.graph.nodes for o in n.output_ports]
     res = sim.run(steps=args.steps, dt=args.dt, duration=args.duration, record=record,
-                  progress=not args.quiet)
+                  progress=not args.quiet, initializer=_read_initializer(args.initializer),
+                  record_fired=bool(args.plot and args.fired))
     if args.output:
         res.save(args.output)
     if args.plot:
         from .plotting import plot_run
 
-        plot_run(res, args.plot, model=model, title=f"{model.id} / {sim.graph.id}")
+        plot_run(res, args.plot, model=model, title=f"{model.id} / {sim.graph.id}",
+                 fired=res.fired or None)
     if args.json:
         print(json.dumps({"graph": sim.graph.id, "steps": res.steps,
                           "outputs": plain(res.outputs)}))
     elif not args.quiet:
+        from .summary import summarize
+
         print(f"{model.id} / {sim.graph.id}: {res.steps} steps")
         for node, ports in res.outputs.items():
             for port, value in ports.items():
-                print(f"  {node}.{port} = {plain(value)}")
+                print(f"  {node}.{port} = {summarize(value, args.full)}")
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130
+
+
+def _read_initializer(path: str | None) -> dict | None:
+    """The ``--initializer`` file: a JSON mapping of input port to value (lists as arrays)."""
+    if path is None:
+        return None
+    import numpy as np
+
+    from .loader import read_file
+
+    data = read_file(path)
+    if not isinstance(data, dict):
+        raise MDFError("expected a mapping of input port ids to values", source=path)
+    out = {}
+    for k, v in data.items():
+        if isinstance(v, list):
+            try:
+                v = np.asarray(v)
+            except ValueError:
+                raise MDFError("a value is not a rectangular array", str(k), path) from None
+        out[str(k)] = v
+    return out
+
+
+def parse_values(sets: list[str], source: str) -> dict[str, Any]:
+    """``["A.x=0.5", "B.w=[1, 2]"]`` as ``{"A.x": 0.5, "B.w": [1, 2]}`` (JSON numbers/lists)."""
+    out: dict[str, Any] = {}
+    for item in sets:
+        key, sep, text = item.partition("=")
+        try:
+            value = json.loads(text) if sep else None
+        except ValueError:
+            value = None
+        ok = isinstance(value, (int, float, list)) and not isinstance(value, bool)
+        if not sep or "." not in key or not ok:
+            raise MDFError(f"--set '{item}': expected NODE.PARAM=VALUE with a number or a JSON "
+                           "list as VALUE", source=source)
+        out[key.strip()] = value
+    return out
 
 
 def _run_actr(model: Any, args: argparse.Namespace) -> int:
@@ -172,7 +292,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     from .info import describe
 
-    print(describe(args.model))
+    print(describe(args.model, full=args.full))
     return 0
 
 

@@ -21,7 +21,10 @@ def add_parsers(sub: Any) -> None:
                    help="values of one parameter: START:STOP:N, a list 1,2,5, or with "
                         "--samples a range START:STOP")
     s.add_argument("--graph", default=None, help="graph id (default: the first graph)")
-    s.add_argument("--steps", type=int, default=1, help="evaluate() calls per run")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--steps", type=int, default=1, help="evaluate() calls per run")
+    g.add_argument("--duration", type=float, default=None,
+                   help="run the reference loop t=0; while t<=T: ...; t+=dt")
     s.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
     s.add_argument("--record", nargs="+", required=True, metavar="NODE.PORT",
                    help="ports or parameters kept at every step")
@@ -40,7 +43,8 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("-o", "--output", default=None, help="write the sweep (.nc, .csv, .npz)")
     s.add_argument("--plot", default=None, help="plot a final value against the swept "
                    "parameters to this image")
-    s.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing but errors")
     s.add_argument("--progress", action="store_true",
                    help="show a progress bar (the default when stderr is a terminal)")
     s.set_defaults(func=cmd_sweep)
@@ -72,7 +76,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                    graph=args.graph, design=args.design, samples=args.samples, seed=args.seed,
                    backend=args.backend, cluster=args.cluster, workers=args.workers,
                    chunk=args.chunk or (max(1, total // 100) if bar else None),
-                   progress=bar.update if bar else None)
+                   progress=bar.update if bar else None, duration=args.duration)
     finally:
         if bar:
             bar.close()
@@ -83,7 +87,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
-        print(f"{total} parameter sets x {args.steps} steps"
+        print(f"{total} parameter sets x {ds.sizes['time']} steps"
               + (f" -> {args.output}" if args.output else ""))
         if not args.output:
             from .sweep import final_table

@@ -43,15 +43,20 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+def engine_sources() -> list[Path]:
+    """Every Python source file of the package, recursively, in a fixed order."""
+    return sorted(Path(__file__).parent.rglob("*.py"))
+
+
 @functools.lru_cache(maxsize=1)
 def _engine_digest() -> str:
-    """A hash of the engine's own source (loader, plan, expressions, compiler, scheduler code):
-    a record written by another version of it is not used. Read once per process (a sweep
-    compiles one graph per chunk)."""
+    """A hash of every source file of the package, sub-packages included: a record written
+    by another version of the engine is not used. Read once per process (a sweep compiles one
+    graph per chunk)."""
     root = Path(__file__).parent
     h = hashlib.sha256()
-    for f in sorted([*root.glob("*.py"), *(root / "schedulers").glob("*.py")]):
-        h.update(f.name.encode())
+    for f in engine_sources():
+        h.update(f.relative_to(root).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()
 

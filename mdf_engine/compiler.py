@@ -170,6 +170,8 @@ class CompiledGraph:
         self._static_updates = 0
         self.compiled_order: list[str] = []
         self.schedule_truncated = False
+        self._last_update = 0
+        self._clock: Any = None
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     @property
@@ -237,7 +239,32 @@ class CompiledGraph:
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
+        if self.is_compiled:
+            self._expand_static_log()
+        mark = len(self.compiled_time_steps)
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
+        self._last_update = mark
+
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        """The time steps of the last evaluate() and their absolute times in ms (with
+        absolute time, the clock ends an update one step after its last step starts)."""
+        if not self.is_compiled:
+            return self._runner.last_update_steps()
+        self._expand_static_log()
+        steps = self.compiled_time_steps[self._last_update:]
+        clock = self._absolute_clock()
+        if not clock.enabled:
+            return steps, [0.0] * len(steps)
+        end, k = int(self._state["clock"][6]), len(steps)
+        return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
+
+    def _absolute_clock(self) -> Any:
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+        if self._clock is None:
+            from .schedulers.compiled import encode
+
+            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+        return self._clock
 
     def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
                   first_without_dt: bool = True) -> None:
@@ -286,6 +313,11 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
+            from .psyneulink_files import not_compiled_reason
+
+            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
+            if why:
+                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = self._float_parameters()
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -318,7 +350,8 @@ class CompiledGraph:
         kinds = [[k, *_kind_of(initializer[k], f"initializer '{k}'")]
                  for k in sorted(initializer or {})]
         return {"initializer": kinds, "check_finite": self.check_finite,
-                "swept": self.swept, "recorded": self.recorded}
+                "swept": self.swept, "recorded": self.recorded,
+                "scheduling_mode": self.plan.scheduling_mode}
 
     def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None,
                   key: str) -> None:
@@ -1390,6 +1423,13 @@ class _Generator:
             out.append(f"{ind}else:")
             first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             out.append(f"{ind}    {tmp} = {first}")
+        elif pp.conditions:
+            # set only by its conditions: the previous value, 0 before the first evaluation
+            # (the reference: None, then 0.0 under the first condition)
+            out.append(f"{ind}if {unset} != 0.0:")
+            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {slot.var}")
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
@@ -1620,11 +1660,12 @@ class _Generator:
                 *body, ""]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        if "." in key:
+        by_id = [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
+                 if ip.id == key]
+        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
             nid, port = key.split(".", 1)
             return [(nid, port)]
-        return [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
-                if ip.id == key]
+        return by_id
 
 
 # -- helpers the generated code imports --------------------------------------------------------

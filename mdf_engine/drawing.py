@@ -452,13 +452,15 @@ def _layout(graph: Graph, title: str, measure: _Measure, font: float) -> _Layout
 # --------------------------------------------------------------------------------------------
 def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
          size: tuple[float, float] | None = None, dpi: float = 100,
-         title: str | None = None) -> tuple[int, int]:
+         title: str | None = None, detailed: bool = False) -> tuple[int, int]:
     """Draw ``graph`` (default: the first) of ``model`` (a Model or a file) to ``path``; PNG,
     SVG or PDF by extension.
 
     By default the figure is as large as its text needs (capped at 60 inches a side, shrinking
     the fonts); ``size=(width, height)`` in inches fixes it and scales the drawing to fit.
-    Returns the image size: pixels for PNG, points for SVG/PDF.
+    Returns the image size: pixels for PNG, points for SVG/PDF. A graph of more than
+    :data:`mdf_engine.drawing_large.LARGE` nodes gets the compact drawing of
+    :mod:`mdf_engine.drawing_large` unless ``detailed``.
     """
     from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
@@ -469,8 +471,13 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
     g = m.get_graph(graph)
     if not g.nodes:
         raise MDFError(f"graph '{g.id}' has no nodes to draw")
-    measure = _Measure(dpi)
     heading = title if title is not None else f"{m.id} / {g.id}"
+    if not detailed:
+        from .drawing_large import draw_large, is_large
+
+        if is_large(g):  # hundreds of nodes: layered top-down, repeated blocks collapsed
+            return draw_large(g, path, heading, dpi=dpi, size=size)
+    measure = _Measure(dpi)
     lay = _layout(g, heading, measure, _FONT)
     limit = size if size is not None else (_MAX_SIZE, _MAX_SIZE)
     scale = min(limit[0] / lay.width, limit[1] / lay.height)

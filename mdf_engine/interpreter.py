@@ -11,6 +11,9 @@ in order (each sees the new values of those before it), then its output ports.
 Where the reference has known bugs we do not copy them (see docs/semantics.md): ``reduce``
 add/multiply never modify the sender's arrays in place, and nodes of one time step run in the
 graph's declaration order (the reference uses Python set order).
+
+In files PsyNeuLink wrote (``plan.psyneulink``), nodes of one time step read their senders'
+outputs from before that step, as PsyNeuLink runs a consideration set (docs/semantics.md).
 """
 
 from __future__ import annotations
@@ -84,10 +87,18 @@ class InterpretedGraph:
         self.ran_this_trial: set[str] = set()
         self.order_of_execution: list[str] = []
         self.time_steps: list[set[str]] = []
+        #: graph-scheduler's absolute time (a pint quantity) of each entry of ``time_steps``
+        self.step_times: list[Any] = []
+        #: index in ``time_steps`` of the first step of the last evaluate()
+        self.update_start = 0
         self.evaluations = 0
         self.scheduler, self.sched_nodes = make_scheduler(
             plan.graph, value_getter=self._threshold_value, finished=self._is_finished,
-            where=plan.where)
+            where=plan.where, mode=plan.scheduling_mode)
+        self._clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
+        #: PsyNeuLink files: per node, the (port, value) inputs of this update, which every
+        #: execution of the node in the update reads again
+        self.held: dict[str, list[tuple[str, Any]]] = {}
         self._rank = {nid: i for i, nid in enumerate(self.order)}
 
     # -- values used by conditions -----------------------------------------------------------
@@ -124,25 +135,35 @@ class InterpretedGraph:
 
     # -- one reference evaluate() ------------------------------------------------------------
     def set_initializer(self, initializer: Mapping[str, Any] | None) -> None:
+        self.held = {}
         if not initializer:
             return
         matched = set()
+        port_ids = {pid for st in self.states.values() for pid in st.pending}
         for key, value in initializer.items():
-            if "." in key:
+            # a key with a dot is NODE.PORT, unless it is itself a port id (onnx_to_mdf names
+            # weight ports after ONNX initializers such as ``fc1.weight``)
+            if "." in key and key not in port_ids:
                 node_id, port = key.split(".", 1)
                 st = self.states.get(node_id)
                 if st is None or port not in st.pending:
                     raise MDFError(f"initializer key '{key}' names no input port")
                 st.set_input(port, value)
+                self._hold(node_id, port, value)
                 matched.add(key)
                 continue
-            for st in self.states.values():
+            for nid, st in self.states.items():
                 if key in st.pending:
                     st.set_input(key, value)
+                    self._hold(nid, key, value)
                     matched.add(key)
         unmatched = [k for k in initializer if k not in matched]
         if unmatched:
             raise MDFError(f"initializer key '{unmatched[0]}' is not an input port of any node")
+
+    def _hold(self, nid: str, port: str, value: Any) -> None:
+        if self.plan.psyneulink:
+            self.held.setdefault(nid, []).append((port, value))
 
     def evaluate(self, time_increment: float | None = None,
                  initializer: Mapping[str, Any] | None = None) -> None:
@@ -154,6 +175,8 @@ class InterpretedGraph:
         self.set_initializer(initializer)
         self.ran_this_trial = set()
         rank = self._rank
+        self.update_start = len(self.time_steps)
+        before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):
             if k >= MAX_TIME_STEPS_PER_UPDATE:
                 raise MDFError(f"no termination after {MAX_TIME_STEPS_PER_UPDATE} time steps "
@@ -161,29 +184,71 @@ class InterpretedGraph:
                                self.plan.where)
             nodes = sorted((str(n) for n in ts), key=rank.__getitem__)
             self.time_steps.append(set(nodes))
+            self.step_times.append(self._clock.time.absolute)
+            frozen = None
+            if before_step and len(nodes) > 1:
+                frozen = {n: dict(self.states[n].outputs) if n in self.ever_ran else None
+                          for n in nodes}
             for nid in nodes:
                 self.order_of_execution.append(nid)
-                self.run_node(nid, time_increment)
+                if frozen is None:
+                    self.run_node(nid, time_increment)
+                else:
+                    self.run_node(nid, time_increment, frozen)
                 self.ever_ran.add(nid)
                 self.ran_this_trial.add(nid)
         self.evaluations += 1
 
-    def run_node(self, nid: str, dt: float | None) -> None:
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        """The time steps of the last evaluate() and their absolute times in ms."""
+        start = self.update_start
+        return self.time_steps[start:], [_ms(t) for t in self.step_times[start:]]
+
+    def run_node(self, nid: str, dt: float | None,
+                 frozen: Mapping[str, Mapping[str, Any] | None] | None = None) -> None:
+        """Deliver ``nid``'s incoming edges and run it. ``frozen`` (PsyNeuLink files): the
+        nodes of this time step with their outputs from before it (None: not run before)."""
         st = self.states[nid]
+        for port, value in self.held.get(nid, ()):
+            if st.pending[port] is None:
+                st.set_input(port, value)
         for ep in self.plan.incoming[nid]:
-            if ep.sender in self.ever_ran:
+            if frozen is not None and ep.sender in frozen:
+                outs = frozen[ep.sender]
+                if outs is None:
+                    continue
+                value = outs[ep.sender_port]
+            elif ep.sender in self.ever_ran:
                 value = self.states[ep.sender].outputs[ep.sender_port]
-                if ep.has_weight:
-                    try:
-                        value = ep.weight * value
-                    except (ValueError, TypeError) as e:
-                        raise MDFError(f"cannot apply the weight: {type(e).__name__}: {e}",
-                                       f"{self.plan.where}.edges.{ep.id}.parameters.weight") \
-                            from None
-                st.set_input(ep.receiver_port, value)
+            else:
+                continue
+            if ep.matrix is not None:
+                value = _project(value, ep, self.plan.where)
+            if ep.has_weight:
+                try:
+                    value = ep.weight * value
+                except (ValueError, TypeError) as e:
+                    raise MDFError(f"cannot apply the weight: {type(e).__name__}: {e}",
+                                   f"{self.plan.where}.edges.{ep.id}.parameters.weight") \
+                        from None
+            st.set_input(ep.receiver_port, value)
         evaluate_node(st, dt)
         if self.check_finite:
             _check_finite(st, self.evaluations)
+
+
+def _project(value: Any, ep: Any, where: str) -> Any:
+    """A PsyNeuLink projection: the sender's value times the edge's matrix."""
+    try:
+        return np.matmul(value, ep.matrix)
+    except ValueError as e:
+        raise MDFError(f"cannot apply the projection matrix: {e}",
+                       f"{where}.edges.{ep.id}") from None
+
+
+def _ms(t: Any) -> float:
+    """graph-scheduler's absolute time (a pint quantity) in milliseconds."""
+    return float(t.to("ms").m) if hasattr(t, "to") else float(t)
 
 
 def evaluate_node(st: NodeState, dt: float | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -26,6 +27,9 @@ from .model import (
     to_dict,
 )
 from .nested_graphs import flatten_nested_graphs
+from .sidecar import resolve_sidecar
+
+log = logging.getLogger("mdf_engine")
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
@@ -37,6 +41,19 @@ REDUCE_MODES = ("overwrite", "add", "multiply")
 
 #: Keys some writers add that carry no semantics; accepted and dropped.
 IGNORED_KEYS = {"notes"}
+#: Fields that some MDF schema version or writer defines but that do not change a run: accepted
+#: silently and dropped. (Model ``version`` and edge ``name`` appear in MDF v0.1-v0.3 files,
+#: node ``type`` in PsyNeuLink's v0.1 exports, ``is_stateful`` in some serialised parameters.)
+SCHEMA_ONLY_FIELDS: dict[str, set[str]] = {
+    "Model": {"version", "notes", "dependencies"},
+    "Graph": {"version", "notes"},
+    "Node": {"type", "notes"},
+    "Edge": {"name", "type", "notes"},
+    "InputPort": {"notes"},
+    "OutputPort": {"notes"},
+    "Parameter": {"notes", "is_stateful"},
+    "Function": {"notes"},
+}
 
 
 def load(source: Any, *, graph_check: bool = True) -> Model:
@@ -45,7 +62,7 @@ def load(source: Any, *, graph_check: bool = True) -> Model:
         return source
     if isinstance(source, (str, os.PathLike)):
         path = str(source)
-        data = read_file(path)
+        data = resolve_sidecar(read_file(path), path)
         return from_dict(data, source=path, graph_check=graph_check)
     if isinstance(source, dict):
         return from_dict(source, graph_check=graph_check)
@@ -153,6 +170,10 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
     body = flatten_nested_graphs(body, source)
     builder = _Builder(source)
     model = builder.element(Model, str(model_id), body, "")
+    if builder.unknown:
+        shown = ", ".join(builder.unknown[:5]) + (" ..." if len(builder.unknown) > 5 else "")
+        log.warning("%s: ignored %d field(s) that no MDF version defines: %s",
+                    source or "<model>", len(builder.unknown), shown)
     if graph_check:
         for g in model.graphs:
             _check_graph(g, f"graphs.{g.id}", source)
@@ -163,6 +184,8 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
 class _Builder:
     def __init__(self, source: str | None):
         self.source = source
+        #: paths of fields that no MDF version defines (warned about once, then dropped)
+        self.unknown: list[str] = []
 
     def error(self, msg: str, path: str) -> MDFError:
         return MDFError(msg, path, self.source)
@@ -188,9 +211,9 @@ class _Builder:
                     raise self.error(f"id '{value}' differs from its key '{id}'", sub)
                 continue
             if key not in known:
-                raise self.error(
-                    f"unknown field '{key}' for {cls.__name__} (known: "
-                    f"{', '.join(k for k in known if k != 'id')})", sub)
+                if key not in SCHEMA_ONLY_FIELDS.get(cls.__name__, ()):
+                    self.unknown.append(sub)
+                continue
             kwargs[key] = self.field_value(cls, known[key], value, sub)
         if "id" in known and "id" not in kwargs:
             if "id" in body:
@@ -202,8 +225,9 @@ class _Builder:
         return obj
 
     def check_id(self, id: Any, path: str) -> None:
-        if not isinstance(id, (str, int)) or isinstance(id, bool) or str(id) == "":
-            raise self.error(f"an id must be a non-empty string, got {id!r}", path)
+        # "" is an id modeci-mdf's onnx_to_mdf writes for unnamed ONNX nodes
+        if not isinstance(id, (str, int)) or isinstance(id, bool):
+            raise self.error(f"an id must be a string, got {id!r}", path)
 
     def field_value(self, cls: type, f: Any, value: Any, path: str) -> Any:
         meta = f.metadata
@@ -302,6 +326,8 @@ class _Builder:
             return
         if isinstance(value, (list, dict)):
             return
+        if _is_numeric_array(value):  # read from a sidecar .npz (see mdf_engine.sidecar)
+            return
         raise self.error(f"unsupported value of type {type(value).__name__}", path)
 
     def shape(self, value: Any, path: str) -> tuple[int, ...] | None:
@@ -351,11 +377,9 @@ class _Builder:
                 raise self.error(f"function must be a name, got {type(fn).__name__}",
                                  f"{path}.function")
         if name == "Parameter":
-            defined = [k for k in ("value", "function", "time_derivative")
-                       if getattr(obj, k) is not None]
-            if not defined and obj.default_initial_value is None:
-                raise self.error("a parameter needs a value, a function or a "
-                                 "time_derivative", path)
+            # A parameter with no value, function or time_derivative is set by its conditions
+            # (None until one holds, then 0.0 where none holds, as the reference does), or is
+            # None (pytorch_to_mdf writes an absent optional ONNX input as {}).
             if obj.value is not None and obj.function is not None:
                 raise self.error("a parameter has either a value or a function, not both", path)
         if name == "OutputPort" and obj.value is None:
@@ -368,6 +392,12 @@ class _Builder:
                 if k == "weight" and not _is_numeric(w):
                     raise self.error(f"an edge weight must be a number or a (nested) list of "
                                      f"numbers, got {w!r:.60}", f"{path}.parameters.weight")
+
+
+def _is_numeric_array(v: Any) -> bool:
+    import numpy as np
+
+    return isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
 
 
 def _is_numeric(w: Any) -> bool:

@@ -15,6 +15,7 @@ not change from step to step:
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,6 +109,10 @@ class CallPlan:
     input_names: list[str | None] = field(default_factory=list)
     attribute_names: list[str] = field(default_factory=list)
     value: ValuePlan | None = None
+    #: how many leading outputs are used (None: all); set for onnx_to_mdf's bare ports
+    outputs_wanted: int | None = None
+    #: give the outputs as a tuple even when there is one (the node indexes them)
+    keep_tuple: bool = False
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         fp = dict(env)
@@ -117,8 +122,10 @@ class CallPlan:
             return self.value.evaluate(fp)
         inputs = [fp[n] if n is not None else None for n in self.input_names]
         attrs = {n: fp[n] for n in self.attribute_names}
-        out = self.schema.call(inputs, attrs)
-        return out[0] if len(out) == 1 else out
+        out = self.schema.call(inputs, attrs, self.outputs_wanted)
+        if self.outputs_wanted is not None:
+            out = out[:self.outputs_wanted]
+        return out[0] if len(out) == 1 and not self.keep_tuple else out
 
 
 @dataclass
@@ -175,6 +182,8 @@ class EdgePlan:
     receiver_port: str
     weight: Any
     has_weight: bool
+    #: PsyNeuLink projection matrix: the receiver gets ``sender_value @ matrix``
+    matrix: Any = None
 
 
 @dataclass
@@ -185,15 +194,31 @@ class GraphPlan:
     incoming: dict[str, list[EdgePlan]]
     opset: int | None
     where: str
+    #: graph-scheduler's mode: "standard" or "exact_time" (``SchedulingMode.EXACT_TIME``)
+    scheduling_mode: str = "standard"
+    #: the file was written by PsyNeuLink: its execution rules apply (docs/semantics.md)
+    psyneulink: bool = False
 
 
-def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> GraphPlan:
-    """Check and compile a graph for execution."""
+SCHEDULING_MODES = ("standard", "exact_time")
+
+
+def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
+               scheduling_mode: str = "standard") -> GraphPlan:
+    """Check and compile a graph for execution (``scheduling_mode``: graph-scheduler's
+    standard mode or ``"exact_time"``, PsyNeuLink's ``SchedulingMode.EXACT_TIME``)."""
     where = f"graphs.{graph.id}"
+    if scheduling_mode not in SCHEDULING_MODES:
+        raise MDFError(f"unknown scheduling mode '{scheduling_mode}' (choose from "
+                       f"{', '.join(SCHEDULING_MODES)})")
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
+    prefer = _preferred_namespace(model)
+    if prefer == "pnl":
+        from .psyneulink_files import ddm_outputs, fold_projection_nodes
+
+        graph = ddm_outputs(fold_projection_nodes(graph))
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
-    prefer = _preferred_namespace(model)
     try:
         nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer)
                  for n in graph.nodes}
@@ -207,16 +232,33 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None) -> 
         if isinstance(w, list):
             w = np.asarray(w)
         has_weight = not (isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1)
+        matrix = (e.parameters or {}).get("matrix") if prefer == "pnl" else None
         edges.append(EdgePlan(e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w,
-                              has_weight))
+                              has_weight, matrix))
     incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
     for ep in edges:
         incoming[ep.receiver].append(ep)
-    return GraphPlan(graph, nodes, edges, incoming, opset, where)
+    return GraphPlan(graph, nodes, edges, incoming, opset, where, scheduling_mode,
+                     prefer == "pnl")
+
+
+def _name_ref(name: str, where: str) -> Expr:
+    """An expression that is exactly one known name, built as a syntax tree (never from
+    source text): ids that are not Python identifiers (``/fc1/Gemm``, ``fc1.weight``, ``""``,
+    as modeci-mdf's ONNX and PyTorch converters write them) stay data."""
+    tree = ast.Expression(body=ast.Name(id=name, ctx=ast.Load()))
+
+    def fetch(env: Mapping[str, Any]) -> Any:
+        return env[name]
+
+    return Expr(text=name, tree=tree, names=frozenset({name}), functions=frozenset(),
+                _fn=fetch, where=where)
 
 
 def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
            what: str = "value") -> ValuePlan:
+    if isinstance(v, str) and known is not None and v in known and not v.isidentifier():
+        return ValuePlan(expr=_name_ref(v, where), text=v)
     if isinstance(v, str):
         num = looks_numeric(v)
         if num is not None:
@@ -276,7 +318,8 @@ def _choose_version(schema: OpSchema, args: Mapping[str, Any], prefer: str | Non
 
 
 def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any],
-               known: set[str], opset: int | None, prefer: str | None = None) -> CallPlan:
+               known: set[str], opset: int | None, prefer: str | None = None,
+               sibling_params: set[str] | frozenset[str] = frozenset()) -> CallPlan:
     args = dict(owner.args or {})
     fname = owner.function
     if "opset" in args:
@@ -289,6 +332,9 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
                                  f"{where}.function")
         if "::" not in name:
             schema = _choose_version(schema, args, prefer)
+        elif name.startswith("onnx::"):
+            args.update(_sibling_attributes(schema, args, sibling_params, owner.id))
+            args = _spread_name_list(schema, args, known)
     arg_plans: list[tuple[str, ValuePlan]] = []
     scope = set(known)
     attr_names = set(schema.attributes) if schema is not None else set()
@@ -311,6 +357,44 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
     call.input_names = inputs
     call.attribute_names = list(attrs)
     return call
+
+
+def _sibling_attributes(schema: OpSchema, args: Mapping[str, Any], params: Iterable[str],
+                        own_id: str) -> dict[str, str]:
+    """ONNX attributes given as parameters of the calling node rather than in ``args``, as
+    modeci-mdf's ``onnx_to_mdf`` and ``pytorch_to_mdf`` write them (``transB``, ``alpha``,
+    ``kernel_shape``, ...): the reference engine binds every node parameter named like an
+    attribute of the op to that attribute, and so do we (an attribute in ``args`` wins)."""
+    return {p: p for p in params
+            if p in schema.attributes and p not in args and p != own_id}
+
+
+def _spread_name_list(schema: OpSchema, args: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """pytorch_to_mdf writes a variadic op's inputs as the text of a Python list of names,
+    ``"['_10', '_11']"``: they are the op's inputs in that order (the reference engine instead
+    feeds every value in scope to a variadic op)."""
+    if not (schema.variadic and schema.inputs) or not isinstance(args.get(schema.inputs[0]), str):
+        return args
+    first = schema.inputs[0]
+    try:
+        names = ast.literal_eval(args[first].strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return args
+    if not (isinstance(names, list) and names and all(isinstance(n, str) and n in known
+                                                      for n in names)):
+        return args
+    out: dict[str, Any] = {}
+    for k, v in args.items():
+        if k != first:
+            out[k] = v
+            continue
+        out[first] = names[0]
+        for i, n in enumerate(names[1:], start=1):
+            key = f"{first}{i}"
+            while key in args or key in schema.attributes:
+                key += "_"
+            out[key] = n
+    return out
 
 
 def _attribute_value(v: str, where: str, funcs: Mapping[str, Any], scope: set[str]) -> ValuePlan:
@@ -341,6 +425,11 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
     known = set(port_ids) | param_ids
     pending = list(node.functions)
     ordered: list[tuple[str, CallPlan]] = []
+    ids = known | {f.id for f in node.functions}
+
+    def _names(text: str) -> set[str]:
+        return {text} if text in ids else _names_in(text)
+
     while pending:
         progressed = False
         for f in list(pending):
@@ -352,7 +441,8 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
             if isinstance(f.value, str):
                 needed |= _names(f.value) - set(f.args or {})
             if needed <= known:
-                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer)))
+                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer,
+                                                 param_ids)))
                 known.add(f.id)
                 pending.remove(f)
                 progressed = True
@@ -366,12 +456,79 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
                            "not depend on each other in a cycle)", f"{where}.functions.{f.id}")
     known_params = port_ids | param_ids | {fid for fid, _ in ordered}
     params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset,
-                              prefer) for p in node.parameters]
+                              prefer, param_ids) for p in node.parameters]
     outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
                for o in node.output_ports]
+    _number_bare_output_ports(params, outputs)
     if prefer == "pnl":
         _fresh_parameters_in_calls(ordered, params, port_ids)
     return NodePlan(node.id, inputs, ordered, params, outputs, where)
+
+
+def _number_bare_output_ports(params: list[ParameterPlan],
+                              outputs: list[tuple[str, ValuePlan]]) -> None:
+    """modeci-mdf's onnx_to_mdf gives every output port of a node the value ``<function id>``,
+    one port per ONNX output the node uses: with a multi-output op (MaxPool, LSTM, Dropout) the
+    k-th such port is the op's k-th output, and the op computes only as many outputs as there
+    are ports. (The reference engine puts the whole tuple on every port, which the next op
+    cannot read.) Only when nothing else in the node uses the call's value."""
+    for pp in params:
+        call = pp.call
+        if call is None or call.schema is None or len(call.schema.outputs) < 2 \
+                or not call.name.startswith("onnx::"):
+            continue
+        bare = [i for i, (_, vp) in enumerate(outputs)
+                if vp.expr is not None and vp.expr.is_bare_name() and vp.expr.names == {pp.id}]
+        users = [vp for _, vp in outputs if pp.id in vp.names] + [
+            v for q in params if q is not pp
+            for v in (q.value, q.derivative, q.initial) if v is not None and pp.id in v.names]
+        wanted = _indexed_only(pp.id, users)
+        if wanted is not None:
+            # pytorch_to_mdf's ``f[0]``: index the outputs, even when the op returns only one
+            call.keep_tuple = True
+            call.outputs_wanted = wanted
+            continue
+        if not bare or len(users) != len(bare):
+            continue
+        call.outputs_wanted = len(bare)
+        if len(bare) == 1:
+            continue
+        for k, i in enumerate(bare):
+            oid, vp = outputs[i]
+            outputs[i] = (oid, ValuePlan(expr=_output_ref(pp.id, k, vp.expr.where), text=vp.text))
+
+
+def _indexed_only(name: str, users: list[ValuePlan]) -> int | None:
+    """When every use of ``name`` in ``users`` is ``name[<int>]``: one more than the largest
+    index; else None."""
+    top = -1
+    for vp in users:
+        tree = vp.expr.tree if vp.expr is not None else None
+        if tree is None:
+            return None
+        indexed = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
+                    and node.value.id == name and isinstance(node.slice, ast.Constant) \
+                    and isinstance(node.slice.value, int) and node.slice.value >= 0:
+                indexed.add(id(node.value))
+                top = max(top, node.slice.value)
+        if any(isinstance(n, ast.Name) and n.id == name and id(n) not in indexed
+               for n in ast.walk(tree)):
+            return None
+    return top + 1 if top >= 0 else None
+
+
+def _output_ref(name: str, k: int, where: str) -> Expr:
+    """``name[k]`` as a syntax tree: output ``k`` of the multi-output call ``name``."""
+    tree = ast.Expression(body=ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
+                                             slice=ast.Constant(value=k), ctx=ast.Load()))
+
+    def fetch(env: Mapping[str, Any]) -> Any:
+        return env[name][k]
+
+    return Expr(text=f"{name}[{k}]", tree=tree, names=frozenset({name}),
+                functions=frozenset(), _fn=fetch, where=where)
 
 
 def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list[ParameterPlan],
@@ -396,19 +553,20 @@ def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list
             call.args[:0] = extra
 
 
-def _names(text: str) -> set[str]:
+def _names_in(text: str) -> set[str]:
     from .expressions import names_in
 
     return names_in(text)
 
 
 def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: set[str],
-                    opset: int | None, prefer: str | None = None) -> ParameterPlan:
+                    opset: int | None, prefer: str | None = None,
+                    sibling_params: set[str] | frozenset[str] = frozenset()) -> ParameterPlan:
     plan = ParameterPlan(id=p.id, stateful=p.is_stateful())
     if p.value is not None:
         plan.value = _value(p.value, f"{where}.value", funcs, known)
     elif p.function is not None:
-        plan.call = _plan_call(p, where, funcs, known, opset, prefer)
+        plan.call = _plan_call(p, where, funcs, known, opset, prefer, sibling_params)
     elif p.time_derivative is not None:
         plan.derivative = _value(p.time_derivative, f"{where}.time_derivative", funcs, known)
     if p.default_initial_value is not None:

@@ -54,10 +54,9 @@ def image_format(path: str | os.PathLike) -> str:
 
 def new_figure(size: tuple[float, float], dpi: float) -> Any:
     """A matplotlib Figure not attached to pyplot (so no global state and no GUI)."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - matplotlib is a declared extra
-        raise MDFError("plotting needs matplotlib: pip install 'mdf-engine[plot]'") from exc
+    from .extras import require
+
+    Figure = require("matplotlib.figure").Figure
     w, h = float(size[0]), float(size[1])
     if not (w > 0 and h > 0 and dpi > 0):
         raise MDFError(f"figure size and dpi must be positive, got size={size} dpi={dpi}")
@@ -131,6 +130,12 @@ def _numeric(values: Any, what: str) -> np.ndarray:
         arr = np.asarray(values)
     except ValueError as exc:  # ragged lists
         raise MDFError(f"cannot plot {what}: its values change shape from step to step") from exc
+    if arr.dtype == object and arr.ndim == 1 and any(v is None for v in arr):
+        # None: the node had not run yet (conditions); drawn as a gap
+        try:
+            arr = np.array([np.nan if v is None else float(v) for v in arr])
+        except (TypeError, ValueError):
+            pass
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or arr.dtype == np.bool_):
         raise MDFError(f"cannot plot {what}: expected numbers, got {arr.dtype} values")
@@ -142,8 +147,11 @@ def _numeric(values: Any, what: str) -> np.ndarray:
 def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
              graph: str | None = None, title: str | None = None,
              units: Mapping[str, str] | None = None, size: tuple[float, float] | None = None,
-             dpi: float = 100) -> tuple[int, int]:
+             dpi: float = 100, fired: Sequence[Sequence[str]] | None = None) -> tuple[int, int]:
     """Plot every recorded trace of ``results`` against time, one panel per node, to ``path``.
+
+    ``fired`` (``Results.fired``: the nodes that ran in each step) adds a bottom panel with a
+    tick at each step where each node ran, for models whose conditions skip nodes.
 
     ``model`` (a Model or file) supplies units from port/parameter metadata; ``units`` (keys
     ``NODE.PORT``, ``NODE`` or ``time``) adds to or overrides them. The x axis is the model time
@@ -168,9 +176,12 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
     else:
         x, xlabel = np.arange(1, n_steps + 1, dtype=float), "step"
 
-    fig = new_figure(size or (8.0, min(2.4 * len(by_node) + 0.8, _MAX_HEIGHT)), dpi)
+    panels = len(by_node) + (fired is not None)
+    fig = new_figure(size or (8.0, min(2.4 * panels + 0.8, _MAX_HEIGHT)), dpi)
     marker = "o" if n_steps <= 30 else None
-    axes = fig.subplots(len(by_node), 1, squeeze=False, sharex=True)[:, 0]
+    axes = fig.subplots(panels, 1, squeeze=False, sharex=True)[:, 0]
+    if fired is not None:
+        _fired_panel(axes[-1], x, fired)
     for ax, (node, keys) in zip(axes, by_node.items()):
         port_units = []
         for key in keys:
@@ -199,6 +210,23 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
         fig.suptitle(title)
     fig.tight_layout()
     return save_figure(fig, path)
+
+
+def _fired_panel(ax: Any, x: np.ndarray, fired: Sequence[Sequence[str]]) -> None:
+    """A tick for each node at each step in which it ran (nodes in order of first run)."""
+    nodes = list(dict.fromkeys(n for step in fired for n in step))
+    row = {n: i for i, n in enumerate(nodes)}
+    when: dict[str, list[float]] = {n: [] for n in nodes}
+    for k, step in enumerate(fired[: len(x)]):
+        for n in step:
+            when[n].append(x[k])
+    for n, xs in when.items():
+        ax.plot(xs, [row[n]] * len(xs), marker="|", markersize=10, color="C0", linestyle="none")
+    ax.set_yticks(range(len(nodes)), nodes)
+    ax.set_ylim(-0.6, len(nodes) - 0.4)
+    ax.invert_yaxis()
+    ax.set_title("nodes that ran", loc="left", fontsize="medium")
+    ax.grid(True, axis="x", alpha=0.3)
 
 
 def plot_traces(res: Results, path: str | os.PathLike, title: str | None = None,
@@ -313,7 +341,9 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     axis order (one more trailing axis is time). A time dimension is reduced to its final value.
     With one swept dimension left: a line of ``var`` against ``x``; with two: a heat map (``x``
     across, ``y`` up) unless only ``x`` is given, which draws one line per value of the other.
-    More dimensions must be fixed with ``sel={"NODE.PARAM": value}`` (nearest value). A random
+    With three or more swept parameters and none of ``x``, ``y``, ``sel`` given: facets of heat
+    maps (see :mod:`mdf_engine.plotting_facets`); otherwise more dimensions must be fixed with
+    ``sel={"NODE.PARAM": value}`` (nearest value). A random
     design (a ``sample`` dimension with ``NODE.PARAM`` coordinates along it) is drawn as a
     scatter (coloured by value for two parameters). ``var`` defaults to every variable.
     """
@@ -334,6 +364,12 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     known.update(t.units)
     known.update(units or {})
 
+    if x is None and y is None and not sel and not any(k == "sample" or k == "set"
+                                                       for k in t.coords):
+        from .plotting_facets import plot_facets, swept_dims
+
+        if len(swept_dims(t, names[0])) >= 3:  # the default for 3+ swept parameters
+            return plot_facets(t, names, path, known, title, size, dpi)
     n = len(names)
     fig = new_figure(size or (7.0, min(4.2 * n, _MAX_HEIGHT)), dpi)
     axes = fig.subplots(n, 1, squeeze=False)[:, 0]

@@ -57,14 +57,17 @@ class Results:
 
     ``outputs[node][port]`` is the final value of every output port; ``trace(node, port)`` the
     recorded series (one entry per step, after the step); ``times`` the model time after each
-    step (0 after the first, initialising step).
+    step (0 after the first, initialising step). After a run, ``times`` and each trace are numpy
+    arrays with one row per step; :meth:`to_dataframe` gives them as a pandas DataFrame.
     """
 
     graph: str
     steps: int
     outputs: dict[str, dict[str, Any]]
-    times: list[float] = field(default_factory=list)
-    traces: dict[str, list[Any]] = field(default_factory=dict)
+    times: list[float] | np.ndarray = field(default_factory=list)
+    traces: dict[str, list[Any] | np.ndarray] = field(default_factory=dict)
+    #: with ``run(record_fired=True)``: the ids of the nodes that ran in each step
+    fired: list[list[str]] = field(default_factory=list)
     completed: bool = True
     note: str = ""
     #: For an interrupted run (Ctrl-C), the number of steps completed before the interrupt
@@ -81,6 +84,65 @@ class Results:
 
     def final(self, node: str, port: str) -> Any:
         return self.outputs[node][port]
+
+    # -- views ----------------------------------------------------------------------------
+    def finish(self) -> None:
+        """Turn the recorded lists into arrays: ``times`` a float array and each trace an array
+        with one row per step (a trace whose values change shape stays a list)."""
+        self.times = np.asarray(self.times, dtype=float)
+        for key, series in self.traces.items():
+            if isinstance(series, list):
+                try:
+                    arr = np.asarray(series)
+                except ValueError:  # ragged: values changed shape from step to step
+                    continue
+                if arr.dtype != object and len(series):
+                    self.traces[key] = arr
+
+    def __repr__(self) -> str:
+        ports = [f"{n}.{p}" for n, ps in self.outputs.items() for p in ps]
+        shown = ", ".join(ports[:4]) + (f", ... ({len(ports)} ports)" if len(ports) > 4 else "")
+        traces = ", ".join(f"{k} {np.shape(v) if not isinstance(v, list) else (len(v),)}"
+                           for k, v in list(self.traces.items())[:4])
+        if len(self.traces) > 4:
+            traces += f", ... ({len(self.traces)} traces)"
+        state = "" if self.completed else f", {self.note}"
+        times = ""
+        if len(self.times):
+            times = f", times {float(self.times[0]):.6g}..{float(self.times[-1]):.6g}"
+        return (f"Results(graph={self.graph!r}, steps={self.steps}{state}, outputs: "
+                f"{shown or 'none'}, traces: {traces or 'none'}{times})")
+
+    def to_dataframe(self) -> Any:
+        """A ``pandas.DataFrame``: with traces, one row per step (index ``step`` from 1, a
+        ``time`` column, then a column per recorded value, ``NODE.PORT[i]`` per element of an
+        array value); without, one row of the final output values."""
+        from .extras import require
+
+        pd = require("pandas")
+        data: dict[str, Any] = {}
+        if self.traces:
+            n = max(len(v) for v in self.traces.values())
+            data["time"] = np.asarray(self.times, dtype=float) if len(self.times) == n \
+                else np.full(n, np.nan)
+            for key, series in self.traces.items():
+                try:
+                    arr = np.asarray(series, dtype=float).reshape(len(series), -1)
+                except ValueError:
+                    raise MDFError(f"to_dataframe: the values of '{key}' are not numbers of one "
+                                   "shape at every step") from None
+                for j in range(arr.shape[1]):
+                    data[key if arr.shape[1] == 1 else f"{key}[{j}]"] = arr[:, j]
+            return pd.DataFrame(data, index=pd.RangeIndex(1, n + 1, name="step"))
+        for node, ports in self.outputs.items():
+            for port, v in ports.items():
+                try:
+                    a = np.ravel(np.asarray(v, dtype=float))
+                except (TypeError, ValueError):
+                    continue
+                for j, x in enumerate(a):
+                    data[f"{node}.{port}" if a.size == 1 else f"{node}.{port}[{j}]"] = [x]
+        return pd.DataFrame(data, index=pd.RangeIndex(self.steps, self.steps + 1, name="step"))
 
     # -- writers --------------------------------------------------------------------------
     def to_json(self, path: str | os.PathLike | None = None) -> str:

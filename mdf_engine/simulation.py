@@ -4,12 +4,21 @@
 time increment (which initialises every ``time_derivative`` state), the rest with ``dt``. With
 ``dt=None`` every call is made without a time increment. ``duration=T`` gives the steps of the
 reference scripts' loop ``t = 0; while t <= T: ...; t += dt``.
+
+State: a simulation keeps its state between calls. A later ``run`` continues from where the last
+call left it (every one of its steps gets ``dt``, as repeated ``evaluate(time_increment=dt)``
+calls do), so ``run(steps=10)`` twice equals ``run(steps=20)``; ``reset()`` returns to the
+initial state (the next ``run`` starts with the initialising step again). ``set(...)`` changes
+parameter values and resets.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import logging
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .errors import MDFError
@@ -25,6 +34,28 @@ BACKENDS = ("auto", "interpreted", "compiled")
 #: backend (a first compile costs seconds, a cached one under a second); shorter runs and
 #: step-by-step ``evaluate`` calls stay interpreted.
 AUTO_COMPILE_STEPS = 5000
+
+
+def name_file(error: MDFError, source: Any) -> MDFError:
+    """``error`` with ``source`` (a model file) named in its message if it names no file yet:
+    errors found while planning or running (an unknown condition type, an operator failing at
+    run time, a --check-finite stop) are raised deep inside, where the file is not known."""
+    from .extras import MissingExtra
+
+    if isinstance(error, MissingExtra):  # about the installation, not the model
+        return error
+    if source and not error.source and isinstance(source, (str, os.PathLike)):
+        error.source = str(source)
+        error.args = (f"{source}: {error.args[0] if error.args else error.message}",)
+    return error
+
+
+@contextlib.contextmanager
+def _naming(model: Any) -> Iterator[None]:
+    try:
+        yield
+    except MDFError as e:
+        raise name_file(e, getattr(model, "_source", None)) from None
 
 
 def steps_for_duration(duration: float, dt: float) -> int:
@@ -45,26 +76,48 @@ class Simulation:
     ``backend``: ``"interpreted"``, ``"compiled"`` or ``"auto"`` (the default), which picks
     the compiled backend when the first call is a ``run`` of at least
     :data:`AUTO_COMPILE_STEPS` steps and the interpreted one otherwise; ``backend`` then names
-    the choice."""
+    the choice.
+
+    ``scheduling_mode``: ``"standard"`` or ``"exact_time"`` (graph-scheduler's and
+    PsyNeuLink's ``SchedulingMode.EXACT_TIME``: every node in one consideration set, each time
+    step at its absolute time). An MDF file does not record the mode; PsyNeuLink runs made in
+    exact time need it given here.
+
+    After each :meth:`evaluate`, :attr:`time_steps` lists the sets of node ids run in each of
+    its time steps, in order, and :attr:`time_step_times` each step's absolute time in ms (as
+    graph-scheduler's clock has it: 0 throughout when no condition is in absolute time), to
+    compare with graph-scheduler's or PsyNeuLink's ``execution_list`` and
+    ``execution_timestamps``.
+
+    ``seed``: see :mod:`mdf_engine.randomness`."""
 
     def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
-                 check_finite: bool = False):
+                 check_finite: bool = False, scheduling_mode: str = "standard",
+                 seed: int | None = None):
         self.model: Model = load(model)
+        #: seeds the stream of unseeded random operators when the simulation starts (and again
+        #: after reset()), so runs are reproducible (see :mod:`mdf_engine.randomness`)
+        self.seed = seed
         self.graph = self.model.get_graph(graph)
         if backend not in BACKENDS:
             raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(BACKENDS)})")
         self.backend = backend
         self.check_finite = check_finite
         source = getattr(self.model, "_source", None)
-        self.plan = plan_graph(self.model, self.graph, source)
+        self.scheduling_mode = scheduling_mode
+        self._last_steps: tuple[list[set[str]], list[float]] = ([], [])
         self._undecided = backend == "auto"
         self.runner: Any = None
         cs = self.graph.conditions
-        if backend != "auto" or (cs is not None and (cs.node_specific or cs.termination)):
-            # under "auto" a graph with conditions starts interpreted, which checks them now;
-            # a first long run then switches to the compiled backend before anything has run
-            self._start("interpreted" if backend == "auto" else backend)
+        with _naming(self.model):
+            self.plan = plan_graph(self.model, self.graph, source, scheduling_mode)
+            if backend != "auto" or (cs is not None and (cs.node_specific or cs.termination)):
+                # under "auto" a graph with conditions starts interpreted, which checks them
+                # now; a first long run then switches to the compiled backend before anything
+                # has run
+                self._start("interpreted" if backend == "auto" else backend)
         self.time = 0.0
+        self._warned_dt = False
 
     def _start(self, backend: str) -> None:
         """Create the graph runner of ``backend``."""
@@ -93,14 +146,72 @@ class Simulation:
             if self.backend == "compiled" or self.runner is None:
                 self._start(self.backend)
 
+    # -- state ---------------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Return to the initial state: time 0, every state at its initial value, nothing
+        recorded; the next ``run`` starts with the initialising step."""
+        if self.runner is not None:
+            self._start(self.backend)
+        self.time = 0.0
+
+    def set(self, values: Mapping[str, Any] | None = None, /, **params: Any) -> None:
+        """Set parameter values, ``sim.set({"NODE.PARAM": value})`` (or ``NODE__PARAM=value``
+        keywords), then :meth:`reset`. A constant parameter takes the value; a stateful one
+        (``time_derivative``, ``default_initial_value``, a value referring to itself) takes it
+        as its initial value; a parameter computed by a function cannot be set."""
+        items = dict(values or {})
+        items.update({k.replace("__", ".", 1): v for k, v in params.items()})
+        source = getattr(self.model, "_source", None)
+        self.model = copy.deepcopy(self.model)  # never change the caller's Model object
+        if source is not None:
+            self.model._source = source  # type: ignore[attr-defined]
+        self.graph = self.model.get_graph(self.graph.id)
+        for key, v in items.items():
+            node_id, _, pid = key.partition(".")
+            node = self.graph.get_node(node_id) if pid else None
+            par = node.get("parameters", pid) if node is not None else None
+            if par is None:
+                raise MDFError(f"set '{key}': graph '{self.graph.id}' has no parameter "
+                               f"NODE.PARAM of that name", source=getattr(self.model, "_source", None))
+            if par.function is not None:
+                raise MDFError(f"set '{key}': the parameter is computed by a function and "
+                               "cannot be set", source=getattr(self.model, "_source", None))
+            value = v.tolist() if hasattr(v, "tolist") else v
+            if par.is_stateful():
+                par.default_initial_value = value
+            else:
+                par.value = value
+        self.plan = plan_graph(self.model, self.graph, getattr(self.model, "_source", None),
+                               self.scheduling_mode)
+        self.reset()
+
     # -- one step --------------------------------------------------------------------------
     def evaluate(self, initializer: Mapping[str, Any] | None = None,
                  time_increment: float | None = None) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
+        with _naming(self.model):
+            self._evaluate(initializer, time_increment)
+
+    def _evaluate(self, initializer: Mapping[str, Any] | None,
+                  time_increment: float | None) -> None:
         self._decide(1)
+        if not _evaluations(self.runner):
+            self._seed_stream(initializer, time_increment)
         self.runner.evaluate(time_increment=time_increment, initializer=initializer)
+        self._last_steps = self.runner.last_update_steps()
         if time_increment is not None:
             self.time += time_increment
+
+    @property
+    def time_steps(self) -> list[set[str]]:
+        """The sets of node ids run in each time step of the last :meth:`evaluate`, in order
+        (a :meth:`run` does not set them)."""
+        return [set(s) for s in self._last_steps[0]]
+
+    @property
+    def time_step_times(self) -> list[float]:
+        """The absolute time in ms of each entry of :attr:`time_steps`."""
+        return list(self._last_steps[1])
 
     def value(self, node: str, name: str) -> Any:
         """Current value of a port, parameter or function of ``node`` by id."""
@@ -114,16 +225,20 @@ class Simulation:
     def order_of_execution(self) -> list[str]:
         return self._reader().order_of_execution
 
-    @property
-    def time_steps(self) -> list[set[str]]:
-        """The node ids run in each time step (consideration-set execution) so far."""
-        return self._reader().time_steps
-
     # -- many steps ------------------------------------------------------------------------
     def run(self, steps: int | None = None, dt: float | None = None,
             initializer: Mapping[str, Any] | None = None, record: Iterable[str] | None = None,
-            progress: bool = False, duration: float | None = None) -> Results:
-        """Run ``steps`` reference evaluate() calls (or the steps of ``duration``)."""
+            progress: bool = False, duration: float | None = None,
+            record_fired: bool = False) -> Results:
+        """Run ``steps`` reference evaluate() calls (or the steps of ``duration``), continuing
+        from the current state. ``record`` lists ``NODE.PORT`` values kept after every step;
+        ``record_fired`` keeps the ids of the nodes that ran in each step (``Results.fired``)."""
+        with _naming(self.model):
+            return self._run(steps, dt, initializer, record, progress, duration, record_fired)
+
+    def _run(self, steps: int | None, dt: float | None, initializer: Mapping[str, Any] | None,
+             record: Iterable[str] | None, progress: bool, duration: float | None,
+             record_fired: bool) -> Results:
         if duration is not None:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
@@ -132,33 +247,43 @@ class Simulation:
         if steps < 0:
             raise MDFError(f"steps must be >= 0, got {steps}")
         self._decide(steps)
+        self._warn_without_dt(steps, dt)
         keys = self._record_keys(record)
         res = Results(graph=self.graph.id, steps=0, outputs={},
                       traces={f"{n}.{p}": [] for n, p in keys})
         bar = _progress_bar(steps) if progress else None
         done = 0
         before = _evaluations(self.runner)
+        fresh = not before  # only a simulation that has not run starts with the initial step
+        if fresh:
+            self._seed_stream(initializer, dt)
         try:
-            if hasattr(self.runner, "run_steps") and not keys:
+            if hasattr(self.runner, "run_steps") and not keys and not record_fired:
                 try:
                     # with a progress bar: about a hundred chunks, each one run_steps call
                     size = steps if bar is None else max(1, steps // 100)
                     for start in range(0, steps, size):
                         n = min(size, steps - start)
-                        self.runner.run_steps(n, dt, initializer, first_without_dt=start == 0)
+                        self.runner.run_steps(n, dt, initializer,
+                                              first_without_dt=start == 0 and fresh)
                         if bar is not None:
                             bar.update(n)
                 except KeyboardInterrupt:
                     after = _evaluations(self.runner)
                     done = after - before if after is not None and before is not None else 0
-                    self.time += dt * max(0, done - 1) if dt is not None else 0.0
+                    self.time += dt * max(0, done - fresh) if dt is not None else 0.0
                     raise
                 done = steps
-                self.time += dt * max(0, steps - 1) if dt is not None else 0.0
+                self.time += dt * max(0, steps - fresh) if dt is not None else 0.0
             else:
+                ran = len(self.order_of_execution) if record_fired else 0
                 for k in range(steps):
-                    inc = None if (k == 0 or dt is None) else dt
-                    self.evaluate(initializer=initializer, time_increment=inc)
+                    inc = None if ((k == 0 and fresh) or dt is None) else dt
+                    self._evaluate(initializer, inc)
+                    if record_fired:
+                        order = self.order_of_execution
+                        res.fired.append(list(dict.fromkeys(order[ran:])))
+                        ran = len(order)
                     done += 1
                     res.times.append(self.time)
                     for n, p in keys:
@@ -175,7 +300,34 @@ class Simulation:
                 bar.close()
         res.steps = done
         res.outputs = self.outputs
+        self._last_steps = ([], [])
+        res.finish()
         return res
+
+    def _seed_stream(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """At the first step: seed the random stream (after any compile warm-up, whose
+        throw-away steps would otherwise take draws from it)."""
+        if self.seed is None:
+            return
+        if getattr(self.runner, "_tried", True) is False:
+            self.runner._compile(initializer, dt)
+        from .randomness import seed
+
+        seed(self.seed)
+
+    def _warn_without_dt(self, steps: int, dt: float | None) -> None:
+        """One warning when time_derivative states will not move: several steps, no dt."""
+        if dt is not None or steps < 2 or self._warned_dt:
+            return
+        states = [f"{n.id}.{p.id}" for n in self.graph.nodes for p in n.parameters
+                  if p.time_derivative is not None]
+        if states:
+            self._warned_dt = True
+            source = getattr(self.model, "_source", None) or self.model.id
+            more = f" (+{len(states) - 3} more)" if len(states) > 3 else ""
+            log.warning(f"{source}: no dt given, so the time_derivative states "
+                        f"{', '.join(states[:3])}{more} keep their initial values; "
+                        "pass dt= (mdf run --dt DT)")
 
     def _record_keys(self, record: Iterable[str] | None) -> list[tuple[str, str]]:
         keys = []

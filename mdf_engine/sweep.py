@@ -204,17 +204,23 @@ def sweep(model: Any, params: Mapping[str, Any], *, steps: int = 1, dt: float | 
           initializer: Mapping[str, Any] | None = None, design: str = "grid",
           samples: int | None = None, seed: int = 0, backend: str = "compiled",
           cluster: str | None = None, workers: int | None = None, chunk: int | None = None,
-          progress: Callable[[int], None] | None = None) -> Any:
+          progress: Callable[[int], None] | None = None, duration: float | None = None) -> Any:
     """Run ``model`` once per parameter set and return an ``xarray.Dataset``.
 
     ``params`` maps ``NODE.PARAM`` to a list of values or ``"START:STOP:N"``; ``record`` lists
     ``NODE.PORT`` (or ``NODE.PARAM``) values kept at every step. ``cluster=None`` runs here
     (all sets in one jitted call), ``"local"`` starts a Dask LocalCluster with ``workers``
     processes, any other string is a Dask scheduler address. ``progress(n)`` is called as
-    chunks finish.
+    chunks finish. ``duration=T`` (with ``dt``) runs the steps of the reference loop
+    ``t=0; while t<=T: ...; t+=dt``, as ``Simulation.run(duration=T)`` does.
     """
-    import xarray as xr
+    from .extras import require
 
+    xr = require("xarray")
+    if duration is not None:
+        from .simulation import steps_for_duration
+
+        steps = steps_for_duration(duration, dt)
     m = load(model)
     g = m.get_graph(graph)
     if not record:
@@ -368,8 +374,9 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
 
 def open_dataset(path: str | os.PathLike) -> Any:
     """Read a sweep written by :func:`save_dataset` as ``.nc`` or ``.npz``."""
-    import xarray as xr
+    from .extras import require
 
+    xr = require("xarray")
     path = os.fspath(path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:

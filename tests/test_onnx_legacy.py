@@ -2,7 +2,7 @@
 
 Every expected value is computed here by an independent numpy formula written in the test (or is
 a literal example from the seed text). Legacy kernels are called through
-``mdf_engine.onnx_ops.legacy.call`` (the legacy schema, whether or not a standard version shadows
+``mdf_engine.onnx_ops.variants.legacy.call`` (the legacy schema, whether or not a standard version shadows
 it) and, where registered, through ``onnx_ops.run`` at an early opset.
 """
 
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from mdf_engine import MDFError
-from mdf_engine.onnx_ops import legacy, run
+from mdf_engine.onnx_ops import run
+from mdf_engine.onnx_ops.variants import legacy
 from mdf_engine.registry import REGISTRY
 
 RNG = np.random.default_rng(1234)
@@ -975,3 +976,38 @@ def test_float16_add_bias():
     out = run("onnx_mod::Add_", [a, np.arange(3, dtype=np.float16)])[0]
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, a + np.arange(3))
+
+
+@pytest.mark.parametrize("op,gates", [("RNN", 1), ("GRU", 3), ("LSTM", 4)])
+def test_seed_recurrent_with_clip_against_onnxruntime(op, gates):
+    """The seed-002 forms (initial_h before sequence_lens, GRU's linear_before_reset=1) with
+    ``clip`` give what onnxruntime gives for the opset-7 node with the later input order."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    X, W, R, B, h0 = (a.astype(np.float32) * 3 for a in _rnn_inputs(gates, 2))
+    lens = np.array([4, 4, 4], dtype=np.int32)
+    attrs = {"direction": "bidirectional", "clip": 0.7, "hidden_size": 3}
+    if op == "GRU":
+        attrs["linear_before_reset"] = 1
+    feeds = {"X": X, "W": W, "R": R, "B": B, "sequence_lens": lens, "initial_h": h0}
+    outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(op, list(feeds), outs, **attrs)
+    info = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sequence_lens"
+                                          else TensorProto.FLOAT, v.shape)
+            for k, v in feeds.items()]
+    graph = helper.make_graph([node], "g", info,
+                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                               for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = 3
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    exp = sess.run(None, feeds)
+    got = L(op, [X, W, R, B, h0, lens], attrs)
+    assert len(got) == len(exp)
+    for g, e in zip(got, exp):
+        assert g.shape == e.shape and g.dtype == np.float32
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)

@@ -108,6 +108,37 @@ def _inputs(case: dict) -> list:
     return ins
 
 
+def _pnl_rounding(case: dict) -> np.ndarray:
+    """Relative tolerance per output: 1e-9, or for the DDM's conditional moments the error
+    PsyNeuLink's own float64 evaluation can make: a few ulps times the condition number of the
+    sums in its formula (sum of |terms| / |result|), which reaches 1e10 for small drift rates.
+    tests/test_first_day_ddm.py checks our values against the formula in exact arithmetic."""
+    tol = np.full(np.size(case["expected"]), 1e-9)
+    if case["function"] != "driftdiffusionanalytical":
+        return tol
+    a = case["args"]
+    drift = a["drift_rate"] * float(np.ravel(case["variable0"])[0])
+    z, s = a["threshold"], a["noise"]
+    bias = min(max((a["starting_value"] + z) / (2 * z), 1e-8), 1 - 1e-8)
+    drift = 0.01 if abs(drift) < 0.01 else drift
+    X = np.clip(drift * (bias - 0.5) * 2 * z / s**2, -100, 100)
+    Z = np.clip(drift * z / s**2, -100, 100)
+    Z = 0.0001 if abs(Z) < 0.0001 else Z
+
+    def terms(u: float) -> tuple[np.ndarray, np.ndarray]:
+        f, h = u / np.tanh(u), (u / np.sinh(u)) ** 2
+        return np.array([f, h]), np.array([3 * h, 2 * f * h, 3 * f])
+
+    for i, q in ((3, Z + X), (6, Z - X)):
+        (v2, t2), (vq, tq) = terms(2 * Z), terms(q)
+        cond_var = np.abs(np.r_[v2, vq]).sum() / abs(v2.sum() - vq.sum())
+        cond_third = np.abs(np.r_[t2, tq]).sum() / abs(t2.sum() - tq.sum())
+        eps = 4 * np.finfo(float).eps
+        tol[i] = max(1e-9, eps * cond_var)
+        tol[i + 1] = max(1e-9, eps * (cond_third + 1.5 * cond_var))
+    return tol
+
+
 @pytest.mark.parametrize("k", range(len(FUNCTION_CASES)),
                          ids=[f"{c['function']}-{k}" for k, c in enumerate(FUNCTION_CASES)])
 def test_function_matches_psyneulink(k):
@@ -118,7 +149,8 @@ def test_function_matches_psyneulink(k):
     got = np.concatenate([np.ravel(o) for o in out])
     want = np.ravel(np.array(case["expected"], dtype=float))
     assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    for i, rtol in enumerate(_pnl_rounding(case)):
+        np.testing.assert_allclose(got[i], want[i], rtol=rtol, atol=1e-12, err_msg=f"output {i}")
     if sch.jit is not None:
         attrs = {**{a: d for a, d in sch.attributes.items()}, **case["args"]}
         jitted = sch.jit(*ins, *[np.float64(attrs[a]) if not isinstance(attrs[a], (list, str))

@@ -138,9 +138,36 @@ NOTES = [
 ]
 
 
+def modeci_table_section(seed_names: set[str]) -> list[str]:
+    """Lines on modeci-mdf 0.4.15's ONNX function table: every ai.onnx op with a version at
+    or below opset 15 (the table ``modeci_mdf.functions.onnx`` builds from ``onnx.defs``)."""
+    try:
+        import onnx.defs
+    except ImportError as exc:
+        return [f"(modeci-mdf's table not computed: {exc})"]
+    from mdf_engine import onnx_ops
+
+    table = sorted({s.name for s in onnx.defs.get_all_schemas_with_history()
+                    if s.domain in ("", "ai.onnx") and s.since_version <= 15})
+    have = set(onnx_ops.names())
+    missing = [op for op in table if op not in have]
+    extra = [op for op in table if op not in seed_names]
+    return [
+        "## modeci-mdf 0.4.15's ONNX table",
+        "",
+        f"modeci-mdf 0.4.15 offers every ai.onnx operator with a version at or below opset 15:"
+        f" {len(table)} ops, {len(table) - len(missing)} registered here"
+        + (f" (missing: {', '.join(missing)})." if missing else "."),
+        "Those beyond the seeds' lists: " + (", ".join(f"`{op}`" for op in extra) or "none")
+        + " (node cases in tests/test_onnx_conformance.py part 3; Optional and Bernoulli also in",
+        "tests/test_onnx_opset15.py).",
+        "",
+    ]
+
+
 def build(seeds: Path) -> str:
     import mdf_engine.onnx_ops  # noqa: F401  (fills the registry)
-    from mdf_engine.onnx_ops import legacy
+    from mdf_engine.onnx_ops.variants import legacy
 
     ops = seed_ops(seeds)
     tested = tested_ops()
@@ -191,6 +218,7 @@ def build(seeds: Path) -> str:
         "",
         *NOTES,
         "",
+        *modeci_table_section(set(ops)),
         "| # | op | 004 | 000 | 002 | 003 | registered | status | notes |",
         "|---|---|---|---|---|---|---|---|---|",
     ]

@@ -183,10 +183,15 @@ class CompatScheduler:
     def __init__(self, sim: Simulation, nodes: Mapping[str, Any]):
         self._sim = sim
         self._nodes = dict(nodes)
+        self._steps: list[set[str]] = []
+
+    def record_update(self) -> None:
+        """Append the time steps of the simulation's last evaluate() to the list."""
+        self._steps.extend(self._sim.time_steps)
 
     @property
     def execution_list(self) -> dict[Any, list[set]]:
-        return {None: [{self._nodes[n] for n in ts} for ts in self._sim.time_steps]}
+        return {None: [{self._nodes[n] for n in ts} for ts in self._steps]}
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
@@ -259,6 +264,7 @@ class EvaluableGraph:
         are not input port ids are ignored, as in the reference)."""
         check_array_format(array_format)
         self._runtime.evaluate(initializer, self._ports, time_increment)
+        self.scheduler.record_update()
         if self.verbose:
             print(f"Evaluated graph {self.graph.id}: order of execution {self.order_of_execution}")
 

@@ -59,12 +59,12 @@ def _refuse_stateful(model: Model, g: Graph, where: str) -> None:
                 why = ("a time_derivative" if p.time_derivative is not None else
                        "a default_initial_value" if p.default_initial_value is not None else
                        "conditions" if p.conditions else "a value that refers to itself")
-                raise MDFError(f"parameter '{n.id}.{p.id}' is stateful ({why}); only "
-                               "stateless graphs can be exported to ONNX", path)
+                raise MDFError(f"parameter '{n.id}.{p.id}' is stateful ({why}); export it "
+                               "with --step or --steps N (onnx_io.step_export)", path)
     cs = g.conditions
     if cs is not None and (cs.node_specific or cs.termination):
-        raise MDFError("graphs with scheduling conditions cannot be exported to ONNX",
-                       f"{where}.conditions")
+        raise MDFError("graphs with scheduling conditions are exported with --step or "
+                       "--steps N (onnx_io.step_export)", f"{where}.conditions")
 
 
 def _choose_opset(model: Model, g: Graph) -> int:

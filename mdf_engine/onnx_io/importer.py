@@ -26,9 +26,11 @@ import numpy as np
 
 from ..errors import MDFError
 from ..model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
+from ..sidecar import MIN_ELEMENTS
 from .names import NamePool, identifier
 
-__all__ = ["import_model", "run_onnx", "load_proto", "portable"]
+__all__ = ["import_model", "run_onnx", "load_proto", "portable", "save_imported",
+           "set_inputs", "read_feeds"]
 
 #: ONNX TensorProto element types by numpy dtype name, and back.
 _NP_TO_ONNX = {"float32": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6,
@@ -112,6 +114,10 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
     from ..onnx_ops.graph import _topological, attribute_value
 
     proto = load_proto(source)
+    from .step_import import import_stateful, stateful_metadata  # stateful exports: their state
+
+    if (meta := stateful_metadata(proto)) is not None:
+        return import_stateful(proto, meta, model_id)
     opset = _opset_of(proto)
     g = proto.graph
     pool = NamePool()  # ids of ports and parameters (they share one scope per node)
@@ -303,3 +309,46 @@ def _fresh_param(node: Node, base: str) -> str:
         out = f"{s}_{k}"
         k += 1
     return out
+
+
+def set_inputs(model: Model, feeds: Mapping[str, Any]) -> Model:
+    """Give the input ports of the ONNX graph inputs ``feeds`` (keyed by ONNX input name) as
+    their ``default_value``, so the model runs without an initializer (``mdf run``). Changes
+    ``model`` in place and returns it."""
+    meta = (model.metadata or {}).get("onnx") or {}
+    inputs = meta.get("inputs", {})
+    for name in feeds:
+        if name not in inputs:
+            raise MDFError(f"'{name}' is not an input of the ONNX graph (inputs: "
+                           f"{', '.join(inputs) or 'none'})")
+    by_port = {inputs[k]: np.asarray(v) for k, v in feeds.items()}
+    for g in model.graphs:
+        for n in g.nodes:
+            for p in n.input_ports:
+                if p.id in by_port:
+                    p.default_value = by_port[p.id]
+    return model
+
+
+def read_feeds(path: str) -> dict[str, np.ndarray]:
+    """Arrays keyed by name from a ``.npz`` file (``allow_pickle=False``: numbers only)."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return {k: f[k] for k in f.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise MDFError(f"not a readable .npz file of input arrays: {e}", source=path) from None
+
+
+def save_imported(model: Model, path: str | os.PathLike,
+                  min_elements: int = MIN_ELEMENTS) -> int:
+    """Write an imported model as JSON/YAML with its large arrays (at least ``min_elements``
+    elements) in the sidecar ``<stem>.weights.npz`` beside it (see :mod:`mdf_engine.sidecar`)
+    and the small ones made :func:`portable`. Changes ``model`` like :func:`portable`. Returns
+    the number of arrays in the sidecar."""
+    from ..loader import save
+    from ..sidecar import offload_arrays, write_sidecar
+
+    out, arrays = offload_arrays(model, min_elements)
+    out = write_sidecar(out, path, arrays)
+    save(portable(out), path)
+    return len(arrays)

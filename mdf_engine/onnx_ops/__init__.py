@@ -2,8 +2,9 @@
 
 Each family of operators lives in its own module here (``elementwise``, ``conv``, ...) and
 registers its kernels into :data:`mdf_engine.registry.REGISTRY` with the ``register`` decorator
-(namespace ``onnx``, or ``onnx-legacy``/``onnx-exp``/``onnx-mod`` for the early, experimental and
-modified sets). Importing this package imports every family module.
+(namespace ``onnx``). The early, experimental and modified forms (``onnx-legacy``/``onnx-exp``/
+``onnx-mod``) are adapters in :mod:`.variants`, loaded after the families. Importing this package
+imports every family module.
 
 Public calls::
 
@@ -35,9 +36,13 @@ def onnx_op(op: str, **kw: Any):
 
 
 def _load_families() -> None:
+    """Import every standard family module, then (explicitly, last) the variant forms."""
     for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
+        if not info.name.startswith("_") and info.name != "variants":
             importlib.import_module(f"{__name__}.{info.name}")
+    from . import variants
+
+    variants.load()
 
 
 def schema(op_type: str, opset: int | None = None) -> OpSchema:

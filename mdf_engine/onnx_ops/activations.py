@@ -1,5 +1,5 @@
 """ONNX activation functions: Relu LeakyRelu PRelu Elu Selu Celu Sigmoid HardSigmoid Softplus
-Softsign ThresholdedRelu Shrink Clip, and the axis ops Softmax LogSoftmax Hardmax.
+Softsign ThresholdedRelu Shrink HardSwish Clip, and the axis ops Softmax LogSoftmax Hardmax.
 
 Opset-versioned semantics: Clip takes ``min``/``max`` as attributes before opset 11 and as
 optional inputs from 11; Softmax/LogSoftmax/Hardmax coerce the input to 2-D at ``axis``
@@ -85,6 +85,15 @@ def prelu(X, slope):
 
 prelu_jit = K.jit_entry(lambda X, slope: K.arith_nb(K.PRELU, X, slope), "prelu_jit", prelu, 2)
 onnx_op("PRelu", inputs=("X", "slope"), since=7, jit=prelu_jit)(prelu)
+
+
+def hardswish(X):
+    """ONNX HardSwish: X * HardSigmoid(X) with alpha 1/6, beta 0.5."""
+    x = np.asarray(X)
+    return ((x * unary(K.HSIGMOID, x, 1.0 / 6.0, 0.5, name="HardSwish")).astype(x.dtype),)
+
+
+onnx_op("HardSwish", inputs=("X",), since=14)(hardswish)
 
 
 # ---- Clip --------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from numba import types
 
 from ..errors import MDFError
 from . import as_array, onnx_op
+from ._blas import blas_threads_for
 from ._spatial import (
     auto_pad_name,
     float_kind,
@@ -452,8 +453,10 @@ def _conv_float(X, W, B, key, op) -> np.ndarray:
     if direct:
         y = conv_direct_g(x5, w2, bias, g)
     else:
+        macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
         try:
-            y = conv3d_g(x5, w2, bias, B is not None, g)
+            with blas_threads_for(macs):
+                y = conv3d_g(x5, w2, bias, B is not None, g)
         except RuntimeError as e:   # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape(out_shape)
@@ -499,7 +502,8 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
     except TypeError:   # an attribute given as an array cannot be a memo key
         g, shape5, w3_shape, out_shape = _convt_plan.__wrapped__(*key)
     bias = _bias(B, out_shape[1], X.dtype, "ConvTranspose")
-    y = convtranspose3d_g(X.reshape(shape5), W.reshape(w3_shape), bias, g)
+    with blas_threads_for(W.size * math.prod(X.shape[2:]) * X.shape[0]):
+        y = convtranspose3d_g(X.reshape(shape5), W.reshape(w3_shape), bias, g)
     y = y.reshape(out_shape)
     return (y if y.dtype == dt else y.astype(dt),)
 

@@ -1,4 +1,4 @@
-"""``onnx::`` tensor creation: Constant, ConstantOfShape, EyeLike and Range.
+"""``onnx::`` tensor creation: Constant, ConstantOfShape, EyeLike, Trilu and Range.
 
 Constant returns a copy of its attribute value (never the attribute object itself, so a caller
 cannot change the model by writing into an output). Range computes ``start + i * delta`` in
@@ -107,6 +107,18 @@ def eyelike(input, *, dtype=None, k=0):
         raise MDFError(f"EyeLike: input must be 2-D, got shape {x.shape}")
     dt = x.dtype if dtype is None else onnx_dtype(dtype)
     return (np.eye(x.shape[0], x.shape[1], k=int(k), dtype=dt),)
+
+
+@onnx_op("Trilu", inputs=("input", "k"), optional=("k",), attributes={"upper": 1},
+         outputs=("output",), since=14)
+def trilu(input, k=None, *, upper=1):
+    """The upper (``upper=1``) or lower triangle of each matrix in the last two axes of
+    ``input``, from the ``k``-th diagonal on (a scalar int64 input, default 0); zeros elsewhere."""
+    x = np.asarray(input)
+    if x.ndim < 2:
+        raise MDFError(f"Trilu: input must have rank >= 2, got shape {x.shape}")
+    kk = 0 if k is None else int(np.asarray(k).reshape(-1)[0])
+    return ((np.triu if int(upper) else np.tril)(x, kk),)
 
 
 @numba.njit(cache=True)

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import MDFError
 from . import onnx_op
+from ._blas import blas_threads_for
 
 # ---------------------------------------------------------------- MatMul
 
@@ -37,7 +38,8 @@ def matmul(A, B):
         raise MDFError("MatMul: operands must have rank >= 1")
     if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
         raise MDFError(f"MatMul: inner dimensions differ: {a.shape} @ {b.shape}")
-    return (np.matmul(a, b),)
+    with blas_threads_for(a.size * (b.shape[-1] if b.ndim > 1 else 1)):
+        return (np.matmul(a, b),)
 
 
 # ---------------------------------------------------------------- Gemm
@@ -70,7 +72,8 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
         b = b.T
     if a.shape[1] != b.shape[0]:
         raise MDFError(f"Gemm: inner dimensions differ: {a.shape} @ {b.shape}")
-    y = np.dot(a, b)
+    with blas_threads_for(a.size * b.shape[1]):
+        y = np.dot(a, b)
     dt = y.dtype
     if alpha != 1.0:
         y *= np.asarray(alpha, dtype=dt) if dt.kind == "f" else alpha

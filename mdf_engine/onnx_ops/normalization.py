@@ -5,7 +5,7 @@ mode), ``InstanceNormalization``, ``LRN``, ``MeanVarianceNormalization`` and
 Statistics are accumulated in float64 by Numba kernels and the results cast back to the input
 dtype. Tensors are viewed as ``(N, C, L)`` (channel statistics) or, after moving the reduced
 axes last, as rows ``(R, L)`` (per-row statistics). The opset <= 8 forms of BatchNormalization
-(``is_test``, ``consumed_inputs``, ``spatial``) live in ``legacy.py``, not here.
+(``is_test``, ``consumed_inputs``, ``spatial``) live in ``variants/legacy_nn.py``, not here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Random ONNX operators: RandomNormal(Like), RandomUniform(Like), Multinomial and Dropout.
+"""Random ONNX operators: RandomNormal(Like), RandomUniform(Like), Multinomial, Bernoulli and
+Dropout.
 
 Reproducibility: with a ``seed`` attribute every call gives the same output; the draws come from
 numpy's MT19937 ``RandomState(int(seed))`` stream (the stream the ONNX backend Dropout cases were
@@ -21,6 +22,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..randomness import generator
 from . import onnx_op
 
 _FLOAT_DTYPES = {1: np.float32, 10: np.float16, 11: np.float64}
@@ -30,7 +32,7 @@ _INT_DTYPES = {6: np.int32, 7: np.int64}
 def _rng(seed: Any) -> Any:
     """A generator with ``uniform``/``normal`` methods: seeded MT19937 or OS-entropy PCG64."""
     if seed is None:
-        return np.random.default_rng()
+        return generator()  # OS entropy, or the run's --seed stream
     return np.random.RandomState(int(seed) & 0xFFFFFFFF)
 
 
@@ -138,6 +140,27 @@ def multinomial(input: Any, *, dtype: Any = 6, sample_size: int = 1, seed: Any =
         raise MDFError(f"Multinomial: sample_size must be >= 1, got {n}")
     u = _rng(seed).uniform(0.0, 1.0, size=(x.shape[0], n))
     return (_multinomial_core(np.ascontiguousarray(x), u).astype(d),)
+
+
+_BERNOULLI_DTYPES = {**_FLOAT_DTYPES, **_INT_DTYPES, 2: np.uint8, 3: np.int8, 4: np.uint16,
+                     5: np.int16, 9: np.bool_, 12: np.uint32, 13: np.uint64}
+
+
+@onnx_op("Bernoulli", inputs=("input",), attributes={"dtype": None, "seed": None},
+         outputs=("output",), since=15, python_only=True)
+def bernoulli(input: Any, *, dtype: Any = None, seed: Any = None) -> tuple:
+    """0/1 draws, 1 with the probability given by each element of ``input`` (in [0, 1]); of
+    type ``dtype`` (ONNX code), else the input's float type."""
+    p = np.asarray(input)
+    if p.dtype.kind != "f":
+        raise MDFError(f"Bernoulli: input must be a float tensor of probabilities, got {p.dtype}")
+    if p.size and not (np.all(p >= 0.0) and np.all(p <= 1.0)):
+        raise MDFError("Bernoulli: input probabilities must lie in [0, 1]")
+    d = p.dtype if dtype is None else _BERNOULLI_DTYPES.get(int(dtype))
+    if d is None:
+        raise MDFError(f"Bernoulli: dtype {dtype} is not a numeric ONNX type supported here")
+    u = _rng(seed).uniform(0.0, 1.0, size=p.shape)
+    return ((u < p).astype(d),)
 
 
 @numba.njit(cache=True)

@@ -1,5 +1,5 @@
 """``onnx::`` shape and data-movement operators: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-Concat, Split, Slice, Tile, Expand, Pad, Shape, Size, Identity, Cast, DepthToSpace and
+Concat, Split, Slice, Tile, Expand, Pad, Shape, Size, Identity, Cast, CastLike, DepthToSpace and
 SpaceToDepth.
 
 These ops only move or relabel data, so they are numpy calls rather than Numba loops (numpy's
@@ -13,7 +13,7 @@ Opset versions: Squeeze/Unsqueeze take ``axes`` as an attribute before 13 and as
 Slice takes inputs from 10; Pad takes ``pads``/``value`` attributes at 2, inputs from 11, an
 ``axes`` input from 18 and ``wrap`` mode from 19; Reshape gains ``allowzero`` at 14; Shape
 gains ``start``/``end`` at 15; DepthToSpace gains ``mode`` at 11. The opset-1 forms of Pad
-(``paddings``), Slice, Squeeze and Split live in ``legacy.py``.
+(``paddings``), Slice, Squeeze and Split live in ``variants/legacy_shape.py``.
 """
 
 from __future__ import annotations
@@ -569,6 +569,26 @@ def cast(input, *, to=1):
 def cast_v19(input, *, to=1, saturate=1):
     """Cast; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
     return (cast_array(input, to),)
+
+
+def _castlike(input: Any, target_type: Any) -> np.ndarray:
+    t = np.asarray(target_type)
+    if t.dtype.kind in "OUS":
+        return cast_array(input, "STRING")
+    return cast_array(input, t.dtype.name)
+
+
+@onnx_op("CastLike", inputs=("input", "target_type"), outputs=("output",), since=15)
+def castlike(input, target_type):
+    """Cast ``input`` to the element type of ``target_type`` (only its dtype is read)."""
+    return (_castlike(input, target_type),)
+
+
+@onnx_op("CastLike", inputs=("input", "target_type"), attributes={"saturate": 1},
+         outputs=("output",), since=19)
+def castlike_v19(input, target_type, *, saturate=1):
+    """CastLike; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
+    return (_castlike(input, target_type),)
 
 
 # ---------------------------------------------------------------- DepthToSpace / SpaceToDepth

@@ -286,8 +286,12 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
     if absolute:
         points = [[_ms(p) for p in c.absolute_fixed_points] for c in absolute.values()]
         first = min(min(p) if p else Fraction(0) for p in points)
+    # graph-scheduler's TimeInterval counts ``repeat`` from ``start`` in exact time (its mode
+    # EXACT_TIME, or a single consideration set), else from the owner's place in the pass
+    exact = scheduler.mode is graph_scheduler.SchedulingMode.EXACT_TIME \
+        or len(scheduler.consideration_queue) == 1
     for tc in table.times:
-        tc.offset = tc.owner_set * interval
+        tc.offset = tc.start if exact and tc.start is not None else tc.owner_set * interval
     values = [interval, first] + [v for tc in table.times
                                   for v in (tc.repeat, tc.start, tc.end, tc.offset)
                                   if v is not None]

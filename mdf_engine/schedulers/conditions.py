@@ -147,10 +147,12 @@ def _has_repeating_interval(cond: Any) -> bool:
 
 def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None = None,
                    finished: Callable[[str], bool] | None = None,
-                   where: str = "") -> tuple[graph_scheduler.Scheduler, dict[str, SchedNode]]:
+                   where: str = "", mode: str = "standard",
+                   ) -> tuple[graph_scheduler.Scheduler, dict[str, SchedNode]]:
     """A graph-scheduler ``Scheduler`` for ``graph``: dependencies from the edges (an edge into
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
-    allowed), and the graph's conditions."""
+    allowed), and the graph's conditions. ``mode`` "exact_time" is graph-scheduler's
+    ``SchedulingMode.EXACT_TIME`` (all nodes in one consideration set)."""
     nodes = {n.id: SchedNode(n.id) for n in graph.nodes}
     for n in graph.nodes:
         sn = nodes[n.id]
@@ -181,8 +183,9 @@ def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None 
                                "the node it belongs to, and a termination condition belongs to "
                                "no node (use TimeTermination, or TimeInterval with start/end)", w)
     try:
-        sched = graph_scheduler.Scheduler(graph=deps, conditions=conditions,
-                                          termination_conds=termination)
+        sched = graph_scheduler.Scheduler(
+            graph=deps, conditions=conditions, termination_conds=termination,
+            mode=graph_scheduler.SchedulingMode[mode.upper()])
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
     return sched, nodes

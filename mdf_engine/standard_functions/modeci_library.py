@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
+from ..randomness import generator
 from ..registry import register
 
 #: Steps after which a trial that never reaches a boundary is reported as an error.
@@ -30,7 +31,7 @@ MAX_STEPS = 100_000_000
 
 def _rng(seed: Any) -> Any:
     if seed is None:
-        return np.random.default_rng()
+        return generator()  # OS entropy, or the run's --seed stream
     return np.random.RandomState(int(seed) & 0xFFFFFFFF)
 
 

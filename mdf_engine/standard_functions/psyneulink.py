@@ -373,8 +373,58 @@ def _ddm_rt_er(drift: float, threshold: float, starting_value: float, noise: flo
     return float(rt), float(er)
 
 
+def _coth_series(terms: int) -> list[float]:
+    """``a[n]``, the coefficients of ``u*coth(u) = sum(a[n] * u**(2n))``: 2**(2n) B(2n) / (2n)!
+    (B the Bernoulli numbers, computed exactly with fractions)."""
+    from fractions import Fraction
+    from math import comb, factorial
+
+    b = [Fraction(1)]
+    for m in range(1, 2 * terms):
+        b.append(-sum(comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return [float(Fraction(4) ** n * b[2 * n] / factorial(2 * n)) for n in range(terms)]
+
+
+_COTH = _coth_series(48)
+# With f = u*coth(u), h = u**2*csch(u)**2 and k = u**3*coth(u)*csch(u)**2 (all even in u):
+#   mean term  f - 1              = sum_{n>=1} a[n] u^2n
+#   var term   f + h - 2          = sum_{n>=2} a[n] (2 - 2n) u^2n
+#   third term 3f + 3h + 2k - 8   = sum_{n>=3} a[n] 4 (n-1)(n-2) u^2n
+# For small u the closed forms lose every digit to cancellation (the var and third terms are
+# O(u**4) and O(u**6) differences of O(1) numbers); the series keeps them.
+_MEAN_C = [0.0] + _COTH[1:]
+_VAR_C = [0.0] + [a * (2 - 2 * n) for n, a in enumerate(_COTH)][1:]
+_THIRD_C = [a * 4 * (n - 1) * (n - 2) for n, a in enumerate(_COTH)]
+_SERIES_BELOW = 2.0   # |u| < 2: the terms fall by (2/pi)**2 per power of u**2; 48 reach 1e-18
+
+
+def _moment_terms(u: float) -> tuple[float, float, float]:
+    """(f - 1, f + h - 2, 3f + 3h + 2k - 8) at ``u`` (see above), accurate for every ``u``."""
+    if abs(u) < _SERIES_BELOW:
+        u2 = u * u
+        m = v = t = 0.0
+        for n in range(len(_COTH) - 1, 0, -1):   # Horner, highest power first
+            m = m * u2 + _MEAN_C[n]
+            v = v * u2 + _VAR_C[n]
+            t = t * u2 + _THIRD_C[n]
+        return m * u2, v * u2, t * u2
+    if u == 0.0:
+        return 0.0, 0.0, 0.0
+    f = u / np.tanh(u)
+    h = (u / np.sinh(u)) ** 2
+    return f - 1.0, f + h - 2.0, 3.0 * f + 3.0 * h + 2.0 * f * h - 8.0
+
+
 def _ddm_moments(drift: float, noise: float, z: float, bias: float, t0: float) -> list[float]:
-    """Conditional response-time moments (mean, variance, skewness; correct then error)."""
+    """Conditional response-time moments (mean, variance, skewness; correct then error).
+
+    PsyNeuLink's formula (after Matlab's ddm_metrics_cond_Mat.m): with X and Z the starting
+    point and the threshold scaled by drift/noise**2 and q = Z +- X,
+    mean = s**2/A**2 * (f(2Z) - f(q)), var = s**4/A**4 * ((h+f)(2Z) - (h+f)(q)),
+    third = s**6/A**6 * ((3h+2k+3f)(2Z) - (3h+2k+3f)(q)), skew = third / var**1.5.
+    Each difference is taken between the cancellation-free terms of ``_moment_terms``, so the
+    results are the formula's exact values to a few ulps, where PsyNeuLink's own float64
+    evaluation of the same formula loses up to 6 digits for small drift rates."""
     x = (bias - 0.5) * 2.0 * z
     if abs(drift) < 0.01:
         drift = 0.01
@@ -382,25 +432,17 @@ def _ddm_moments(drift: float, noise: float, z: float, bias: float, t0: float) -
     Z = min(100.0, max(-100.0, drift * z / noise ** 2))
     if abs(Z) < 0.0001:
         Z = 0.0001
-
-    def coth(u):
-        return 1 / np.tanh(u)
-
-    def csch(u):
-        return 1 / np.sinh(u)
-
-    out = {}
+    m2, v2, t2 = _moment_terms(2 * Z)
+    r = noise ** 2 / drift ** 2
+    out = []
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for sign, tag in ((1, "plus"), (-1, "minus")):
-            q = Z + sign * X
-            mean = noise ** 2 / drift ** 2 * (2 * Z * coth(2 * Z) - q * coth(q))
-            c2 = (2 * Z) ** 2 * csch(2 * Z) ** 2 - q ** 2 * csch(q) ** 2
-            c1 = 2 * Z * coth(2 * Z) - q * coth(q)
-            var = noise ** 4 / drift ** 4 * (c2 + c1)
-            c3 = (2 * Z) ** 3 * coth(2 * Z) * csch(2 * Z) ** 2 - q ** 3 * coth(q) * csch(q) ** 2
-            third = noise ** 6 / drift ** 6 * (3 * c2 + 2 * c3 + 3 * c1)
-            out[tag] = (mean + t0, var, third / var ** 1.5)
-    return [*out["plus"], *out["minus"]]
+        for q in (Z + X, Z - X):
+            mq, vq, tq = _moment_terms(q)
+            var = r * r * (v2 - vq)
+            third = r ** 3 * (t2 - tq)
+            skew = np.float64(third) / np.float64(var) ** 1.5
+            out += [r * (m2 - mq) + t0, var, float(skew)]
+    return out
 
 
 @register("pnl", "driftdiffusionanalytical", inputs=("variable0",),

@@ -1,0 +1,320 @@
+"""One node execution of our engine as ONNX nodes (the body the stateful export repeats).
+
+:class:`NodeEmitter` writes what :func:`mdf_engine.interpreter.evaluate_node` does, with the
+reference semantics (docs/semantics.md):
+
+* incoming edges deliver (times their weight) only if the sender has ever run; several edges
+  into a port combine by its ``reduce``; a port nothing was sent to reads its ``default_value``
+  (else zeros); a port without edges is a graph input (its default is what an unset port
+  reads);
+* each parameter first holds its previous value; on the node's first execution that is the
+  ``default_initial_value`` (stateful), or the ``value`` evaluated with the parameter itself as
+  0 (others); functions see these previous values;
+* then parameters are updated in declared order, each seeing the new values of those before it;
+  a ``time_derivative`` takes an Euler step ``old + derivative * dt``, or, in an update without
+  a time increment, its ``default_initial_value``; conditions test the old value and replace
+  with ``Where``;
+* then the output ports.
+
+Flags that are known when the graph is built (a sender earlier in the same update has run) are
+Python booleans, so the common case has no ``Where`` at all; flags known only at run time are
+boolean ONNX values.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from ..errors import MDFError
+from .exporter import _function_value, _subscripted
+from .state_layout import Layout, is_constant
+from .step_translate import StepTranslator, safe_name
+from .translate import Builder, Val
+
+__all__ = ["Flags", "NodeEmitter", "where"]
+
+Flag = bool | Val
+
+
+@dataclass
+class Flags:
+    """What one node execution needs to know besides the state: ``dt`` (a float value),
+    ``has_dt`` (this update has a time increment), ``ever[node]`` (that node ran before),
+    ``ext[(node, port)]`` (the graph input of a port without edges) and ``pend[(node, port)]``
+    (that input was not read yet in this update)."""
+
+    dt: Val | None
+    has_dt: Flag
+    ever: dict[str, Flag]
+    ext: dict[tuple[str, str], Val]
+    pend: dict[tuple[str, str], Flag] = field(default_factory=dict)
+
+
+def where(tr: StepTranslator, cond: Flag, a: Val, b: Val, name: str) -> Val:
+    """``a`` where ``cond`` else ``b`` (no ONNX node when ``cond`` is a Python bool)."""
+    if cond is True:
+        return a
+    if cond is False:
+        return b
+    c = tr.as_kind(cond, "bool", name + "_c")
+    x = tr.as_kind(a, "float", name + "_a")
+    y = tr.as_kind(b, "float", name + "_b")
+    return tr._op("Where", [c, x, y], name, "float")
+
+
+def flag_or(tr: StepTranslator, a: Flag, b: Flag, name: str) -> Flag:
+    if a is True or b is True:
+        return True
+    if a is False:
+        return b
+    if b is False:
+        return a
+    return tr._op("Or", [a, b], name, "bool")
+
+
+class NodeEmitter:
+    """Writes node executions of one graph plan into a :class:`Builder`."""
+
+    def __init__(self, b: Builder, plan: Any, lay: Layout):
+        self.b = b
+        self.plan = plan
+        self.lay = lay
+        self.graph = plan.graph
+
+    def translator(self, nid: str, scope: dict[str, Val]) -> StepTranslator:
+        proxy = SimpleNamespace(id=safe_name(nid))
+        return StepTranslator(self.b, proxy, f"{self.plan.where}.nodes.{nid}", scope)
+
+    def run(self, nid: str, S: dict[tuple, Val], fl: Flags) -> tuple[dict, dict[str, Val]]:
+        """Node ``nid`` executed on state ``S``: (writes {state key: value}, every value of the
+        node by id, for Threshold conditions)."""
+        np_ = self.plan.nodes[nid]
+        node = self.graph.get_node(nid)
+        env: dict[str, Val] = {}
+        tr = self.translator(nid, env)
+        sn = safe_name(nid)
+        for ip in np_.inputs:
+            env[ip.id] = self._input(tr, nid, ip, S, fl, f"{sn}_{safe_name(ip.id)}")
+        inputs = dict(env)
+        first = _not(tr, fl.ever[nid], f"{sn}_first")
+        for pp in np_.parameters:
+            t = f"{sn}_{safe_name(pp.id)}"
+            if is_constant(pp):
+                env[pp.id] = Val(const=_const(pp.value.const), hint=t)
+                continue
+            prev = S[("p", nid, pp.id)]
+            if first is False:
+                env[pp.id] = prev
+                continue
+            init = self._first_value(tr, nid, pp, env, t + "_first")
+            env[pp.id] = where(tr, first, init, prev, t + "_prev")
+        funcs: dict[str, Val] = {}
+        sub = _subscripted(node)
+        for fid, cp in np_.functions:
+            item = node.get("functions", fid)
+            env[fid] = funcs[fid] = self._call(
+                tr, item, cp, env, f"{sn}_{safe_name(fid)}", f"functions.{fid}", sub.get(fid)
+            )
+        writes: dict[tuple, Val] = {}
+        for pp in np_.parameters:
+            if is_constant(pp):
+                continue
+            t = f"{sn}_{safe_name(pp.id)}"
+            new = self._update(tr, node, pp, env, fl, t, sub.get(pp.id))
+            env[pp.id] = writes[("p", nid, pp.id)] = tr.as_kind(new, "float", t + "_new")
+        outs = {}
+        for oid, vp in np_.outputs:
+            t = f"{sn}_{safe_name(oid)}"
+            v = self._value(tr, vp, env, t, f"output_ports.{oid}.value")
+            outs[oid] = writes[("o", nid, oid)] = tr.as_kind(v, "float", t + "_out")
+        values = {**outs, **funcs, **{k: v for k, v in env.items() if k not in funcs}, **inputs}
+        return writes, values
+
+    # -- parts --------------------------------------------------------------------------------
+    def _input(self, tr: StepTranslator, nid: str, ip: Any, S: dict, fl: Flags, t: str) -> Val:
+        fallback = Val(const=np.asarray(ip.fallback(), dtype=float), hint=t + "_default")
+        edges = [e for e in self.plan.incoming[nid] if e.receiver_port == ip.id]
+        if not edges:
+            if (nid, ip.id) not in fl.ext:
+                return fallback
+            return where(
+                tr, fl.pend.get((nid, ip.id), True), fl.ext[(nid, ip.id)], fallback, t + "_read"
+            )
+        acc: Val | None = None
+        has: Flag = False
+        for k, ep in enumerate(edges):
+            d = fl.ever[ep.sender]
+            if d is False:
+                continue
+            v = S[("o", ep.sender, ep.sender_port)]
+            et = f"{t}_e{k}"
+            if ep.has_weight:
+                w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
+                v = tr._op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
+            if has is False:
+                acc, has = v, d
+                continue
+            if ip.reduce == "add":
+                c = tr._op("Add", [acc, v], et + "_add", "float")
+            elif ip.reduce == "multiply":
+                c = tr._op("Mul", [acc, v], et + "_mul", "float")
+            else:
+                c = v
+            c = where(tr, has, c, v, et + "_c")
+            acc = where(tr, d, c, acc, et + "_acc")
+            has = flag_or(tr, has, d, et + "_has")
+        if acc is None:
+            return fallback
+        return where(tr, has, acc, fallback, t + "_read")
+
+    def _first_value(self, tr: StepTranslator, nid: str, pp: Any, env: dict, t: str) -> Val:
+        shape = self.lay.shapes.get((nid, pp.id), ())
+        if pp.stateful:
+            if pp.initial is not None:
+                return self._value(
+                    tr, pp.initial, env, t, f"parameters.{pp.id}.default_initial_value"
+                )
+            return Val(const=0.0)
+        if pp.value is not None:
+            scope = dict(env)
+            scope[pp.id] = Val(const=0.0)
+            return self._value(tr, pp.value, scope, t, f"parameters.{pp.id}.value")
+        return Val(const=np.zeros(shape))
+
+    def _update(
+        self,
+        tr: StepTranslator,
+        node: Any,
+        pp: Any,
+        env: dict,
+        fl: Flags,
+        t: str,
+        n_sub: int | None,
+    ) -> Val:
+        w = f"parameters.{pp.id}"
+        old = env[pp.id]
+        if pp.value is not None:
+            cur = self._value(tr, pp.value, env, t, w + ".value")
+        elif pp.call is not None:
+            cur = self._call(tr, node.get("parameters", pp.id), pp.call, env, t, w, n_sub)
+        elif pp.derivative is not None:
+            cur = old
+            if fl.has_dt is not False:
+                td = self._value(tr, pp.derivative, env, t + "_d", w + ".time_derivative")
+                if (
+                    td.name is None
+                    and td.multi is None
+                    and np.ndim(td.const) == 0
+                    and td.const == 1
+                ):
+                    step = fl.dt  # time itself: d/dt = 1
+                else:
+                    td = tr.as_kind(td, "float", t + "_d")
+                    step = tr._op("Mul", [td, fl.dt], t + "_step", "float")
+                cur = tr._op(
+                    "Add", [tr.as_kind(old, "float", t + "_old"), step], t + "_euler", "float"
+                )
+            if fl.has_dt is not True:
+                init = (
+                    self._value(tr, pp.initial, env, t + "_init", w + ".default_initial_value")
+                    if pp.initial is not None
+                    else Val(const=0.0)
+                )
+                cur = where(tr, fl.has_dt, cur, init, t + "_td")
+        else:
+            cur = old
+        for k, (_cid, test, value) in enumerate(pp.conditions):
+            cw = f"{w}.conditions.{_cid or k}"
+            mask = self._value(tr, test, env, f"{t}_c{k}_test", cw + ".test")
+            val = self._value(tr, value, env, f"{t}_c{k}_value", cw + ".value")
+            mask = tr.as_kind(mask, "bool", f"{t}_c{k}_mask")
+            cur = where(tr, mask, val, cur, f"{t}_c{k}")
+        return cur
+
+    def _value(self, tr: StepTranslator, vp: Any, scope: dict, t: str, what: str) -> Val:
+        if vp.expr is None:
+            return Val(const=_const(vp.const), hint=t)
+        return tr.expr(vp.text, t, what, scope)
+
+    def _call(
+        self,
+        tr: StepTranslator,
+        item: Any,
+        cp: Any,
+        env: dict,
+        t: str,
+        what: str,
+        n_sub: int | None,
+    ) -> Val:
+        """A parameter's or function's call, with the function the plan bound (its namespace
+        decides the formula: PsyNeuLink's ``logistic`` is not the standard one)."""
+        plain = cp.schema is None
+        own = set() if plain else set(item.args or {})
+        scope = dict(env)
+        for name, vp in cp.args:  # value-functions bind every argument; calls only the
+            if name not in own:  # parameters evaluated fresh for them (PsyNeuLink)
+                scope[name] = self._value(
+                    tr, vp, scope, f"{t}_{safe_name(name)}", f"{what}.args.{name}"
+                )
+        if plain:
+            if cp.value is None:
+                raise MDFError("has neither a function nor a value", f"{tr.where}.{what}")
+            return self._value(tr, cp.value, scope, t, f"{what}.value")
+        ns = cp.schema.namespace
+        if ns == "pnl" and cp.name in PNL_FORMULAS:
+            formula, defaults = PNL_FORMULAS[cp.name]
+            bound = {k: Val(const=v) for k, v in defaults.items()}
+            for k, text in (item.args or {}).items():
+                bound[k] = tr.expr(text, f"{t}_{safe_name(k)}", f"{what}.args.{k}", scope)
+            tree = ast.parse(formula, mode="eval").body
+            return tr.emit(tree, t, bound, what)
+        if not (ns in ("std", "mdf") or str(item.function).startswith("onnx::")):
+            raise MDFError(
+                f"function '{cp.name}' (namespace {ns}) has no ONNX export", f"{tr.where}.{what}"
+            )
+        saved, tr.scope = tr.scope, scope
+        try:
+            return _function_value(tr, item, t, what, n_sub)
+        finally:
+            tr.scope = saved
+
+
+#: PsyNeuLink's forms of the standard functions (mdf_engine.standard_functions.psyneulink)
+PNL_FORMULAS = {
+    "linear": (
+        "scale * (variable0 * slope + intercept) + offset",
+        {"slope": 1.0, "intercept": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
+    "logistic": (
+        "scale * (1 / (1 + exp(-gain * (variable0 + bias - x_0)))) + offset",
+        {"gain": 1.0, "bias": 0.0, "x_0": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
+    "exponential": (
+        "scale * exp(rate * variable0 + bias) + offset",
+        {"rate": 1.0, "bias": 0.0, "scale": 1.0, "offset": 0.0},
+    ),
+}
+
+
+def _not(tr: StepTranslator, f: Flag, name: str) -> Flag:
+    if isinstance(f, bool):
+        return not f
+    return tr._op("Not", [f], name, "bool")
+
+
+def _const(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        try:
+            return np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise MDFError(
+                "a constant list that is not a numeric array cannot be exported"
+            ) from None
+    if isinstance(v, dict) or isinstance(v, str):
+        raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
+    return v

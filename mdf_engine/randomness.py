@@ -1,0 +1,26 @@
+"""The stream that random operators draw from when the model gives them no ``seed``.
+
+Unseeded, every call of a random operator (``onnx::RandomNormal``, ``Dropout`` in training mode,
+``drift_diffusion_integrator``, ...) draws from a fresh generator seeded from OS entropy.
+:func:`seed` (``Simulation(seed=S)``, ``mdf run --seed S``) makes those calls draw, one after the
+other, from a single ``numpy.random.default_rng(S)`` stream instead: a run is reproducible and
+every step still gets fresh draws. Calls with their own ``seed`` attribute are unaffected (they
+repeat the same draws, as ONNX specifies). The stream is process-wide.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_stream: np.random.Generator | None = None
+
+
+def seed(value: int | None) -> None:
+    """Draw unseeded random values from ``default_rng(value)`` from now on (None: OS entropy)."""
+    global _stream
+    _stream = None if value is None else np.random.default_rng(int(value))
+
+
+def generator() -> np.random.Generator:
+    """The generator an unseeded random call draws from."""
+    return _stream if _stream is not None else np.random.default_rng()
