@@ -1281,7 +1281,15 @@ class _Generator:
         out = [f"{ind}# node {i}"]
         for ep in self.plan.incoming[nid]:
             s = self.node_index[ep.sender]
-            src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
+            sender = self.slots[(ep.sender, "out:" + ep.sender_port)]
+            src = sender.var
+            if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
+                m = np.asarray(ep.matrix, dtype=float)
+                if sender.kind != "a" or sender.seq or len(sender.shape) not in (1, 2) \
+                        or m.ndim != 2 or sender.shape[-1] != m.shape[0]:
+                    raise NotCompilable(f"edge '{ep.id}': its projection matrix does not "
+                                        "compile for this sender value")
+                src = f"np.dot({src}, {self.const(m)})"
             val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
             out.append(f"{ind}if q_ev{s}:")
             out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
