@@ -1105,7 +1105,10 @@ class _Generator:
         (Numba's object mode) with the kind of value its slot had in the warm-up."""
         sch = cp.schema
         if slot is None or sch.extra.get("skips_outputs") or len(sch.outputs) != 1:
-            raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
+            why = f"{len(sch.outputs)} outputs" if len(sch.outputs) != 1 else \
+                "optional outputs" if sch.extra.get("skips_outputs") else "a value of no fixed kind"
+            raise NotCompilable(f"function '{sch.name}' has no Numba kernel, and a call "
+                                f"through Python with {why} is not compiled")
         shape = None if slot.kind == "s" else tuple(slot.shape)
         key = (sch.name, sch.since, sch.namespace, shape)
         if key not in self.python_functions:
