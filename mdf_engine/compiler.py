@@ -1104,7 +1104,11 @@ class _Generator:
         """A function without a Numba kernel, called through Python from the compiled loop
         (Numba's object mode) with the kind of value its slot had in the warm-up."""
         sch = cp.schema
-        if slot is None or sch.extra.get("skips_outputs") or len(sch.outputs) != 1:
+        # one value: a one-output function, or the first output of one whose others the
+        # model does not use (MaxPool's Indices, BatchNormalization's running statistics)
+        first_only = cp.outputs_wanted == 1 and not cp.keep_tuple
+        if slot is None or not first_only and (sch.extra.get("skips_outputs")
+                                               or len(sch.outputs) != 1):
             why = f"{len(sch.outputs)} outputs" if len(sch.outputs) != 1 else \
                 "optional outputs" if sch.extra.get("skips_outputs") else "a value of no fixed kind"
             raise NotCompilable(f"function '{sch.name}' has no Numba kernel, and a call "
