@@ -18,6 +18,7 @@ line says why: results never change silently.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import hashlib
@@ -72,15 +73,23 @@ def cache_dir() -> Path:
 
 @dataclass
 class Slot:
-    """Where one value lives in compiled state: scalar ``S[index]`` or array ``A<index>``."""
+    """Where one value lives in compiled state: scalar ``S[index]``, array ``A<index>``, or a
+    tuple of such slots (``kind == "t"``, ``parts``: a tuple or list whose items differ in
+    shape, such as PsyNeuLink's ``(v, w, time)``). ``seq`` is ``"list"`` or ``"tuple"`` when
+    the model's value is one: a sequence of items of one shape lives in an array slot whose
+    first axis are the items, and is read back as the sequence."""
 
-    kind: str  # "s" or "a"
+    kind: str  # "s", "a" or "t"
     index: int
     shape: tuple[int, ...] = ()
+    seq: str = ""
+    parts: list[Slot] = dataclasses.field(default_factory=list)
 
     @property
     def var(self) -> str:
-        return f"s{self.index}" if self.kind == "s" else f"a{self.index}"
+        """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
+        items are read by constant indices, see ``_Generator.index``)."""
+        return {"s": "s", "a": "a", "t": "T"}[self.kind] + str(self.index)
 
 
 def _kind_of(value: Any, what: str) -> tuple[str, tuple[int, ...]]:
@@ -107,7 +116,9 @@ class Layout:
     index_fields: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"slots": [[n, k, s.kind, s.index, list(s.shape)]
+        keys = {id(s): [n, k] for (n, k), s in self.slots.items()}
+        return {"slots": [[n, k, s.kind, s.index, list(s.shape), s.seq,
+                           [keys[id(p)] for p in s.parts]]
                           for (n, k), s in self.slots.items()],
                 "static": self.static, "finite_checks": self.finite_checks,
                 "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
@@ -115,7 +126,10 @@ class Layout:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
-        return cls({(n, k): Slot(kind, int(i), tuple(sh)) for n, k, kind, i, sh in d["slots"]},
+        slots = {(r[0], r[1]): Slot(r[2], int(r[3]), tuple(r[4]), r[5]) for r in d["slots"]}
+        for r in d["slots"]:
+            slots[(r[0], r[1])].parts = [slots[(n, k)] for n, k in r[6]]
+        return cls(slots,
                    d["static"], [tuple(x) for x in d["finite_checks"]],
                    [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
                    int(d["record_width"]), [str(f) for f in d.get("index_fields", [])])
@@ -436,12 +450,25 @@ class CompiledGraph:
                   key: str) -> None:
         from .interpreter import InterpretedGraph
 
-        warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
-        try:
-            while len(warm.ever_ran) < len(self.node_ids) and \
-                    warm.evaluations < MAX_WARMUP_STEPS:
+        def warm_up(min_steps: int) -> Any:
+            warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
+            while (len(warm.ever_ran) < len(self.node_ids) or warm.evaluations < min_steps) \
+                    and warm.evaluations < MAX_WARMUP_STEPS:
                 inc = None if (warm.evaluations == 0 or dt is None) else dt
                 warm.evaluate(time_increment=inc, initializer=initializer)
+            return warm
+
+        try:
+            warm = warm_up(1)
+            # one step more: a value whose first step differs in kind but not in size (a
+            # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
+            # return) is allocated in the kind it keeps from then on; a value whose size
+            # changes keeps its first kind (and a later run reports the change)
+            if len(warm.ever_ran) == len(self.node_ids) and \
+                    warm.evaluations < MAX_WARMUP_STEPS:
+                later = warm_up(warm.evaluations + 1)
+                if _sizes(later) == _sizes(warm):
+                    warm = later
         except MDFError as e:
             raise WarmupStopped(f"the warm-up run stopped: {e}") from None
         if len(warm.ever_ran) < len(self.node_ids):
@@ -656,12 +683,59 @@ class CompiledGraph:
     def _read(self, slot: Slot) -> Any:
         if slot.kind == "s":
             return np.float64(self._state["S"][slot.index])
-        return self._state["A"][slot.index].copy()
+        if slot.kind == "t":
+            items = [self._read(p) for p in slot.parts]
+        elif slot.seq:
+            a = self._state["A"][slot.index]
+            items = [np.float64(x) if a.ndim == 1 else x.copy() for x in a]
+        else:
+            return self._state["A"][slot.index].copy()
+        return tuple(items) if slot.seq == "tuple" else items
 
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
 #: off the compiled backend, which holds every value as float64.
+def _flat(var: str, shape: tuple[int, ...]) -> str:
+    """A C-contiguous array of ``shape`` as a 1-D view (itself when it has one axis)."""
+    return var if len(shape) == 1 else f"{var}.reshape({int(np.prod(shape))})"
+
+
+def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
+    """The number of elements of every value a warmed-up interpreter holds (per item for a
+    list or tuple)."""
+    def size(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return tuple(size(x) for x in v)
+        return np.size(v) if v is not None else None
+
+    out: dict[tuple[str, str], Any] = {}
+    for nid, st in warm.states.items():
+        for group, values in (("in", st.inputs_read), ("fn", st.funcs), ("out", st.outputs)):
+            for k, v in values.items():
+                out[(nid, f"{group}:{k}")] = size(v)
+        for k in st.params:
+            out[(nid, "par:" + k)] = size(st.lookup(k))
+    return out
+
+
+def _constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None
+                   ) -> list[int] | None:
+    """The integers of a registry function's ``axes`` given as a model constant (an integer
+    or a list of them), which compiled code passes as a tuple of integer literals (the form
+    the reduction kernels type); None for any other argument."""
+    if name != "axes" or vp is None or vp.expr is not None or cp.schema is None \
+            or cp.schema.namespace not in _DTYPE_AWARE:
+        return None
+    c = np.asarray(vp.const)
+    if c.dtype.kind not in "iu" or c.ndim > 1:
+        return None
+    return [int(x) for x in c.reshape(-1)]
+
+
+#: a tuple slot's variable, which generated code never holds (see ``Slot.var``)
+_TUPLE_VAR = re.compile(r"\bT\d+\b")
+
 _DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
 
 
@@ -727,6 +801,7 @@ class _Generator:
         self.slots: dict[tuple[str, str], Slot] = {}
         self.scalars: list[float] = []
         self.arrays: list[np.ndarray] = []
+        self.n_tuples = 0
         self.globals: list[str] = []
         #: every model number, string and array the source names (``c<k>``)
         self.constants = ConstantTable()
@@ -762,12 +837,16 @@ class _Generator:
             if key not in self.slots:
                 raise MDFError(f"record '{nid}.{name}': no such port or parameter")
             slot = self.slots[key]
+            if slot.kind == "t":
+                raise NotCompilable(f"record '{nid}.{name}': a tuple of values of mixed shapes")
             self.record_columns.append((nid, name, self.record_width, slot.shape))
             self.record_slots.append(slot)
             self.record_width += int(np.prod(slot.shape)) if slot.kind == "a" else 1
 
     # -- state ----------------------------------------------------------------------------
     def _slot(self, key: tuple[str, str], value: Any, what: str) -> Slot:
+        if isinstance(value, (list, tuple)):
+            return self._seq_slot(key, value, what)
         kind, shape = _kind_of(value, what)
         if kind == "s":
             slot = Slot("s", len(self.scalars))
@@ -775,6 +854,29 @@ class _Generator:
         else:
             slot = Slot("a", len(self.arrays), shape)
             self.arrays.append(np.array(value, dtype=np.float64))
+        self.slots[key] = slot
+        return slot
+
+    def _seq_slot(self, key: tuple[str, str], value: list | tuple, what: str) -> Slot:
+        """A list or tuple of numbers and numeric arrays: one array slot when every item has
+        one shape (the items along its first axis), else a tuple of slots (``part<k>:``)."""
+        seq = "tuple" if isinstance(value, tuple) else "list"
+        if not value:
+            raise NotCompilable(f"{what} holds an empty {seq}")
+        flat = not any(isinstance(x, (list, tuple)) for x in value)
+        if flat:
+            for k, x in enumerate(value):
+                _kind_of(x, f"{what}[{k}]")
+        if flat and len({np.shape(x) for x in value}) == 1:
+            slot = self._slot(key, np.array(value, dtype=np.float64), what)
+            if slot.kind == "s":  # (a 0-d array cannot hold a sequence)
+                raise NotCompilable(f"{what} holds an empty {seq}")
+            slot.seq = seq
+            return slot
+        parts = [self._slot((key[0], f"part{k}:{key[1]}"), x, f"{what}[{k}]")
+                 for k, x in enumerate(value)]
+        slot = Slot("t", self.n_tuples, (), seq, parts)
+        self.n_tuples += 1
         self.slots[key] = slot
         return slot
 
@@ -826,6 +928,8 @@ class _Generator:
                     raise NotCompilable(f"{np_.where}.{where}: its arguments could not be "
                                         "checked") from None
                 for name in cp.input_names:
+                    if _constant_axes(cp, name, dict(cp.args).get(name)) is not None:
+                        continue  # written as a tuple of integer literals
                     v = fp.get(name) if name is not None else None
                     kind = np.asarray(v).dtype.kind if v is not None else "f"
                     if kind in "biu":
@@ -924,8 +1028,12 @@ class _Generator:
             return names[n]
 
         where = vp.expr.where
+        self._check_sequence_use(vp, names)
+        tuples = self.tuple_of_var
 
         def index(value: str, indices: list[str]) -> str:
+            if value in tuples:
+                return self.tuple_item(tuples[value], indices, where)
             k = len(self.index_fields)
             self.index_fields.append(where)
             if len(indices) <= 2:
@@ -941,18 +1049,121 @@ class _Generator:
             self.index_fields.append(where)
             return f"{helper}({', '.join(operands)}, {k}, q_c2, err)"
 
-        return to_source(vp.expr, rename, self.function, self.literal, index, checked)
+        src = to_source(vp.expr, rename, self.function, self.literal, index, checked)
+        if src not in tuples and _TUPLE_VAR.search(src):
+            raise NotCompilable(f"{where}: a tuple of values of mixed shapes is used other "
+                                "than by a constant index")
+        return src
+
+    def stacked(self, vp: ValuePlan, names: Mapping[str, str]) -> str | None:
+        """``np.stack((a1, a2))`` for a list or tuple expression of names of arrays of one
+        shape (``np.array`` of arrays does not compile), else None."""
+        node = vp.expr.tree.body if vp.expr is not None else None
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or not all(
+                isinstance(e, ast.Name) for e in node.elts):
+            return None
+        slots = [self.slot_of_var.get(names.get(e.id, "")) for e in node.elts]
+        if any(s is None or s.kind != "a" or s.seq or s.shape != slots[0].shape
+               for s in slots):
+            return None
+        return "np.stack((" + "".join(f"{s.var}, " for s in slots) + "))"
+
+    @functools.cached_property
+    def tuple_of_var(self) -> dict[str, Slot]:
+        """The tuple slot behind each ``T<k>`` name."""
+        return {s.var: s for s in self.slots.values() if s.kind == "t"}
+
+    def tuple_item(self, slot: Slot, indices: list[str], where: str) -> str:
+        """The variable of item ``indices[0]`` of a tuple slot: the index must be a constant
+        integer (the items have different shapes, so their place is fixed at compile time)."""
+        name = indices[0]
+        value = self.constants.values[int(name[1:])] if re.fullmatch(r"c\d+", name) else None
+        if len(indices) != 1 or type(value) is not int:
+            raise NotCompilable(f"{where}: a tuple of values of mixed shapes is indexed by "
+                                "something other than a constant integer")
+        n = len(slot.parts)
+        if not -n <= value < n:
+            raise NotCompilable(f"{where}: index {value} of a tuple of {n} items")
+        return slot.parts[value].var
+
+    def _check_sequence_use(self, vp: ValuePlan, names: Mapping[str, str]) -> None:
+        """A list held as an array may only be indexed, passed to a function or copied whole:
+        in arithmetic a list concatenates or repeats where an array computes."""
+        seqs = {v for v, s in self.slot_of_var.items() if s.seq and s.kind == "a"}
+        if not seqs:
+            return
+        tree = vp.expr.tree.body
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Name) and names.get(child.id) in seqs and not (
+                        (isinstance(node, ast.Subscript) and child is node.value)
+                        or (isinstance(node, ast.Call) and child in node.args)):
+                    raise NotCompilable(f"{vp.expr.where}: the {child.id!r} sequence is used "
+                                        "in an operation that differs for lists and arrays")
+
+    def seq_assign(self, slot: Slot, vp: ValuePlan | None, names: Mapping[str, str],
+                   ind: str) -> list[str] | None:
+        """Code giving a sequence slot (a tuple slot, or an array slot holding a list) the
+        value of a list or tuple expression ``[x, y, ...]`` item by item; None for any other
+        slot or value."""
+        if vp is None or vp.expr is None or not (slot.seq or slot.kind == "t"):
+            return None
+        node = vp.expr.tree.body
+        n = len(slot.parts) if slot.kind == "t" else slot.shape[0]
+        if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) != n:
+            return None
+        out = []
+        for k, elt in enumerate(node.elts):
+            item = ValuePlan(expr=dataclasses.replace(vp.expr, tree=ast.Expression(body=elt)))
+            if slot.kind == "t":
+                part = slot.parts[k]
+                lines = self.seq_assign(part, item, names, ind)
+                out += lines if lines is not None else [self.assign(part, self.value(item, names),
+                                                                   ind)]
+            elif len(slot.shape) == 1:
+                out.append(f"{ind}{slot.var}[{k}] = _scalar({self.value(item, names)})")
+            else:
+                shape = tuple(slot.shape[1:])
+                element = self.element_value(item, names, shape)
+                if element is None:
+                    out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
+                else:  # item by item, element by element (no temporary arrays)
+                    out += [f"{ind}for i_ in range({int(np.prod(shape))}):",
+                            f"{ind}    {_flat(f'{slot.var}[{k}]', shape)}[i_] = "
+                            f"float({element})"]
+        return out
 
     def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
-             tag: str, slot: Slot | None = None) -> str:
+             tag: str, slot: Slot | None = None, fuse: bool = True) -> str | None:
         """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
-        is where the value goes, whose kind a function without a Numba kernel must return."""
+        is where the value goes, whose kind a function without a Numba kernel must return.
+        None when the code appended to ``out`` already wrote the value into ``slot`` (a
+        sequence item by item, or element-wise when ``fuse``)."""
+        fused = self.call_elementwise(cp, names, slot, ind) if fuse else None
+        if fused is not None:
+            out += fused
+            return None
         local = dict(names)
         for k, (argname, vp) in enumerate(cp.args):
             t = f"t_{tag}_{k}"
-            out.append(f"{ind}{t} = {self.value(vp, local)}")
+            axes = _constant_axes(cp, argname, vp)
+            src = self.value(vp, local) if axes is None else \
+                "(" + "".join(f"{self.literal(a)}, " for a in axes) + ")"
+            src = self.stacked(vp, local) or src
+            if axes is None and cp.schema is not None and cp.schema.namespace in _DTYPE_AWARE \
+                    and vp.expr is None and isinstance(vp.const, (int, np.integer)) and \
+                    not isinstance(vp.const, (bool, np.bool_)):
+                src = self.literal(int(vp.const))  # an integer attribute stays an integer
+            if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
+                local[argname] = src
+                continue
+            out.append(f"{ind}{t} = {src}")
             local[argname] = t
         if cp.schema is None:
+            lines = self.seq_assign(slot, cp.value, local, ind) if slot is not None else None
+            if lines is not None:
+                out += lines
+                return None
             return self.value(cp.value, local)
         fn = self.function_schema(cp) if cp.schema.jit is not None else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
@@ -962,7 +1173,9 @@ class _Generator:
         unknown = [n for n in cp.attribute_names if n not in cp.schema.attributes]
         if unknown:
             raise NotCompilable(f"function '{cp.schema.name}' has no attribute '{unknown[0]}'")
-        args += [local[a] if a in cp.attribute_names else self.const(default)
+        aware = cp.schema.namespace in _DTYPE_AWARE  # (whose kernels type ints as literals)
+        args += [local[a] if a in cp.attribute_names else
+                 self.literal(default) if aware and type(default) is int else self.const(default)
                  for a, default in cp.schema.attributes.items()]
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
@@ -973,8 +1186,15 @@ class _Generator:
         """A function without a Numba kernel, called through Python from the compiled loop
         (Numba's object mode) with the kind of value its slot had in the warm-up."""
         sch = cp.schema
-        if slot is None or sch.extra.get("skips_outputs") or len(sch.outputs) != 1:
-            raise NotCompilable(f"function '{sch.name}' has no Numba kernel")
+        # one value: a one-output function, or the first output of one whose others the
+        # model does not use (MaxPool's Indices, BatchNormalization's running statistics)
+        first_only = cp.outputs_wanted == 1 and not cp.keep_tuple
+        if slot is None or not first_only and (sch.extra.get("skips_outputs")
+                                               or len(sch.outputs) != 1):
+            why = f"{len(sch.outputs)} outputs" if len(sch.outputs) != 1 else \
+                "optional outputs" if sch.extra.get("skips_outputs") else "a value of no fixed kind"
+            raise NotCompilable(f"function '{sch.name}' has no Numba kernel, and a call "
+                                f"through Python with {why} is not compiled")
         shape = None if slot.kind == "s" else tuple(slot.shape)
         key = (sch.name, sch.since, sch.namespace, shape)
         if key not in self.python_functions:
@@ -1008,26 +1228,35 @@ class _Generator:
         allocated)."""
         return {s.var: s for s in self.slots.values()}
 
-    def element(self, names: Mapping[str, str], shape: tuple[int, ...]
+    def element(self, names: Mapping[str, str], shape: tuple[int, ...],
+                inline: Mapping[str, tuple[ValuePlan, dict]] | None = None
                 ) -> Callable[[str], str | None]:
         """One element of a name's value, for code that loops over the elements of an array
-        of ``shape``: ``a3[i_]`` for an array of that shape, the variable for a scalar; None
-        for anything else."""
+        of ``shape``: ``a3[i_]`` for an array of that shape (of its C-order flat view when it
+        has more than one axis), the variable for a scalar, the parenthesised element of an
+        ``inline`` argument's value; None for anything else."""
         by_var = self.slot_of_var
 
         def element(name: str) -> str | None:
+            if inline and name in inline:
+                vp, earlier = inline[name]
+                src = self.element_value(vp, names, shape, earlier)
+                return None if src is None else f"({src})"
             var = names.get(name)
             slot = by_var.get(var) if var is not None else None
             if slot is None:
                 return var if var is not None and _NUMBER.match(var) else None
+            if slot.kind == "t" or slot.seq:  # (a list computes as a list, not element-wise)
+                return None
             if slot.kind == "s":
                 return var
-            return f"{var}[i_]" if tuple(slot.shape) == shape else None
+            return f"{_flat(var, shape)}[i_]" if tuple(slot.shape) == shape else None
 
         return element
 
     def element_value(self, vp: ValuePlan, names: Mapping[str, str],
-                      shape: tuple[int, ...]) -> str | None:
+                      shape: tuple[int, ...],
+                      inline: Mapping[str, tuple[ValuePlan, dict]] | None = None) -> str | None:
         """Source of one element of ``vp``'s value (see :meth:`element`), or None when it is
         not an element-wise expression over scalars and arrays of ``shape``."""
         if vp.expr is None:
@@ -1036,8 +1265,22 @@ class _Generator:
                 return None
             if c.ndim == 0:
                 return self.const(c.item())
-            return f"{self.const(c)}[i_]" if c.shape == shape else None
-        return to_element_source(vp.expr, self.element(names, shape), self.literal)
+            return f"{_flat(self.const(c), shape)}[i_]" if c.shape == shape else None
+        return to_element_source(vp.expr, self.element(names, shape, inline), self.literal)
+
+    def call_elementwise(self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None,
+                         ind: str) -> list[str] | None:
+        """A function given by a ``value`` over its arguments, computed one element of its
+        array slot at a time with the arguments' element-wise values inlined (no temporary
+        arrays: PsyNeuLink's (1, 1) arrays); None when it is not element-wise."""
+        if cp.schema is not None or slot is None or slot.kind != "a" or slot.seq \
+                or cp.value is None or cp.value.expr is None:
+            return None
+        inline: dict[str, tuple[ValuePlan, dict]] = {}
+        for argname, vp in cp.args:  # an argument sees the arguments before it
+            inline[argname] = (vp, dict(inline))
+        value = self.element_value(cp.value, names, tuple(slot.shape), inline)
+        return None if value is None else self.element_loop(slot, value, [], ind)
 
     def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
                      ind: str) -> list[str]:
@@ -1045,19 +1288,22 @@ class _Generator:
         each condition whose test holds, in order (tests and values read the slot's old
         element: each element is written after it was read, and only by its own step).
         Instead of a whole-array expression, it allocates no temporary arrays."""
-        out = [f"{ind}for i_ in range({slot.shape[0]}):", f"{ind}    e_ = float({value})"]
+        size = int(np.prod(slot.shape))
+        out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = float({value})"]
         for test, val in conditions:
             out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
-        return out + [f"{ind}    {slot.var}[i_] = e_"]
+        return out + [f"{ind}    {_flat(slot.var, tuple(slot.shape))}[i_] = e_"]
 
     def assign_value(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str],
                      ind: str) -> list[str]:
         """Code giving ``slot`` the value of ``vp``: element by element when it is an
         element-wise expression over a 1-D array slot, a matrix product written straight into
         the slot, else as a whole."""
+        lines = self.seq_assign(slot, vp, names, ind)
+        if lines is not None:
+            return lines
         if slot.kind == "a" and vp.expr is not None and not vp.expr.is_bare_name():
-            element = self.element_value(vp, names, tuple(slot.shape)) \
-                if len(slot.shape) == 1 else None
+            element = self.element_value(vp, names, tuple(slot.shape))
             if element is not None:
                 return self.element_loop(slot, element, [], ind)
             product = self.matmul_into(slot, vp, names)
@@ -1108,6 +1354,12 @@ class _Generator:
         return None
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
+        if slot.kind == "t" or expr in self.tuple_of_var:
+            src = self.tuple_of_var.get(expr)
+            if slot.kind != "t" or src is None or len(src.parts) != len(slot.parts):
+                raise NotCompilable("a tuple of values of mixed shapes is assigned to a value "
+                                    "of another kind")
+            return "\n".join(self.assign(d, s.var, ind) for d, s in zip(slot.parts, src.parts))
         if slot.kind == "s":
             return f"{ind}{slot.var} = _scalar({expr})"
         return f"{ind}{slot.var}[...] = {expr}"
@@ -1118,7 +1370,15 @@ class _Generator:
         out = [f"{ind}# node {i}"]
         for ep in self.plan.incoming[nid]:
             s = self.node_index[ep.sender]
-            src = self.slots[(ep.sender, "out:" + ep.sender_port)].var
+            sender = self.slots[(ep.sender, "out:" + ep.sender_port)]
+            src = sender.var
+            if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
+                m = np.asarray(ep.matrix, dtype=float)
+                if sender.kind != "a" or sender.seq or len(sender.shape) not in (1, 2) \
+                        or m.ndim != 2 or sender.shape[-1] != m.shape[0]:
+                    raise NotCompilable(f"edge '{ep.id}': its projection matrix does not "
+                                        "compile for this sender value")
+                src = f"np.dot({src}, {self.const(m)})"
             val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
             out.append(f"{ind}if q_ev{s}:")
             out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
@@ -1139,7 +1399,8 @@ class _Generator:
         for k, (fid, cp) in enumerate(np_.functions):
             slot = self.slots[(nid, fid)]
             expr = self.call(cp, names, out, ind, f"{i}_{k}", slot)
-            out.append(self.assign(slot, expr, ind))
+            if expr is not None:  # (None: the call wrote a sequence into its slot)
+                out.append(self.assign(slot, expr, ind))
             names[fid] = slot.var
         for pp in np_.parameters:
             out += self.parameter(nid, i, pp, names, ind)
@@ -1178,6 +1439,8 @@ class _Generator:
             return fb
         if fb.size == 1:
             return np.full(slot.shape, fb.reshape(()).item())
+        if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
+            return fb.reshape(slot.shape)
         raise NotCompilable(f"input port '{ip.id}' default has shape {fb.shape}, values "
                             f"{slot.shape}")
 
@@ -1206,7 +1469,11 @@ class _Generator:
         elif pp.stateful:
             expr = self.value(pp.initial, names) if pp.initial is not None else "0.0"
         else:
-            expr = self.value(pp.value, {**names, pp.id: "0.0"})
+            own = {**names, pp.id: "0.0"}
+            lines = self.seq_assign(slot, pp.value, own, ind + "    ")
+            if lines is not None:
+                return [f"{ind}if {flag} != 0.0:", *lines]
+            expr = self.value(pp.value, own)
         return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
 
     def parameter(self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str],
@@ -1226,6 +1493,8 @@ class _Generator:
                 and slot.kind == "a":
             product = self.matmul_into(slot, pp.value, names)
             fused = [f"{ind}{product}"] if product is not None else None
+        if fused is None and swept is None and not pp.conditions:
+            fused = self.seq_assign(slot, pp.value, names, ind)
         if fused is not None:
             return [*fused, f"{ind}{unset} = 0.0"]
         if swept is not None and not pp.stateful and pp.derivative is None:
@@ -1234,7 +1503,12 @@ class _Generator:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
             expr = self.call(pp.call, names, out, ind,
-                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot)
+                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot,
+                             fuse=not pp.conditions)
+            if expr is None:
+                if pp.conditions:
+                    raise NotCompilable(f"parameter {nid}.{pp.id}: a sequence with conditions")
+                return [*out, f"{ind}{unset} = 0.0"]
             out.append(f"{ind}{tmp} = {expr}")
         elif pp.derivative is not None:
             if pp.initial is None:

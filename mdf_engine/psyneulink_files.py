@@ -97,14 +97,12 @@ def _weight(e: Edge) -> Any:
 
 def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> str | None:
     """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
-    the reference ones), or None: projection matrices on edges, an edge between two nodes
+    the reference ones), or None: an edge between two nodes
     that one time step may run together (they read values from before the step), or an
     input node that may run more than once in an update (it reads its input every time)."""
     if not plan.psyneulink:
         return None
-    for ep in plan.edges:
-        if ep.matrix is not None:
-            return f"edge '{ep.id}' is a PsyNeuLink projection with a matrix (not compiled)"
+    # (projection matrices on edges compile: the compiled loop multiplies by them)
     sets = [{str(n) for n in cs} for cs in scheduler.consideration_queue]
     for ep in plan.edges:
         if any(ep.sender in s and ep.receiver in s for s in sets):

@@ -135,7 +135,7 @@ def test_arrays_of_other_shapes_keep_whole_array_code():
         "parameters": {"x": {"value": [1.0, 2.0, 3.0]},
                        "y": {"default_initial_value": [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]],
                              "value": "y + x"}},
-        "output_ports": {"o": {"value": "y * 2"}}}}}}}}
+        "output_ports": {"o": {"value": "y * x"}}}}}}}}
     interp = Simulation(model, backend="interpreted")
     comp = Simulation(model, backend="compiled")
     interp.run(steps=5)
