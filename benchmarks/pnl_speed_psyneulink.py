@@ -34,19 +34,22 @@ def chain():
     return pnl.Composition(name="chain", pathways=[[A, B, C]]), {A: [[1.0]]}
 
 
-def stroop_lca():
-    """make_wild's Stroop model with the response layer under AfterNCalls(color_hidden, 1),
+def stroop_lca(energy: bool = True):
+    """make_wild's Stroop model with the response layer under AfterNCalls(color_hidden, 1) and
     the conflict monitor under AfterNCalls(response, 6) (PsyNeuLink's LLVM scheduler has no
-    AfterNPasses, and EveryNCalls only with 1), and its Energy (-y.M.y/2 with M = [[0, -2.5],
-    [-2.5, 0]]) written as the same number 2.5 * y1 * y2 (PsyNeuLink 0.21 cannot compile
-    Energy with llvmlite 0.50: "Type of #4 arg mismatch")."""
+    AfterNPasses, and EveryNCalls only with 1). With ``energy=False`` the monitor's Energy
+    (-y.M.y/2, M = [[0, -2.5], [-2.5, 0]]) is computed as the same number 2.5 * y1 * y2 by a
+    Reduce product: PsyNeuLink 0.21 cannot compile Energy with llvmlite 0.50 ("Type of #4 arg
+    mismatch"), and its export drops a Reduce's ``operation``. The Energy one is exported, the
+    Reduce one timed."""
     orig = pnl.Energy
-    pnl.Energy = lambda **kw: pnl.Reduce(operation=pnl.PRODUCT, scale=2.5)
+    if not energy:
+        pnl.Energy = lambda **kw: pnl.Reduce(operation=pnl.PRODUCT, scale=2.5)
     try:
         comp, inputs = make_wild.stroop_lca()
     finally:
         pnl.Energy = orig
-    nodes = {n.name: n for n in comp.nodes}
+    nodes = {n.name.split("-")[0]: n for n in comp.nodes}  # a second build has "-1" suffixes
     comp.scheduler.add_condition(nodes["response"], pnl.AfterNCalls(nodes["color_hidden"], 1))
     comp.scheduler.add_condition(nodes["conflict_monitor"], pnl.AfterNCalls(nodes["response"], 6))
     return comp, inputs
@@ -95,9 +98,11 @@ def main(outdir: Path, sizes: list[int]) -> None:
         text = pnl.get_mdf_serialized(comp, fmt="json")
         (outdir / f"{name}.json").write_text(text)
         mdf = json.loads(text)
+        ports = {make_wild.external_port(mdf, m): np.asarray(v[0], float).tolist()
+                 for m, v in inputs.items()}
+        if name == "stroop_lca":
+            comp, inputs = stroop_lca(energy=False)
         one = {m: v[0] for m, v in inputs.items()}
-        ports = {make_wild.external_port(mdf, m): np.asarray(v, float).tolist()
-                 for m, v in one.items()}
         row = {"name": name, "inputs": ports, "sizes": {}}
         comp.run(inputs={m: [v] for m, v in one.items()},
                  execution_mode=pnl.ExecutionMode.LLVMRun)  # compiles
