@@ -1,0 +1,105 @@
+"""PsyNeuLink's LLVMRun against our compiled backend on the same compositions exported to MDF
+(issue 22, goal 1).
+
+    python benchmarks/pnl_speed.py [--pnl-python PATH] [--sizes 1 1000 100000]
+
+PsyNeuLink (a ``[bench]`` extra, never a test dependency) runs in its own interpreter
+(``--pnl-python``, default ``$PNL_PYTHON`` or /work/venvs/pnl/bin/python):
+benchmarks/pnl_speed_psyneulink.py builds the compositions (a 3-node chain, the conditions
+chain, FitzHugh-Nagumo, a nested composition, a Stroop model with an LCA), exports them, and
+times one ``comp.run(..., execution_mode=LLVMRun)`` call of N trials and its LLVM call alone.
+Here each export runs on the compiled backend: ``Simulation.run(steps=N, initializer=...)``
+(one PsyNeuLink trial is one evaluate()), best of a few calls after a compiling warm-up. A
+file that the compiled backend does not compile runs interpreted, on at most 1,000 trials (the
+per-trial time is what is compared). Outputs are checked equal on the first trial.
+Prints per-trial times (us), PsyNeuLink's time over ours, and PsyNeuLink's LLVM-call floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from mdf_engine import Simulation  # noqa: E402
+
+INTERPRETED_CAP = 1000
+
+
+def psyneulink_side(python: str, outdir: Path, sizes: list[int]) -> list[dict]:
+    cmd = [python, str(HERE / "pnl_speed_psyneulink.py"), str(outdir), *map(str, sizes)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    rows = [json.loads(ln) for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not rows:
+        sys.exit(f"PsyNeuLink side failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return rows
+
+
+def _best(fn, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def ours(path: Path, inputs: dict, sizes: list[int]) -> dict:
+    init = {k: np.asarray(v, dtype=float) for k, v in inputs.items()}
+    check = Simulation(str(path), backend="interpreted")
+    check.evaluate(initializer=init)
+    values = [np.ravel(v) for node in check.outputs.values() for v in node.values()]
+    sim = Simulation(str(path), backend="compiled")
+    sim.run(steps=1, initializer=init)  # compiles
+    compiled = sim.runner.is_compiled
+    out = {"backend": "compiled" if compiled else
+           f"interpreted ({sim.runner.fallback_reason})", "values": values, "sizes": {}}
+    for n in sizes:
+        m = n if compiled else min(n, INTERPRETED_CAP)
+        t = _best(lambda m=m: sim.run(steps=m, initializer=init), 5 if m <= 1000 else 2)
+        out["sizes"][n] = t / m
+    return out
+
+
+def same_first_trial(pnl_result: list[float], values: list[np.ndarray]) -> bool:
+    """Every number of PsyNeuLink's first-trial result is one of our output port values."""
+    flat = np.concatenate(values) if values else np.zeros(0)
+    return all(np.any(np.isclose(flat, r, rtol=1e-9, atol=1e-12)) for r in pnl_result)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pnl-python", default=os.environ.get(
+        "PNL_PYTHON", "/work/venvs/pnl/bin/python"))
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 100000])
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="  log: %(message)s")
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = psyneulink_side(args.pnl_python, Path(tmp), args.sizes)
+        print(f"{'model':<17} {'trials':>7} {'PNL LLVMRun':>12} {'PNL LLVM call':>14} "
+              f"{'ours':>10} {'PNL/ours':>9}  equal  backend")
+        for row in rows:
+            mine = ours(Path(tmp) / f"{row['name']}.json", row["inputs"], args.sizes)
+            eq = same_first_trial(row["first_result"], mine["values"])
+            for n in args.sizes:
+                p = row["sizes"][str(n)]
+                wall, call, us = p["wall"] / n, p["llvm_call"], mine["sizes"][n]
+                call_txt = f"{call / n * 1e6:12.3f}us" if call is not None else "           -"
+                print(f"{row['name']:<17} {n:>7} {wall * 1e6:10.3f}us {call_txt} "
+                      f"{us * 1e6:8.3f}us {wall / us:8.2f}x  {'yes' if eq else 'NO ':<5}  "
+                      f"{mine['backend']}")
+
+
+if __name__ == "__main__":
+    main()
