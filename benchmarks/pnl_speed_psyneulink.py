@@ -116,7 +116,7 @@ def main(outdir: Path, sizes: list[int]) -> None:
             feed = {m: [v] * n for m, v in one.items()}
             rounds = 5 if n <= 1000 else 2
 
-            def run(feed=feed, n=n):
+            def run(feed=feed, n=n, comp=comp):
                 return comp.run(inputs=feed, num_trials=n, execution_mode=pnl.ExecutionMode.LLVMRun)
 
             wall = _best(run, rounds)
