@@ -63,8 +63,11 @@ def ours(path: Path, inputs: dict, sizes: list[int]) -> dict:
     sim = Simulation(str(path), backend="compiled")
     sim.run(steps=1, initializer=init)  # compiles
     compiled = sim.runner.is_compiled
-    out = {"backend": "compiled" if compiled else
-           f"interpreted ({sim.runner.fallback_reason})", "values": values, "sizes": {}}
+    out = {
+        "backend": "compiled" if compiled else f"interpreted ({sim.runner.fallback_reason})",
+        "values": values,
+        "sizes": {},
+    }
     for n in sizes:
         m = n if compiled else min(n, INTERPRETED_CAP)
         t = _best(lambda m=m: sim.run(steps=m, initializer=init), 5 if m <= 1000 else 2)
@@ -80,15 +83,18 @@ def same_first_trial(pnl_result: list[float], values: list[np.ndarray]) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pnl-python", default=os.environ.get(
-        "PNL_PYTHON", "/work/venvs/pnl/bin/python"))
+    ap.add_argument(
+        "--pnl-python", default=os.environ.get("PNL_PYTHON", "/work/venvs/pnl/bin/python")
+    )
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 100000])
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, format="  log: %(message)s")
     with tempfile.TemporaryDirectory() as tmp:
         rows = psyneulink_side(args.pnl_python, Path(tmp), args.sizes)
-        print(f"{'model':<17} {'trials':>7} {'PNL LLVMRun':>12} {'PNL LLVM call':>14} "
-              f"{'ours':>10} {'PNL/ours':>9}  equal  backend")
+        print(
+            f"{'model':<17} {'trials':>7} {'PNL LLVMRun':>12} {'PNL LLVM call':>14} "
+            f"{'ours':>10} {'PNL/ours':>9}  equal  backend"
+        )
         for row in rows:
             mine = ours(Path(tmp) / f"{row['name']}.json", row["inputs"], args.sizes)
             eq = same_first_trial(row["first_result"], mine["values"])
@@ -96,9 +102,11 @@ def main() -> None:
                 p = row["sizes"][str(n)]
                 wall, call, us = p["wall"] / n, p["llvm_call"], mine["sizes"][n]
                 call_txt = f"{call / n * 1e6:12.3f}us" if call is not None else "           -"
-                print(f"{row['name']:<17} {n:>7} {wall * 1e6:10.3f}us {call_txt} "
-                      f"{us * 1e6:8.3f}us {wall / us:8.2f}x  {'yes' if eq else 'NO ':<5}  "
-                      f"{mine['backend']}")
+                print(
+                    f"{row['name']:<17} {n:>7} {wall * 1e6:10.3f}us {call_txt} "
+                    f"{us * 1e6:8.3f}us {wall / us:8.2f}x  {'yes' if eq else 'NO ':<5}  "
+                    f"{mine['backend']}"
+                )
 
 
 if __name__ == "__main__":

@@ -80,8 +80,11 @@ def llvm_call_time(comp, inputs: dict, n: int, rounds: int) -> float:
     ctx = pnl.Context(execution_id=comp.default_execution_id)
     ex = pnlvm.CompExecution.get(comp, ctx)
     feed = {k: [v] * n for k, v in inputs.items()}
-    ct_in, out, runs, count = ex._prepare_run(comp._parse_run_inputs(feed)[0], n, n) \
-        if hasattr(comp, "_parse_run_inputs") else ex._prepare_run(feed, n, n)
+    ct_in, out, runs, count = (
+        ex._prepare_run(comp._parse_run_inputs(feed)[0], n, n)
+        if hasattr(comp, "_parse_run_inputs")
+        else ex._prepare_run(feed, n, n)
+    )
     f = ex._bin_run_func
 
     def call():
@@ -98,26 +101,29 @@ def main(outdir: Path, sizes: list[int]) -> None:
         text = pnl.get_mdf_serialized(comp, fmt="json")
         (outdir / f"{name}.json").write_text(text)
         mdf = json.loads(text)
-        ports = {make_wild.external_port(mdf, m): np.asarray(v[0], float).tolist()
-                 for m, v in inputs.items()}
+        ports = {
+            make_wild.external_port(mdf, m): np.asarray(v[0], float).tolist()
+            for m, v in inputs.items()
+        }
         if name == "stroop_lca":
             comp, inputs = stroop_lca(energy=False)
         one = {m: v[0] for m, v in inputs.items()}
         row = {"name": name, "inputs": ports, "sizes": {}}
-        comp.run(inputs={m: [v] for m, v in one.items()},
-                 execution_mode=pnl.ExecutionMode.LLVMRun)  # compiles
+        comp.run(
+            inputs={m: [v] for m, v in one.items()}, execution_mode=pnl.ExecutionMode.LLVMRun
+        )  # compiles
         for n in sizes:
             feed = {m: [v] * n for m, v in one.items()}
             rounds = 5 if n <= 1000 else 2
 
-            def run(feed=feed, n=n):
-                return comp.run(inputs=feed, num_trials=n,
-                                execution_mode=pnl.ExecutionMode.LLVMRun)
+            def run(feed=feed, n=n, comp=comp):
+                return comp.run(inputs=feed, num_trials=n, execution_mode=pnl.ExecutionMode.LLVMRun)
 
             wall = _best(run, rounds)
             comp.reset()
-            comp.run(inputs={m: [v] for m, v in one.items()},
-                     execution_mode=pnl.ExecutionMode.LLVMRun)
+            comp.run(
+                inputs={m: [v] for m, v in one.items()}, execution_mode=pnl.ExecutionMode.LLVMRun
+            )
             last = comp.results[-1]
             try:
                 floor = llvm_call_time(comp, one, n, rounds)

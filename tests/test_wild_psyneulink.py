@@ -28,9 +28,10 @@ OUTCOMES: dict[tuple[str, str, str], str] = {}
 #: Files the engine does not yet run as their writer did, and why (strict xfail: a fix shows)
 KNOWN = {
     ("v0.15.3.0", "chain_conditions"): "PsyNeuLink 0.15's logistic adds offset inside the "
-    "exponential (0.21: outside); the pnl logistic follows 0.21",
-    ("v0.15.3.0", "stroop_lca"): "PsyNeuLink 0.15 writes a ProcessingMechanism's output as a "
-    "0-d value, which the folded projection matrix cannot multiply",
+    "exponential (0.18 and 0.21: outside); the pnl logistic follows 0.18+",
+    ("v0.15.3.0", "stroop_lca"): "PsyNeuLink 0.15 writes the combination of several projections "
+    "into one port as variable0[0][0], one level too deep: the file computes one number where "
+    "PsyNeuLink's port holds two",
 }
 
 
