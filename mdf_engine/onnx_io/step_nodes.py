@@ -153,6 +153,9 @@ class NodeEmitter:
                 continue
             v = S[("o", ep.sender, ep.sender_port)]
             et = f"{t}_e{k}"
+            if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
+                m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
+                v = tr._op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
             if ep.has_weight:
                 w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
                 v = tr._op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
