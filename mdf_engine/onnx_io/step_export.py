@@ -245,7 +245,7 @@ def _precheck(plan: Any, source: str | None) -> None:
                 ns in ("std", "mdf")
                 and cp.name != "drift_diffusion_integrator"
                 or ns == "pnl"
-                and cp.name in PNL_FORMULAS
+                and (cp.name in PNL_FORMULAS or cp.name == "energy")
                 or ns.startswith("onnx")
             ):
                 continue
