@@ -38,7 +38,8 @@ EXAMPLES = [
 ]
 CORPUS = [ROOT / "examples" / f for f in EXAMPLES]
 CORPUS += [
-    ROOT / "tests/data/pnl" / f for f in ("branching.json", "linear_chain.json", "nested.json")
+    ROOT / "tests/data/pnl" / f
+    for f in ("branching.json", "linear_chain.json", "nested.json", "stroop.json")
 ]
 CORPUS += [
     SHARED / f

@@ -49,7 +49,14 @@ METADATA_KEY = "mdf_engine.stateful"
 class _Export:
     """Everything one stateful export shares: the plan, the state layout, the builder."""
 
-    def __init__(self, model: Any, graph: str | None, dtype: str | None, opset: int | None):
+    def __init__(
+        self,
+        model: Any,
+        graph: str | None,
+        dtype: str | None,
+        opset: int | None,
+        scheduling_mode: str = "standard",
+    ):
         from ..loader import load
         from ..plan import plan_graph
         from ..schedulers.codegen import SchedulerSource
@@ -62,6 +69,15 @@ class _Export:
         dtype = dtype or "float64"
         if dtype not in ("float32", "float64"):
             raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
+        if scheduling_mode != "standard":
+            # exact_time schedules by absolute time (TimeInterval): the compiled counters the
+            # export writes count passes and calls only
+            raise MDFError(
+                f"scheduling mode '{scheduling_mode}' cannot be exported to ONNX (the export "
+                "counts passes and calls: standard mode only)",
+                f"{self.where}.conditions",
+                self.source,
+            )
         self.plan = plan_graph(model, g, self.source)
         # the graph as planned: a writer's conventions may rewrite it (PsyNeuLink's projection
         # nodes fold into edge weights)
@@ -229,7 +245,7 @@ def _precheck(plan: Any, source: str | None) -> None:
                 ns in ("std", "mdf")
                 and cp.name != "drift_diffusion_integrator"
                 or ns == "pnl"
-                and cp.name in PNL_FORMULAS
+                and (cp.name in PNL_FORMULAS or cp.name == "energy")
                 or ns.startswith("onnx")
             ):
                 continue
@@ -263,7 +279,11 @@ def _numeric_list(v: Any) -> bool:
 
 
 def to_onnx_step(
-    model: Any, graph: str | None = None, dtype: str | None = None, opset: int | None = None
+    model: Any,
+    graph: str | None = None,
+    dtype: str | None = None,
+    opset: int | None = None,
+    scheduling_mode: str = "standard",
 ) -> Any:
     """One update of a (stateful) MDF graph as an ``onnx.ModelProto`` (see the module doc)."""
     from ..loader import load
@@ -272,7 +292,7 @@ def to_onnx_step(
     with _named_source(model):
         from onnx import helper
 
-        ex = _Export(model, graph, dtype, opset)
+        ex = _Export(model, graph, dtype, opset, scheduling_mode)
         S = ex.initial_state()
         dt = Val("dt", "float")
         inputs = list(ex.inputs) + [
@@ -300,6 +320,7 @@ def to_onnx_run(
     opset: int | None = None,
     duration: float | None = None,
     unroll_first: bool = True,
+    scheduling_mode: str = "standard",
 ) -> Any:
     """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``.
     ``unroll_first``: write the first update before the Loop (faster: the loop body then has
@@ -317,7 +338,7 @@ def to_onnx_run(
         if steps is None or int(steps) < 1:
             raise MDFError(f"the number of steps must be at least 1, got {steps}")
         steps = int(steps)
-        ex = _Export(model, graph, dtype, opset)
+        ex = _Export(model, graph, dtype, opset, scheduling_mode)
         keys = _record_keys(ex, record)
         S0 = ex.initial_state()
         dtv = None

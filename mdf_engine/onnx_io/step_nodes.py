@@ -153,6 +153,9 @@ class NodeEmitter:
                 continue
             v = S[("o", ep.sender, ep.sender_port)]
             et = f"{t}_e{k}"
+            if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
+                m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
+                v = tr._op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
             if ep.has_weight:
                 w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
                 v = tr._op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
@@ -266,6 +269,8 @@ class NodeEmitter:
                 raise MDFError("has neither a function nor a value", f"{tr.where}.{what}")
             return self._value(tr, cp.value, scope, t, f"{what}.value")
         ns = cp.schema.namespace
+        if ns == "pnl" and cp.name == "energy":
+            return _energy(tr, item, scope, t, what)
         if ns == "pnl" and cp.name in PNL_FORMULAS:
             formula, defaults = PNL_FORMULAS[cp.name]
             bound = {k: Val(const=v) for k, v in defaults.items()}
@@ -299,6 +304,31 @@ PNL_FORMULAS = {
         {"rate": 1.0, "bias": 0.0, "scale": 1.0, "offset": 0.0},
     ),
 }
+
+
+def _energy(tr: StepTranslator, item: Any, scope: dict, t: str, what: str) -> Val:
+    """PsyNeuLink's Energy, a quadratic form: -v . (hollow(matrix) @ v) / 2 (over n*n if
+    normalize), with the matrix a constant of the file (the hollowing is done here)."""
+    args = item.args or {}
+    if "variable0" not in args or not isinstance(args.get("matrix"), list):
+        raise MDFError(
+            "energy is exported with a constant 'matrix' argument only", f"{tr.where}.{what}.args"
+        )
+    m = np.asarray(args["matrix"], dtype=float)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise MDFError(f"energy: expected a square matrix, got shape {m.shape}", f"{tr.where}.{what}")
+    n = m.shape[0]
+    scale = -0.5 / (n * n) if bool(args.get("normalize", False)) else -0.5
+    v = tr.as_kind(tr.expr(args["variable0"], f"{t}_v", f"{what}.args.variable0", scope), "float", t)
+    flat = tr.materialize(Val(const=np.asarray([-1], dtype=np.int64)), t + "_flat", "int")
+    v = tr._op("Reshape", [v, flat], t + "_vflat", "float")
+    h = tr.materialize(Val(const=m * (1.0 - np.eye(n))), t + "_hollow", "float")
+    hv = tr._op("MatMul", [h, v], t + "_hv", "float")
+    vhv = tr._op("Mul", [v, hv], t + "_vhv", "float")
+    s = Val(tr.b.fresh(t + "_sum"), "float")
+    tr.b.node("ReduceSum", [vhv.name], [s.name], t + "_sum", keepdims=0)
+    k = tr.materialize(Val(const=np.asarray(scale)), t + "_scale", "float")
+    return tr._op("Mul", [s, k], t + "_energy", "float")
 
 
 def _not(tr: StepTranslator, f: Flag, name: str) -> Flag:

@@ -1,0 +1,173 @@
+"""Stateful ONNX export over the wild corpus (tests/data/wild/): every stateful file, run as
+its oracle file says (steps, dt, per-trial inputs, scheduling mode), either exports and
+onnxruntime's runs of the ``--step`` model (called N times) and of the ``--steps N`` model equal
+our engine's run of the same file, or is refused with one line naming the file and the field.
+N is the oracle's step count capped at 40 (the oracle itself is checked by test_wild_*)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from mdf_engine import Simulation  # noqa: E402
+from mdf_engine.errors import MDFError  # noqa: E402
+from mdf_engine.onnx_io.step_export import METADATA_KEY, to_onnx_run, to_onnx_step  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+WILD = Path(__file__).resolve().parent / "data" / "wild"
+MAX_STEPS = 40
+
+
+def _oracle(path: Path) -> dict:
+    name = path.name[: -len(".json")] if path.suffix == ".json" else path.name
+    return json.loads(path.with_name(name + ".oracle.json").read_text())
+
+
+def _stateful(path: Path) -> bool:
+    """time_derivative, default_initial_value, conditions on parameters, a parameter whose
+    value names itself, or scheduling conditions (read from the file as written)."""
+    import yaml
+
+    text = path.read_text(encoding="utf-8")
+    doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    (model,) = doc.values()
+    for g in (model.get("graphs") or {}).values():
+        cond = g.get("conditions") or {}
+        if cond.get("node_specific") or cond.get("termination"):
+            return True
+        for n in (g.get("nodes") or {}).values():
+            for pid, p in (n.get("parameters") or {}).items():
+                if not isinstance(p, dict):
+                    continue
+                if {"time_derivative", "default_initial_value", "conditions"} & set(p):
+                    return True
+                if isinstance(p.get("value"), str) and pid in p["value"]:
+                    return True
+    return False
+
+
+FILES = sorted(
+    p
+    for d in ("modeci_api", "actr_importer", "psyneulink")
+    for p in (WILD / d).rglob("*")
+    if p.suffix in (".json", ".yaml") and not p.name.endswith(".oracle.json")
+)
+STATEFUL = [p for p in FILES if _stateful(p)]
+#: files refused, with the text the one-line refusal must contain (why: see docs/onnx_io.md)
+REFUSED = {
+    "count.json": "retrieve_chunk' (namespace actr) has no ONNX export",
+    "addition.json": "retrieve_chunk' (namespace actr) has no ONNX export",
+    "ddm.json": "driftdiffusionanalytical' (namespace pnl) has no ONNX export",
+    "fhn.json": "FitzHughNagumoIntegrator_Function_0.value: '(integration_result",
+    # the export's probe update runs without the trial's inputs: the response layer's
+    # defaults of different lengths do not combine (energy itself exports: tests/data/pnl/stroop)
+    "v0.21.0.0/stroop_lca.json": "input_combination_function: evaluation failed",
+    # the engine does not run PsyNeuLink 0.15's 0-d mechanism output (test_wild_psyneulink)
+    "v0.15.3.0/stroop_lca.json": "cannot apply the projection matrix",
+    "exact_time.json": "scheduling mode 'exact_time'",
+}
+
+
+def _session(mp):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(mp.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+
+def _meta(mp) -> dict:
+    return json.loads({p.key: p.value for p in mp.metadata_props}[METADATA_KEY])
+
+
+def _protocol(path: Path) -> tuple[int, float | None, list[dict], str]:
+    """(N, dt, the initializer of each step, scheduling mode) from the oracle."""
+    o = _oracle(path)
+    if "trials" in o:  # PsyNeuLink: one trial is one evaluate(initializer=...)
+        n = len(o["trials"])
+        inits = [{k: np.asarray(v[t], float) for k, v in o["inputs"].items()} for t in range(n)]
+        return n, None, inits, o["scheduling_mode"]
+    run = o["run"]
+    n = min(int(run["steps"]), MAX_STEPS)
+    init = run.get("initializer") or {}
+    return n, run.get("dt"), [dict(init)] * n, "standard"
+
+
+def _feeds(mp, meta: dict, init: dict) -> dict:
+    """The oracle's inputs as the exported model's input ports (shaped as the port's default:
+    PsyNeuLink's oracles keep ``(1,)`` where the file declares ``(1, 1)``)."""
+    shapes = {t.name: tuple(t.dims) for t in mp.graph.initializer}
+    by_port = {k.split(".", 1)[1]: v for k, v in meta["inputs"].items()}
+    return {
+        by_port[k]: np.asarray(v, meta["dtype"]).reshape(shapes[by_port[k]])
+        for k, v in init.items()
+        if k in by_port
+    }
+
+
+def _close(want, got, what):
+    want = np.asarray(want, dtype=float)
+    got = np.asarray(got, dtype=float)
+    assert want.size == got.size, what
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-6, atol=1e-9, err_msg=what)
+
+
+@pytest.mark.parametrize("path", STATEFUL, ids=[str(p.relative_to(WILD)) for p in STATEFUL])
+def test_wild_stateful_file_exports_or_is_refused(path):
+    n, dt, inits, mode = _protocol(path)
+    try:
+        step = to_onnx_step(str(path), scheduling_mode=mode)
+    except MDFError as e:
+        msg = str(e)
+        want = REFUSED.get(f"{path.parent.name}/{path.name}", REFUSED.get(path.name))
+        assert want is not None, msg
+        assert "\n" not in msg and msg.startswith(str(path)), msg
+        assert want in msg, msg
+        return
+    onnx.checker.check_model(step, full_check=True)
+    sim = Simulation(str(path), backend="interpreted", scheduling_mode=mode)
+    sess, meta = _session(step), _meta(step)
+    init_vals = {t.name: onnx.numpy_helper.to_array(t) for t in step.graph.initializer}
+    state = {s["input"]: init_vals[s["input"]] for s in meta["state"]}
+    names = [o.name for o in sess.get_outputs()]
+    for k in range(n):
+        sim.evaluate(initializer=inits[k] or None, time_increment=None if k == 0 else dt)
+        feeds = {
+            **state,
+            **_feeds(step, meta, inits[k]),
+            "dt": np.asarray(dt or 0.0, meta["dtype"]),
+        }
+        res = dict(zip(names, sess.run(None, feeds)))
+        state = {s["input"]: res[s["output"]] for s in meta["state"]}
+        for port, name in meta["outputs"].items():
+            node, p = port.split(".", 1)
+            if sim.value(node, p) is not None:
+                _close(sim.value(node, p), res[name], f"{path.name} step {k} {port}")
+
+    # the whole run in one call: the first step's inputs held for every step
+    ref = Simulation(str(path), backend="interpreted", scheduling_mode=mode)
+    ref.run(steps=n, dt=dt, initializer=inits[0] or None)
+    run = to_onnx_run(str(path), steps=n, dt=dt, scheduling_mode=mode)
+    onnx.checker.check_model(run, full_check=True)
+    rmeta = _meta(run)
+    rsess = _session(run)
+    out = dict(
+        zip([o.name for o in rsess.get_outputs()], rsess.run(None, _feeds(run, rmeta, inits[0])))
+    )
+    for port, name in rmeta["outputs"].items():
+        node, p = port.split(".", 1)
+        if ref.value(node, p) is not None:
+            _close(ref.value(node, p), out[name], f"{path.name} --steps {n} {port}")
+
+
+def test_the_corpus_has_stateful_files_of_every_writer():
+    assert {p.relative_to(WILD).parts[0] for p in STATEFUL} == {
+        "modeci_api",
+        "actr_importer",
+        "psyneulink",
+    }
