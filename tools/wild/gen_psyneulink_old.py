@@ -23,12 +23,18 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "wild" / "psyneulink_old"
-INITIALIZER = {"A_InputPort_0": 1.0}
+#: the input of each file as PsyNeuLink's tests/mdf/test_mdf.py gives it (default A = 1)
+INPUTS = {"model_udfs.json": 10.0}
 
 
 def _plain(v):
     a = np.asarray(v, dtype=float)
     return a.tolist()
+
+
+def initializer(name: str) -> dict:
+    """The initializer of file ``name``."""
+    return {"A_InputPort_0": INPUTS.get(name, 1.0)}
 
 
 def reference(path: Path) -> dict:
@@ -38,7 +44,7 @@ def reference(path: Path) -> dict:
 
     model = load_mdf(str(path))
     eg = EvaluableGraph(model.graphs[0], verbose=False)
-    eg.evaluate(initializer=dict(INITIALIZER))
+    eg.evaluate(initializer=initializer(path.name))
     return {
         f"{nid}.{pid}": _plain(op.curr_value)
         for nid, en in eg.enodes.items()
@@ -76,7 +82,7 @@ def main(argv: list[str]) -> None:
             "protocol": "reference",
             "reference": f"modeci-mdf {version('modeci-mdf')}, "
             f"graph-scheduler {version('graph-scheduler')}",
-            "run": {"steps": 1, "dt": None, "initializer": INITIALIZER},
+            "run": {"steps": 1, "dt": None, "initializer": initializer(name)},
             "expected": reference(path),
             "rtol": 1e-9,
             "atol": 1e-12,
