@@ -3,9 +3,13 @@ install on Python 3.11, taken from PsyNeuLink's own repository (see the README t
 
 Run with the modeci-mdf that the file's format belongs to, driven as PsyNeuLink's
 tests/mdf/test_mdf.py drives it (``EvaluableGraph(graph).evaluate(initializer={
-"A_InputPort_0": 1})``, then every output port), e.g.::
+"A_InputPort_0": [[1.0]]})``, then every output port), e.g.::
 
-    /work/venvs/mdfold/bin/python tools/wild/gen_psyneulink_old.py model_basic.json
+    /work/venvs/mdfold-np1/bin/python tools/wild/gen_psyneulink_old.py model_basic.json
+
+(venv: /work/venvs/mdfold's packages, ``pip freeze``d, with numpy==1.26.4, installed
+``--no-deps``: modeci-mdf 0.3.3's logistic calls ``math.exp`` on a 1-element array, which
+numpy 2 refuses.)
     python tools/wild/gen_psyneulink_old.py model_basic.yml --same-as model_basic.json
 
 ``--same-as`` stores, for a file that no installable reference engine runs as PsyNeuLink did,
@@ -23,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "wild" / "psyneulink_old"
-#: the input of each file as PsyNeuLink's tests/mdf/test_mdf.py gives it (default A = 1)
-INPUTS = {"model_udfs.json": 10.0}
+#: the input of each file as PsyNeuLink's tests/mdf/test_mdf.py gives it (default [[1.0]])
+INPUTS = {"model_udfs.json": [[10.0]]}
 
 
 def _plain(v):
@@ -34,7 +38,7 @@ def _plain(v):
 
 def initializer(name: str) -> dict:
     """The initializer of file ``name``."""
-    return {"A_InputPort_0": INPUTS.get(name, 1.0)}
+    return {"A_InputPort_0": INPUTS.get(name, [[1.0]])}
 
 
 def reference(path: Path) -> dict:
