@@ -374,9 +374,10 @@ class _Builder:
                 if not isinstance(fargs, dict):
                     raise self.error("function arguments must be a mapping",
                                      f"{path}.function.{fname}")
-                if obj.args:
-                    raise self.error("give args either inside function or in args, not both",
-                                     f"{path}.args")
+                # PsyNeuLink 0.11 wrote the same args in both places: accepted when they agree
+                if obj.args and obj.args != fargs:
+                    raise self.error("args inside function and in args differ: give them "
+                                     "in one place", f"{path}.args")
                 obj.function, obj.args = str(fname), dict(fargs)
             elif fn is not None and not isinstance(fn, str):
                 raise self.error(f"function must be a name, got {type(fn).__name__}",

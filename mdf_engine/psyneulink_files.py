@@ -121,8 +121,9 @@ def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> s
 
 
 def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:
-    """``nid`` runs at most once per update: its condition is AtPass(0), or it has none and
-    the update ends when every node has run (graph-scheduler's default termination)."""
+    """``nid`` runs at most once per update: its condition is AtPass(0), or every node's
+    condition is Always (or none) and the update ends when every node has run
+    (graph-scheduler's default termination)."""
     import graph_scheduler
 
     conds = scheduler.conditions.conditions_basic
@@ -130,7 +131,9 @@ def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:
     if isinstance(cond, graph_scheduler.AtPass) and cond.args and cond.args[0] == 0:
         return True
     term = scheduler.termination_conds.get(graph_scheduler.TimeScale.ENVIRONMENT_STATE_UPDATE)
-    return (cond is None or type(cond).__name__ == "Always") and type(term).__name__ == "AllHaveRun"
+    # (AllHaveRun ends the update after one pass only when no node waits for others' calls)
+    always = all(type(c).__name__ == "Always" for c in conds.values())
+    return always and type(term).__name__ == "AllHaveRun"
 
 
 #: A DDM mechanism's value (PsyNeuLink's DDM indices) from its DriftDiffusionAnalytical

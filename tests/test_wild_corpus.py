@@ -23,8 +23,10 @@ from mdf_engine.errors import MDFError
 from mdf_engine.simulation import Simulation
 
 WILD = Path(__file__).resolve().parent / "data" / "wild"
-#: The PsyNeuLink exports have their own test (tests/test_wild_psyneulink.py).
-ORACLES = sorted(p for p in WILD.glob("*/*.oracle.json") if p.parent.name != "psyneulink")
+#: The PsyNeuLink exports have their own tests (tests/test_wild_psyneulink*.py).
+ORACLES = sorted(
+    p for p in WILD.glob("*/*.oracle.json") if p.parent.name not in ("psyneulink", "psyneulink_old")
+)
 MODES = ("interpreted", "compiled", "mdf run")
 
 #: (writer, mode) -> {file: "match" | "match (interpreted: <why>)" | "MISMATCH ..."}
