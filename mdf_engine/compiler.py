@@ -466,8 +466,11 @@ class CompiledGraph:
             # changes keeps its first kind (and a later run reports the change)
             if len(warm.ever_ran) == len(self.node_ids) and \
                     warm.evaluations < MAX_WARMUP_STEPS:
-                later = warm_up(warm.evaluations + 1)
-                if _sizes(later) == _sizes(warm):
+                try:
+                    later = warm_up(warm.evaluations + 1)
+                except MDFError:  # only the optional extra step failed (the real run will
+                    later = None  # report it at its step): keep the kinds of the first
+                if later is not None and _sizes(later) == _sizes(warm):
                     warm = later
         except MDFError as e:
             raise WarmupStopped(f"the warm-up run stopped: {e}") from None
