@@ -35,24 +35,47 @@ DT = 0.01
 def chain3() -> dict:
     nodes = {
         "A": {"parameters": {"x": {"value": "x + 1"}}, "output_ports": {"out": {"value": "x"}}},
-        "B": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 2 + 1"}},
-              "output_ports": {"out": {"value": "y"}}},
-        "C": {"input_ports": {"i": {}}, "parameters": {"z": {"value": "i - 3"}},
-              "output_ports": {"out": {"value": "z"}}},
+        "B": {
+            "input_ports": {"i": {}},
+            "parameters": {"y": {"value": "i * 2 + 1"}},
+            "output_ports": {"out": {"value": "y"}},
+        },
+        "C": {
+            "input_ports": {"i": {}},
+            "parameters": {"z": {"value": "i - 3"}},
+            "output_ports": {"out": {"value": "z"}},
+        },
     }
-    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
-             "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"}}
+    edges = {
+        "ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
+        "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"},
+    }
     return {"chain3": {"graphs": {"g": {"nodes": nodes, "edges": edges}}}}
 
 
 def fitzhugh_nagumo() -> dict:
     params = {
-        "I": {"value": 0.5}, "a": {"value": 0.7}, "b": {"value": 0.8}, "tau": {"value": 12.5},
+        "I": {"value": 0.5},
+        "a": {"value": 0.7},
+        "b": {"value": 0.8},
+        "tau": {"value": 12.5},
         "V": {"default_initial_value": -1.0, "time_derivative": "V - V**3 / 3 - W + I"},
         "W": {"default_initial_value": 1.0, "time_derivative": "(V + a - b * W) / tau"},
     }
-    return {"fn": {"graphs": {"g": {"nodes": {"fn": {
-        "parameters": params, "output_ports": {"V": {"value": "V"}, "W": {"value": "W"}}}}}}}}
+    return {
+        "fn": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "fn": {
+                            "parameters": params,
+                            "output_ports": {"V": {"value": "V"}, "W": {"value": "W"}},
+                        }
+                    }
+                }
+            }
+        }
+    }
 
 
 def iaf_network(n: int = 100) -> dict:
@@ -64,22 +87,38 @@ def iaf_network(n: int = 100) -> dict:
         "cells": {
             "input_ports": {"syn": {"shape": [n]}},
             "parameters": {
-                "tau": {"value": 10.0}, "thresh": {"value": 15.0}, "reset": {"value": 0.0},
-                "v": {"default_initial_value": [0.0] * n,
-                      "time_derivative": "(-v + syn) / tau",
-                      "conditions": [{"id": "spike", "test": "v > thresh", "value": "reset"}]},
+                "tau": {"value": 10.0},
+                "thresh": {"value": 15.0},
+                "reset": {"value": 0.0},
+                "v": {
+                    "default_initial_value": [0.0] * n,
+                    "time_derivative": "(-v + syn) / tau",
+                    "conditions": [{"id": "spike", "test": "v > thresh", "value": "reset"}],
+                },
             },
             "output_ports": {"v_out": {"value": "v"}},
         },
     }
-    edges = {"drive": {"sender": "input", "sender_port": "out", "receiver": "cells",
-                       "receiver_port": "syn"}}
+    edges = {
+        "drive": {
+            "sender": "input",
+            "sender_port": "out",
+            "receiver": "cells",
+            "receiver_port": "syn",
+        }
+    }
     # a recurrent-weight readout node
-    nodes["readout"] = {"input_ports": {"v": {"shape": [n]}},
-                        "parameters": {"W": {"value": w}, "r": {"value": "W @ v"}},
-                        "output_ports": {"out": {"value": "r"}}}
-    edges["read"] = {"sender": "cells", "sender_port": "v_out", "receiver": "readout",
-                     "receiver_port": "v"}
+    nodes["readout"] = {
+        "input_ports": {"v": {"shape": [n]}},
+        "parameters": {"W": {"value": w}, "r": {"value": "W @ v"}},
+        "output_ports": {"out": {"value": "r"}},
+    }
+    edges["read"] = {
+        "sender": "cells",
+        "sender_port": "v_out",
+        "receiver": "readout",
+        "receiver_port": "v",
+    }
     return {"iaf": {"graphs": {"g": {"nodes": nodes, "edges": edges}}}}
 
 
@@ -87,26 +126,46 @@ def conditions_model() -> dict:
     """A counts passes; B sums A's count every second call of A (EveryNCalls); C halves B's sum
     once it exceeds 100 (Threshold); an update ends after B's second call (AfterNCalls)."""
     nodes = {
-        "A": {"parameters": {"count": {"value": "count + 1"}},
-              "output_ports": {"out": {"value": "count"}}},
-        "B": {"input_ports": {"i": {}},
-              "parameters": {"acc": {"value": "acc + i", "default_initial_value": 0}},
-              "output_ports": {"out": {"value": "acc"}}},
-        "C": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 0.5"}},
-              "output_ports": {"out": {"value": "y"}}},
+        "A": {
+            "parameters": {"count": {"value": "count + 1"}},
+            "output_ports": {"out": {"value": "count"}},
+        },
+        "B": {
+            "input_ports": {"i": {}},
+            "parameters": {"acc": {"value": "acc + i", "default_initial_value": 0}},
+            "output_ports": {"out": {"value": "acc"}},
+        },
+        "C": {
+            "input_ports": {"i": {}},
+            "parameters": {"y": {"value": "i * 0.5"}},
+            "output_ports": {"out": {"value": "y"}},
+        },
     }
-    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
-             "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"}}
+    edges = {
+        "ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
+        "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"},
+    }
     conditions = {
         "node_specific": {
             "B": {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 2}},
-            "C": {"type": "Threshold", "kwargs": {"dependency": "B", "parameter": "acc",
-                                                  "threshold": 100, "comparator": ">"}}},
-        "termination": {"environment_state_update": {
-            "type": "AfterNCalls", "kwargs": {"dependency": "B", "n": 2}}},
+            "C": {
+                "type": "Threshold",
+                "kwargs": {
+                    "dependency": "B",
+                    "parameter": "acc",
+                    "threshold": 100,
+                    "comparator": ">",
+                },
+            },
+        },
+        "termination": {
+            "environment_state_update": {
+                "type": "AfterNCalls",
+                "kwargs": {"dependency": "B", "n": 2},
+            }
+        },
     }
-    return {"cond": {"graphs": {"g": {"nodes": nodes, "edges": edges,
-                                      "conditions": conditions}}}}
+    return {"cond": {"graphs": {"g": {"nodes": nodes, "edges": edges, "conditions": conditions}}}}
 
 
 def node_by_node_model() -> dict:
@@ -114,8 +173,11 @@ def node_by_node_model() -> dict:
     a condition the compiled scheduler does not implement, so graph-scheduler runs the
     schedule and calls the jitted node functions."""
     model = iaf_network()
-    model["iaf"]["graphs"]["g"]["conditions"] = {"node_specific": {"readout": {
-        "type": "NWhen", "kwargs": {"n": 10**9, "condition": {"type": "Always"}}}}}
+    model["iaf"]["graphs"]["g"]["conditions"] = {
+        "node_specific": {
+            "readout": {"type": "NWhen", "kwargs": {"n": 10**9, "condition": {"type": "Always"}}}
+        }
+    }
     return model
 
 
@@ -130,6 +192,7 @@ def node_by_node_per_step(model: dict, steps: int) -> float:
 
 
 # -- hand-written Numba loops of the same arithmetic --------------------------------------------
+
 
 @njit(cache=True)
 def hand_chain3(steps):
@@ -244,6 +307,7 @@ def ours_per_step(model: dict, backend: str, steps: int) -> tuple[float, float]:
     first = time.perf_counter() - t0
     if backend == "compiled" and not sim.runner.is_compiled:
         raise SystemExit(f"model did not compile: {sim.runner.fallback_reason}")
+
     def run(n: int) -> None:
         sim.runner.run_steps(n, DT, None, first_without_dt=False)
 
@@ -257,10 +321,10 @@ def _second_start(code: str, cwd: str | None = None) -> float:
     run fills the caches."""
     # as on a user's machine: Python keeps bytecode (some sandboxes switch that off)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env,
-                   cwd=cwd)
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                         text=True, env=env, cwd=cwd)
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env, cwd=cwd)
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env, cwd=cwd
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -268,9 +332,11 @@ def cached_start(model: dict) -> float:
     """Seconds for a fresh process to load and run the model compiled (cache warm)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(model, f)
-    code = ("import time; t=time.perf_counter(); import mdf_engine; "
-            f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=8, dt=0.01);"
-            "assert s.runner.is_compiled; print(time.perf_counter()-t)")
+    code = (
+        "import time; t=time.perf_counter(); import mdf_engine; "
+        f"s=mdf_engine.Simulation({f.name!r}, backend='compiled'); s.run(steps=8, dt=0.01);"
+        "assert s.runner.is_compiled; print(time.perf_counter()-t)"
+    )
     try:
         return _second_start(code)
     finally:
@@ -282,11 +348,15 @@ def numba_floor() -> float:
     function on an array: what any start that runs Numba code costs on this machine."""
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "one_kernel.py"), "w") as f:
-            f.write("import numpy as np\nfrom numba import njit\n\n\n"
-                    "@njit(cache=True)\ndef total(x):\n    return x.sum()\n")
-        code = ("import time; t=time.perf_counter(); import numpy as np; "
-                "from one_kernel import total; total(np.ones(3)); "
-                "print(time.perf_counter()-t)")
+            f.write(
+                "import numpy as np\nfrom numba import njit\n\n\n"
+                "@njit(cache=True)\ndef total(x):\n    return x.sum()\n"
+            )
+        code = (
+            "import time; t=time.perf_counter(); import numpy as np; "
+            "from one_kernel import total; total(np.ones(3)); "
+            "print(time.perf_counter()-t)"
+        )
         return _second_start(code, cwd=d)
 
 
@@ -306,9 +376,11 @@ def main() -> None:
         ("IaF network, 100 cells", iaf, lambda s: hand_iaf(s, DT, drive, w)),
         ("EveryNCalls + Threshold", conditions_model(), lambda s: hand_conditions(s)),
     ]
-    print(f"{'model':26s} {'reference':>11s} {'interpreted':>12s} {'compiled':>10s} "
-          f"{'hand Numba':>11s} {'ref/comp':>9s} {'comp/hand':>10s} {'compile s':>10s} "
-          f"{'cached start s':>15s}")
+    print(
+        f"{'model':26s} {'reference':>11s} {'interpreted':>12s} {'compiled':>10s} "
+        f"{'hand Numba':>11s} {'ref/comp':>9s} {'comp/hand':>10s} {'compile s':>10s} "
+        f"{'cached start s':>15s}"
+    )
     check_conditions_hand_loop()
     for name, model, hand in cases:
         hand(10)  # compile
@@ -317,18 +389,24 @@ def main() -> None:
         comp, first = ours_per_step(model, "compiled", n_comp)
         hand_t = _per_step_long(hand, n_comp)
         start = cached_start(model)
-        print(f"{name:26s} {ref * 1e6:9.1f}us {interp * 1e6:10.1f}us {comp * 1e6:8.3f}us "
-              f"{hand_t * 1e6:9.3f}us {ref / comp:9.0f} {comp / hand_t:10.2f} {first:10.2f} "
-              f"{start:15.2f}")
+        print(
+            f"{name:26s} {ref * 1e6:9.1f}us {interp * 1e6:10.1f}us {comp * 1e6:8.3f}us "
+            f"{hand_t * 1e6:9.3f}us {ref / comp:9.0f} {comp / hand_t:10.2f} {first:10.2f} "
+            f"{start:15.2f}"
+        )
     floor = sorted(numba_floor() for _ in range(3))[1]
-    print(f"\nNumba's own floor: a fresh process calling one cached one-line jitted function "
-          f"starts in {floor:.2f} s (median of 3); the cached starts above include it")
+    print(
+        f"\nNumba's own floor: a fresh process calling one cached one-line jitted function "
+        f"starts in {floor:.2f} s (median of 3); the cached starts above include it"
+    )
     nbn = node_by_node_model()
     interp, _ = ours_per_step(nbn, "interpreted", n_int)
     nodes = node_by_node_per_step(nbn, n_int)
-    print(f"\nIaF network, schedule left to graph-scheduler (NWhen): interpreted "
-          f"{interp * 1e6:.1f}us, "
-          f"graph-scheduler + jitted nodes {nodes * 1e6:.1f}us per step ({interp / nodes:.1f}x)")
+    print(
+        f"\nIaF network, schedule left to graph-scheduler (NWhen): interpreted "
+        f"{interp * 1e6:.1f}us, "
+        f"graph-scheduler + jitted nodes {nodes * 1e6:.1f}us per step ({interp / nodes:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-             "NUMBA_NUM_THREADS"):
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402  (after the thread settings)
@@ -77,10 +76,16 @@ def as_case(c: Any) -> Case:
         return c
     size = str(c.get("size", ""))
     klass = size if size in ("small", "mid") else str(c.get("size_class", "nn"))
-    return Case(op=c["op"], inputs=list(c["inputs"]), attributes=dict(c.get("attributes") or {}),
-                size=klass, opset=int(c.get("opset", 13)),
-                n_outputs=int(c.get("n_outputs", 1)), numpy=c.get("numpy"),
-                label=str(c.get("label", c.get("size", ""))))
+    return Case(
+        op=c["op"],
+        inputs=list(c["inputs"]),
+        attributes=dict(c.get("attributes") or {}),
+        size=klass,
+        opset=int(c.get("opset", 13)),
+        n_outputs=int(c.get("n_outputs", 1)),
+        numpy=c.get("numpy"),
+        label=str(c.get("label", c.get("size", ""))),
+    )
 
 
 # ---------------------------------------------------------------- the part-1 cases
@@ -96,8 +101,10 @@ def _cases() -> list[Case]:
         return np.array(v, dtype=np.int64)
 
     out: list[Case] = []
-    for size, ew, mat, cube in (("small", (2, 2), (2, 2), (2, 2, 4)),
-                                ("mid", (256, 256), (256, 256), (64, 64, 64))):
+    for size, ew, mat, cube in (
+        ("small", (2, 2), (2, 2), (2, 2, 4)),
+        ("mid", (256, 256), (256, 256), (64, 64, 64)),
+    ):
         a, b = f32(*ew), f32(*ew)
         pos = np.abs(a) + 0.1
         m1, m2 = f32(*mat), f32(*mat)
@@ -119,45 +126,83 @@ def _cases() -> list[Case]:
             Case("Relu", [a], numpy=lambda x: np.maximum(x, 0)),
             Case("Sigmoid", [a], numpy=lambda x: 1 / (1 + np.exp(-x))),
             Case("LeakyRelu", [a], {"alpha": 0.1}, numpy=lambda x: np.where(x > 0, x, 0.1 * x)),
-            Case("Clip", [a, np.array(-0.5, np.float32), np.array(0.5, np.float32)],
-                 numpy=lambda x, lo, hi: np.clip(x, lo, hi)),
+            Case(
+                "Clip",
+                [a, np.array(-0.5, np.float32), np.array(0.5, np.float32)],
+                numpy=lambda x, lo, hi: np.clip(x, lo, hi),
+            ),
             Case("Where", [a > 0, a, b], numpy=np.where),
             Case("Equal", [a, b], numpy=np.equal),
             Case("Less", [a, b], numpy=np.less),
             Case("Sum", [a, b, a], numpy=lambda x, y, z: x + y + z),
             Case("Max", [a, b], numpy=np.maximum),
-            Case("Softmax", [a], {"axis": -1},
-                 numpy=lambda x: (e := np.exp(x - x.max(-1, keepdims=True)))
-                 / e.sum(-1, keepdims=True)),
+            Case(
+                "Softmax",
+                [a],
+                {"axis": -1},
+                numpy=lambda x: (
+                    (e := np.exp(x - x.max(-1, keepdims=True))) / e.sum(-1, keepdims=True)
+                ),
+            ),
             Case("LogSoftmax", [a], {"axis": -1}),
             Case("MatMul", [m1, m2], numpy=np.matmul),
-            Case("Gemm", [m1, m2, f32(mat[1])], {"transB": 1, "alpha": 0.5},
-                 numpy=lambda x, y, c: 0.5 * x @ y.T + c),
-            Case("ReduceSum", [c3, i64(1)], {"keepdims": 0},
-                 numpy=lambda x, ax: x.sum(axis=1)),
-            Case("ReduceMean", [c3, i64(-1)], {"keepdims": 1}, opset=18,
-                 numpy=lambda x, ax: x.mean(axis=-1, keepdims=True)),
-            Case("ReduceMax", [c3, i64(0, 2)], {"keepdims": 0}, opset=18,
-                 numpy=lambda x, ax: x.max(axis=(0, 2))),
+            Case(
+                "Gemm",
+                [m1, m2, f32(mat[1])],
+                {"transB": 1, "alpha": 0.5},
+                numpy=lambda x, y, c: 0.5 * x @ y.T + c,
+            ),
+            Case("ReduceSum", [c3, i64(1)], {"keepdims": 0}, numpy=lambda x, ax: x.sum(axis=1)),
+            Case(
+                "ReduceMean",
+                [c3, i64(-1)],
+                {"keepdims": 1},
+                opset=18,
+                numpy=lambda x, ax: x.mean(axis=-1, keepdims=True),
+            ),
+            Case(
+                "ReduceMax",
+                [c3, i64(0, 2)],
+                {"keepdims": 0},
+                opset=18,
+                numpy=lambda x, ax: x.max(axis=(0, 2)),
+            ),
             Case("ArgMax", [c3], {"axis": 1}, numpy=lambda x: x.argmax(axis=1)[:, None]),
             Case("CumSum", [c3, np.array(1, np.int64)], numpy=lambda x, ax: np.cumsum(x, 1)),
             Case("TopK", [c3, i64(2)], {"axis": -1}, n_outputs=2),
-            Case("Transpose", [c3], {"perm": [2, 0, 1]},
-                 numpy=lambda x: np.ascontiguousarray(x.transpose(2, 0, 1))),
+            Case(
+                "Transpose",
+                [c3],
+                {"perm": [2, 0, 1]},
+                numpy=lambda x: np.ascontiguousarray(x.transpose(2, 0, 1)),
+            ),
             Case("Concat", [a, b], {"axis": 0}, numpy=lambda x, y: np.concatenate([x, y])),
             Case("Reshape", [c3, i64(-1)], numpy=lambda x, s: x.reshape(-1)),
             Case("Flatten", [c3], {"axis": 1}),
             Case("Gather", [a, idx], {"axis": 0}, numpy=lambda x, i: np.take(x, i, axis=0)),
-            Case("Slice", [a, i64(0, 1), i64(n, n), i64(0, 1), i64(2, 2)],
-                 numpy=lambda x, *r: np.ascontiguousarray(x[0::2, 1::2])),
-            Case("Pad", [a, i64(1, 1, 1, 1)], {"mode": "reflect"},
-                 numpy=lambda x, p: np.pad(x, 1, mode="reflect")),
-            Case("Expand", [a[:1], i64(*ew)],
-                 numpy=lambda x, s: np.broadcast_to(x, tuple(s)).copy()),
+            Case(
+                "Slice",
+                [a, i64(0, 1), i64(n, n), i64(0, 1), i64(2, 2)],
+                numpy=lambda x, *r: np.ascontiguousarray(x[0::2, 1::2]),
+            ),
+            Case(
+                "Pad",
+                [a, i64(1, 1, 1, 1)],
+                {"mode": "reflect"},
+                numpy=lambda x, p: np.pad(x, 1, mode="reflect"),
+            ),
+            Case(
+                "Expand", [a[:1], i64(*ew)], numpy=lambda x, s: np.broadcast_to(x, tuple(s)).copy()
+            ),
             Case("Tile", [a, i64(2, 2)], numpy=lambda x, r: np.tile(x, (2, 2))),
             Case("Cast", [a], {"to": 11}, numpy=lambda x: x.astype(np.float64)),
-            Case("Einsum", [m1, m2], {"equation": "ij,jk->ik"}, opset=12,
-                 numpy=lambda x, y: np.einsum("ij,jk->ik", x, y)),
+            Case(
+                "Einsum",
+                [m1, m2],
+                {"equation": "ij,jk->ik"},
+                opset=12,
+                numpy=lambda x, y: np.einsum("ij,jk->ik", x, y),
+            ),
         ]
         for c in add:
             c.size = size
@@ -198,8 +243,11 @@ def _ort_session(case: Case):
         x = np.asarray(x)
         names.append(f"in{k}")
         feeds[f"in{k}"] = x
-        vis.append(helper.make_tensor_value_info(
-            f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)))
+        vis.append(
+            helper.make_tensor_value_info(
+                f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)
+            )
+        )
     outs = [f"out{k}" for k in range(case.n_outputs)]
     node = helper.make_node(case.op, names, outs, **case.attributes)
     g = helper.make_graph([node], "bench", vis, [onnx.ValueInfoProto(name=o) for o in outs])
@@ -208,13 +256,11 @@ def _ort_session(case: Case):
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess, feeds
 
 
-def run_cases(cases: list[Any], budget: float = 0.2,
-              rounds: int = 1) -> dict[str, list[float]]:
+def run_cases(cases: list[Any], budget: float = 0.2, rounds: int = 1) -> dict[str, list[float]]:
     """Time every case and print one line each; returns size class -> list of ratios.
 
     With ``rounds`` > 1 each case is timed that many times, onnxruntime and ours alternating,
@@ -223,8 +269,10 @@ def run_cases(cases: list[Any], budget: float = 0.2,
     from mdf_engine import onnx_ops
 
     ratios: dict[str, list[float]] = {}
-    print(f"{'op':<14}{'size':<10}{'shape':<14}{'ours us':>10}{'ort us':>10}{'numpy us':>10}"
-          f"{'ours/ort':>10}")
+    print(
+        f"{'op':<14}{'size':<10}{'shape':<14}{'ours us':>10}{'ort us':>10}{'numpy us':>10}"
+        f"{'ours/ort':>10}"
+    )
     for raw in cases:
         case = as_case(raw)
         if case.op not in onnx_ops.names():
@@ -253,8 +301,11 @@ def run_cases(cases: list[Any], budget: float = 0.2,
         except Exception as e:
             print(f"{case.op:<14}{case.size:<10}ours failed: {str(e)[:60]}")
             continue
-        t_np = (_median_time(lambda f=case.numpy, i=inputs: f(*i), budget)
-                if case.numpy is not None else float("nan"))
+        t_np = (
+            _median_time(lambda f=case.numpy, i=inputs: f(*i), budget)
+            if case.numpy is not None
+            else float("nan")
+        )
         pairs = [(t_ours, t_ort)]
         for _ in range(rounds - 1):
             pairs.append((_median_time(ours, budget), _median_time(theirs, budget)))
@@ -264,8 +315,10 @@ def run_cases(cases: list[Any], budget: float = 0.2,
         t_ort = statistics.median(t for _, t in pairs)
         ratios.setdefault(case.size, []).append(r)
         spread = f"  ({each[0]:.2f}-{each[-1]:.2f} over {rounds})" if rounds > 1 else ""
-        print(f"{case.op:<14}{case.size:<10}{case.label[:13]:<14}{t_ours * 1e6:>10.1f}"
-              f"{t_ort * 1e6:>10.1f}{t_np * 1e6:>10.1f}{r:>10.2f}{spread}")
+        print(
+            f"{case.op:<14}{case.size:<10}{case.label[:13]:<14}{t_ours * 1e6:>10.1f}"
+            f"{t_ort * 1e6:>10.1f}{t_np * 1e6:>10.1f}{r:>10.2f}{spread}"
+        )
     return ratios
 
 
@@ -277,9 +330,13 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="shorter timing budget per case")
     ap.add_argument("--only", default="", help="comma-separated op types to run")
-    ap.add_argument("--rounds", type=int, default=1,
-                    help="time each case this many times (ours and ORT alternating) and print "
-                         "the median ratio and its range")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="time each case this many times (ours and ORT alternating) and print "
+        "the median ratio and its range",
+    )
     args = ap.parse_args(argv)
     budget = 0.05 if args.quick else 0.2
     cases: list[Any] = list(_cases())

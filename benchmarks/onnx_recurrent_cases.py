@@ -23,9 +23,15 @@ def _lstm_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 0) -> di
     W = (0.1 * rng.standard_normal((1, 4 * hidden, inp))).astype(np.float32)
     R = (0.1 * rng.standard_normal((1, 4 * hidden, hidden))).astype(np.float32)
     B = (0.1 * rng.standard_normal((1, 8 * hidden))).astype(np.float32)
-    return {"op": "LSTM", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
-            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}", "size_class": "recurrent",
-            "n_outputs": 3, "opset": 14}
+    return {
+        "op": "LSTM",
+        "inputs": [X, W, R, B],
+        "attributes": {"hidden_size": hidden},
+        "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}",
+        "size_class": "recurrent",
+        "n_outputs": 3,
+        "opset": 14,
+    }
 
 
 def _gru_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 1) -> dict:
@@ -34,9 +40,15 @@ def _gru_case(seq: int, batch: int, inp: int, hidden: int, seed: int = 1) -> dic
     W = (0.1 * rng.standard_normal((1, 3 * hidden, inp))).astype(np.float32)
     R = (0.1 * rng.standard_normal((1, 3 * hidden, hidden))).astype(np.float32)
     B = (0.1 * rng.standard_normal((1, 6 * hidden))).astype(np.float32)
-    return {"op": "GRU", "inputs": [X, W, R, B], "attributes": {"hidden_size": hidden},
-            "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}", "size_class": "recurrent",
-            "n_outputs": 2, "opset": 14}
+    return {
+        "op": "GRU",
+        "inputs": [X, W, R, B],
+        "attributes": {"hidden_size": hidden},
+        "size": f"seq{seq} batch{batch} in{inp} hidden{hidden}",
+        "size_class": "recurrent",
+        "n_outputs": 2,
+        "opset": 14,
+    }
 
 
 CASES = [
@@ -55,18 +67,24 @@ def _ort_session(case: dict):
     names, vis = [], []
     for k, x in enumerate(case["inputs"]):
         names.append(f"in{k}")
-        vis.append(helper.make_tensor_value_info(f"in{k}", helper.np_dtype_to_tensor_dtype(
-            x.dtype), list(x.shape)))
+        vis.append(
+            helper.make_tensor_value_info(
+                f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)
+            )
+        )
     n_out = 3 if case["op"] == "LSTM" else 2
     outs = [f"out{k}" for k in range(n_out)]
-    g = helper.make_graph([helper.make_node(case["op"], names, outs, **case["attributes"])],
-                          "bench", vis, [onnx.ValueInfoProto(name=o) for o in outs])
+    g = helper.make_graph(
+        [helper.make_node(case["op"], names, outs, **case["attributes"])],
+        "bench",
+        vis,
+        [onnx.ValueInfoProto(name=o) for o in outs],
+    )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess, dict(zip(names, case["inputs"]))
 
 
@@ -79,8 +97,9 @@ def main(calls: int = 600) -> None:
         sess, feeds = _ort_session(case)
 
         def ours(c=case):
-            return onnx_ops.run(c["op"], c["inputs"], c["attributes"], opset=c["opset"],
-                                num_outputs=c["n_outputs"])
+            return onnx_ops.run(
+                c["op"], c["inputs"], c["attributes"], opset=c["opset"], num_outputs=c["n_outputs"]
+            )
 
         def theirs(s=sess, f=feeds):
             return s.run(None, f)
@@ -97,8 +116,10 @@ def main(calls: int = 600) -> None:
             a.append(t1 - t0)
             b.append(t2 - t1)
         ma, mb = statistics.median(a), statistics.median(b)
-        print(f"{case['op']:5s} {case['size']:32s} median ours {ma * 1e6:8.1f} us  onnxruntime "
-              f"{mb * 1e6:8.1f} us  ratio {ma / mb:5.2f}   fastest ratio {min(a) / min(b):5.2f}")
+        print(
+            f"{case['op']:5s} {case['size']:32s} median ours {ma * 1e6:8.1f} us  onnxruntime "
+            f"{mb * 1e6:8.1f} us  ratio {ma / mb:5.2f}   fastest ratio {min(a) / min(b):5.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ DT = 0.05
 
 
 def grid(runs: int) -> dict[str, str]:
-    side = int(round(runs ** 0.5))
+    side = int(round(runs**0.5))
     return {"fn_neuron.a": f"0.5:0.9:{side}", "stimulus.amplitude": f"0.2:1.0:{runs // side}"}
 
 
@@ -68,7 +68,7 @@ def hand_prange(a_values, amp_values, steps, dt, rec):
                 t = t + dt
             i = 1.2 * (amp * (1 + 0.5 * math.sin(0.3 * t)))
             if k > 0:
-                v = v + (v - v ** 3 / 3 - w + i) * dt  # (W's step reads the new V)
+                v = v + (v - v**3 / 3 - w + i) * dt  # (W's step reads the new V)
                 w = w + (v + a - 0.8 * w) / 12.5 * dt
             rec[r, k, 0] = v
             rec[r, k, 1] = w
@@ -87,8 +87,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10_000)
     ap.add_argument("--steps", type=int, default=1000)
-    ap.add_argument("--sample", type=int, default=20,
-                    help="single compiled runs timed (extrapolated)")
+    ap.add_argument(
+        "--sample", type=int, default=20, help="single compiled runs timed (extrapolated)"
+    )
     ap.add_argument("--reference-runs", type=int, default=10)
     args = ap.parse_args()
     params = grid(args.runs)
@@ -104,8 +105,7 @@ def main() -> None:
     batched = time.perf_counter() - t0
     n = ds["fn_neuron.V_out"].shape[0] * ds["fn_neuron.V_out"].shape[1]
 
-    a, amp = np.meshgrid(ds["fn_neuron.a"].values, ds["stimulus.amplitude"].values,
-                         indexing="ij")
+    a, amp = np.meshgrid(ds["fn_neuron.a"].values, ds["stimulus.amplitude"].values, indexing="ij")
     pts = np.column_stack([a.ravel(), amp.ravel()])
     rec = np.zeros((len(pts), args.steps, 2))
     hand_prange(pts[:2, 0].copy(), pts[:2, 1].copy(), 2, DT, rec[:2, :2])  # compile
@@ -117,22 +117,28 @@ def main() -> None:
     same = np.allclose(got, rec[:, :, 0], rtol=1e-9, atol=1e-12)
 
     rng = np.random.default_rng(0)
-    points = np.column_stack([rng.uniform(0.5, 0.9, args.sample),
-                              rng.uniform(0.2, 1.0, args.sample)])
+    points = np.column_stack(
+        [rng.uniform(0.5, 0.9, args.sample), rng.uniform(0.2, 1.0, args.sample)]
+    )
     single_compiled_runs(points[:1], args.steps)  # load once
     per_single = single_compiled_runs(points, args.steps)
-    per_ref = reference_runs(points[:args.reference_runs], args.steps)
+    per_ref = reference_runs(points[: args.reference_runs], args.steps)
 
     print(f"FitzHugh-Nagumo sweep: {n} runs x {args.steps} steps")
     print(f"  first call (compile or load cached code): {warm:8.2f} s")
-    print(f"  batched compiled sweep:                   {batched:8.2f} s "
-          f"({batched / n * 1e6:.1f} us a run)")
-    print(f"  loop of single compiled runs (extrap.):   {per_single * n:8.2f} s "
-          f"({per_single * 1e3:.2f} ms a run)")
-    print(f"  reference engine (extrap. from {args.reference_runs}):      "
-          f"{per_ref * n:8.1f} s ({per_ref * 1e3:.1f} ms a run)")
-    print(f"  hand-written Numba prange loop:           {hand:8.2f} s "
-          f"(same V trace: {same})")
+    print(
+        f"  batched compiled sweep:                   {batched:8.2f} s "
+        f"({batched / n * 1e6:.1f} us a run)"
+    )
+    print(
+        f"  loop of single compiled runs (extrap.):   {per_single * n:8.2f} s "
+        f"({per_single * 1e3:.2f} ms a run)"
+    )
+    print(
+        f"  reference engine (extrap. from {args.reference_runs}):      "
+        f"{per_ref * n:8.1f} s ({per_ref * 1e3:.1f} ms a run)"
+    )
+    print(f"  hand-written Numba prange loop:           {hand:8.2f} s (same V trace: {same})")
     print(f"  ratio batched / hand prange:     {batched / hand:8.2f}x (goal: <= 1.2x)")
     print(f"  ratio single-compiled / batched: {per_single * n / batched:8.1f}x")
     print(f"  ratio reference / batched:       {per_ref * n / batched:8.1f}x")

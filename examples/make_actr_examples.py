@@ -28,21 +28,35 @@ def _count() -> dict:
         {"name": f"n-{a}", "ISA": "number", "value": a, "next": b}
         for a, b in zip(NUMBERS[1:6], NUMBERS[2:7])
     ]
-    goal = {"name": "count-goal", "ISA": "count-goal", "from": "two", "to": "five",
-            "current": "nil", "state": "counting"}
+    goal = {
+        "name": "count-goal",
+        "ISA": "count-goal",
+        "from": "two",
+        "to": "five",
+        "current": "nil",
+        "state": "counting",
+    }
     productions = [
-        {"name": "begin",
-         "lhs": {"goal": {"ISA": "count-goal", "from": "=n", "current": "nil"}},
-         "rhs": {"goal": {"current": "=n"},
-                 "retrieval": {"ISA": "number", "value": "=n"}}},
-        {"name": "step",
-         "lhs": {"goal": {"ISA": "count-goal", "to": "-=c", "current": "=c"},
-                 "retrieval": {"ISA": "number", "value": "=c", "next": "=nxt"}},
-         "rhs": {"goal": {"current": "=nxt"},
-                 "retrieval": {"ISA": "number", "value": "=nxt"}}},
-        {"name": "finish",
-         "lhs": {"goal": {"ISA": "count-goal", "to": "=c", "current": "=c", "state": "counting"}},
-         "rhs": {"goal": {"state": "done"}}},
+        {
+            "name": "begin",
+            "lhs": {"goal": {"ISA": "count-goal", "from": "=n", "current": "nil"}},
+            "rhs": {"goal": {"current": "=n"}, "retrieval": {"ISA": "number", "value": "=n"}},
+        },
+        {
+            "name": "step",
+            "lhs": {
+                "goal": {"ISA": "count-goal", "to": "-=c", "current": "=c"},
+                "retrieval": {"ISA": "number", "value": "=c", "next": "=nxt"},
+            },
+            "rhs": {"goal": {"current": "=nxt"}, "retrieval": {"ISA": "number", "value": "=nxt"}},
+        },
+        {
+            "name": "finish",
+            "lhs": {
+                "goal": {"ISA": "count-goal", "to": "=c", "current": "=c", "state": "counting"}
+            },
+            "rhs": {"goal": {"state": "done"}},
+        },
     ]
     return {"name": "actr_count", "chunks": chunks, "productions": productions, "goal": goal}
 
@@ -54,27 +68,50 @@ def _addition() -> dict:
     ]
     goal = {"name": "add-goal", "ISA": "add", "arg1": "three", "arg2": "four"}
     productions = [
-        {"name": "initialize-addition",
-         "lhs": {"goal": {"ISA": "add", "arg1": "=num1", "sum": "nil"}},
-         "rhs": {"goal": {"sum": "=num1", "count": "zero"},
-                 "retrieval": {"ISA": "count-order", "first": "=num1"}}},
-        {"name": "increment-sum",
-         "lhs": {"goal": {"ISA": "add", "arg2": "-=count", "sum": "=sum", "count": "=count"},
-                 "retrieval": {"ISA": "count-order", "first": "=sum", "second": "=newsum"}},
-         "rhs": {"goal": {"sum": "=newsum"},
-                 "retrieval": {"ISA": "count-order", "first": "=count"}}},
-        {"name": "increment-count",
-         "lhs": {"goal": {"ISA": "add", "sum": "=sum", "count": "=count"},
-                 "retrieval": {"ISA": "count-order", "first": "=count", "second": "=newcount"}},
-         "rhs": {"goal": {"count": "=newcount"},
-                 "retrieval": {"ISA": "count-order", "first": "=sum"}}},
-        {"name": "terminate-addition",
-         "lhs": {"goal": {"ISA": "add", "arg2": "=num", "sum": "=answer", "count": "=num"}},
-         "rhs": {"goal": {"count": "nil"}}},
+        {
+            "name": "initialize-addition",
+            "lhs": {"goal": {"ISA": "add", "arg1": "=num1", "sum": "nil"}},
+            "rhs": {
+                "goal": {"sum": "=num1", "count": "zero"},
+                "retrieval": {"ISA": "count-order", "first": "=num1"},
+            },
+        },
+        {
+            "name": "increment-sum",
+            "lhs": {
+                "goal": {"ISA": "add", "arg2": "-=count", "sum": "=sum", "count": "=count"},
+                "retrieval": {"ISA": "count-order", "first": "=sum", "second": "=newsum"},
+            },
+            "rhs": {
+                "goal": {"sum": "=newsum"},
+                "retrieval": {"ISA": "count-order", "first": "=count"},
+            },
+        },
+        {
+            "name": "increment-count",
+            "lhs": {
+                "goal": {"ISA": "add", "sum": "=sum", "count": "=count"},
+                "retrieval": {"ISA": "count-order", "first": "=count", "second": "=newcount"},
+            },
+            "rhs": {
+                "goal": {"count": "=newcount"},
+                "retrieval": {"ISA": "count-order", "first": "=sum"},
+            },
+        },
+        {
+            "name": "terminate-addition",
+            "lhs": {"goal": {"ISA": "add", "arg2": "=num", "sum": "=answer", "count": "=num"}},
+            "rhs": {"goal": {"count": "nil"}},
+        },
     ]
     types = {"count-order": ["first", "second"], "add": ["arg1", "arg2", "sum", "count"]}
-    return {"name": "actr_addition", "chunks": chunks, "productions": productions, "goal": goal,
-            "chunk_types": types}
+    return {
+        "name": "actr_addition",
+        "chunks": chunks,
+        "productions": productions,
+        "goal": goal,
+        "chunk_types": types,
+    }
 
 
 #: The descriptions, as keyword arguments of ``build_model``/``build_model_dict``.

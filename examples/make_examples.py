@@ -50,18 +50,31 @@ from mdf_engine.model import (
 HERE = Path(__file__).resolve().parent
 
 
-def _edge(sender: str, receiver: str, sender_port: str = "out", receiver_port: str = "inp",
-          weight=None, id: str | None = None) -> Edge:
-    return Edge(id=id or f"{sender}_{receiver}_{receiver_port}", sender=sender,
-                receiver=receiver, sender_port=sender_port, receiver_port=receiver_port,
-                parameters=None if weight is None else {"weight": weight})
+def _edge(
+    sender: str,
+    receiver: str,
+    sender_port: str = "out",
+    receiver_port: str = "inp",
+    weight=None,
+    id: str | None = None,
+) -> Edge:
+    return Edge(
+        id=id or f"{sender}_{receiver}_{receiver_port}",
+        sender=sender,
+        receiver=receiver,
+        sender_port=sender_port,
+        receiver_port=receiver_port,
+        parameters=None if weight is None else {"weight": weight},
+    )
 
 
 def states_counter_oscillator() -> Model:
     counter = Node(
         id="counter",
-        parameters=[Parameter(id="increment", value=2),
-                    Parameter(id="count", value="count + increment")],
+        parameters=[
+            Parameter(id="increment", value=2),
+            Parameter(id="count", value="count + increment"),
+        ],
         output_ports=[OutputPort(id="out", value="count")],
     )
     oscillator = Node(
@@ -69,10 +82,16 @@ def states_counter_oscillator() -> Model:
         parameters=[
             Parameter(id="amplitude", value=1.5),
             Parameter(id="frequency", value=0.8),
-            Parameter(id="level", default_initial_value=0.0,
-                      time_derivative="2 * math.pi * frequency * rate"),
-            Parameter(id="rate", default_initial_value=1.0,
-                      time_derivative="-2 * math.pi * frequency * level"),
+            Parameter(
+                id="level",
+                default_initial_value=0.0,
+                time_derivative="2 * math.pi * frequency * rate",
+            ),
+            Parameter(
+                id="rate",
+                default_initial_value=1.0,
+                time_derivative="-2 * math.pi * frequency * level",
+            ),
         ],
         output_ports=[OutputPort(id="out", value="amplitude * level")],
     )
@@ -82,9 +101,14 @@ def states_counter_oscillator() -> Model:
         parameters=[Parameter(id="value", value="0.01 * count_in + wave_in")],
         output_ports=[OutputPort(id="out", value="value")],
     )
-    graph = Graph(id="states_graph", nodes=[counter, oscillator, total],
-                  edges=[_edge("counter", "total", receiver_port="count_in"),
-                         _edge("oscillator", "total", receiver_port="wave_in")])
+    graph = Graph(
+        id="states_graph",
+        nodes=[counter, oscillator, total],
+        edges=[
+            _edge("counter", "total", receiver_port="count_in"),
+            _edge("oscillator", "total", receiver_port="wave_in"),
+        ],
+    )
     return Model(id="states_counter_oscillator", graphs=[graph])
 
 
@@ -96,13 +120,14 @@ def damped_spring() -> Model:
             Parameter(id="c", value=1.2),
             Parameter(id="m", value=0.5),
             Parameter(id="x", default_initial_value=1.0, time_derivative="v"),
-            Parameter(id="v", default_initial_value=0.0,
-                      time_derivative="-(k * x + c * v) / m"),
+            Parameter(id="v", default_initial_value=0.0, time_derivative="-(k * x + c * v) / m"),
             Parameter(id="energy", value="0.5 * m * v ** 2 + 0.5 * k * x ** 2"),
         ],
-        output_ports=[OutputPort(id="position", value="x"),
-                      OutputPort(id="velocity", value="v"),
-                      OutputPort(id="energy_out", value="energy")],
+        output_ports=[
+            OutputPort(id="position", value="x"),
+            OutputPort(id="velocity", value="v"),
+            OutputPort(id="energy_out", value="energy"),
+        ],
     )
     return Model(id="damped_spring", graphs=[Graph(id="spring_graph", nodes=[spring])])
 
@@ -110,30 +135,38 @@ def damped_spring() -> Model:
 def reset_counter() -> Model:
     counter = Node(
         id="counter",
-        parameters=[Parameter(
-            id="count", value="count + 1",
-            conditions=[ParameterCondition(id="reset", test="count >= 4", value=0)])],
+        parameters=[
+            Parameter(
+                id="count",
+                value="count + 1",
+                conditions=[ParameterCondition(id="reset", test="count >= 4", value=0)],
+            )
+        ],
         output_ports=[OutputPort(id="out", value="count")],
     )
     accumulator = Node(
         id="accumulator",
         input_ports=[InputPort(id="inp")],
-        parameters=[Parameter(id="total", value="total + inp"),
-                    Parameter(id="peak", value="numpy.maximum(peak, inp)")],
-        output_ports=[OutputPort(id="out", value="total"),
-                      OutputPort(id="peak_out", value="peak")],
+        parameters=[
+            Parameter(id="total", value="total + inp"),
+            Parameter(id="peak", value="numpy.maximum(peak, inp)"),
+        ],
+        output_ports=[OutputPort(id="out", value="total"), OutputPort(id="peak_out", value="peak")],
     )
-    graph = Graph(id="reset_graph", nodes=[counter, accumulator],
-                  edges=[_edge("counter", "accumulator")])
+    graph = Graph(
+        id="reset_graph", nodes=[counter, accumulator], edges=[_edge("counter", "accumulator")]
+    )
     return Model(id="reset_counter", graphs=[graph])
 
 
 def arrays_matrix_edge() -> Model:
     source = Node(
         id="source",
-        parameters=[Parameter(id="base", value=[1.0, -2.0, 0.5]),
-                    Parameter(id="phase", value="phase + 0.25"),
-                    Parameter(id="signal", value="base * numpy.cos(phase)")],
+        parameters=[
+            Parameter(id="base", value=[1.0, -2.0, 0.5]),
+            Parameter(id="phase", value="phase + 0.25"),
+            Parameter(id="signal", value="base * numpy.cos(phase)"),
+        ],
         output_ports=[OutputPort(id="out", value="signal")],
     )
     rows = Node(
@@ -145,52 +178,68 @@ def arrays_matrix_edge() -> Model:
     layer = Node(
         id="layer",
         input_ports=[InputPort(id="inp", shape=(2,))],
-        parameters=[Parameter(id="W", value=[[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]]),
-                    Parameter(id="b", value=[0.1, 0.2, 0.3]),
-                    Parameter(id="activity", value="numpy.tanh(W @ inp + b)")],
-        output_ports=[OutputPort(id="out", value="activity"),
-                      OutputPort(id="norm", value="numpy.sqrt(numpy.sum(activity ** 2))")],
+        parameters=[
+            Parameter(id="W", value=[[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]]),
+            Parameter(id="b", value=[0.1, 0.2, 0.3]),
+            Parameter(id="activity", value="numpy.tanh(W @ inp + b)"),
+        ],
+        output_ports=[
+            OutputPort(id="out", value="activity"),
+            OutputPort(id="norm", value="numpy.sqrt(numpy.sum(activity ** 2))"),
+        ],
     )
-    edges = [_edge("source", "rows", weight=[[1.0, 0.5, -1.0], [0.0, 2.0, 1.5]]),
-             _edge("rows", "layer")]
+    edges = [
+        _edge("source", "rows", weight=[[1.0, 0.5, -1.0], [0.0, 2.0, 1.5]]),
+        _edge("rows", "layer"),
+    ]
     graph = Graph(id="arrays_graph", nodes=[source, rows, layer], edges=edges)
     return Model(id="arrays_matrix_edge", graphs=[graph])
 
 
 def weighted_reduce() -> Model:
     def src(i: int, start: float, step: float) -> Node:
-        return Node(id=f"src{i}",
-                    parameters=[Parameter(id="x", default_initial_value=start,
-                                          value=f"x + {step}")],
-                    output_ports=[OutputPort(id="out", value="x")])
+        return Node(
+            id=f"src{i}",
+            parameters=[Parameter(id="x", default_initial_value=start, value=f"x + {step}")],
+            output_ports=[OutputPort(id="out", value="x")],
+        )
 
     sink = Node(
         id="sink",
-        input_ports=[InputPort(id="sum_in", reduce="add"),
-                     InputPort(id="prod_in", reduce="multiply")],
+        input_ports=[
+            InputPort(id="sum_in", reduce="add"),
+            InputPort(id="prod_in", reduce="multiply"),
+        ],
         parameters=[Parameter(id="combined", value="sum_in - 0.1 * prod_in")],
-        output_ports=[OutputPort(id="sum_out", value="sum_in"),
-                      OutputPort(id="prod_out", value="prod_in"),
-                      OutputPort(id="out", value="combined")],
+        output_ports=[
+            OutputPort(id="sum_out", value="sum_in"),
+            OutputPort(id="prod_out", value="prod_in"),
+            OutputPort(id="out", value="combined"),
+        ],
     )
-    edges = [_edge("src1", "sink", receiver_port="sum_in", weight=0.5),
-             _edge("src2", "sink", receiver_port="sum_in", weight=-2.0),
-             _edge("src3", "sink", receiver_port="sum_in", weight=3.0),
-             _edge("src1", "sink", receiver_port="prod_in", weight=1.5),
-             _edge("src2", "sink", receiver_port="prod_in", weight=0.25)]
-    graph = Graph(id="reduce_graph",
-                  nodes=[src(1, 1.0, 0.5), src(2, -1.0, 0.25), src(3, 2.0, -0.125), sink],
-                  edges=edges)
+    edges = [
+        _edge("src1", "sink", receiver_port="sum_in", weight=0.5),
+        _edge("src2", "sink", receiver_port="sum_in", weight=-2.0),
+        _edge("src3", "sink", receiver_port="sum_in", weight=3.0),
+        _edge("src1", "sink", receiver_port="prod_in", weight=1.5),
+        _edge("src2", "sink", receiver_port="prod_in", weight=0.25),
+    ]
+    graph = Graph(
+        id="reduce_graph",
+        nodes=[src(1, 1.0, 0.5), src(2, -1.0, 0.25), src(3, 2.0, -0.125), sink],
+        edges=edges,
+    )
     return Model(id="weighted_reduce", graphs=[graph])
 
 
 def fitzhugh_nagumo() -> Model:
     stimulus = Node(
         id="stimulus",
-        parameters=[Parameter(id="amplitude", value=0.5),
-                    Parameter(id="t", default_initial_value=0.0, time_derivative="1"),
-                    Parameter(id="current",
-                              value="amplitude * (1 + 0.5 * math.sin(0.3 * t))")],
+        parameters=[
+            Parameter(id="amplitude", value=0.5),
+            Parameter(id="t", default_initial_value=0.0, time_derivative="1"),
+            Parameter(id="current", value="amplitude * (1 + 0.5 * math.sin(0.3 * t))"),
+        ],
         output_ports=[OutputPort(id="out", value="current")],
     )
     neuron = Node(
@@ -200,24 +249,27 @@ def fitzhugh_nagumo() -> Model:
             Parameter(id="a", value=0.7),
             Parameter(id="b", value=0.8),
             Parameter(id="tau", value=12.5),
-            Parameter(id="V", default_initial_value=-1.0,
-                      time_derivative="V - V ** 3 / 3 - W + I"),
-            Parameter(id="W", default_initial_value=1.0,
-                      time_derivative="(V + a - b * W) / tau"),
+            Parameter(id="V", default_initial_value=-1.0, time_derivative="V - V ** 3 / 3 - W + I"),
+            Parameter(id="W", default_initial_value=1.0, time_derivative="(V + a - b * W) / tau"),
         ],
         output_ports=[OutputPort(id="V_out", value="V"), OutputPort(id="W_out", value="W")],
     )
-    graph = Graph(id="fitzhugh_nagumo_graph", nodes=[stimulus, neuron],
-                  edges=[_edge("stimulus", "fn_neuron", receiver_port="I", weight=1.2)])
+    graph = Graph(
+        id="fitzhugh_nagumo_graph",
+        nodes=[stimulus, neuron],
+        edges=[_edge("stimulus", "fn_neuron", receiver_port="I", weight=1.2)],
+    )
     return Model(id="fitzhugh_nagumo", graphs=[graph])
 
 
 def iaf_network() -> Model:
     drive = Node(
         id="drive",
-        parameters=[Parameter(id="level", value=[1.0, 1.5, 2.0, 2.5]),
-                    Parameter(id="t", default_initial_value=0.0, time_derivative="1"),
-                    Parameter(id="current", value="level * (1 + 0.2 * numpy.sin(5 * t))")],
+        parameters=[
+            Parameter(id="level", value=[1.0, 1.5, 2.0, 2.5]),
+            Parameter(id="t", default_initial_value=0.0, time_derivative="1"),
+            Parameter(id="current", value="level * (1 + 0.2 * numpy.sin(5 * t))"),
+        ],
         output_ports=[OutputPort(id="out", value="current")],
     )
 
@@ -232,26 +284,38 @@ def iaf_network() -> Model:
                 Parameter(id="thresh", value=1.0),
                 Parameter(id="v_reset", value=-0.1),
                 Parameter(id="current", value=current),
-                Parameter(id="v", default_initial_value=zeros,
-                          time_derivative="(-v + R * current) / tau",
-                          conditions=[ParameterCondition(id="reset", test="v > thresh",
-                                                         value="v_reset")]),
+                Parameter(
+                    id="v",
+                    default_initial_value=zeros,
+                    time_derivative="(-v + R * current) / tau",
+                    conditions=[ParameterCondition(id="reset", test="v > thresh", value="v_reset")],
+                ),
                 Parameter(id="spiking", value="numpy.where(v > thresh, 1.0, 0.0)"),
-                Parameter(id="spike_count", default_initial_value=zeros,
-                          value="spike_count + spiking"),
+                Parameter(
+                    id="spike_count", default_initial_value=zeros, value="spike_count + spiking"
+                ),
             ],
-            output_ports=[OutputPort(id="spikes", value="spiking"),
-                          OutputPort(id="v_out", value="v"),
-                          OutputPort(id="count_out", value="spike_count")],
+            output_ports=[
+                OutputPort(id="spikes", value="spiking"),
+                OutputPort(id="v_out", value="v"),
+                OutputPort(id="count_out", value="spike_count"),
+            ],
         )
 
     layer1 = population("layer1", 4, 0.05, "inp", {"inp": (4,)})
-    layer2 = population("layer2", 2, 0.02, "numpy.sum(inp, axis=1) + numpy.sum(syn, axis=1)",
-                        {"inp": (2, 4), "syn": (2, 4)})
+    layer2 = population(
+        "layer2",
+        2,
+        0.02,
+        "numpy.sum(inp, axis=1) + numpy.sum(syn, axis=1)",
+        {"inp": (2, 4), "syn": (2, 4)},
+    )
     w12 = [[4.0, 0.0, 3.0, 2.0], [0.0, 5.0, 2.5, 3.0]]
-    edges = [_edge("drive", "layer1", weight=[1.2, 1.0, 0.9, 0.8]),
-             _edge("drive", "layer2", weight=[[0.2, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.3]]),
-             _edge("layer1", "layer2", sender_port="spikes", receiver_port="syn", weight=w12)]
+    edges = [
+        _edge("drive", "layer1", weight=[1.2, 1.0, 0.9, 0.8]),
+        _edge("drive", "layer2", weight=[[0.2, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.3]]),
+        _edge("layer1", "layer2", sender_port="spikes", receiver_port="syn", weight=w12),
+    ]
     graph = Graph(id="iaf_graph", nodes=[drive, layer1, layer2], edges=edges)
     return Model(id="iaf_network", graphs=[graph])
 
@@ -259,9 +323,14 @@ def iaf_network() -> Model:
 def conditions_threshold() -> Model:
     a = Node(
         id="A",
-        parameters=[Parameter(
-            id="count", value="count + 1", default_initial_value=0,
-            conditions=[ParameterCondition(id="wrap", test="count >= 5", value=0)])],
+        parameters=[
+            Parameter(
+                id="count",
+                value="count + 1",
+                default_initial_value=0,
+                conditions=[ParameterCondition(id="wrap", test="count >= 5", value=0)],
+            )
+        ],
         output_ports=[OutputPort(id="out", value="count")],
     )
     b = Node(
@@ -273,8 +342,7 @@ def conditions_threshold() -> Model:
     c = Node(
         id="C",
         input_ports=[InputPort(id="inp")],
-        parameters=[Parameter(id="calls", value="calls + 1"),
-                    Parameter(id="last", value="inp")],
+        parameters=[Parameter(id="calls", value="calls + 1"), Parameter(id="last", value="inp")],
         output_ports=[OutputPort(id="out", value="last * 10 + calls")],
     )
     conditions = ConditionSet(
@@ -284,39 +352,64 @@ def conditions_threshold() -> Model:
             "C": Condition(type="EveryNCalls", kwargs={"dependencies": "B", "n": 2}),
         },
         termination={
-            "environment_state_update": Condition(type="All", kwargs={"dependencies": [
-                Condition(type="Threshold", kwargs={"dependency": "A", "parameter": "count",
-                                                   "threshold": 5, "comparator": ">="}),
-                Condition(type="AfterNCalls", kwargs={"dependency": "A", "n": 2}),
-            ]}),
+            "environment_state_update": Condition(
+                type="All",
+                kwargs={
+                    "dependencies": [
+                        Condition(
+                            type="Threshold",
+                            kwargs={
+                                "dependency": "A",
+                                "parameter": "count",
+                                "threshold": 5,
+                                "comparator": ">=",
+                            },
+                        ),
+                        Condition(type="AfterNCalls", kwargs={"dependency": "A", "n": 2}),
+                    ]
+                },
+            ),
         },
     )
-    graph = Graph(id="conditions_graph", nodes=[a, b, c],
-                  edges=[_edge("A", "B"), _edge("B", "C")], conditions=conditions)
+    graph = Graph(
+        id="conditions_graph",
+        nodes=[a, b, c],
+        edges=[_edge("A", "B"), _edge("B", "C")],
+        conditions=conditions,
+    )
     return Model(id="conditions_threshold", graphs=[graph])
 
 
 def standard_functions() -> Model:
     inp = Node(
         id="input",
-        parameters=[Parameter(id="phase", value="phase + 0.1"),
-                    Parameter(id="base", value=[-1.5, -0.25, 0.5, 2.0]),
-                    Parameter(id="x", value="base * numpy.cos(phase)")],
+        parameters=[
+            Parameter(id="phase", value="phase + 0.1"),
+            Parameter(id="base", value=[-1.5, -0.25, 0.5, 2.0]),
+            Parameter(id="x", value="base * numpy.cos(phase)"),
+        ],
         output_ports=[OutputPort(id="out", value="x")],
     )
 
     def fnode(id: str, function: str, args: dict) -> Node:
-        return Node(id=id, input_ports=[InputPort(id="inp", shape=(4,))],
-                    parameters=[Parameter(id="result", function=function, args=args)],
-                    output_ports=[OutputPort(id="out", value="result")])
+        return Node(
+            id=id,
+            input_ports=[InputPort(id="inp", shape=(4,))],
+            parameters=[Parameter(id="result", function=function, args=args)],
+            output_ports=[OutputPort(id="out", value="result")],
+        )
 
     nodes = [
         inp,
         fnode("linear", "linear", {"variable0": "inp", "slope": 2.5, "intercept": -0.5}),
-        fnode("logistic", "logistic", {"variable0": "inp", "gain": 2.0, "bias": 0.5,
-                                       "offset": 0.25}),
-        fnode("exponential", "exponential", {"variable0": "inp", "scale": 0.5, "rate": 0.8,
-                                             "bias": -0.2, "offset": 1.0}),
+        fnode(
+            "logistic", "logistic", {"variable0": "inp", "gain": 2.0, "bias": 0.5, "offset": 0.25}
+        ),
+        fnode(
+            "exponential",
+            "exponential",
+            {"variable0": "inp", "scale": 0.5, "rate": 0.8, "bias": -0.2, "offset": 1.0},
+        ),
         fnode("sine", "sin", {"variable0": "inp", "scale": 1.5}),
         fnode("cosine", "cos", {"variable0": "inp", "scale": -0.75}),
         fnode("relu", "Relu", {"A": "inp"}),
@@ -324,8 +417,10 @@ def standard_functions() -> Model:
     matmul = Node(
         id="matmul",
         input_ports=[InputPort(id="inp", shape=(4,))],
-        parameters=[Parameter(id="W", value=[[1.0, 0.5], [-0.5, 2.0], [0.25, 0.0], [1.0, -1.0]]),
-                    Parameter(id="result", function="MatMul", args={"A": "inp", "B": "W"})],
+        parameters=[
+            Parameter(id="W", value=[[1.0, 0.5], [-0.5, 2.0], [0.25, 0.0], [1.0, -1.0]]),
+            Parameter(id="result", function="MatMul", args={"A": "inp", "B": "W"}),
+        ],
         output_ports=[OutputPort(id="out", value="result")],
     )
     nodes.append(matmul)
@@ -337,9 +432,11 @@ def standard_functions() -> Model:
 def onnx_functions() -> Model:
     inp = Node(
         id="input",
-        parameters=[Parameter(id="step", value="step + 1"),
-                    Parameter(id="base", value=[[1.0, -2.0, 3.0]]),
-                    Parameter(id="x", value="base * (step % 4 - 1)")],
+        parameters=[
+            Parameter(id="step", value="step + 1"),
+            Parameter(id="base", value=[[1.0, -2.0, 3.0]]),
+            Parameter(id="x", value="base * (step % 4 - 1)"),
+        ],
         output_ports=[OutputPort(id="out", value="x")],
     )
     dense = Node(
@@ -352,8 +449,7 @@ def onnx_functions() -> Model:
             Parameter(id="summed", function="onnx::Add", args={"A": "product", "B": "bias"}),
             Parameter(id="activity", function="onnx::Relu", args={"X": "summed"}),
         ],
-        output_ports=[OutputPort(id="out", value="activity"),
-                      OutputPort(id="pre", value="summed")],
+        output_ports=[OutputPort(id="out", value="activity"), OutputPort(id="pre", value="summed")],
     )
     graph = Graph(id="onnx_graph", nodes=[inp, dense], edges=[_edge("input", "dense")])
     return Model(id="onnx_functions", graphs=[graph], onnx_opset_version=15)

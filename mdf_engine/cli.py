@@ -41,12 +41,22 @@ def _version() -> str:
 def _verbosity(p: argparse.ArgumentParser, top: bool) -> None:
     """``-v``/``-q``, accepted before the subcommand (``top``: kept as ``verbose_all`` and
     ``quiet_all``, which a subcommand's own defaults cannot overwrite) and after it."""
-    p.add_argument("-v", "--verbose", action="count", default=0,
-                   dest="verbose_all" if top else "verbose",
-                   help="more log lines (-v: INFO, -vv: DEBUG)")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        dest="verbose_all" if top else "verbose",
+        help="more log lines (-v: INFO, -vv: DEBUG)",
+    )
     if not any("--quiet" in a.option_strings for a in p._actions):
-        p.add_argument("-q", "--quiet", action="store_true",
-                       dest="quiet_all" if top else "quiet", help="print nothing but errors")
+        p.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            dest="quiet_all" if top else "quiet",
+            help="print nothing but errors",
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,48 +70,94 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--graph", default=None, help="graph id (default: the first graph)")
     g = r.add_mutually_exclusive_group()
     g.add_argument("--steps", type=int, default=None, help="number of evaluate() calls")
-    g.add_argument("--duration", type=float, default=None,
-                   help="run the reference loop t=0; while t<=T: ...; t+=dt")
+    g.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="run the reference loop t=0; while t<=T: ...; t+=dt",
+    )
     r.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
-    r.add_argument("--initializer", default=None, metavar="FILE.json",
-                   help="input port values given at every step: a JSON mapping of port id "
-                        "(or NODE.PORT) to a value")
-    r.add_argument("--backend", default="auto",
-                   choices=["auto", "interpreted", "compiled", "hexagon", "actr"],
-                   help="auto (default): actr for models calling ACT-R functions, else "
-                        "compiled for runs of 5000 steps or more, else interpreted")
-    r.add_argument("--scheduling-mode", default="standard", choices=["standard", "exact_time"],
-                   help="graph-scheduler's mode: exact_time is PsyNeuLink's "
-                        "SchedulingMode.EXACT_TIME (an MDF file does not record it)")
-    r.add_argument("--record", nargs="*", default=[], metavar="NODE.PORT",
-                   help="record these ports/parameters at every step")
+    r.add_argument(
+        "--initializer",
+        default=None,
+        metavar="FILE.json",
+        help="input port values given at every step: a JSON mapping of port id "
+        "(or NODE.PORT) to a value",
+    )
+    r.add_argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "interpreted", "compiled", "hexagon", "actr"],
+        help="auto (default): actr for models calling ACT-R functions, else "
+        "compiled for runs of 5000 steps or more, else interpreted",
+    )
+    r.add_argument(
+        "--scheduling-mode",
+        default="standard",
+        choices=["standard", "exact_time"],
+        help="graph-scheduler's mode: exact_time is PsyNeuLink's "
+        "SchedulingMode.EXACT_TIME (an MDF file does not record it)",
+    )
+    r.add_argument(
+        "--record",
+        nargs="*",
+        default=[],
+        metavar="NODE.PORT",
+        help="record these ports/parameters at every step",
+    )
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
     r.add_argument("--plot", default=None, help="plot recorded traces to this image")
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
-    r.add_argument("--progress", action="store_true",
-                   help="show a progress bar (the default when stderr is a terminal)")
-    r.add_argument("-q", "--quiet", action="store_true",
-                   help="print nothing but errors (and no progress bar)")
-    r.add_argument("--set", dest="sets", action="append", default=[],
-                   metavar="NODE.PARAM=VALUE",
-                   help="set a parameter (a number or a JSON list); repeatable")
-    r.add_argument("--seed", type=int, default=None,
-                   help="seed the draws of random operators that have no seed of their own "
-                        "(reproducible runs, fresh draws each step)")
-    r.add_argument("--full", action="store_true",
-                   help="print whole arrays (default: shape, dtype and range of large ones)")
-    r.add_argument("--fired", action="store_true",
-                   help="with --plot: a panel marking the steps at which each node ran")
-    r.add_argument("--check-finite", action="store_true",
-                   help="stop at the first NaN or inf and report where")
-    r.add_argument("--max-cycles", type=int, default=1000,
-                   help="ACT-R models: the most production cycles a run without --steps "
-                        "takes")
+    r.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar (the default when stderr is a terminal)",
+    )
+    r.add_argument(
+        "-q", "--quiet", action="store_true", help="print nothing but errors (and no progress bar)"
+    )
+    r.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NODE.PARAM=VALUE",
+        help="set a parameter (a number or a JSON list); repeatable",
+    )
+    r.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="seed the draws of random operators that have no seed of their own "
+        "(reproducible runs, fresh draws each step)",
+    )
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="print whole arrays (default: shape, dtype and range of large ones)",
+    )
+    r.add_argument(
+        "--fired",
+        action="store_true",
+        help="with --plot: a panel marking the steps at which each node ran",
+    )
+    r.add_argument(
+        "--check-finite", action="store_true", help="stop at the first NaN or inf and report where"
+    )
+    r.add_argument(
+        "--max-cycles",
+        type=int,
+        default=1000,
+        help="ACT-R models: the most production cycles a run without --steps takes",
+    )
 
     i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
     i.add_argument("model")
-    i.add_argument("--full", action="store_true",
-                   help="print whole arrays (default: shape, dtype and range of large ones)")
+    i.add_argument(
+        "--full",
+        action="store_true",
+        help="print whole arrays (default: shape, dtype and range of large ones)",
+    )
 
     v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
     v.add_argument("model")
@@ -166,24 +222,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     backend = args.backend
     if backend != "hexagon" and uses_namespace(model, "actr"):
         backend = "actr"  # an ACT-R production system runs cycle by cycle on any backend
-    sim = Simulation(model, graph=args.graph, backend=backend,
-                     check_finite=args.check_finite, scheduling_mode=args.scheduling_mode,
-                     seed=args.seed, max_cycles=args.max_cycles)
+    sim = Simulation(
+        model,
+        graph=args.graph,
+        backend=backend,
+        check_finite=args.check_finite,
+        scheduling_mode=args.scheduling_mode,
+        seed=args.seed,
+        max_cycles=args.max_cycles,
+    )
     if args.sets:
         sim.set(parse_values(args.sets, args.model))
     record = list(args.record)
     if args.plot and not record:
         record = [f"{n.id}.{o.id}" for n in sim.graph.nodes for o in n.output_ports]
-    res = sim.run(steps=args.steps, dt=args.dt, duration=args.duration, record=record,
-                  progress=not args.quiet, initializer=_read_initializer(args.initializer),
-                  record_fired=bool(args.plot and args.fired))
+    res = sim.run(
+        steps=args.steps,
+        dt=args.dt,
+        duration=args.duration,
+        record=record,
+        progress=not args.quiet,
+        initializer=_read_initializer(args.initializer),
+        record_fired=bool(args.plot and args.fired),
+    )
     if args.output:
         res.save(args.output)
     if args.plot:
         from .plotting import plot_run
 
-        plot_run(res, args.plot, model=model, title=f"{model.id} / {sim.graph.id}",
-                 fired=res.fired or None)
+        plot_run(
+            res,
+            args.plot,
+            model=model,
+            title=f"{model.id} / {sim.graph.id}",
+            fired=res.fired or None,
+        )
     if args.json:
         data = {"graph": sim.graph.id, "steps": res.steps, "outputs": plain(res.outputs)}
         if sim.backend == "actr":  # as `mdf run` printed for ACT-R models before
@@ -235,8 +308,10 @@ def parse_values(sets: list[str], source: str) -> dict[str, Any]:
             value = None
         ok = isinstance(value, (int, float, list)) and not isinstance(value, bool)
         if not sep or "." not in key or not ok:
-            raise MDFError(f"--set '{item}': expected NODE.PARAM=VALUE with a number or a JSON "
-                           "list as VALUE", source=source)
+            raise MDFError(
+                f"--set '{item}': expected NODE.PARAM=VALUE with a number or a JSON list as VALUE",
+                source=source,
+            )
         out[key.strip()] = value
     return out
 

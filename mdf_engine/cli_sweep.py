@@ -16,37 +16,68 @@ from .errors import MDFError
 def add_parsers(sub: Any) -> None:
     s = sub.add_parser("sweep", help="run a model over many parameter values")
     s.add_argument("model", help="MDF model file (.json, .yaml)")
-    s.add_argument("--set", dest="sets", action="append", default=[],
-                   metavar="NODE.PARAM=START:STOP:N",
-                   help="values of one parameter: START:STOP:N, a list 1,2,5, or with "
-                        "--samples a range START:STOP")
+    s.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="NODE.PARAM=START:STOP:N",
+        help="values of one parameter: START:STOP:N, a list 1,2,5, or with "
+        "--samples a range START:STOP",
+    )
     s.add_argument("--graph", default=None, help="graph id (default: the first graph)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--steps", type=int, default=1, help="evaluate() calls per run")
-    g.add_argument("--duration", type=float, default=None,
-                   help="run the reference loop t=0; while t<=T: ...; t+=dt")
+    g.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="run the reference loop t=0; while t<=T: ...; t+=dt",
+    )
     s.add_argument("--dt", type=float, default=None, help="time increment of steps 2..N")
-    s.add_argument("--record", nargs="+", required=True, metavar="NODE.PORT",
-                   help="ports or parameters kept at every step")
-    s.add_argument("--design", choices=["grid", "list"], default="grid",
-                   help="grid: every combination; list: the i-th values together")
-    s.add_argument("--samples", type=int, default=None,
-                   help="a random design of this many points inside the --set ranges")
+    s.add_argument(
+        "--record",
+        nargs="+",
+        required=True,
+        metavar="NODE.PORT",
+        help="ports or parameters kept at every step",
+    )
+    s.add_argument(
+        "--design",
+        choices=["grid", "list"],
+        default="grid",
+        help="grid: every combination; list: the i-th values together",
+    )
+    s.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        help="a random design of this many points inside the --set ranges",
+    )
     s.add_argument("--seed", type=int, default=0, help="seed of the random design")
     s.add_argument("--backend", choices=["compiled", "interpreted"], default="compiled")
-    s.add_argument("--cluster", default=None,
-                   help="Dask scheduler address, or 'local' for a LocalCluster "
-                        "(default: run here)")
-    s.add_argument("--workers", type=int, default=None,
-                   help="workers of the LocalCluster (with --cluster local)")
+    s.add_argument(
+        "--cluster",
+        default=None,
+        help="Dask scheduler address, or 'local' for a LocalCluster (default: run here)",
+    )
+    s.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="workers of the LocalCluster (with --cluster local)",
+    )
     s.add_argument("--chunk", type=int, default=None, help="parameter sets per task")
     s.add_argument("-o", "--output", default=None, help="write the sweep (.nc, .csv, .npz)")
-    s.add_argument("--plot", default=None, help="plot a final value against the swept "
-                   "parameters to this image")
-    s.add_argument("-q", "--quiet", action="store_true",
-                   help="print nothing but errors")
-    s.add_argument("--progress", action="store_true",
-                   help="show a progress bar (the default when stderr is a terminal)")
+    s.add_argument(
+        "--plot", default=None, help="plot a final value against the swept parameters to this image"
+    )
+    s.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    s.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar (the default when stderr is a terminal)",
+    )
     s.set_defaults(func=cmd_sweep)
 
 
@@ -72,11 +103,23 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     bar = progress(total, not args.quiet, unit="run")
     bar = bar if bar.shown else None
     try:
-        ds = sweep(args.model, params, steps=args.steps, dt=args.dt, record=args.record,
-                   graph=args.graph, design=args.design, samples=args.samples, seed=args.seed,
-                   backend=args.backend, cluster=args.cluster, workers=args.workers,
-                   chunk=args.chunk or (max(1, total // 100) if bar else None),
-                   progress=bar.update if bar else None, duration=args.duration)
+        ds = sweep(
+            args.model,
+            params,
+            steps=args.steps,
+            dt=args.dt,
+            record=args.record,
+            graph=args.graph,
+            design=args.design,
+            samples=args.samples,
+            seed=args.seed,
+            backend=args.backend,
+            cluster=args.cluster,
+            workers=args.workers,
+            chunk=args.chunk or (max(1, total // 100) if bar else None),
+            progress=bar.update if bar else None,
+            duration=args.duration,
+        )
     finally:
         if bar:
             bar.close()
@@ -87,8 +130,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
-        print(f"{total} parameter sets x {ds.sizes['time']} steps"
-              + (f" -> {args.output}" if args.output else ""))
+        print(
+            f"{total} parameter sets x {ds.sizes['time']} steps"
+            + (f" -> {args.output}" if args.output else "")
+        )
         if not args.output:
             from .sweep import final_table
 

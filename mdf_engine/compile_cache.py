@@ -71,9 +71,17 @@ def graph_key(plan: GraphPlan, options: dict[str, Any]) -> str:
         for name, sch in bound:
             if sch is not None:
                 calls.append([nid, name, sch.name, sch.since, sch.namespace])
-    text = json.dumps({"graph": element_to_dict(plan.graph), "opset": plan.opset,
-                       "calls": calls, "options": options, "format": FORMAT},
-                      sort_keys=True, default=_plain)
+    text = json.dumps(
+        {
+            "graph": element_to_dict(plan.graph),
+            "opset": plan.opset,
+            "calls": calls,
+            "options": options,
+            "format": FORMAT,
+        },
+        sort_keys=True,
+        default=_plain,
+    )
     h = hashlib.sha256(text.encode())
     h.update(_engine_digest().encode())
     return h.hexdigest()[:32]
@@ -121,8 +129,12 @@ def load(folder: Path, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]
             return None
         module = record["module"]
         # a module name of the engine's own form, in the cache folder, beside its constants
-        if not isinstance(module, str) or not _MODULE_NAME.fullmatch(module) or not (
-                folder / module).is_file() or not (folder / module).with_suffix(".npz").is_file():
+        if (
+            not isinstance(module, str)
+            or not _MODULE_NAME.fullmatch(module)
+            or not (folder / module).is_file()
+            or not (folder / module).with_suffix(".npz").is_file()
+        ):
             return None
         with np.load(npz_path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

@@ -65,7 +65,8 @@ _NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
 def cache_dir() -> Path:
     """Where generated model code and Numba's cache live (``MDF_ENGINE_CACHE`` overrides)."""
     root = os.environ.get("MDF_ENGINE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mdf_engine")
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mdf_engine"
+    )
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -117,22 +118,31 @@ class Layout:
 
     def to_json(self) -> dict[str, Any]:
         keys = {id(s): [n, k] for (n, k), s in self.slots.items()}
-        return {"slots": [[n, k, s.kind, s.index, list(s.shape), s.seq,
-                           [keys[id(p)] for p in s.parts]]
-                          for (n, k), s in self.slots.items()],
-                "static": self.static, "finite_checks": self.finite_checks,
-                "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
-                "record_width": self.record_width, "index_fields": self.index_fields}
+        return {
+            "slots": [
+                [n, k, s.kind, s.index, list(s.shape), s.seq, [keys[id(p)] for p in s.parts]]
+                for (n, k), s in self.slots.items()
+            ],
+            "static": self.static,
+            "finite_checks": self.finite_checks,
+            "record_columns": [[n, k, c, list(sh)] for n, k, c, sh in self.record_columns],
+            "record_width": self.record_width,
+            "index_fields": self.index_fields,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
         slots = {(r[0], r[1]): Slot(r[2], int(r[3]), tuple(r[4]), r[5]) for r in d["slots"]}
         for r in d["slots"]:
             slots[(r[0], r[1])].parts = [slots[(n, k)] for n, k in r[6]]
-        return cls(slots,
-                   d["static"], [tuple(x) for x in d["finite_checks"]],
-                   [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
-                   int(d["record_width"]), [str(f) for f in d.get("index_fields", [])])
+        return cls(
+            slots,
+            d["static"],
+            [tuple(x) for x in d["finite_checks"]],
+            [(n, k, int(c), tuple(sh)) for n, k, c, sh in d["record_columns"]],
+            int(d["record_width"]),
+            [str(f) for f in d.get("index_fields", [])],
+        )
 
 
 class CompiledGraph:
@@ -142,8 +152,13 @@ class CompiledGraph:
     every node has run) provides them the first time; :mod:`mdf_engine.compile_cache` keeps
     them, with the generated module, for later processes."""
 
-    def __init__(self, plan: GraphPlan, check_finite: bool = False,
-                 record_schedule: bool = True, schedule_log: int = SCHEDULE_LOG):
+    def __init__(
+        self,
+        plan: GraphPlan,
+        check_finite: bool = False,
+        record_schedule: bool = True,
+        schedule_log: int = SCHEDULE_LOG,
+    ):
         self.plan = plan
         self.check_finite = check_finite
         self.record_schedule = record_schedule
@@ -283,8 +298,9 @@ class CompiledGraph:
         if static:
             # a fixed schedule is not logged by the compiled loop: its time steps are written
             # out from the number of updates run (as many as the log would keep)
-            sets = [[self.node_ids[m] for m in members] for members in self._layout.static
-                    if members]
+            sets = [
+                [self.node_ids[m] for m in members] for members in self._layout.static if members
+            ]
             per = max(sum(len(m) + 1 for m in sets), 1)
             updates = min(self._static_updates, self.schedule_log // per)
             steps = [set(m) for _ in range(updates) for m in sets]
@@ -297,7 +313,7 @@ class CompiledGraph:
                 start = total % n
                 entries = np.concatenate([self._ring[start:], self._ring[:start]])
                 cut = np.nonzero(entries < 0)[0]
-                entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+                entries = entries[cut[0] + 1 :] if cut.size else entries[:0]
             steps, order, cur = [], [], set()
             for v in entries.tolist():
                 if v < 0:
@@ -309,8 +325,9 @@ class CompiledGraph:
         self._decoded = (stamp, steps, order)
         return steps, order
 
-    def evaluate(self, time_increment: float | None = None,
-                 initializer: Mapping[str, Any] | None = None) -> None:
+    def evaluate(
+        self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
+    ) -> None:
         mark = (int(self._logpos[0]), self._static_updates)
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self._last_update = mark
@@ -318,8 +335,9 @@ class CompiledGraph:
     def _steps_since(self, mark: tuple[int, int]) -> list[set[str]]:
         """The logged time steps after ``mark`` (those the ring buffer still holds)."""
         if self._layout is not None and self._layout.static is not None:
-            sets = [{self.node_ids[m] for m in members} for members in self._layout.static
-                    if members]
+            sets = [
+                {self.node_ids[m] for m in members} for members in self._layout.static if members
+            ]
             return [set(m) for _ in range(self._static_updates - mark[1]) for m in sets]
         total, n = int(self._logpos[0]), len(self._ring)
         if self.schedule_log == 0:
@@ -329,7 +347,7 @@ class CompiledGraph:
         entries = self._ring[idx]
         if first > mark[0]:  # the start fell out of the ring: from a time step boundary
             cut = np.nonzero(entries < 0)[0]
-            entries = entries[cut[0] + 1:] if cut.size else entries[:0]
+            entries = entries[cut[0] + 1 :] if cut.size else entries[:0]
         steps, cur = [], set()
         for v in entries.tolist():
             if v < 0:
@@ -359,8 +377,13 @@ class CompiledGraph:
             self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
         return self._clock
 
-    def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
-                  first_without_dt: bool = True) -> None:
+    def run_steps(
+        self,
+        steps: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        first_without_dt: bool = True,
+    ) -> None:
         """``steps`` evaluate() calls: the first without a time increment if
         ``first_without_dt``, the rest with ``dt``."""
         if steps <= 0:
@@ -397,8 +420,13 @@ class CompiledGraph:
     def outputs(self) -> dict[str, dict[str, Any]]:
         if self._state is None:
             return self.interp.outputs()
-        return {nid: {oid: self._read(self._layout.slots[(nid, "out:" + oid)])
-                      for oid, _ in self.plan.nodes[nid].outputs} for nid in self.node_ids}
+        return {
+            nid: {
+                oid: self._read(self._layout.slots[(nid, "out:" + oid)])
+                for oid, _ in self.plan.nodes[nid].outputs
+            }
+            for nid in self.node_ids
+        }
 
     # -- compilation ------------------------------------------------------------------------
     def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
@@ -419,8 +447,14 @@ class CompiledGraph:
             if found is not None:
                 record, arrays = found
                 module = _import_generated(cache_dir() / record["module"])
-                self._adopt(module, Layout.from_json(record["layout"]), arrays, "cache",
-                            record.get("node_by_node"), record.get("python_calls") or [])
+                self._adopt(
+                    module,
+                    Layout.from_json(record["layout"]),
+                    arrays,
+                    "cache",
+                    record.get("node_by_node"),
+                    record.get("python_calls") or [],
+                )
             else:
                 self._generate(initializer, dt, key)
             self._init_key = _init_key(initializer)
@@ -433,27 +467,35 @@ class CompiledGraph:
         except MDFError:
             raise
         except Exception as e:  # numba typing/lowering errors
-            lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
-                     if ln.strip()]
+            lines = [
+                ln.strip()
+                for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
+                if ln.strip()
+            ]
             detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
             self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
 
     def _options(self, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
         """What, besides the graph, changes the generated code."""
-        kinds = [[k, *_kind_of(initializer[k], f"initializer '{k}'")]
-                 for k in sorted(initializer or {})]
-        return {"initializer": kinds, "check_finite": self.check_finite,
-                "swept": self.swept, "recorded": self.recorded,
-                "scheduling_mode": self.plan.scheduling_mode}
+        kinds = [
+            [k, *_kind_of(initializer[k], f"initializer '{k}'")] for k in sorted(initializer or {})
+        ]
+        return {
+            "initializer": kinds,
+            "check_finite": self.check_finite,
+            "swept": self.swept,
+            "recorded": self.recorded,
+            "scheduling_mode": self.plan.scheduling_mode,
+        }
 
-    def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None,
-                  key: str) -> None:
+    def _generate(self, initializer: Mapping[str, Any] | None, dt: float | None, key: str) -> None:
         from .interpreter import InterpretedGraph
 
         def warm_up(min_steps: int) -> Any:
             warm = InterpretedGraph(self.plan, check_finite=self.check_finite)
-            while (len(warm.ever_ran) < len(self.node_ids) or warm.evaluations < min_steps) \
-                    and warm.evaluations < MAX_WARMUP_STEPS:
+            while (
+                len(warm.ever_ran) < len(self.node_ids) or warm.evaluations < min_steps
+            ) and warm.evaluations < MAX_WARMUP_STEPS:
                 inc = None if (warm.evaluations == 0 or dt is None) else dt
                 warm.evaluate(time_increment=inc, initializer=initializer)
             return warm
@@ -464,8 +506,7 @@ class CompiledGraph:
             # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
             # return) is allocated in the kind it keeps from then on; a value whose size
             # changes keeps its first kind (and a later run reports the change)
-            if len(warm.ever_ran) == len(self.node_ids) and \
-                    warm.evaluations < MAX_WARMUP_STEPS:
+            if len(warm.ever_ran) == len(self.node_ids) and warm.evaluations < MAX_WARMUP_STEPS:
                 try:
                     later = warm_up(warm.evaluations + 1)
                 except MDFError:  # only the optional extra step failed (the real run will
@@ -476,8 +517,9 @@ class CompiledGraph:
             raise WarmupStopped(f"the warm-up run stopped: {e}") from None
         if len(warm.ever_ran) < len(self.node_ids):
             never = [n for n in self.node_ids if n not in warm.ever_ran]
-            raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} "
-                                "warm-up steps")
+            raise NotCompilable(
+                f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} warm-up steps"
+            )
         gen = _Generator(self, warm, initializer)
         source = gen.source()
         module = _load_generated(source, gen.constants)
@@ -486,24 +528,41 @@ class CompiledGraph:
         python_calls = sorted({k[0] for k in gen.python_functions})
         self._adopt(module, layout, arrays, "generated", gen.node_by_node, python_calls)
         try:
-            cache_save(cache_dir(), key, {
-                "module": Path(module.__file__).name, "layout": layout.to_json(),
-                "node_by_node": gen.node_by_node, "python_calls": python_calls,
-                "kernel_files": gen.kernel_files, "kernel_digest": files_digest(gen.kernel_files),
-            }, arrays)
+            cache_save(
+                cache_dir(),
+                key,
+                {
+                    "module": Path(module.__file__).name,
+                    "layout": layout.to_json(),
+                    "node_by_node": gen.node_by_node,
+                    "python_calls": python_calls,
+                    "kernel_files": gen.kernel_files,
+                    "kernel_digest": files_digest(gen.kernel_files),
+                },
+                arrays,
+            )
         except OSError as e:  # a read-only cache folder costs the next process a compile
             log.info("compiled backend: could not write the compile cache (%s)", e)
 
-    def _adopt(self, module: Any, layout: Layout, arrays: dict[str, np.ndarray],
-               origin: str, node_by_node: str | None = None,
-               python_calls: list[str] | None = None) -> None:
+    def _adopt(
+        self,
+        module: Any,
+        layout: Layout,
+        arrays: dict[str, np.ndarray],
+        origin: str,
+        node_by_node: str | None = None,
+        python_calls: list[str] | None = None,
+    ) -> None:
         n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
         self.python_calls = list(python_calls or [])
         if self.python_calls:
-            log.warning("compiled backend: %s %s no Numba kernel; the compiled code calls "
-                        "%s through Python", ", ".join(self.python_calls),
-                        "has" if len(self.python_calls) == 1 else "have",
-                        "it" if len(self.python_calls) == 1 else "them")
+            log.warning(
+                "compiled backend: %s %s no Numba kernel; the compiled code calls "
+                "%s through Python",
+                ", ".join(self.python_calls),
+                "has" if len(self.python_calls) == 1 else "have",
+                "it" if len(self.python_calls) == 1 else "them",
+            )
         if node_by_node is None:
             self._fn = module.run
             self._quiet_fn = module.run_quiet
@@ -512,12 +571,18 @@ class CompiledGraph:
             from .node_by_node import NodeByNodeGraph
 
             self.fallback_reason = node_by_node
-            log.warning("compiled backend: %s; graph-scheduler runs the schedule and calls "
-                        "the jitted node functions", node_by_node)
+            log.warning(
+                "compiled backend: %s; graph-scheduler runs the schedule and calls "
+                "the jitted node functions",
+                node_by_node,
+            )
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
-        self._cold = {"S": arrays["S"], "A": [arrays[f"A{k}"] for k in range(n_arrays)],
-                      "thr": arrays["thr"]}
+        self._cold = {
+            "S": arrays["S"],
+            "A": [arrays[f"A{k}"] for k in range(n_arrays)],
+            "thr": arrays["thr"],
+        }
         self._state = self.cold_state()
         self.origin = origin
 
@@ -551,8 +616,10 @@ class CompiledGraph:
     def _check_initializer_keys(self, initializer: Mapping[str, Any] | None) -> None:
         """The compiled code delivers the initializer keys it was generated for, no others."""
         if _init_key(initializer) != self._init_key:
-            raise MDFError("the compiled backend needs the same initializer keys on every step "
-                           "(use backend='interpreted' to change them)")
+            raise MDFError(
+                "the compiled backend needs the same initializer keys on every step "
+                "(use backend='interpreted' to change them)"
+            )
 
     def _give_up(self, reason: str, quiet: bool = False) -> None:
         """Run on the interpreted backend from now on, with a log line saying why (an info
@@ -562,10 +629,16 @@ class CompiledGraph:
         self._state = None
         self._nodes = None
         (log.info if quiet else log.warning)(
-            "compiled backend: %s; running on the interpreted backend", reason)
+            "compiled backend: %s; running on the interpreted backend", reason
+        )
 
-    def _run_compiled(self, n: int, dt: float | None, initializer: Mapping[str, Any] | None,
-                      first_without_dt: bool) -> None:
+    def _run_compiled(
+        self,
+        n: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        first_without_dt: bool,
+    ) -> None:
         self._check_initializer_keys(initializer)
         st = self._state
         inits = _initializer_args(initializer)
@@ -576,10 +649,27 @@ class CompiledGraph:
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logged else self._quiet_fn
-        self.call_jitted(fn, n, 0.0 if dt is None else float(dt), dt is not None, first_without_dt,
-                 st["S"], *st["A"], st["useable"], st["total"], st["clock"], st["last_set"],
-                 st["ever"], st["thr"], logbuf, logpos, err, self.sweep_values, self._no_rec,
-                 *inits)
+        self.call_jitted(
+            fn,
+            n,
+            0.0 if dt is None else float(dt),
+            dt is not None,
+            first_without_dt,
+            st["S"],
+            *st["A"],
+            st["useable"],
+            st["total"],
+            st["clock"],
+            st["last_set"],
+            st["ever"],
+            st["thr"],
+            logbuf,
+            logpos,
+            err,
+            self.sweep_values,
+            self._no_rec,
+            *inits,
+        )
         if static:
             self._static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)
@@ -591,8 +681,11 @@ class CompiledGraph:
         except (IndexError, SystemError) as e:
             # (a parallel batch reports an exception of its threads as a SystemError)
             cause = e if isinstance(e, IndexError) else e.__cause__
-            mapped = index_error(cause, self._layout.index_fields) \
-                if isinstance(cause, IndexError) else None
+            mapped = (
+                index_error(cause, self._layout.index_fields)
+                if isinstance(cause, IndexError)
+                else None
+            )
             if mapped is None:
                 raise
             raise mapped from None
@@ -602,28 +695,40 @@ class CompiledGraph:
         if any."""
         if err[0] == -5:
             k, step = int(err[1]), int(err[2])
-            raise MDFError(f"{prefix}integer overflow: a result beyond 64-bit integers at step "
-                           f"{step}", self._layout.index_fields[k])
+            raise MDFError(
+                f"{prefix}integer overflow: a result beyond 64-bit integers at step {step}",
+                self._layout.index_fields[k],
+            )
         if err[0] == -4:
             k, step = int(err[1]), int(err[2])
-            raise MDFError(f"{prefix}int() of a value beyond 64-bit integers (or NaN) at step "
-                           f"{step}", self._layout.index_fields[k])
+            raise MDFError(
+                f"{prefix}int() of a value beyond 64-bit integers (or NaN) at step {step}",
+                self._layout.index_fields[k],
+            )
         if err[0] == -3:
             k, step, i, n, axis = (int(x) for x in err[1:6])
-            raise index_error(IndexError(k, axis, i, n, step), self._layout.index_fields,
-                              prefix)
+            raise index_error(IndexError(k, axis, i, n, step), self._layout.index_fields, prefix)
         if err[0] == -2:
-            raise MDFError(f"{prefix}no termination after "
-                           f"{MAX_PASSES_PER_UPDATE} passes of one update", self.plan.where)
+            raise MDFError(
+                f"{prefix}no termination after {MAX_PASSES_PER_UPDATE} passes of one update",
+                self.plan.where,
+            )
         if err[0] > 0:
             node = self.node_ids[int(err[1])]
             kind, name = self._layout.finite_checks[int(err[3])]
-            raise MDFError(f"{prefix}non-finite value in {kind} '{name}' at step "
-                           f"{int(err[2])}", f"{self.plan.where}.nodes.{node}")
+            raise MDFError(
+                f"{prefix}non-finite value in {kind} '{name}' at step {int(err[2])}",
+                f"{self.plan.where}.nodes.{node}",
+            )
 
     # -- batches (sweeps) ----------------------------------------------------------------
-    def prepare_batch(self, swept: list[tuple[str, str]], recorded: list[tuple[str, str]],
-                      dt: float | None, initializer: Mapping[str, Any] | None = None) -> bool:
+    def prepare_batch(
+        self,
+        swept: list[tuple[str, str]],
+        recorded: list[tuple[str, str]],
+        dt: float | None,
+        initializer: Mapping[str, Any] | None = None,
+    ) -> bool:
         """Compile for runs from a cold start where the ``swept`` parameters come from a
         parameter table and the ``recorded`` values are written at every step.
 
@@ -637,15 +742,25 @@ class CompiledGraph:
         """Compiled state equal to a graph that has not run yet (as a fresh interpreter)."""
         n = len(self.node_ids)
         cold = self._cold
-        return {"S": cold["S"].copy(), "A": [a.copy() for a in cold["A"]],
-                "useable": np.zeros((n, n), dtype=np.int64),
-                "total": np.zeros((3, n), dtype=np.int64), "clock": np.zeros(7, np.int64),
-                "last_set": np.zeros(n, dtype=np.bool_), "ever": np.zeros(n, dtype=np.bool_),
-                "thr": cold["thr"].copy()}
+        return {
+            "S": cold["S"].copy(),
+            "A": [a.copy() for a in cold["A"]],
+            "useable": np.zeros((n, n), dtype=np.int64),
+            "total": np.zeros((3, n), dtype=np.int64),
+            "clock": np.zeros(7, np.int64),
+            "last_set": np.zeros(n, dtype=np.bool_),
+            "ever": np.zeros(n, dtype=np.bool_),
+            "thr": cold["thr"].copy(),
+        }
 
-    def run_batch(self, values: np.ndarray, steps: int, dt: float | None,
-                  initializer: Mapping[str, Any] | None = None,
-                  first_without_dt: bool = True) -> np.ndarray:
+    def run_batch(
+        self,
+        values: np.ndarray,
+        steps: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None = None,
+        first_without_dt: bool = True,
+    ) -> np.ndarray:
         """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
         column per swept parameter), in one jitted call spread over the cores.
 
@@ -654,25 +769,43 @@ class CompiledGraph:
             raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
         if _init_key(initializer) != self._init_key:
             raise MDFError("the batch needs the initializer keys it was prepared with")
-        values = np.ascontiguousarray(values, dtype=np.float64).reshape(
-            -1, max(1, len(self.swept)))
+        values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, max(1, len(self.swept)))
         cold = self._cold
         width = self._layout.record_width
         from .limits import LIMITS, limit
 
         size = float(values.shape[0]) * steps * max(width, 1)
         if size > limit("sweep_values"):
-            raise MDFError(f"recording {width} values at {steps} steps of {values.shape[0]} "
-                           f"parameter sets needs {size:.3g} numbers; the limit is "
-                           f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
-                           "more)")
+            raise MDFError(
+                f"recording {width} values at {steps} steps of {values.shape[0]} "
+                f"parameter sets needs {size:.3g} numbers; the limit is "
+                f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
+                "more)"
+            )
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)
-        self.call_jitted(self._batch_fn, steps, 0.0 if dt is None else float(dt), dt is not None,
-                       first_without_dt, cold["S"], *cold["A"], cold["thr"], values, rec, err,
-                       *inits)
-        for failed in (err[:, 0] == -5, err[:, 0] == -4, err[:, 0] == -3, err[:, 0] == -2, err[:, 0] > 0):
+        self.call_jitted(
+            self._batch_fn,
+            steps,
+            0.0 if dt is None else float(dt),
+            dt is not None,
+            first_without_dt,
+            cold["S"],
+            *cold["A"],
+            cold["thr"],
+            values,
+            rec,
+            err,
+            *inits,
+        )
+        for failed in (
+            err[:, 0] == -5,
+            err[:, 0] == -4,
+            err[:, 0] == -3,
+            err[:, 0] == -2,
+            err[:, 0] > 0,
+        ):
             bad = np.nonzero(failed)[0]
             if bad.size:
                 self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
@@ -707,6 +840,7 @@ def _flat(var: str, shape: tuple[int, ...]) -> str:
 def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
     """The number of elements of every value a warmed-up interpreter holds (per item for a
     list or tuple)."""
+
     def size(v: Any) -> Any:
         if isinstance(v, (list, tuple)):
             return tuple(size(x) for x in v)
@@ -722,13 +856,17 @@ def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
     return out
 
 
-def _constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None
-                   ) -> list[int] | None:
+def _constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None) -> list[int] | None:
     """The integers of a registry function's ``axes`` given as a model constant (an integer
     or a list of them), which compiled code passes as a tuple of integer literals (the form
     the reduction kernels type); None for any other argument."""
-    if name != "axes" or vp is None or vp.expr is not None or cp.schema is None \
-            or cp.schema.namespace not in _DTYPE_AWARE:
+    if (
+        name != "axes"
+        or vp is None
+        or vp.expr is not None
+        or cp.schema is None
+        or cp.schema.namespace not in _DTYPE_AWARE
+    ):
         return None
     c = np.asarray(vp.const)
     if c.dtype.kind not in "iu" or c.ndim > 1:
@@ -820,8 +958,9 @@ class _Generator:
         self.node_by_node: str | None = None
         try:
             table, roots, term, queue = encode(self.interp.scheduler, cg.node_ids)
-            self.sched = SchedulerSource(table, roots, term, queue, len(cg.node_ids),
-                                         self.constants.number)
+            self.sched = SchedulerSource(
+                table, roots, term, queue, len(cg.node_ids), self.constants.number
+            )
         except NotCompilable as e:
             self.node_by_node = str(e)
             table, roots, term, queue = None, None, None, None
@@ -876,8 +1015,10 @@ class _Generator:
                 raise NotCompilable(f"{what} holds an empty {seq}")
             slot.seq = seq
             return slot
-        parts = [self._slot((key[0], f"part{k}:{key[1]}"), x, f"{what}[{k}]")
-                 for k, x in enumerate(value)]
+        parts = [
+            self._slot((key[0], f"part{k}:{key[1]}"), x, f"{what}[{k}]")
+            for k, x in enumerate(value)
+        ]
         slot = Slot("t", self.n_tuples, (), seq, parts)
         self.n_tuples += 1
         self.slots[key] = slot
@@ -891,8 +1032,11 @@ class _Generator:
                 read = st.inputs_read.get(ip.id)
                 slot = self._slot((nid, ip.id), read, f"{w}.input_ports.{ip.id}")
                 pend = st.pending[ip.id]
-                pslot = self._slot((nid, "pend:" + ip.id),
-                                   read if pend is None else pend, f"{w}.input_ports.{ip.id}")
+                pslot = self._slot(
+                    (nid, "pend:" + ip.id),
+                    read if pend is None else pend,
+                    f"{w}.input_ports.{ip.id}",
+                )
                 if pslot.kind != slot.kind or pslot.shape != slot.shape:
                     raise NotCompilable(f"input port {nid}.{ip.id} changes shape")
                 self.slots[(nid, "flag:" + ip.id)] = Slot("s", len(self.scalars))
@@ -915,11 +1059,15 @@ class _Generator:
         integers, bitwise and logical ops, ...) would silently compute something else."""
         for nid, np_ in self.plan.nodes.items():
             st = self.interp.states[nid]
-            env = {**st.inputs_read, **{k: st.lookup(k) for k in st.params},
-                   **{k: v for k, v in st.funcs.items() if v is not None}}
+            env = {
+                **st.inputs_read,
+                **{k: st.lookup(k) for k in st.params},
+                **{k: v for k, v in st.funcs.items() if v is not None},
+            }
             calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
-            calls += [(f"parameters.{pp.id}", pp.call) for pp in np_.parameters
-                      if pp.call is not None]
+            calls += [
+                (f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call is not None
+            ]
             for where, cp in calls:
                 if cp.schema is None or cp.schema.namespace not in _DTYPE_AWARE:
                     continue  # the standard functions are float arithmetic
@@ -928,8 +1076,9 @@ class _Generator:
                     for name, vp in cp.args:
                         fp[name] = vp.evaluate(fp)
                 except Exception:  # noqa: BLE001 - not knowable: do not compile it
-                    raise NotCompilable(f"{np_.where}.{where}: its arguments could not be "
-                                        "checked") from None
+                    raise NotCompilable(
+                        f"{np_.where}.{where}: its arguments could not be checked"
+                    ) from None
                 for name in cp.input_names:
                     if _constant_axes(cp, name, dict(cp.args).get(name)) is not None:
                         continue  # written as a tuple of integer literals
@@ -938,11 +1087,18 @@ class _Generator:
                     if kind in "biu":
                         raise NotCompilable(
                             f"{np_.where}.{where}: {cp.schema.name} gets {np.asarray(v).dtype} "
-                            f"input '{name}'; the compiled backend computes in float64")
+                            f"input '{name}'; the compiled backend computes in float64"
+                        )
 
     def layout(self) -> Layout:
-        return Layout(self.slots, self.static, self.finite_checks, self.record_columns,
-                      self.record_width, self.index_fields)
+        return Layout(
+            self.slots,
+            self.static,
+            self.finite_checks,
+            self.record_columns,
+            self.record_width,
+            self.index_fields,
+        )
 
     def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
         """The scalar table ``S``, every array ``A<k>`` and the Threshold values of a graph
@@ -962,15 +1118,18 @@ class _Generator:
                         S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
                     else:
                         A[target.index][...] = value
-        return {"S": S, **{f"A{k}": a for k, a in enumerate(A)},
-                "thr": self.threshold_values(fresh)}
+        return {
+            "S": S,
+            **{f"A{k}": a for k, a in enumerate(A)},
+            "thr": self.threshold_values(fresh),
+        }
 
     def threshold_values(self, interp: Any) -> np.ndarray:
         """The value each Threshold condition reads, as ``interp`` holds it now."""
         thr = np.zeros(max(1, len(self.thresholds)), dtype=np.float64)
         for k, (nid, name, indices) in enumerate(self.thresholds):
             v = interp.threshold_value(nid, name)
-            for i in (indices or []):
+            for i in indices or []:
                 v = v[i]
             thr[k] = float(v)
         return thr
@@ -991,8 +1150,7 @@ class _Generator:
             if value.ndim == 0:
                 return self.const(value.item())
             return self.constants.array(value)
-        if isinstance(value, (list, tuple)) and all(
-                isinstance(x, (int, float)) for x in value):
+        if isinstance(value, (list, tuple)) and all(isinstance(x, (int, float)) for x in value):
             return self.constants.array(np.array([float(x) for x in value]))
         raise NotCompilable(f"constant of type {type(value).__name__}")
 
@@ -1007,8 +1165,11 @@ class _Generator:
     def _kernel_global(self, var: str, helper: str, sch: Any, extra: str = "") -> None:
         """``var = helper(name, since, namespace[, extra])`` with the registry's strings from
         the constant table."""
-        args = [self.constants.text(sch.name), self.constants.number(int(sch.since)),
-                self.constants.text(sch.namespace)]
+        args = [
+            self.constants.text(sch.name),
+            self.constants.number(int(sch.since)),
+            self.constants.text(sch.namespace),
+        ]
         self.globals.append(f"{var} = {helper}({', '.join(args)}{extra})")
 
     def function(self, name: str) -> str:
@@ -1041,8 +1202,10 @@ class _Generator:
             self.index_fields.append(where)
             if len(indices) <= 2:
                 return f"_ix{len(indices)}({value}, {', '.join(indices)}, {k}, q_c2, err)"
-            checked = [f"_ck({i}, {value}.shape[{axis}], {k}, {axis}, q_c2, err)"
-                       for axis, i in enumerate(indices)]
+            checked = [
+                f"_ck({i}, {value}.shape[{axis}], {k}, {axis}, q_c2, err)"
+                for axis, i in enumerate(indices)
+            ]
             return f"{value}[{', '.join(checked)}]"
 
         def checked(helper: str, operands: list[str]) -> str:
@@ -1054,20 +1217,23 @@ class _Generator:
 
         src = to_source(vp.expr, rename, self.function, self.literal, index, checked)
         if src not in tuples and _TUPLE_VAR.search(src):
-            raise NotCompilable(f"{where}: a tuple of values of mixed shapes is used other "
-                                "than by a constant index")
+            raise NotCompilable(
+                f"{where}: a tuple of values of mixed shapes is used other than by a constant index"
+            )
         return src
 
     def stacked(self, vp: ValuePlan, names: Mapping[str, str]) -> str | None:
         """``np.stack((a1, a2))`` for a list or tuple expression of names of arrays of one
         shape (``np.array`` of arrays does not compile), else None."""
         node = vp.expr.tree.body if vp.expr is not None else None
-        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or not all(
-                isinstance(e, ast.Name) for e in node.elts):
+        if (
+            not isinstance(node, (ast.List, ast.Tuple))
+            or not node.elts
+            or not all(isinstance(e, ast.Name) for e in node.elts)
+        ):
             return None
         slots = [self.slot_of_var.get(names.get(e.id, "")) for e in node.elts]
-        if any(s is None or s.kind != "a" or s.seq or s.shape != slots[0].shape
-               for s in slots):
+        if any(s is None or s.kind != "a" or s.seq or s.shape != slots[0].shape for s in slots):
             return None
         return "np.stack((" + "".join(f"{s.var}, " for s in slots) + "))"
 
@@ -1082,8 +1248,10 @@ class _Generator:
         name = indices[0]
         value = self.constants.values[int(name[1:])] if re.fullmatch(r"c\d+", name) else None
         if len(indices) != 1 or type(value) is not int:
-            raise NotCompilable(f"{where}: a tuple of values of mixed shapes is indexed by "
-                                "something other than a constant integer")
+            raise NotCompilable(
+                f"{where}: a tuple of values of mixed shapes is indexed by "
+                "something other than a constant integer"
+            )
         n = len(slot.parts)
         if not -n <= value < n:
             raise NotCompilable(f"{where}: index {value} of a tuple of {n} items")
@@ -1098,14 +1266,22 @@ class _Generator:
         tree = vp.expr.tree.body
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.Name) and names.get(child.id) in seqs and not (
+                if (
+                    isinstance(child, ast.Name)
+                    and names.get(child.id) in seqs
+                    and not (
                         (isinstance(node, ast.Subscript) and child is node.value)
-                        or (isinstance(node, ast.Call) and child in node.args)):
-                    raise NotCompilable(f"{vp.expr.where}: the {child.id!r} sequence is used "
-                                        "in an operation that differs for lists and arrays")
+                        or (isinstance(node, ast.Call) and child in node.args)
+                    )
+                ):
+                    raise NotCompilable(
+                        f"{vp.expr.where}: the {child.id!r} sequence is used "
+                        "in an operation that differs for lists and arrays"
+                    )
 
-    def seq_assign(self, slot: Slot, vp: ValuePlan | None, names: Mapping[str, str],
-                   ind: str) -> list[str] | None:
+    def seq_assign(
+        self, slot: Slot, vp: ValuePlan | None, names: Mapping[str, str], ind: str
+    ) -> list[str] | None:
         """Code giving a sequence slot (a tuple slot, or an array slot holding a list) the
         value of a list or tuple expression ``[x, y, ...]`` item by item; None for any other
         slot or value."""
@@ -1121,8 +1297,11 @@ class _Generator:
             if slot.kind == "t":
                 part = slot.parts[k]
                 lines = self.seq_assign(part, item, names, ind)
-                out += lines if lines is not None else [self.assign(part, self.value(item, names),
-                                                                   ind)]
+                out += (
+                    lines
+                    if lines is not None
+                    else [self.assign(part, self.value(item, names), ind)]
+                )
             elif len(slot.shape) == 1:
                 out.append(f"{ind}{slot.var}[{k}] = _scalar({self.value(item, names)})")
             else:
@@ -1131,13 +1310,22 @@ class _Generator:
                 if element is None:
                     out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
                 else:  # item by item, element by element (no temporary arrays)
-                    out += [f"{ind}for i_ in range({int(np.prod(shape))}):",
-                            f"{ind}    {_flat(f'{slot.var}[{k}]', shape)}[i_] = "
-                            f"float({element})"]
+                    out += [
+                        f"{ind}for i_ in range({int(np.prod(shape))}):",
+                        f"{ind}    {_flat(f'{slot.var}[{k}]', shape)}[i_] = float({element})",
+                    ]
         return out
 
-    def call(self, cp: CallPlan, names: Mapping[str, str], out: list[str], ind: str,
-             tag: str, slot: Slot | None = None, fuse: bool = True) -> str | None:
+    def call(
+        self,
+        cp: CallPlan,
+        names: Mapping[str, str],
+        out: list[str],
+        ind: str,
+        tag: str,
+        slot: Slot | None = None,
+        fuse: bool = True,
+    ) -> str | None:
         """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
         is where the value goes, whose kind a function without a Numba kernel must return.
         None when the code appended to ``out`` already wrote the value into ``slot`` (a
@@ -1150,12 +1338,20 @@ class _Generator:
         for k, (argname, vp) in enumerate(cp.args):
             t = f"t_{tag}_{k}"
             axes = _constant_axes(cp, argname, vp)
-            src = self.value(vp, local) if axes is None else \
-                "(" + "".join(f"{self.literal(a)}, " for a in axes) + ")"
+            src = (
+                self.value(vp, local)
+                if axes is None
+                else "(" + "".join(f"{self.literal(a)}, " for a in axes) + ")"
+            )
             src = self.stacked(vp, local) or src
-            if axes is None and cp.schema is not None and cp.schema.namespace in _DTYPE_AWARE \
-                    and vp.expr is None and isinstance(vp.const, (int, np.integer)) and \
-                    not isinstance(vp.const, (bool, np.bool_)):
+            if (
+                axes is None
+                and cp.schema is not None
+                and cp.schema.namespace in _DTYPE_AWARE
+                and vp.expr is None
+                and isinstance(vp.const, (int, np.integer))
+                and not isinstance(vp.const, (bool, np.bool_))
+            ):
                 src = self.literal(int(vp.const))  # an integer attribute stays an integer
             if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
                 local[argname] = src
@@ -1177,34 +1373,51 @@ class _Generator:
         if unknown:
             raise NotCompilable(f"function '{cp.schema.name}' has no attribute '{unknown[0]}'")
         aware = cp.schema.namespace in _DTYPE_AWARE  # (whose kernels type ints as literals)
-        args += [local[a] if a in cp.attribute_names else
-                 self.literal(default) if aware and type(default) is int else self.const(default)
-                 for a, default in cp.schema.attributes.items()]
+        args += [
+            local[a]
+            if a in cp.attribute_names
+            else self.literal(default)
+            if aware and type(default) is int
+            else self.const(default)
+            for a, default in cp.schema.attributes.items()
+        ]
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
 
-    def python_call(self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str,
-                    slot: Slot | None) -> str:
+    def python_call(
+        self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str, slot: Slot | None
+    ) -> str:
         """A function without a Numba kernel, called through Python from the compiled loop
         (Numba's object mode) with the kind of value its slot had in the warm-up."""
         sch = cp.schema
         # one value: a one-output function, or the first output of one whose others the
         # model does not use (MaxPool's Indices, BatchNormalization's running statistics)
         first_only = cp.outputs_wanted == 1 and not cp.keep_tuple
-        if slot is None or not first_only and (sch.extra.get("skips_outputs")
-                                               or len(sch.outputs) != 1):
-            why = f"{len(sch.outputs)} outputs" if len(sch.outputs) != 1 else \
-                "optional outputs" if sch.extra.get("skips_outputs") else "a value of no fixed kind"
-            raise NotCompilable(f"function '{sch.name}' has no Numba kernel, and a call "
-                                f"through Python with {why} is not compiled")
+        if (
+            slot is None
+            or not first_only
+            and (sch.extra.get("skips_outputs") or len(sch.outputs) != 1)
+        ):
+            why = (
+                f"{len(sch.outputs)} outputs"
+                if len(sch.outputs) != 1
+                else "optional outputs"
+                if sch.extra.get("skips_outputs")
+                else "a value of no fixed kind"
+            )
+            raise NotCompilable(
+                f"function '{sch.name}' has no Numba kernel, and a call "
+                f"through Python with {why} is not compiled"
+            )
         shape = None if slot.kind == "s" else tuple(slot.shape)
         key = (sch.name, sch.since, sch.namespace, shape)
         if key not in self.python_functions:
             var = f"PY{len(self.python_functions)}"
             self.python_functions[key] = var
-            shape_src = "None" if shape is None else \
-                "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+            shape_src = (
+                "None" if shape is None else "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+            )
             self._kernel_global(var, "_python_kernel", sch, f", {shape_src}")
             self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
         var = self.python_functions[key]
@@ -1231,9 +1444,12 @@ class _Generator:
         allocated)."""
         return {s.var: s for s in self.slots.values()}
 
-    def element(self, names: Mapping[str, str], shape: tuple[int, ...],
-                inline: Mapping[str, tuple[ValuePlan, dict]] | None = None
-                ) -> Callable[[str], str | None]:
+    def element(
+        self,
+        names: Mapping[str, str],
+        shape: tuple[int, ...],
+        inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
+    ) -> Callable[[str], str | None]:
         """One element of a name's value, for code that loops over the elements of an array
         of ``shape``: ``a3[i_]`` for an array of that shape (of its C-order flat view when it
         has more than one axis), the variable for a scalar, the parenthesised element of an
@@ -1257,9 +1473,13 @@ class _Generator:
 
         return element
 
-    def element_value(self, vp: ValuePlan, names: Mapping[str, str],
-                      shape: tuple[int, ...],
-                      inline: Mapping[str, tuple[ValuePlan, dict]] | None = None) -> str | None:
+    def element_value(
+        self,
+        vp: ValuePlan,
+        names: Mapping[str, str],
+        shape: tuple[int, ...],
+        inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
+    ) -> str | None:
         """Source of one element of ``vp``'s value (see :meth:`element`), or None when it is
         not an element-wise expression over scalars and arrays of ``shape``."""
         if vp.expr is None:
@@ -1271,13 +1491,20 @@ class _Generator:
             return f"{_flat(self.const(c), shape)}[i_]" if c.shape == shape else None
         return to_element_source(vp.expr, self.element(names, shape, inline), self.literal)
 
-    def call_elementwise(self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None,
-                         ind: str) -> list[str] | None:
+    def call_elementwise(
+        self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None, ind: str
+    ) -> list[str] | None:
         """A function given by a ``value`` over its arguments, computed one element of its
         array slot at a time with the arguments' element-wise values inlined (no temporary
         arrays: PsyNeuLink's (1, 1) arrays); None when it is not element-wise."""
-        if cp.schema is not None or slot is None or slot.kind != "a" or slot.seq \
-                or cp.value is None or cp.value.expr is None:
+        if (
+            cp.schema is not None
+            or slot is None
+            or slot.kind != "a"
+            or slot.seq
+            or cp.value is None
+            or cp.value.expr is None
+        ):
             return None
         inline: dict[str, tuple[ValuePlan, dict]] = {}
         for argname, vp in cp.args:  # an argument sees the arguments before it
@@ -1285,8 +1512,9 @@ class _Generator:
         value = self.element_value(cp.value, names, tuple(slot.shape), inline)
         return None if value is None else self.element_loop(slot, value, [], ind)
 
-    def element_loop(self, slot: Slot, value: str, conditions: list[tuple[str, str]],
-                     ind: str) -> list[str]:
+    def element_loop(
+        self, slot: Slot, value: str, conditions: list[tuple[str, str]], ind: str
+    ) -> list[str]:
         """A loop writing one element of ``slot`` at a time: ``value``, replaced by the value of
         each condition whose test holds, in order (tests and values read the slot's old
         element: each element is written after it was read, and only by its own step).
@@ -1297,8 +1525,9 @@ class _Generator:
             out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
         return out + [f"{ind}    {_flat(slot.var, tuple(slot.shape))}[i_] = e_"]
 
-    def assign_value(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str],
-                     ind: str) -> list[str]:
+    def assign_value(
+        self, slot: Slot, vp: ValuePlan, names: Mapping[str, str], ind: str
+    ) -> list[str]:
         """Code giving ``slot`` the value of ``vp``: element by element when it is an
         element-wise expression over a 1-D array slot, a matrix product written straight into
         the slot, else as a whole."""
@@ -1322,18 +1551,31 @@ class _Generator:
         if operands is None:
             return None
         a, b = (self.slot_of_var.get(names.get(n, "")) for n in operands)
-        if a is None or b is None or a.kind != "a" or b.kind != "a" or slot.var in (
-                a.var, b.var) or len(a.shape) != 2 or len(b.shape) not in (1, 2) \
-                or a.shape[1] != b.shape[0] or (a.shape[0], *b.shape[1:]) != tuple(slot.shape):
+        if (
+            a is None
+            or b is None
+            or a.kind != "a"
+            or b.kind != "a"
+            or slot.var in (a.var, b.var)
+            or len(a.shape) != 2
+            or len(b.shape) not in (1, 2)
+            or a.shape[1] != b.shape[0]
+            or (a.shape[0], *b.shape[1:]) != tuple(slot.shape)
+        ):
             return None
         return f"np.dot({a.var}, {b.var}, {slot.var})"
 
-    def fused_parameter(self, nid: str, pp: ParameterPlan, slot: Slot, names: dict[str, str],
-                        ind: str) -> list[str] | None:
+    def fused_parameter(
+        self, nid: str, pp: ParameterPlan, slot: Slot, names: dict[str, str], ind: str
+    ) -> list[str] | None:
         """A 1-D array parameter whose value (or Euler step) and conditions are element-wise,
         updated element by element in place; None when it is not such a parameter."""
-        if slot.kind != "a" or len(slot.shape) != 1 or (nid, pp.id) in self.swept \
-                or pp.call is not None:
+        if (
+            slot.kind != "a"
+            or len(slot.shape) != 1
+            or (nid, pp.id) in self.swept
+            or pp.call is not None
+        ):
             return None
         shape = tuple(slot.shape)
         conditions = []
@@ -1350,18 +1592,21 @@ class _Generator:
             first = self.element_value(pp.initial, names, shape)
             if d is None or first is None:
                 return None
-            return [f"{ind}if has_dt:",
-                    *self.element_loop(slot, f"{slot.var}[i_] + ({d}) * dt", conditions,
-                                       ind + "    "),
-                    f"{ind}else:", *self.element_loop(slot, first, conditions, ind + "    ")]
+            return [
+                f"{ind}if has_dt:",
+                *self.element_loop(slot, f"{slot.var}[i_] + ({d}) * dt", conditions, ind + "    "),
+                f"{ind}else:",
+                *self.element_loop(slot, first, conditions, ind + "    "),
+            ]
         return None
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
         if slot.kind == "t" or expr in self.tuple_of_var:
             src = self.tuple_of_var.get(expr)
             if slot.kind != "t" or src is None or len(src.parts) != len(slot.parts):
-                raise NotCompilable("a tuple of values of mixed shapes is assigned to a value "
-                                    "of another kind")
+                raise NotCompilable(
+                    "a tuple of values of mixed shapes is assigned to a value of another kind"
+                )
             return "\n".join(self.assign(d, s.var, ind) for d, s in zip(slot.parts, src.parts))
         if slot.kind == "s":
             return f"{ind}{slot.var} = _scalar({expr})"
@@ -1377,10 +1622,17 @@ class _Generator:
             src = sender.var
             if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
                 m = np.asarray(ep.matrix, dtype=float)
-                if sender.kind != "a" or sender.seq or len(sender.shape) not in (1, 2) \
-                        or m.ndim != 2 or sender.shape[-1] != m.shape[0]:
-                    raise NotCompilable(f"edge '{ep.id}': its projection matrix does not "
-                                        "compile for this sender value")
+                if (
+                    sender.kind != "a"
+                    or sender.seq
+                    or len(sender.shape) not in (1, 2)
+                    or m.ndim != 2
+                    or sender.shape[-1] != m.shape[0]
+                ):
+                    raise NotCompilable(
+                        f"edge '{ep.id}': its projection matrix does not "
+                        "compile for this sender value"
+                    )
                 src = f"np.dot({src}, {self.const(m)})"
             val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
             out.append(f"{ind}if q_ev{s}:")
@@ -1419,8 +1671,7 @@ class _Generator:
             out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.cg.check_finite:
             checked = [("parameter", pp.id, self.slots[(nid, pp.id)]) for pp in np_.parameters]
-            checked += [("output port", o, self.slots[(nid, "out:" + o)])
-                        for o, _ in np_.outputs]
+            checked += [("output port", o, self.slots[(nid, "out:" + o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
                 k = len(self.finite_checks)
                 self.finite_checks.append((kind, name))
@@ -1435,8 +1686,9 @@ class _Generator:
         fb = np.asarray(ip.fallback(), dtype=float)
         if slot.kind == "s":
             if fb.size != 1:
-                raise NotCompilable(f"input port '{ip.id}' default has shape {fb.shape} but "
-                                    "receives scalars")
+                raise NotCompilable(
+                    f"input port '{ip.id}' default has shape {fb.shape} but receives scalars"
+                )
             return fb.reshape(()).item()
         if fb.shape == slot.shape:
             return fb
@@ -1444,8 +1696,9 @@ class _Generator:
             return np.full(slot.shape, fb.reshape(()).item())
         if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
             return fb.reshape(slot.shape)
-        raise NotCompilable(f"input port '{ip.id}' default has shape {fb.shape}, values "
-                            f"{slot.shape}")
+        raise NotCompilable(
+            f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
+        )
 
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
         ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
@@ -1454,12 +1707,17 @@ class _Generator:
         if ip.reduce == "overwrite":
             return [self.assign(pend, val, ind), f"{ind}{flag} = 1.0"]
         op = "+" if ip.reduce == "add" else "*"
-        return [f"{ind}if {flag} != 0.0:", self.assign(pend, f"{pend.var} {op} {val}",
-                                                       ind + "    "),
-                f"{ind}else:", self.assign(pend, val, ind + "    "), f"{ind}{flag} = 1.0"]
+        return [
+            f"{ind}if {flag} != 0.0:",
+            self.assign(pend, f"{pend.var} {op} {val}", ind + "    "),
+            f"{ind}else:",
+            self.assign(pend, val, ind + "    "),
+            f"{ind}{flag} = 1.0",
+        ]
 
-    def first_value(self, nid: str, pp: ParameterPlan, names: dict[str, str],
-                    ind: str) -> list[str]:
+    def first_value(
+        self, nid: str, pp: ParameterPlan, names: dict[str, str], ind: str
+    ) -> list[str]:
         """Code giving a never-evaluated parameter its first current value (the reference's
         get_current_value): the initial value of a stateful one (or 0), else its value with
         its own name read as 0."""
@@ -1479,21 +1737,32 @@ class _Generator:
             expr = self.value(pp.value, own)
         return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
 
-    def parameter(self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str],
-                  ind: str) -> list[str]:
+    def parameter(
+        self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str], ind: str
+    ) -> list[str]:
         slot = self.slots[(nid, pp.id)]
         out: list[str] = []
         node = self.plan.nodes[nid]
         tmp = f"p_{i}_{node.parameters.index(pp)}"
         swept = self.swept.get((nid, pp.id))
         unset = self.slots[(nid, "unset:" + pp.id)].var
-        if swept is None and pp.value is not None and pp.value.expr is None \
-                and not pp.conditions and not pp.stateful:
+        if (
+            swept is None
+            and pp.value is not None
+            and pp.value.expr is None
+            and not pp.conditions
+            and not pp.stateful
+        ):
             # a constant: its slot holds it from the first evaluation on (first_value)
             return [f"{ind}{unset} = 0.0"]
         fused = self.fused_parameter(nid, pp, slot, names, ind)
-        if fused is None and swept is None and not pp.conditions and pp.value is not None \
-                and slot.kind == "a":
+        if (
+            fused is None
+            and swept is None
+            and not pp.conditions
+            and pp.value is not None
+            and slot.kind == "a"
+        ):
             product = self.matmul_into(slot, pp.value, names)
             fused = [f"{ind}{product}"] if product is not None else None
         if fused is None and swept is None and not pp.conditions:
@@ -1505,9 +1774,15 @@ class _Generator:
         elif pp.value is not None:
             out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
         elif pp.call is not None:
-            expr = self.call(pp.call, names, out, ind,
-                             f"{i}_{len(node.functions) + node.parameters.index(pp)}", slot,
-                             fuse=not pp.conditions)
+            expr = self.call(
+                pp.call,
+                names,
+                out,
+                ind,
+                f"{i}_{len(node.functions) + node.parameters.index(pp)}",
+                slot,
+                fuse=not pp.conditions,
+            )
             if expr is None:
                 if pp.conditions:
                     raise NotCompilable(f"parameter {nid}.{pp.id}: a sequence with conditions")
@@ -1515,11 +1790,11 @@ class _Generator:
             out.append(f"{ind}{tmp} = {expr}")
         elif pp.derivative is not None:
             if pp.initial is None:
-                raise NotCompilable(f"parameter {nid}.{pp.id} has a time_derivative but no "
-                                    "default_initial_value")
+                raise NotCompilable(
+                    f"parameter {nid}.{pp.id} has a time_derivative but no default_initial_value"
+                )
             out.append(f"{ind}if has_dt:")
-            out.append(f"{ind}    {tmp} = {slot.var} + "
-                       f"({self.value(pp.derivative, names)}) * dt")
+            out.append(f"{ind}    {tmp} = {slot.var} + ({self.value(pp.derivative, names)}) * dt")
             out.append(f"{ind}else:")
             first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             out.append(f"{ind}    {tmp} = {first}")
@@ -1533,8 +1808,10 @@ class _Generator:
         else:
             raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
         for k, (_cid, test, val) in enumerate(pp.conditions):
-            out.append(f"{ind}{tmp} = _where({self.value(test, names)}, "
-                       f"{self.value(val, names)}, {tmp})  # condition {k}")
+            out.append(
+                f"{ind}{tmp} = _where({self.value(test, names)}, "
+                f"{self.value(val, names)}, {tmp})  # condition {k}"
+            )
         out.append(self.assign(slot, tmp, ind))
         out.append(f"{ind}{unset} = 0.0")
         return out
@@ -1544,9 +1821,26 @@ class _Generator:
             return self.module_source([], [], [])
         init_keys = sorted(self.initializer)
         init_args = [f"I{k}" for k in range(len(init_keys))]
-        sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S",
-               *[f"a{k}" for k in range(len(self.arrays))], "useable", "total", "clock",
-               "last_set", "ever", "thr", "logbuf", "logpos", "err", "P", "rec", *init_args]
+        sig = [
+            "nsteps",
+            "dt",
+            "dt_given",
+            "first_without_dt",
+            "S",
+            *[f"a{k}" for k in range(len(self.arrays))],
+            "useable",
+            "total",
+            "clock",
+            "last_set",
+            "ever",
+            "thr",
+            "logbuf",
+            "logpos",
+            "err",
+            "P",
+            "rec",
+            *init_args,
+        ]
         body: list[str] = []
         ind = "    "
         for slot in self.slots.values():
@@ -1567,14 +1861,15 @@ class _Generator:
         body.append(f"{ind2}q_c2 += 1")
         if self.record_columns:
             body.append(f"{ind2}if step < rec.shape[0]:")
-            for (_nid, _name, col, _shape), slot in zip(self.record_columns,
-                                                        self.record_slots):
+            for (_nid, _name, col, _shape), slot in zip(self.record_columns, self.record_slots):
                 if slot.kind == "s":
                     body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
                 else:
                     size = int(np.prod(slot.shape))
-                    body.append(f"{ind2}    rec[step, {col}:{col + size}] = "
-                                f"np.ascontiguousarray({slot.var}).reshape({size})")
+                    body.append(
+                        f"{ind2}    rec[step, {col}:{col + size}] = "
+                        f"np.ascontiguousarray({slot.var}).reshape({size})"
+                    )
         body += self.write_back(ind)
         return self.module_source(sig, body, init_args)
 
@@ -1585,24 +1880,32 @@ class _Generator:
         conditions make the order depend on the run."""
         ints, _floats, children = self.table.arrays()
         starts, qnodes = self.queue
-        set_of = {int(qnodes[k]): q for q in range(len(starts) - 1)
-                  for k in range(starts[q], starts[q + 1])}
+        set_of = {
+            int(qnodes[k]): q
+            for q in range(len(starts) - 1)
+            for k in range(starts[q], starts[q + 1])
+        }
         for owner, r in enumerate(self.roots):
             row = ints[r]
             if row[0] == 0:
                 continue  # Always
             # EveryNCalls(dep, 1) on a node of an earlier consideration set: dep has run once
             # in this update by the time the owner's set is considered, every update
-            if row[0] == 5 and row[3] == 1 and set_of.get(int(row[1]), 1 << 30) < \
-                    set_of.get(owner, -1):
+            if (
+                row[0] == 5
+                and row[3] == 1
+                and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
+            ):
                 continue
             return None
         t = ints[self.term]
         kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
         if t[0] != 10 or t[2] != 1 or kids != set(range(len(self.cg.node_ids))):
             return None
-        return [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
-                for q in range(len(starts) - 1)]
+        return [
+            sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]])
+            for q in range(len(starts) - 1)
+        ]
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
@@ -1621,18 +1924,19 @@ class _Generator:
     def write_back(self, ind: str) -> list[str]:
         """Code storing the scalar and scheduler locals into the state arrays (before every
         return)."""
-        return [f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values()
-                if slot.kind == "s"] + self.sched.store(ind)
+        return [
+            f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values() if slot.kind == "s"
+        ] + self.sched.store(ind)
 
     def scheduled_step(self, ind2: str) -> list[str]:
         """One update run by graph-scheduler's algorithm, written out by
         :class:`~mdf_engine.schedulers.codegen.SchedulerSource` with every node's body."""
+
         def body(m: int, ind: str) -> list[str]:
             indexed = len(self.index_fields)
             out = self.node_body(self.cg.node_ids[m], ind)
             if self.cg.check_finite or len(self.index_fields) > indexed:
-                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "),
-                        f"{ind}    return"]
+                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "), f"{ind}    return"]
             return out
 
         def give_up(ind: str) -> list[str]:
@@ -1658,12 +1962,22 @@ class _Generator:
         if self.node_by_node is not None:
             functions = self.node_functions_source()
             return self._finish(header, functions)
-        run = ["", "", "@njit(cache=True, error_model='numpy')", f"def run({', '.join(sig)}):",
-               *body, ""]
+        run = [
+            "",
+            "",
+            "@njit(cache=True, error_model='numpy')",
+            f"def run({', '.join(sig)}):",
+            *body,
+            "",
+        ]
         # without the time-step log (long runs, sweeps): the same code with the log switched
         # off where Numba can see it; compiled only when first called
-        quiet = [ln.replace("q_log = logpos[1] == 1", "q_log = False")
-                 .replace("def run(", "def run_quiet(") for ln in run]
+        quiet = [
+            ln.replace("q_log = logpos[1] == 1", "q_log = False").replace(
+                "def run(", "def run_quiet("
+            )
+            for ln in run
+        ]
         return self._finish(header, run + quiet + self.batch_source(init_args))
 
     def _finish(self, header: list[str], functions: list[str]) -> str:
@@ -1671,8 +1985,15 @@ class _Generator:
         checked to hold nothing but what the engine makes."""
         # the table's digest is part of the source: a module file (named by the source's
         # hash) and Numba's cache of it belong to one table
-        lines = [*header[:2], f"# constants: {self.constants.digest()}", *header[2:],
-                 *self.constants.header(), *self.globals, *functions, ""]
+        lines = [
+            *header[:2],
+            f"# constants: {self.constants.digest()}",
+            *header[2:],
+            *self.constants.header(),
+            *self.globals,
+            *functions,
+            "",
+        ]
         source = "\n".join(lines)
         check_source(source)
         return source
@@ -1686,16 +2007,27 @@ class _Generator:
         for i, nid in enumerate(self.cg.node_ids):
             sig = ["dt", "has_dt", "S", *arrays, "ever", "err", "P", "q_c2"]
             body = self.node_body(nid, "    ")
-            out += ["", "", "@njit(cache=True, error_model='numpy')",
-                    f"def node_{i}({', '.join(sig)}):", *self._with_locals(body)]
+            out += [
+                "",
+                "",
+                "@njit(cache=True, error_model='numpy')",
+                f"def node_{i}({', '.join(sig)}):",
+                *self._with_locals(body),
+            ]
         body = []
         init_keys = sorted(self.initializer)
         for k, key in enumerate(init_keys):
             for nid, port in self._initializer_targets(key):
                 body += self.set_input(nid, port, f"I{k}", "    ")
         sig = ["S", *arrays, *[f"I{k}" for k in range(len(init_keys))]]
-        out += ["", "", "@njit(cache=True, error_model='numpy')",
-                f"def inputs({', '.join(sig)}):", *self._with_locals(body), "    return"]
+        out += [
+            "",
+            "",
+            "@njit(cache=True, error_model='numpy')",
+            f"def inputs({', '.join(sig)}):",
+            *self._with_locals(body),
+            "    return",
+        ]
         return out
 
     @staticmethod
@@ -1705,10 +2037,13 @@ class _Generator:
         text = "\n".join(body)
         scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
         ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})
-        return ([f"    s{k} = S[{k}]" for k in scalars]
-                + [f"    q_ev{m} = ever[{m}]" for m in ever] + body
-                + [f"    S[{k}] = s{k}" for k in scalars]
-                + [f"    ever[{m}] = q_ev{m}" for m in ever])
+        return (
+            [f"    s{k} = S[{k}]" for k in scalars]
+            + [f"    q_ev{m} = ever[{m}]" for m in ever]
+            + body
+            + [f"    S[{k}] = s{k}" for k in scalars]
+            + [f"    ever[{m}] = q_ev{m}" for m in ever]
+        )
 
     def kernel_digest(self) -> str:
         """A hash of the source files of the folders holding every jitted function this graph
@@ -1724,8 +2059,11 @@ class _Generator:
                 if python:
                     fn = _schema(name, int(since), namespace).kernel
                 else:
-                    fn = _jit(name, int(since), namespace or None) if rest else _jit(
-                        name, REGISTRY.lookup(name).since)
+                    fn = (
+                        _jit(name, int(since), namespace or None)
+                        if rest
+                        else _jit(name, REGISTRY.lookup(name).since)
+                    )
             except (NotCompilable, KeyError, ValueError, MDFError):
                 continue
             module = sys.modules.get(getattr(getattr(fn, "py_func", fn), "__module__", ""))
@@ -1740,32 +2078,54 @@ class _Generator:
         rows spread over threads (each row owns its state)."""
         n = len(self.cg.node_ids)
         arrays = [f"a{k}" for k in range(len(self.arrays))]
-        sig = ["nsteps", "dt", "dt_given", "first_without_dt", "S0",
-               *[f"{a}_0" for a in arrays], "thr0", "PT", "REC", "ERR", *init_args]
+        sig = [
+            "nsteps",
+            "dt",
+            "dt_given",
+            "first_without_dt",
+            "S0",
+            *[f"{a}_0" for a in arrays],
+            "thr0",
+            "PT",
+            "REC",
+            "ERR",
+            *init_args,
+        ]
         ind, ind2 = "    ", "        "
         body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
         body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
-        body += [f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
-                 f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",
-                 f"{ind2}clock = np.zeros(7, dtype=np.int64)",
-                 f"{ind2}last_set = np.zeros({n}, dtype=np.bool_)",
-                 f"{ind2}ever = np.zeros({n}, dtype=np.bool_)",
-                 f"{ind2}thr = thr0.copy()",
-                 f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
-                 f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
-                 f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
-                 f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
-                 f"{', '.join(arrays + [''])}"
-                 f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
-                 f"REC[b], {', '.join(init_args + [''])})",
-                 f"{ind2}ERR[b, :] = err"]
-        return ["", "", "@njit(cache=True, parallel=True, error_model='numpy')",
-                f"def run_batch({', '.join(sig)}):",
-                *body, ""]
+        body += [
+            f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
+            f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",
+            f"{ind2}clock = np.zeros(7, dtype=np.int64)",
+            f"{ind2}last_set = np.zeros({n}, dtype=np.bool_)",
+            f"{ind2}ever = np.zeros({n}, dtype=np.bool_)",
+            f"{ind2}thr = thr0.copy()",
+            f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
+            f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
+            f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
+            f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
+            f"{', '.join(arrays + [''])}"
+            f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
+            f"REC[b], {', '.join(init_args + [''])})",
+            f"{ind2}ERR[b, :] = err",
+        ]
+        return [
+            "",
+            "",
+            "@njit(cache=True, parallel=True, error_model='numpy')",
+            f"def run_batch({', '.join(sig)}):",
+            *body,
+            "",
+        ]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        by_id = [(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs
-                 if ip.id == key]
+        by_id = [
+            (nid, ip.id)
+            for nid, np_ in self.plan.nodes.items()
+            for ip in np_.inputs
+            if ip.id == key
+        ]
         if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
             nid, port = key.split(".", 1)
             return [(nid, port)]
@@ -1774,11 +2134,15 @@ class _Generator:
 
 # -- helpers the generated code imports --------------------------------------------------------
 
+
 def _jit(name: str, since: int, namespace: str | None = None):
     """The Numba kernel of a registered function version (name, since and origin)."""
     for sch in REGISTRY.versions(name):
-        if sch.since == since and sch.jit is not None and \
-                (namespace is None or sch.namespace == namespace):
+        if (
+            sch.since == since
+            and sch.jit is not None
+            and (namespace is None or sch.namespace == namespace)
+        ):
             return sch.jit
     raise NotCompilable(f"function '{name}' has no Numba kernel")
 
@@ -1813,16 +2177,22 @@ def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...]
         try:
             value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
         except Exception as e:  # noqa: BLE001 - e.g. an attribute it cannot take as a float
-            raise PythonCallFailed(f"{name} failed in the compiled backend ({type(e).__name__}: "
-                                   f"{e}); use backend='interpreted'") from e
+            raise PythonCallFailed(
+                f"{name} failed in the compiled backend ({type(e).__name__}: "
+                f"{e}); use backend='interpreted'"
+            ) from e
         if shape is None:
             if value.size != 1:
-                raise PythonCallFailed(f"{name} returned shape {value.shape} where the compiled "
-                                   "backend expects a number; use backend='interpreted'")
+                raise PythonCallFailed(
+                    f"{name} returned shape {value.shape} where the compiled "
+                    "backend expects a number; use backend='interpreted'"
+                )
             return float(value.reshape(-1)[0])
         if value.shape != shape:
-            raise PythonCallFailed(f"{name} returned shape {value.shape}, not {shape} as in the "
-                               "compiled backend's warm-up; use backend='interpreted'")
+            raise PythonCallFailed(
+                f"{name} returned shape {value.shape}, not {shape} as in the "
+                "compiled backend's warm-up; use backend='interpreted'"
+            )
         return np.ascontiguousarray(value)
 
     return call

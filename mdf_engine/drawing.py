@@ -25,13 +25,15 @@ from .safe_text import mpl_text
 __all__ = ["draw", "condition_text", "graph_layers"]
 
 #: graph-scheduler's termination conditions when a graph gives none for a time scale.
-DEFAULT_TERMINATION = {"environment_state_update": "AllHaveRun()",
-                       "environment_sequence": "Never()"}
+DEFAULT_TERMINATION = {
+    "environment_state_update": "AllHaveRun()",
+    "environment_sequence": "Never()",
+}
 
-_FONT = 9.0          # points, at natural size
-_MAX_SIZE = 60.0     # inches: larger drawings are scaled down (fonts included)
+_FONT = 9.0  # points, at natural size
+_MAX_SIZE = 60.0  # inches: larger drawings are scaled down (fonts included)
 _MIN_FONT = 3.0
-_WRAP = 44           # characters per line inside a box
+_WRAP = 44  # characters per line inside a box
 
 
 # --------------------------------------------------------------------------------------------
@@ -49,8 +51,9 @@ def _value_text(v: Any) -> str:
 
 
 def _is_condition(v: Any) -> bool:
-    return isinstance(v, Condition) or (isinstance(v, Mapping) and "type" in v
-                                        and set(v) <= {"type", "kwargs", "metadata"})
+    return isinstance(v, Condition) or (
+        isinstance(v, Mapping) and "type" in v and set(v) <= {"type", "kwargs", "metadata"}
+    )
 
 
 def condition_text(cond: Any) -> str:
@@ -146,10 +149,10 @@ class _Box:
     id: str
     head: str
     body: str
-    w: float = 0.0      # inches
+    w: float = 0.0  # inches
     h: float = 0.0
     head_h: float = 0.0
-    x: float = 0.0      # centre
+    x: float = 0.0  # centre
     y: float = 0.0
 
 
@@ -170,10 +173,14 @@ def _node_text(node: Any, graph: Graph) -> str:
 def _termination_text(graph: Graph, width: int) -> str:
     term = dict(graph.conditions.termination) if graph.conditions is not None else {}
     parts = [f"{scale}: {condition_text(c)}" for scale, c in term.items()]
-    parts += [f"{scale}: {text} (default)" for scale, text in DEFAULT_TERMINATION.items()
-              if scale not in term]
-    return "\n".join(textwrap.fill(p, width, subsequent_indent="    ")
-                     for p in ["Termination:"] + parts)
+    parts += [
+        f"{scale}: {text} (default)"
+        for scale, text in DEFAULT_TERMINATION.items()
+        if scale not in term
+    ]
+    return "\n".join(
+        textwrap.fill(p, width, subsequent_indent="    ") for p in ["Termination:"] + parts
+    )
 
 
 class _Measure:
@@ -188,8 +195,7 @@ class _Measure:
     def __call__(self, text: str, size: float, weight: str = "normal") -> tuple[float, float]:
         if not text:
             return 0.0, 0.0
-        t = self.fig.text(0, 0, mpl_text(text), fontsize=size, fontweight=weight,
-                          linespacing=1.25)
+        t = self.fig.text(0, 0, mpl_text(text), fontsize=size, fontweight=weight, linespacing=1.25)
         bb = t.get_window_extent(self.renderer)
         t.remove()
         return bb.width / self.fig.dpi, bb.height / self.fig.dpi
@@ -231,8 +237,7 @@ def _bezier(p1: Any, c: Any, p2: Any, t: Any) -> np.ndarray:
     return (1 - t) ** 2 * np.asarray(p1) + 2 * (1 - t) * t * c + t**2 * np.asarray(p2)
 
 
-def _curve(p1: tuple[float, float], p2: tuple[float, float], rad: float,
-           n: int = 61) -> np.ndarray:
+def _curve(p1: tuple[float, float], p2: tuple[float, float], rad: float, n: int = 61) -> np.ndarray:
     """Points of the ``arc3`` curve from p1 to p2 (a quadratic Bezier)."""
     return _bezier(p1, _control(p1, p2, rad), p2, np.linspace(0.0, 1.0, n))
 
@@ -241,8 +246,9 @@ def _inside(pts: np.ndarray, b: _Box) -> np.ndarray:
     return (np.abs(pts[:, 0] - b.x) <= b.w / 2) & (np.abs(pts[:, 1] - b.y) <= b.h / 2)
 
 
-def _inside_any(pts: np.ndarray, cx: np.ndarray, cy: np.ndarray, hw: np.ndarray,
-                hh: np.ndarray) -> int:
+def _inside_any(
+    pts: np.ndarray, cx: np.ndarray, cy: np.ndarray, hw: np.ndarray, hh: np.ndarray
+) -> int:
     """How many (point, box) pairs have the point inside the box (boxes as arrays)."""
     if len(cx) == 0:
         return 0
@@ -282,19 +288,23 @@ def _visible_path(e: _Edge, a: _Box, b: _Box) -> Any:
         if t1 <= t0:
             return None
     q0, q2 = _bezier(e.p1, c, e.p2, [t0, t1])
-    q1 = ((1 - t0) * (1 - t1) * np.asarray(e.p1) + ((1 - t0) * t1 + t0 * (1 - t1)) * c
-          + t0 * t1 * np.asarray(e.p2))  # the blossom of the curve at (t0, t1)
+    q1 = (
+        (1 - t0) * (1 - t1) * np.asarray(e.p1)
+        + ((1 - t0) * t1 + t0 * (1 - t1)) * c
+        + t0 * t1 * np.asarray(e.p2)
+    )  # the blossom of the curve at (t0, t1)
     return Path([q0, q1, q2], [Path.MOVETO, Path.CURVE3, Path.CURVE3])
 
 
 _RADS = (0.0, 0.15, -0.15, 0.3, -0.3, 0.45, -0.45, 0.6, -0.6, 0.8, -0.8, 1.0, -1.0)
 
 
-_SPOTS = (0.5, 0.3, 0.7, 0.2, 0.8)   # where along the visible curve a label may sit
+_SPOTS = (0.5, 0.3, 0.7, 0.2, 0.8)  # where along the visible curve a label may sit
 
 
-def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, float]]
-           ) -> list[_Edge]:
+def _edges(
+    graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, float]]
+) -> list[_Edge]:
     """Arrow geometry: for each edge the least bent ``arc3`` curve, and the spot on it for the
     label, that keep clear of the other boxes, of the labels placed before and of the other
     edges between the same two nodes; loops above the box for self-edges."""
@@ -323,8 +333,15 @@ def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, 
             nth = len(used.setdefault((e.sender, e.sender), []))
             used[(e.sender, e.sender)].append(0.0)
             top = a.y + a.h / 2
-            edge = _Edge(e.sender, e.receiver, (a.x + a.w / 4, top), (a.x - a.w / 4, top),
-                         1.2 + 0.5 * nth, _edge_label(e), loop=True)
+            edge = _Edge(
+                e.sender,
+                e.receiver,
+                (a.x + a.w / 4, top),
+                (a.x - a.w / 4, top),
+                1.2 + 0.5 * nth,
+                _edge_label(e),
+                loop=True,
+            )
             pts = _curve(edge.p1, edge.p2, edge.rad)
             edge.label_at = (a.x, float(pts[:, 1].max()))
             placed.append((a.x, edge.label_at[1] + lh / 2, lw / 2, lh / 2))
@@ -358,8 +375,17 @@ def _edges(graph: Graph, boxes: dict[str, _Box], labels: dict[int, tuple[float, 
         _, rad, at = best
         taken.append(rad * flip)
         placed.append((float(at[0]), float(at[1]), lw / 2, lh / 2))
-        out.append(_Edge(e.sender, e.receiver, (a.x, a.y), (b.x, b.y), rad, _edge_label(e),
-                         (float(at[0]), float(at[1]))))
+        out.append(
+            _Edge(
+                e.sender,
+                e.receiver,
+                (a.x, a.y),
+                (b.x, b.y),
+                rad,
+                _edge_label(e),
+                (float(at[0]), float(at[1])),
+            )
+        )
     return out
 
 
@@ -420,16 +446,14 @@ def _layout(graph: Graph, title: str, measure: _Measure, font: float) -> _Layout
     for b in boxes.values():
         xs += [b.x - b.w / 2, b.x + b.w / 2]
         ys += [b.y - b.h / 2, b.y + b.h / 2]
-    for e, ge in zip([e for e in graph.edges if e.sender in boxes and e.receiver in boxes],
-                     edges):
+    for e, ge in zip([e for e in graph.edges if e.sender in boxes and e.receiver in boxes], edges):
         pts = _curve(ge.p1, ge.p2, ge.rad)
         xs += [float(pts[:, 0].min()), float(pts[:, 0].max())]
         ys += [float(pts[:, 1].min()), float(pts[:, 1].max())]
         lw, lh = labels[id(e)]
         lx, ly = ge.label_at
         xs += [lx - lw / 2 - 0.05, lx + lw / 2 + 0.05]
-        ys += [ly + lh + 0.05, ly - 0.05] if ge.loop else [ly - lh / 2 - 0.05,
-                                                            ly + lh / 2 + 0.05]
+        ys += [ly + lh + 0.05, ly - 0.05] if ge.loop else [ly - lh / 2 - 0.05, ly + lh / 2 + 0.05]
     x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
 
     title_w, title_h = measure(title, font * 1.25, "bold")
@@ -447,14 +471,30 @@ def _layout(graph: Graph, title: str, measure: _Measure, font: float) -> _Layout
         ge.p1 = (ge.p1[0] + dx, ge.p1[1] + dy)
         ge.p2 = (ge.p2[0] + dx, ge.p2[1] + dy)
         ge.label_at = (ge.label_at[0] + dx, ge.label_at[1] + dy)
-    return _Layout(boxes, edges, width, height, font, title, caption,
-                   (width / 2, height - margin), (margin, margin))
+    return _Layout(
+        boxes,
+        edges,
+        width,
+        height,
+        font,
+        title,
+        caption,
+        (width / 2, height - margin),
+        (margin, margin),
+    )
 
 
 # --------------------------------------------------------------------------------------------
-def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
-         size: tuple[float, float] | None = None, dpi: float = 100,
-         title: str | None = None, detailed: bool = False) -> tuple[int, int]:
+def draw(
+    model: Any,
+    path: str | os.PathLike,
+    graph: str | None = None,
+    *,
+    size: tuple[float, float] | None = None,
+    dpi: float = 100,
+    title: str | None = None,
+    detailed: bool = False,
+) -> tuple[int, int]:
     """Draw ``graph`` (default: the first) of ``model`` (a Model or a file) to ``path``; PNG,
     SVG or PDF by extension.
 
@@ -485,7 +525,7 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
     scale = min(limit[0] / lay.width, limit[1] / lay.height)
     if size is not None or scale < 1:
         lay = _layout(g, heading, measure, max(_MIN_FONT, _FONT * min(scale, 1.6)))
-    fig_w, fig_h = (size if size is not None else (lay.width, lay.height))
+    fig_w, fig_h = size if size is not None else (lay.width, lay.height)
     fig = new_figure((fig_w, fig_h), dpi)
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
@@ -495,31 +535,73 @@ def draw(model: Any, path: str | os.PathLike, graph: str | None = None, *,
     f = lay.font
     k = f / _FONT
 
-    ax.text(*lay.title_at, mpl_text(lay.title), ha="center", va="top", fontsize=f * 1.25,
-            fontweight="bold")
-    ax.text(*lay.caption_at, mpl_text(lay.caption), ha="left", va="bottom", fontsize=f,
-            linespacing=1.25, color="#333333")
+    ax.text(
+        *lay.title_at,
+        mpl_text(lay.title),
+        ha="center",
+        va="top",
+        fontsize=f * 1.25,
+        fontweight="bold",
+    )
+    ax.text(
+        *lay.caption_at,
+        mpl_text(lay.caption),
+        ha="left",
+        va="bottom",
+        fontsize=f,
+        linespacing=1.25,
+        color="#333333",
+    )
 
     for b in lay.boxes.values():
-        p = FancyBboxPatch((b.x - b.w / 2, b.y - b.h / 2), b.w, b.h,
-                           boxstyle=f"round,pad=0,rounding_size={0.06 * k}",
-                           facecolor="#eef3fb", edgecolor="#3b5b8c", linewidth=1.2, zorder=2)
+        p = FancyBboxPatch(
+            (b.x - b.w / 2, b.y - b.h / 2),
+            b.w,
+            b.h,
+            boxstyle=f"round,pad=0,rounding_size={0.06 * k}",
+            facecolor="#eef3fb",
+            edgecolor="#3b5b8c",
+            linewidth=1.2,
+            zorder=2,
+        )
         ax.add_patch(p)
         top = b.y + b.h / 2 - 0.1 * k
-        ax.text(b.x, top, mpl_text(b.head), ha="center", va="top", fontsize=f * 1.1,
-                fontweight="bold", zorder=3)
+        ax.text(
+            b.x,
+            top,
+            mpl_text(b.head),
+            ha="center",
+            va="top",
+            fontsize=f * 1.1,
+            fontweight="bold",
+            zorder=3,
+        )
         if b.body:
-            ax.text(b.x - b.w / 2 + 0.1 * k, top - b.head_h - 0.05 * k, mpl_text(b.body), ha="left",
-                    va="top", fontsize=f, linespacing=1.25, zorder=3)
+            ax.text(
+                b.x - b.w / 2 + 0.1 * k,
+                top - b.head_h - 0.05 * k,
+                mpl_text(b.body),
+                ha="left",
+                va="top",
+                fontsize=f,
+                linespacing=1.25,
+                zorder=3,
+            )
 
     for e in lay.edges:
-        style = dict(arrowstyle="-|>", mutation_scale=12 * k, lw=1.1, color="#444444",
-                     zorder=1)
+        style = dict(arrowstyle="-|>", mutation_scale=12 * k, lw=1.1, color="#444444", zorder=1)
         curve = _visible_path(e, lay.boxes[e.sender], lay.boxes[e.receiver])
         if curve is not None:  # None: the boxes overlap, nothing of the edge shows
             ax.add_patch(FancyArrowPatch(path=curve, **style))
-        ax.text(*e.label_at, mpl_text(e.label), ha="center", va="bottom" if e.loop else "center",
-                fontsize=f * 0.85, zorder=4, color="#7a2e0e", linespacing=1.15,
-                bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none",
-                          alpha=0.85))
+        ax.text(
+            *e.label_at,
+            mpl_text(e.label),
+            ha="center",
+            va="bottom" if e.loop else "center",
+            fontsize=f * 0.85,
+            zorder=4,
+            color="#7a2e0e",
+            linespacing=1.15,
+            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.85),
+        )
     return save_figure(fig, path)

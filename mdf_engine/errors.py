@@ -17,8 +17,7 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u
 def one_line(text: str) -> str:
     """``text`` with every control character written as an escape (``\\n``, ``\\x1b``): one
     line, and nothing a terminal acts on."""
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
-                            str(text))
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 class _OneLineRecords(logging.Filter):

@@ -61,14 +61,15 @@ NUMPY_FUNCTIONS = {
 NUMPY_CONSTANTS = {"pi": np.pi, "e": np.e, "inf": np.inf, "nan": np.nan, "newaxis": None}
 
 BUILTIN_FUNCTIONS = {
-    name: getattr(builtins, name)
-    for name in "abs min max round pow sum len int float bool".split()
+    name: getattr(builtins, name) for name in "abs min max round pow sum len int float bool".split()
 }
 
 #: Module names through which math/numpy functions may be called.
-MODULES = {"math": (MATH_FUNCTIONS, MATH_CONSTANTS),
-           "numpy": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS),
-           "np": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS)}
+MODULES = {
+    "math": (MATH_FUNCTIONS, MATH_CONSTANTS),
+    "numpy": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS),
+    "np": (NUMPY_FUNCTIONS, NUMPY_CONSTANTS),
+}
 
 #: Names that are always known to an expression (modules and whitelisted builtins).
 RESERVED_NAMES = set(MODULES) | set(BUILTIN_FUNCTIONS) | {"True", "False", "None"}
@@ -82,13 +83,17 @@ MAX_RESULT_ELEMENTS = 10**8
 
 def _too_big(n: float, what: str) -> None:
     if n > MAX_RESULT_ELEMENTS:
-        raise MDFError(f"{what} would have {n:.3g} elements; the limit is "
-                       f"{MAX_RESULT_ELEMENTS}")
+        raise MDFError(f"{what} would have {n:.3g} elements; the limit is {MAX_RESULT_ELEMENTS}")
 
 
 def _check_broadcast(a: Any, b: Any) -> None:
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape != b.shape \
-            and a.size > 1 and b.size > 1:
+    if (
+        isinstance(a, np.ndarray)
+        and isinstance(b, np.ndarray)
+        and a.shape != b.shape
+        and a.size > 1
+        and b.size > 1
+    ):
         try:
             shape = np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
@@ -160,13 +165,17 @@ def _mod(a: Any, b: Any) -> Any:
 def _pow(a: Any, b: Any) -> Any:
     """Python ints stay exact while small; other scalars follow numpy's float64 semantics
     (0 ** -1 = inf, (-8) ** 0.5 = nan, huge results = inf), as in the compiled backend."""
-    if type(a) is int and type(b) is int and b >= 0 and (
-            abs(a) <= 1 or b * abs(a).bit_length() <= 62):
-        return a ** b
+    if (
+        type(a) is int
+        and type(b) is int
+        and b >= 0
+        and (abs(a) <= 1 or b * abs(a).bit_length() <= 62)
+    ):
+        return a**b
     if _float_pair(a, b):
         return _numpy_scalar(operator.pow, a, b)
     _check_broadcast(a, b)
-    return a ** b
+    return a**b
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -176,31 +185,71 @@ def _matmul(a: Any, b: Any) -> Any:
 
 
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: _add, ast.Sub: _sub, ast.Mult: _mul,
-    ast.Div: _truediv, ast.FloorDiv: _floordiv, ast.Mod: _mod,
-    ast.Pow: _pow, ast.MatMult: _matmul, ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.Add: _add,
+    ast.Sub: _sub,
+    ast.Mult: _mul,
+    ast.Div: _truediv,
+    ast.FloorDiv: _floordiv,
+    ast.Mod: _mod,
+    ast.Pow: _pow,
+    ast.MatMult: _matmul,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
 }
-_BINOP_SRC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-              ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
-              ast.BitXor: "^"}
+_BINOP_SRC = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.MatMult: "@",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+}
 _UNARY: dict[type, Callable[[Any], Any]] = {
-    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Not: operator.not_,
     ast.Invert: operator.invert,
 }
 _UNARY_SRC = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not ", ast.Invert: "~"}
 _CMP: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
 }
-_CMP_SRC = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
-            ast.NotEq: "!="}
+_CMP_SRC = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 _ALLOWED_NODES = (
-    ast.Expression, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call,
-    ast.Name, ast.Constant, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Dict,
+    ast.Expression,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Call,
+    ast.Name,
+    ast.Constant,
+    ast.Subscript,
+    ast.Slice,
+    ast.Tuple,
+    ast.List,
+    ast.Dict,
     ast.Attribute,
-    ast.Load, ast.keyword, ast.And, ast.Or, *_BINOPS, *_UNARY, *_CMP,
+    ast.Load,
+    ast.keyword,
+    ast.And,
+    ast.Or,
+    *_BINOPS,
+    *_UNARY,
+    *_CMP,
 )
 
 
@@ -224,8 +273,15 @@ class Expr:
             if e.path or not self.where:
                 raise
             raise MDFError(e.message, self.where, e.source) from None
-        except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError,
-                RecursionError) as e:
+        except (
+            ArithmeticError,
+            ValueError,
+            TypeError,
+            IndexError,
+            KeyError,
+            MemoryError,
+            RecursionError,
+        ) as e:
             raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", self.where) from None
 
     @property
@@ -238,8 +294,12 @@ class Expr:
     def matmul_operands(self) -> tuple[str, str] | None:
         """``(a, b)`` when the expression is exactly ``a @ b`` of two names, else None."""
         b = self.tree.body
-        if isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult) \
-                and isinstance(b.left, ast.Name) and isinstance(b.right, ast.Name):
+        if (
+            isinstance(b, ast.BinOp)
+            and isinstance(b.op, ast.MatMult)
+            and isinstance(b.left, ast.Name)
+            and isinstance(b.right, ast.Name)
+        ):
             return b.left.id, b.right.id
         return None
 
@@ -257,8 +317,10 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
     if not isinstance(text, str):
         raise MDFError(f"expected an expression string, got {type(text).__name__}", where)
     if len(text) > MAX_EXPRESSION_LENGTH:
-        raise MDFError(f"expression is {len(text)} characters long; the limit is "
-                       f"{MAX_EXPRESSION_LENGTH}", where)
+        raise MDFError(
+            f"expression is {len(text)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
+            where,
+        )
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
@@ -267,8 +329,7 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         raise _fail("expression nested too deeply", where, text) from None
     depth = _depth(tree)
     if depth > MAX_EXPRESSION_DEPTH:
-        raise _fail(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (the limit)", where,
-                    text)
+        raise _fail(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (the limit)", where, text)
     count = 0
     names: set[str] = set()
     called: set[str] = set()
@@ -286,16 +347,20 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
                 raise _fail(f"attribute access '.{node.attr}' is not allowed", where, text)
             funcs, consts = MODULES[node.value.id]
             if node.attr not in funcs and node.attr not in consts:
-                raise _fail(f"'{node.value.id}.{node.attr}' is not an allowed function",
-                            where, text)
+                raise _fail(
+                    f"'{node.value.id}.{node.attr}' is not an allowed function", where, text
+                )
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute):
                 if f.attr not in MODULES.get(getattr(f.value, "id", ""), ({}, {}))[0]:
                     raise _fail(f"'{ast.unparse(f)}' is not callable", where, text)
             elif isinstance(f, ast.Name):
-                if f.id not in BUILTIN_FUNCTIONS and f.id not in extra \
-                        and f.id not in MATH_FUNCTIONS:
+                if (
+                    f.id not in BUILTIN_FUNCTIONS
+                    and f.id not in extra
+                    and f.id not in MATH_FUNCTIONS
+                ):
                     raise _fail(f"unknown function '{f.id}'", where, text)
                 called.add(f.id)
             else:
@@ -304,10 +369,12 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
                 if kw.arg is None:
                     raise _fail("'**' arguments are not allowed", where, text)
         if isinstance(node, ast.Dict) and any(
-                k is None or not isinstance(k, ast.Constant) for k in node.keys):
+            k is None or not isinstance(k, ast.Constant) for k in node.keys
+        ):
             raise _fail("dict keys must be constants", where, text)
         if isinstance(node, ast.Constant) and not isinstance(
-                node.value, (int, float, complex, str, bool, type(None))):
+            node.value, (int, float, complex, str, bool, type(None))
+        ):
             raise _fail("unsupported constant", where, text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not _is_call_target(node, tree):
@@ -315,8 +382,14 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
                 names.add(node.id)
     builder = _ClosureBuilder(extra, where, text)
     fn = builder.build(tree.body)
-    return Expr(text=text, tree=tree, names=frozenset(names), functions=frozenset(called),
-                _fn=fn, where=where)
+    return Expr(
+        text=text,
+        tree=tree,
+        names=frozenset(names),
+        functions=frozenset(called),
+        _fn=fn,
+        where=where,
+    )
 
 
 def _depth(tree: ast.AST) -> int:
@@ -327,9 +400,13 @@ def _depth(tree: ast.AST) -> int:
         deepest = max(deepest, d)
         if d > MAX_EXPRESSION_DEPTH + 1:
             break
-        stack.extend((child, d + 1) for child in ast.iter_child_nodes(node)
-                     if not isinstance(child, (ast.expr_context, ast.operator, ast.unaryop,
-                                               ast.cmpop, ast.boolop)))
+        stack.extend(
+            (child, d + 1)
+            for child in ast.iter_child_nodes(node)
+            if not isinstance(
+                child, (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+            )
+        )
     return deepest
 
 
@@ -349,8 +426,11 @@ def names_in(text: Any) -> set[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     calls = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return {n.id for n in ast.walk(tree)
-            if isinstance(n, ast.Name) and id(n) not in calls and n.id not in MODULES}
+    return {
+        n.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and id(n) not in calls and n.id not in MODULES
+    }
 
 
 def looks_numeric(text: str) -> Any:
@@ -418,6 +498,7 @@ class _ClosureBuilder:
     def _BoolOp(self, node: ast.BoolOp):
         parts = [self.build(v) for v in node.values]
         if isinstance(node.op, ast.And):
+
             def f_and(env):
                 v = True
                 for p in parts:
@@ -425,6 +506,7 @@ class _ClosureBuilder:
                     if not v:
                         return v
                 return v
+
             return f_and
 
         def f_or(env):
@@ -434,6 +516,7 @@ class _ClosureBuilder:
                 if v:
                     return v
             return v
+
         return f_or
 
     def _Compare(self, node: ast.Compare):
@@ -454,6 +537,7 @@ class _ClosureBuilder:
                     return result
                 a = b
             return result
+
         return chain
 
     def _IfExp(self, node: ast.IfExp):
@@ -504,9 +588,14 @@ class _ClosureBuilder:
 # Source emission for the compiled backend
 
 
-def to_source(expr: Expr, rename: Callable[[str], str], call: Callable[[str], str],
-              const: Callable[[Any], str], index: Callable[[str, list[str]], str],
-              checked: Callable[[str, list[str]], str] | None = None) -> str:
+def to_source(
+    expr: Expr,
+    rename: Callable[[str], str],
+    call: Callable[[str], str],
+    const: Callable[[Any], str],
+    index: Callable[[str, list[str]], str],
+    checked: Callable[[str, list[str]], str] | None = None,
+) -> str:
     """Python source of ``expr`` for Numba that holds no text of the expression: variables
     renamed by ``rename``, calls of registered functions by ``call``, literals (numbers,
     strings) by ``const`` (the name of a constant-table entry); math/numpy calls as
@@ -523,13 +612,20 @@ def to_source(expr: Expr, rename: Callable[[str], str], call: Callable[[str], st
 
 #: Keyword arguments a call may pass in compiled code (others are not compiled); the source
 #: holds the engine's copy of the name, never the expression's text.
-SOURCE_KEYWORDS = {k: k for k in "axis keepdims dtype shape fill_value reps axes ord num "
-                   "endpoint decimals ddof k a_min a_max".split()}
+SOURCE_KEYWORDS = {
+    k: k
+    for k in "axis keepdims dtype shape fill_value reps axes ord num "
+    "endpoint decimals ddof k a_min a_max".split()
+}
 
 
 def _negative_int_literal(node: ast.AST) -> bool:
-    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-            and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int)
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    )
 
 
 def _maybe_int(node: ast.AST) -> bool:
@@ -553,9 +649,13 @@ def _maybe_int(node: ast.AST) -> bool:
 
 
 class _Emitter:
-    def __init__(self, rename: Callable[[str], str], call: Callable[[str], str],
-                 const: Callable[[Any], str],
-                 index: Callable[[str, list[str]], str] | None = None):
+    def __init__(
+        self,
+        rename: Callable[[str], str],
+        call: Callable[[str], str],
+        const: Callable[[Any], str],
+        index: Callable[[str, list[str]], str] | None = None,
+    ):
         self.rename = rename
         self.call = call
         self.const = const
@@ -589,11 +689,19 @@ class _Emitter:
         if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
             return self.checked(helper, [left, right])
-        if self.checked is not None and isinstance(node.op, ast.Pow) \
-                and _maybe_int(node.left) and _maybe_int(node.right):
+        if (
+            self.checked is not None
+            and isinstance(node.op, ast.Pow)
+            and _maybe_int(node.left)
+            and _maybe_int(node.right)
+        ):
             return self.checked("_ipow", [left, right])
-        if self.checked is not None and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) \
-                and _maybe_int(node.left) and _maybe_int(node.right):
+        if (
+            self.checked is not None
+            and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))
+            and _maybe_int(node.left)
+            and _maybe_int(node.right)
+        ):
             helper = {ast.Add: "_iadd", ast.Sub: "_isub", ast.Mult: "_imul"}[type(node.op)]
             return self.checked(helper, [left, right])
         return f"({left} {_BINOP_SRC[type(node.op)]} {right})"
@@ -664,20 +772,26 @@ class _Emitter:
 #: comparisons over arrays of one shape can be computed one element at a time.
 ELEMENTWISE_CALLS = frozenset(
     ["abs", "pow", "math.erf", "math.erfc", "math.gamma", "math.lgamma"]
-    + ["np." + n for n in (
-        "exp exp2 expm1 log log10 log2 log1p sqrt square sin cos tan arcsin arccos arctan "
-        "arctan2 sinh cosh tanh arcsinh arccosh arctanh floor ceil trunc rint abs absolute fabs "
-        "power sign maximum minimum fmod hypot copysign degrees radians isnan isinf isfinite "
-        "negative reciprocal mod remainder add subtract multiply divide true_divide "
-        "floor_divide").split()])
+    + [
+        "np." + n
+        for n in (
+            "exp exp2 expm1 log log10 log2 log1p sqrt square sin cos tan arcsin arccos arctan "
+            "arctan2 sinh cosh tanh arcsinh arccosh arctanh floor ceil trunc rint abs absolute fabs "
+            "power sign maximum minimum fmod hypot copysign degrees radians isnan isinf isfinite "
+            "negative reciprocal mod remainder add subtract multiply divide true_divide "
+            "floor_divide"
+        ).split()
+    ]
+)
 
 
 class _NotElementwise(Exception):
     pass
 
 
-def to_element_source(expr: Expr, element: Callable[[str], str | None],
-                      const: Callable[[Any], str]) -> str | None:
+def to_element_source(
+    expr: Expr, element: Callable[[str], str | None], const: Callable[[Any], str]
+) -> str | None:
     """Python source of one element of ``expr``, or None when ``expr`` is not element-wise.
 
     ``element(name)`` gives the source of one element of a variable (``a3[i_]`` for an array
@@ -715,8 +829,9 @@ class _ElementEmitter(_Emitter):
 
     def _Call(self, node):
         f = node.func
-        if node.keywords or (isinstance(f, ast.Name) and f.id not in MATH_FUNCTIONS
-                             and f.id not in BUILTIN_FUNCTIONS):
+        if node.keywords or (
+            isinstance(f, ast.Name) and f.id not in MATH_FUNCTIONS and f.id not in BUILTIN_FUNCTIONS
+        ):
             raise _NotElementwise  # keywords, or a registered MDF function
         source = super()._Call(node)
         if source.split("(", 1)[0] not in ELEMENTWISE_CALLS:
@@ -739,15 +854,38 @@ class _ElementEmitter(_Emitter):
         return super()._Attribute(node)
 
 
-_MATH_TO_NUMPY = {"asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
-                  "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "pow": "power",
-                  "fabs": "abs"}
+_MATH_TO_NUMPY = {
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "atan2": "arctan2",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "pow": "power",
+    "fabs": "abs",
+}
 
 
 def _numpy_name(module: str, attr: str) -> str:
     if module == "math":
-        if attr in ("erf", "erfc", "gamma", "lgamma", "copysign", "hypot", "degrees", "radians",
-                    "isnan", "isinf", "isfinite", "trunc", "fmod", "log1p", "expm1"):
+        if attr in (
+            "erf",
+            "erfc",
+            "gamma",
+            "lgamma",
+            "copysign",
+            "hypot",
+            "degrees",
+            "radians",
+            "isnan",
+            "isinf",
+            "isfinite",
+            "trunc",
+            "fmod",
+            "log1p",
+            "expm1",
+        ):
             return f"math.{attr}" if attr in ("erf", "erfc", "gamma", "lgamma") else f"np.{attr}"
         return "np." + _MATH_TO_NUMPY.get(attr, attr)
     return "np." + attr
@@ -797,8 +935,9 @@ _SIZE_OF: dict[str, Callable[..., float]] = {
     "full": lambda *a, **k: _shape_size(_arg(a, k, 0, "shape", 0)),
     "arange": _arange_size,
     "linspace": lambda *a, **k: float(_arg(a, k, 2, "num", 50)),
-    "eye": lambda *a, **k: float(_arg(a, k, 0, "N", 0)) * float(
-        _arg(a, k, 1, "M", None) or _arg(a, k, 0, "N", 0)),
+    "eye": lambda *a, **k: (
+        float(_arg(a, k, 0, "N", 0)) * float(_arg(a, k, 1, "M", None) or _arg(a, k, 0, "N", 0))
+    ),
     "identity": lambda *a, **k: float(_arg(a, k, 0, "n", 0)) ** 2,
     "tile": lambda *a, **k: _size(_arg(a, k, 0, "A", 0)) * _shape_size(_arg(a, k, 1, "reps", 1)),
     "outer": lambda *a, **k: _size(_arg(a, k, 0, "a", 0)) * _size(_arg(a, k, 1, "b", 0)),
@@ -870,6 +1009,7 @@ for _name in _SIZE_OF:
     NUMPY_FUNCTIONS[_name] = _limited(_name, NUMPY_FUNCTIONS[_name])
 for _name in list(MATH_FUNCTIONS):
     if _numpy_name("math", _name).startswith("np.") and hasattr(
-            np, _MATH_TO_NUMPY.get(_name, _name)):
+        np, _MATH_TO_NUMPY.get(_name, _name)
+    ):
         MATH_FUNCTIONS[_name] = _numpy_fallback(_name, MATH_FUNCTIONS[_name])
 del _name

@@ -32,7 +32,9 @@ def describe(source: Any, full: bool = False) -> str:
                 extra += f" reduce={p.reduce}" if p.reduce != "overwrite" else ""
                 lines.append(f"      in  {p.id}{extra}")
             for f in n.functions:
-                lines.append(f"      fn  {f.id} = {f.function or short(f.value)} {_args(f.args, short)}")
+                lines.append(
+                    f"      fn  {f.id} = {f.function or short(f.value)} {_args(f.args, short)}"
+                )
                 libraries |= _libraries(f.function)
             for p in n.parameters:
                 if p.time_derivative is not None:
@@ -51,8 +53,11 @@ def describe(source: Any, full: bool = False) -> str:
                 lines.append(f"      out {o.id} = {o.value}")
         for e in g.edges:
             w = e.weight
-            lines.append(f"    edge {e.id}: {e.sender}.{e.sender_port} -> "
-                         f"{e.receiver}.{e.receiver_port}" + (f" weight={short(w)}" if not _is_one(w) else ""))
+            lines.append(
+                f"    edge {e.id}: {e.sender}.{e.sender_port} -> "
+                f"{e.receiver}.{e.receiver_port}"
+                + (f" weight={short(w)}" if not _is_one(w) else "")
+            )
         if g.conditions is not None:
             for nid, c in g.conditions.node_specific.items():
                 lines.append(f"    condition {nid}: {c.type}({c.kwargs})")
@@ -73,7 +78,9 @@ def _libraries(fname: str | None) -> set[str]:
 
 
 def _args(args: dict[str, Any] | None, short: Any) -> str:
-    return ", ".join(f"{k}={v if isinstance(v, str) else short(v)}" for k, v in (args or {}).items())
+    return ", ".join(
+        f"{k}={v if isinstance(v, str) else short(v)}" for k, v in (args or {}).items()
+    )
 
 
 def _is_one(w: Any) -> bool:

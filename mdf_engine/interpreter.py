@@ -93,8 +93,12 @@ class InterpretedGraph:
         self.update_start = 0
         self.evaluations = 0
         self.scheduler, self.sched_nodes = make_scheduler(
-            plan.graph, value_getter=self.threshold_value, finished=self.is_finished,
-            where=plan.where, mode=plan.scheduling_mode)
+            plan.graph,
+            value_getter=self.threshold_value,
+            finished=self.is_finished,
+            where=plan.where,
+            mode=plan.scheduling_mode,
+        )
         self._clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
         #: PsyNeuLink files: per node, the (port, value) inputs of this update, which every
         #: execution of the node in the update reads again
@@ -175,13 +179,15 @@ class InterpretedGraph:
         if self.plan.psyneulink:
             self.held.setdefault(nid, []).append((port, value))
 
-    def evaluate(self, time_increment: float | None = None,
-                 initializer: Mapping[str, Any] | None = None) -> None:
+    def evaluate(
+        self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
+    ) -> None:
         with op_state.bound(self.op_state):
             self._evaluate(time_increment, initializer)
 
-    def _evaluate(self, time_increment: float | None,
-                  initializer: Mapping[str, Any] | None) -> None:
+    def _evaluate(
+        self, time_increment: float | None, initializer: Mapping[str, Any] | None
+    ) -> None:
         self.set_initializer(initializer)
         self.ran_this_trial = set()
         rank = self._rank
@@ -189,16 +195,19 @@ class InterpretedGraph:
         before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):
             if k >= MAX_TIME_STEPS_PER_UPDATE:
-                raise MDFError(f"no termination after {MAX_TIME_STEPS_PER_UPDATE} time steps "
-                               "of one update: check the termination conditions",
-                               self.plan.where)
+                raise MDFError(
+                    f"no termination after {MAX_TIME_STEPS_PER_UPDATE} time steps "
+                    "of one update: check the termination conditions",
+                    self.plan.where,
+                )
             nodes = sorted((str(n) for n in ts), key=rank.__getitem__)
             self.time_steps.append(set(nodes))
             self.step_times.append(self._clock.time.absolute)
             frozen = None
             if before_step and len(nodes) > 1:
-                frozen = {n: dict(self.states[n].outputs) if n in self.ever_ran else None
-                          for n in nodes}
+                frozen = {
+                    n: dict(self.states[n].outputs) if n in self.ever_ran else None for n in nodes
+                }
             for nid in nodes:
                 self.order_of_execution.append(nid)
                 if frozen is None:
@@ -212,8 +221,13 @@ class InterpretedGraph:
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
         """Nothing to get ready: the interpreted backend runs the plan as it is."""
 
-    def run_steps(self, steps: int, dt: float | None, initializer: Mapping[str, Any] | None,
-                  first_without_dt: bool = True) -> None:
+    def run_steps(
+        self,
+        steps: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        first_without_dt: bool = True,
+    ) -> None:
         """``steps`` evaluate() calls: the first without a time increment if
         ``first_without_dt``, the rest with ``dt``."""
         for k in range(steps):
@@ -227,8 +241,7 @@ class InterpretedGraph:
         try:
             return self.states[node].lookup(name)
         except KeyError:
-            raise MDFError(f"node '{node}' has no port, parameter or function '{name}'") \
-                from None
+            raise MDFError(f"node '{node}' has no port, parameter or function '{name}'") from None
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         """``{node: {output port: current value}}``."""
@@ -239,8 +252,12 @@ class InterpretedGraph:
         start = self.update_start
         return self.time_steps[start:], [_ms(t) for t in self.step_times[start:]]
 
-    def run_node(self, nid: str, dt: float | None,
-                 frozen: Mapping[str, Mapping[str, Any] | None] | None = None) -> None:
+    def run_node(
+        self,
+        nid: str,
+        dt: float | None,
+        frozen: Mapping[str, Mapping[str, Any] | None] | None = None,
+    ) -> None:
         """Deliver ``nid``'s incoming edges and run it. ``frozen`` (PsyNeuLink files): the
         nodes of this time step with their outputs from before it (None: not run before)."""
         st = self.states[nid]
@@ -263,9 +280,10 @@ class InterpretedGraph:
                 try:
                     value = ep.weight * value
                 except (ValueError, TypeError) as e:
-                    raise MDFError(f"cannot apply the weight: {type(e).__name__}: {e}",
-                                   f"{self.plan.where}.edges.{ep.id}.parameters.weight") \
-                        from None
+                    raise MDFError(
+                        f"cannot apply the weight: {type(e).__name__}: {e}",
+                        f"{self.plan.where}.edges.{ep.id}.parameters.weight",
+                    ) from None
             st.set_input(ep.receiver_port, value)
         evaluate_node(st, dt)
         if self.check_finite:
@@ -277,8 +295,9 @@ def _project(value: Any, ep: Any, where: str) -> Any:
     try:
         return np.matmul(value, ep.matrix)
     except ValueError as e:
-        raise MDFError(f"cannot apply the projection matrix: {e}",
-                       f"{where}.edges.{ep.id}") from None
+        raise MDFError(
+            f"cannot apply the projection matrix: {e}", f"{where}.edges.{ep.id}"
+        ) from None
 
 
 def _ms(t: Any) -> float:
@@ -321,8 +340,9 @@ def _current_value(st: NodeState, pp: ParameterPlan, env: dict) -> Any:
     return None
 
 
-def _evaluate_parameter(st: NodeState, pp: ParameterPlan, env: dict, dt: float | None,
-                        where: str) -> Any:
+def _evaluate_parameter(
+    st: NodeState, pp: ParameterPlan, env: dict, dt: float | None, where: str
+) -> Any:
     w = f"parameters.{pp.id}"
     old = st.params[pp.id]
     cur = None if old is _UNSET else old
@@ -335,8 +355,11 @@ def _evaluate_parameter(st: NodeState, pp: ParameterPlan, env: dict, dt: float |
             cur = pp.initial.evaluate(env) if pp.initial is not None else None
         else:
             td = _guard(pp.derivative.evaluate, env, where, w + ".time_derivative")
-            base = cur if cur is not None else (
-                pp.initial.evaluate(env) if pp.initial is not None else 0.0)
+            base = (
+                cur
+                if cur is not None
+                else (pp.initial.evaluate(env) if pp.initial is not None else 0.0)
+            )
             cur = np.add(base, td * dt, casting="safe")
     for _cid, test, value in pp.conditions:
         mask = _guard(test.evaluate, env, where, w + ".conditions")
@@ -354,10 +377,16 @@ def _guard(fn, env, where: str, what: str) -> Any:
         if e.path:
             raise
         raise MDFError(e.message, f"{where}.{what}") from None
-    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, MemoryError,
-            RecursionError) as e:
-        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") \
-            from None
+    except (
+        ArithmeticError,
+        ValueError,
+        TypeError,
+        IndexError,
+        KeyError,
+        MemoryError,
+        RecursionError,
+    ) as e:
+        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") from None
 
 
 def _check_finite(st: NodeState, step: int) -> None:
@@ -370,5 +399,6 @@ def _check_finite(st: NodeState, step: int) -> None:
             except (TypeError, ValueError):
                 continue
             if not np.all(np.isfinite(arr)):
-                raise MDFError(f"non-finite value in {kind} '{k}' at step {step}",
-                               f"{st.plan.where}")
+                raise MDFError(
+                    f"non-finite value in {kind} '{k}' at step {step}", f"{st.plan.where}"
+                )

@@ -62,8 +62,9 @@ def check_elements(shape: object, what: str) -> None:
     for d in dims:
         total *= max(float(d), 0.0)
     if total > MAX_RESULT_ELEMENTS:
-        raise MDFError(f"{what} would have {total:.3g} elements; the limit is "
-                       f"{MAX_RESULT_ELEMENTS}")
+        raise MDFError(
+            f"{what} would have {total:.3g} elements; the limit is {MAX_RESULT_ELEMENTS}"
+        )
 
 
 def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
@@ -79,5 +80,7 @@ def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
     most = limit("sweep_values")
     if total > most:
         var = LIMITS["sweep_values"][0]
-        raise MDFError(f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
-                       f"the limit is {most} values (set {var} to allow more)")
+        raise MDFError(
+            f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
+            f"the limit is {most} values (set {var} to allow more)"
+        )

@@ -67,8 +67,9 @@ def load(source: Any, *, graph_check: bool = True) -> Model:
     if isinstance(source, dict):
         return from_dict(source, graph_check=graph_check)
     if type(source).__module__.startswith("modeci_mdf"):
-        return from_dict(_modeci_to_dict(source), source="<modeci_mdf.mdf.Model>",
-                         graph_check=graph_check)
+        return from_dict(
+            _modeci_to_dict(source), source="<modeci_mdf.mdf.Model>", graph_check=graph_check
+        )
     raise MDFError(
         f"cannot load a model from {type(source).__name__}: expected a path, a dict or a "
         "modeci_mdf.mdf.Model"
@@ -107,8 +108,9 @@ def read_file(path: str) -> Any:
     except RecursionError:
         raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=path) from None
     except json.JSONDecodeError as e:
-        raise MDFError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}",
-                       source=path) from None
+        raise MDFError(
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path
+        ) from None
     except Exception as e:  # yaml errors, unicode errors
         msg = str(e).replace("\n", " ")
         raise MDFError(f"cannot parse file: {type(e).__name__}: {msg}", source=path) from None
@@ -139,8 +141,10 @@ def _check_depth(data: Any, source: str | None) -> None:
                 else:
                     size += 1
             if size > MAX_EXPANDED:
-                raise MDFError(f"the data expands to more than {MAX_EXPANDED} items (repeated "
-                               "YAML aliases?)", source=source)
+                raise MDFError(
+                    f"the data expands to more than {MAX_EXPANDED} items (repeated YAML aliases?)",
+                    source=source,
+                )
             memo[key] = (height, size)
             continue
         if key in active:
@@ -168,7 +172,9 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
         if len(data) != 1:
             raise MDFError(
                 f"expected exactly one model id at the top level, found {len(data)}: "
-                f"{', '.join(map(str, data))}", source=source)
+                f"{', '.join(map(str, data))}",
+                source=source,
+            )
         model_id, body = next(iter(data.items()))
         if not isinstance(body, dict):
             raise MDFError(f"expected a mapping, got {type(body).__name__}", str(model_id), source)
@@ -177,8 +183,12 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
     model = builder.element(Model, str(model_id), body, "")
     if builder.unknown:
         shown = ", ".join(builder.unknown[:5]) + (" ..." if len(builder.unknown) > 5 else "")
-        log.warning("%s: ignored %d field(s) that no MDF version defines: %s",
-                    source or "<model>", len(builder.unknown), shown)
+        log.warning(
+            "%s: ignored %d field(s) that no MDF version defines: %s",
+            source or "<model>",
+            len(builder.unknown),
+            shown,
+        )
     if graph_check:
         for g in model.graphs:
             _check_graph(g, f"graphs.{g.id}", source)
@@ -199,8 +209,9 @@ class _Builder:
         if cls.__name__ == "Parameter" and not isinstance(body, dict):
             body = {"value": body}  # MDF v0.1 bare parameter values
         if not isinstance(body, dict):
-            raise self.error(f"expected a mapping for {cls.__name__}, got "
-                             f"{type(body).__name__}", path)
+            raise self.error(
+                f"expected a mapping for {cls.__name__}, got {type(body).__name__}", path
+            )
         if id is not None:
             self.check_id(id, path)
         known = {f.name: f for f in element_fields(cls)}
@@ -246,10 +257,10 @@ class _Builder:
                 out = []
                 for i, v in enumerate(value):
                     if not isinstance(v, dict):
-                        raise self.error(f"expected a mapping with an id, got "
-                                         f"{type(v).__name__}", f"{path}[{i}]")
-                    out.append(self.element(child_cls, v.get("id"), v,
-                                            f"{path}.{v.get('id', i)}"))
+                        raise self.error(
+                            f"expected a mapping with an id, got {type(v).__name__}", f"{path}[{i}]"
+                        )
+                    out.append(self.element(child_cls, v.get("id"), v, f"{path}.{v.get('id', i)}"))
                 return out
             raise self.error(f"expected a mapping of {child_cls.__name__} by id", path)
         if "mapping" in meta:
@@ -277,10 +288,11 @@ class _Builder:
         kwargs = value.get("kwargs", value.get("args")) or {}
         if not isinstance(kwargs, dict):
             raise self.error("condition kwargs must be a mapping", f"{path}.kwargs")
-        return Condition(type=value["type"],
-                         kwargs={k: self.condition_arg(v, f"{path}.kwargs.{k}")
-                                 for k, v in kwargs.items()},
-                         metadata=value.get("metadata"))
+        return Condition(
+            type=value["type"],
+            kwargs={k: self.condition_arg(v, f"{path}.kwargs.{k}") for k, v in kwargs.items()},
+            metadata=value.get("metadata"),
+        )
 
     def condition_arg(self, v: Any, path: str) -> Any:
         if isinstance(v, dict) and "type" in v:
@@ -296,20 +308,33 @@ class _Builder:
             return value
         if name == "shape":
             return self.shape(value, path)
-        if name in ("type", "sender", "receiver", "sender_port", "receiver_port",
-                    "time_derivative", "test", "format", "generating_application"):
+        if name in (
+            "type",
+            "sender",
+            "receiver",
+            "sender_port",
+            "receiver_port",
+            "time_derivative",
+            "test",
+            "format",
+            "generating_application",
+        ):
             if value is None:
                 return None
-            if name == "time_derivative" and isinstance(value, (int, float)) \
-                    and not isinstance(value, bool):
+            if (
+                name == "time_derivative"
+                and isinstance(value, (int, float))
+                and not isinstance(value, bool)
+            ):
                 return str(value)
             if not isinstance(value, str):
                 raise self.error(f"expected a string, got {type(value).__name__}", path)
             return value
         if name == "reduce":
             if value not in REDUCE_MODES:
-                raise self.error(f"reduce must be one of {', '.join(REDUCE_MODES)}, got "
-                                 f"{value!r}", path)
+                raise self.error(
+                    f"reduce must be one of {', '.join(REDUCE_MODES)}, got {value!r}", path
+                )
             return value
         if name == "function":
             return value  # folded with args in post_check
@@ -368,20 +393,26 @@ class _Builder:
             fn = obj.function
             if isinstance(fn, dict):
                 if len(fn) != 1:
-                    raise self.error("the {name: {args}} form of function takes exactly one "
-                                     "function name", f"{path}.function")
+                    raise self.error(
+                        "the {name: {args}} form of function takes exactly one function name",
+                        f"{path}.function",
+                    )
                 fname, fargs = next(iter(fn.items()))
                 if not isinstance(fargs, dict):
-                    raise self.error("function arguments must be a mapping",
-                                     f"{path}.function.{fname}")
+                    raise self.error(
+                        "function arguments must be a mapping", f"{path}.function.{fname}"
+                    )
                 # PsyNeuLink 0.11 wrote the same args in both places: accepted when they agree
                 if obj.args and obj.args != fargs:
-                    raise self.error("args inside function and in args differ: give them "
-                                     "in one place", f"{path}.args")
+                    raise self.error(
+                        "args inside function and in args differ: give them in one place",
+                        f"{path}.args",
+                    )
                 obj.function, obj.args = str(fname), dict(fargs)
             elif fn is not None and not isinstance(fn, str):
-                raise self.error(f"function must be a name, got {type(fn).__name__}",
-                                 f"{path}.function")
+                raise self.error(
+                    f"function must be a name, got {type(fn).__name__}", f"{path}.function"
+                )
         if name == "Parameter":
             # A parameter with no value, function or time_derivative is set by its conditions
             # (None until one holds, then 0.0 where none holds, as the reference does), or is
@@ -396,8 +427,11 @@ class _Builder:
                     raise self.error(f"an edge needs a {k}", f"{path}.{k}")
             for k, w in (obj.parameters or {}).items():
                 if k == "weight" and not _is_numeric(w):
-                    raise self.error(f"an edge weight must be a number or a (nested) list of "
-                                     f"numbers, got {w!r:.60}", f"{path}.parameters.weight")
+                    raise self.error(
+                        f"an edge weight must be a number or a (nested) list of "
+                        f"numbers, got {w!r:.60}",
+                        f"{path}.parameters.weight",
+                    )
 
 
 def _is_numeric_array(v: Any) -> bool:
@@ -425,28 +459,38 @@ def _check_graph(g: Any, path: str, source: str | None) -> None:
         for kind in ("input_ports", "functions", "parameters", "output_ports"):
             for item in getattr(n, kind):
                 if item.id in ids and kind != "output_ports":
-                    raise err(f"'{item.id}' names two things in node '{n.id}'",
-                              f"nodes.{n.id}.{kind}.{item.id}")
+                    raise err(
+                        f"'{item.id}' names two things in node '{n.id}'",
+                        f"nodes.{n.id}.{kind}.{item.id}",
+                    )
                 ids.add(item.id)
     nodes = {n.id: n for n in g.nodes}
     for e in g.edges:
         ep = f"edges.{e.id}"
-        for end, port_kind, port in (("sender", "output_ports", e.sender_port),
-                                     ("receiver", "input_ports", e.receiver_port)):
+        for end, port_kind, port in (
+            ("sender", "output_ports", e.sender_port),
+            ("receiver", "input_ports", e.receiver_port),
+        ):
             node_id = getattr(e, end)
             if node_id not in nodes:
-                raise err(f"{end} '{node_id}' is not a node of graph '{g.id}' (nodes: "
-                          f"{', '.join(nodes) or 'none'})", f"{ep}.{end}")
+                raise err(
+                    f"{end} '{node_id}' is not a node of graph '{g.id}' (nodes: "
+                    f"{', '.join(nodes) or 'none'})",
+                    f"{ep}.{end}",
+                )
             if nodes[node_id].get(port_kind, port) is None:
                 names = ", ".join(p.id for p in getattr(nodes[node_id], port_kind)) or "none"
-                raise err(f"node '{node_id}' has no {port_kind[:-1].replace('_', ' ')} "
-                          f"'{port}' ({port_kind.replace('_', ' ')}: {names})",
-                          f"{ep}.{end}_port")
+                raise err(
+                    f"node '{node_id}' has no {port_kind[:-1].replace('_', ' ')} "
+                    f"'{port}' ({port_kind.replace('_', ' ')}: {names})",
+                    f"{ep}.{end}_port",
+                )
     if g.conditions is not None:
         for node_id in g.conditions.node_specific:
             if node_id not in nodes:
-                raise err(f"condition for unknown node '{node_id}'",
-                          f"conditions.node_specific.{node_id}")
+                raise err(
+                    f"condition for unknown node '{node_id}'", f"conditions.node_specific.{node_id}"
+                )
     _check_cycles(g, nodes, err)
 
 
@@ -462,9 +506,12 @@ def _check_cycles(g: Any, nodes: dict[str, Any], err: Any) -> None:
             continue
         if e.sender == e.receiver:
             if e.receiver not in conditioned:
-                raise err(f"edge '{e.id}' feeds node '{e.receiver}' its own output with no "
-                          f"condition for '{e.receiver}': give the input port '{e.receiver_port}'"
-                          " a default_value or the node a condition", f"edges.{e.id}")
+                raise err(
+                    f"edge '{e.id}' feeds node '{e.receiver}' its own output with no "
+                    f"condition for '{e.receiver}': give the input port '{e.receiver_port}'"
+                    " a default_value or the node a condition",
+                    f"edges.{e.id}",
+                )
             continue
         deps[e.receiver].append(e)
     state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
@@ -479,9 +526,12 @@ def _check_cycles(g: Any, nodes: dict[str, Any], err: Any) -> None:
                 path[-1] = (nid, k + 1)
                 e = deps[nid][k]
                 if state.get(e.sender) == 1:
-                    raise err(f"edge '{e.id}' closes a cycle of edges ({e.sender} -> "
-                              f"{e.receiver} -> ... -> {e.sender}) that cannot be scheduled: "
-                              "give one receiving input port a default_value", f"edges.{e.id}")
+                    raise err(
+                        f"edge '{e.id}' closes a cycle of edges ({e.sender} -> "
+                        f"{e.receiver} -> ... -> {e.sender}) that cannot be scheduled: "
+                        "give one receiving input port a default_value",
+                        f"edges.{e.id}",
+                    )
                 if e.sender not in state:
                     state[e.sender] = 1
                     path.append((e.sender, 0))
@@ -498,6 +548,7 @@ def _modeci_to_dict(obj: Any) -> dict:
 
 def modeci_element_to_dict(cls: type, obj: Any) -> dict:
     """One modeci-mdf element (Model, Graph, Node, ...) as MDF dict data, read field by field."""
+
     def cond_arg(x: Any) -> Any:
         if _is_condition(x):
             return walk(Condition, x)
@@ -519,7 +570,8 @@ def modeci_element_to_dict(cls: type, obj: Any) -> dict:
                 else:
                     out[f.name] = [
                         {"id": (c["id"] if isinstance(c, dict) else c.id), **walk(child_cls, c)}
-                        for c in v]
+                        for c in v
+                    ]
             elif "mapping" in meta:
                 out[f.name] = {k: walk(Condition, c) for k, c in (v or {}).items()}
             elif "child" in meta:

@@ -203,8 +203,19 @@ class Model:
 #: Element classes by name, for the field metadata above.
 ELEMENTS: dict[str, type] = {
     c.__name__: c
-    for c in (InputPort, OutputPort, ParameterCondition, Parameter, Function, Node, Edge,
-              Condition, ConditionSet, Graph, Model)
+    for c in (
+        InputPort,
+        OutputPort,
+        ParameterCondition,
+        Parameter,
+        Function,
+        Node,
+        Edge,
+        Condition,
+        ConditionSet,
+        Graph,
+        Model,
+    )
 }
 
 

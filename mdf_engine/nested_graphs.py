@@ -39,7 +39,8 @@ def has_nested_graphs(body: Any) -> bool:
 def _has_nested(g: dict) -> bool:
     nodes = g.get("nodes")
     return isinstance(nodes, dict) and any(
-        isinstance(n, dict) and "nodes" in n for n in nodes.values())
+        isinstance(n, dict) and "nodes" in n for n in nodes.values()
+    )
 
 
 def flatten_nested_graphs(body: dict, source: str | None = None) -> dict:
@@ -47,8 +48,10 @@ def flatten_nested_graphs(body: dict, source: str | None = None) -> dict:
     if not has_nested_graphs(body):
         return body
     out = dict(body)
-    out["graphs"] = {gid: _flatten(g, f"graphs.{gid}", source) if isinstance(g, dict) else g
-                     for gid, g in body["graphs"].items()}
+    out["graphs"] = {
+        gid: _flatten(g, f"graphs.{gid}", source) if isinstance(g, dict) else g
+        for gid, g in body["graphs"].items()
+    }
     return out
 
 
@@ -79,13 +82,19 @@ def _flatten(g: dict, path: str, source: str | None) -> dict:
                 inner_specific[iid] = outer_cond
         for cid, cond in inner_specific.items():
             if cid in node_specific:
-                raise MDFError(f"node '{cid}' has a condition in both the nested graph and its "
-                               "parent", f"{npath}.conditions.node_specific.{cid}", source)
+                raise MDFError(
+                    f"node '{cid}' has a condition in both the nested graph and its parent",
+                    f"{npath}.conditions.node_specific.{cid}",
+                    source,
+                )
             node_specific[cid] = cond
         for eid, edge in (inner.get("edges") or {}).items():
             if eid in edges:
-                raise MDFError(f"edge id '{eid}' is used in both the nested graph and its "
-                               "parent", f"{npath}.edges.{eid}", source)
+                raise MDFError(
+                    f"edge id '{eid}' is used in both the nested graph and its parent",
+                    f"{npath}.edges.{eid}",
+                    source,
+                )
             edges[eid] = edge
     for eid, edge in list(edges.items()):
         if not isinstance(edge, dict):
@@ -95,8 +104,12 @@ def _flatten(g: dict, path: str, source: str | None) -> dict:
             key = (edge.get(end), edge.get(port))
             if any(k[0] == key[0] for k in owner_of_port):
                 if key not in owner_of_port:
-                    raise MDFError(f"edge {end} '{key[0]}' is a nested graph with no node that "
-                                   f"has port '{key[1]}'", f"{path}.edges.{eid}.{port}", source)
+                    raise MDFError(
+                        f"edge {end} '{key[0]}' is a nested graph with no node that "
+                        f"has port '{key[1]}'",
+                        f"{path}.edges.{eid}.{port}",
+                        source,
+                    )
                 edge[end] = owner_of_port[key]
         edges[eid] = edge
     g["nodes"] = nodes
@@ -110,8 +123,9 @@ def _flatten(g: dict, path: str, source: str | None) -> dict:
 
 def _add(nodes: dict, nid: str, node: Any, path: str, source: str | None) -> None:
     if nid in nodes:
-        raise MDFError(f"node id '{nid}' is used twice after flattening nested graphs", path,
-                       source)
+        raise MDFError(
+            f"node id '{nid}' is used twice after flattening nested graphs", path, source
+        )
     nodes[nid] = node
 
 
@@ -121,6 +135,9 @@ def _check_inner_termination(conditions: Any, path: str, source: str | None) -> 
         ctype = cond.get("type") if isinstance(cond, dict) else None
         deps = (cond.get("kwargs") or {}).get("dependencies") if isinstance(cond, dict) else None
         if ctype not in _DEFAULT_TERMINATION or deps:
-            raise MDFError(f"a nested graph's termination condition '{ctype}' ({scale}) is not "
-                           "supported: only the default (Never, AllHaveRun) can be flattened",
-                           f"{path}.conditions.termination.{scale}", source)
+            raise MDFError(
+                f"a nested graph's termination condition '{ctype}' ({scale}) is not "
+                "supported: only the default (Never, AllHaveRun) can be flattened",
+                f"{path}.conditions.termination.{scale}",
+                source,
+            )

@@ -46,9 +46,17 @@ class NodeByNodeGraph(InterpretedGraph):
         from .compiler import ERR_WIDTH
 
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
-        self.owner.call_jitted(self.node_fns[self.index[nid]], 0.0 if dt is None else float(dt),
-                               dt is not None, st["S"], *st["A"], st["ever"], err,
-                               self.owner.sweep_values, self.evaluations)
+        self.owner.call_jitted(
+            self.node_fns[self.index[nid]],
+            0.0 if dt is None else float(dt),
+            dt is not None,
+            st["S"],
+            *st["A"],
+            st["ever"],
+            err,
+            self.owner.sweep_values,
+            self.evaluations,
+        )
         self.owner.check_error(err)
 
     def threshold_value(self, node_id: str, name: str) -> Any:

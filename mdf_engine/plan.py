@@ -51,8 +51,12 @@ def load_function_libraries(names: Iterable[str] | None = None) -> None:
 
 def graph_function_names(graph: Graph) -> set[str]:
     """Every function name a graph's parameters and node functions call."""
-    return {f.function for n in graph.nodes for f in list(n.parameters) + list(n.functions)
-            if f.function}
+    return {
+        f.function
+        for n in graph.nodes
+        for f in list(n.parameters) + list(n.functions)
+        if f.function
+    }
 
 
 def expression_functions() -> dict[str, Any]:
@@ -124,7 +128,7 @@ class CallPlan:
         attrs = {n: fp[n] for n in self.attribute_names}
         out = self.schema.call(inputs, attrs, self.outputs_wanted)
         if self.outputs_wanted is not None:
-            out = out[:self.outputs_wanted]
+            out = out[: self.outputs_wanted]
         return out[0] if len(out) == 1 and not self.keep_tuple else out
 
 
@@ -203,14 +207,17 @@ class GraphPlan:
 SCHEDULING_MODES = ("standard", "exact_time")
 
 
-def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
-               scheduling_mode: str = "standard") -> GraphPlan:
+def plan_graph(
+    model: Model | None, graph: Graph, source: str | None = None, scheduling_mode: str = "standard"
+) -> GraphPlan:
     """Check and compile a graph for execution (``scheduling_mode``: graph-scheduler's
     standard mode or ``"exact_time"``, PsyNeuLink's ``SchedulingMode.EXACT_TIME``)."""
     where = f"graphs.{graph.id}"
     if scheduling_mode not in SCHEDULING_MODES:
-        raise MDFError(f"unknown scheduling mode '{scheduling_mode}' (choose from "
-                       f"{', '.join(SCHEDULING_MODES)})")
+        raise MDFError(
+            f"unknown scheduling mode '{scheduling_mode}' (choose from "
+            f"{', '.join(SCHEDULING_MODES)})"
+        )
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     prefer = _preferred_namespace(model)
     if prefer == "pnl":
@@ -220,8 +227,9 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
     try:
-        nodes = {n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer)
-                 for n in graph.nodes}
+        nodes = {
+            n.id: _plan_node(n, f"{where}.nodes.{n.id}", funcs, opset, prefer) for n in graph.nodes
+        }
     except MDFError as e:
         if source and not e.source:
             raise MDFError(e.message, e.path, source) from None
@@ -233,13 +241,15 @@ def plan_graph(model: Model | None, graph: Graph, source: str | None = None,
             w = np.asarray(w)
         has_weight = not (isinstance(w, (int, float)) and not isinstance(w, bool) and w == 1)
         matrix = (e.parameters or {}).get("matrix") if prefer == "pnl" else None
-        edges.append(EdgePlan(e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w,
-                              has_weight, matrix))
+        edges.append(
+            EdgePlan(
+                e.id, e.sender, e.sender_port, e.receiver, e.receiver_port, w, has_weight, matrix
+            )
+        )
     incoming: dict[str, list[EdgePlan]] = {n: [] for n in nodes}
     for ep in edges:
         incoming[ep.receiver].append(ep)
-    return GraphPlan(graph, nodes, edges, incoming, opset, where, scheduling_mode,
-                     prefer == "pnl")
+    return GraphPlan(graph, nodes, edges, incoming, opset, where, scheduling_mode, prefer == "pnl")
 
 
 def _name_ref(name: str, where: str) -> Expr:
@@ -251,12 +261,14 @@ def _name_ref(name: str, where: str) -> Expr:
     def fetch(env: Mapping[str, Any]) -> Any:
         return env[name]
 
-    return Expr(text=name, tree=tree, names=frozenset({name}), functions=frozenset(),
-                _fn=fetch, where=where)
+    return Expr(
+        text=name, tree=tree, names=frozenset({name}), functions=frozenset(), _fn=fetch, where=where
+    )
 
 
-def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
-           what: str = "value") -> ValuePlan:
+def _value(
+    v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None, what: str = "value"
+) -> ValuePlan:
     if isinstance(v, str) and known is not None and v in known and not v.isidentifier():
         return ValuePlan(expr=_name_ref(v, where), text=v)
     if isinstance(v, str):
@@ -269,7 +281,9 @@ def _value(v: Any, where: str, funcs: Mapping[str, Any], known: set[str] | None,
             if unknown:
                 raise MDFError(
                     f"unknown name '{unknown[0]}' in {what} {v!r} (known here: "
-                    f"{', '.join(sorted(known)) or 'none'})", where)
+                    f"{', '.join(sorted(known)) or 'none'})",
+                    where,
+                )
         if expr.is_constant:
             return ValuePlan(const=expr.evaluate({}), text=v)
         return ValuePlan(expr=expr, text=v)
@@ -317,9 +331,15 @@ def _choose_version(schema: OpSchema, args: Mapping[str, Any], prefer: str | Non
     return schema
 
 
-def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any],
-               known: set[str], opset: int | None, prefer: str | None = None,
-               sibling_params: set[str] | frozenset[str] = frozenset()) -> CallPlan:
+def _plan_call(
+    owner: Parameter | Function,
+    where: str,
+    funcs: Mapping[str, Any],
+    known: set[str],
+    opset: int | None,
+    prefer: str | None = None,
+    sibling_params: set[str] | frozenset[str] = frozenset(),
+) -> CallPlan:
     args = dict(owner.args or {})
     fname = owner.function
     if "opset" in args:
@@ -328,8 +348,9 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
     if fname is not None:
         load_function_libraries([fname])
         name = fname if fname in REGISTRY else _alias(fname)
-        schema = REGISTRY.lookup(name, opset if name.startswith("onnx::") else None,
-                                 f"{where}.function")
+        schema = REGISTRY.lookup(
+            name, opset if name.startswith("onnx::") else None, f"{where}.function"
+        )
         if "::" not in name:
             schema = _choose_version(schema, args, prefer)
         elif name.startswith("onnx::"):
@@ -359,14 +380,14 @@ def _plan_call(owner: Parameter | Function, where: str, funcs: Mapping[str, Any]
     return call
 
 
-def _sibling_attributes(schema: OpSchema, args: Mapping[str, Any], params: Iterable[str],
-                        own_id: str) -> dict[str, str]:
+def _sibling_attributes(
+    schema: OpSchema, args: Mapping[str, Any], params: Iterable[str], own_id: str
+) -> dict[str, str]:
     """ONNX attributes given as parameters of the calling node rather than in ``args``, as
     modeci-mdf's ``onnx_to_mdf`` and ``pytorch_to_mdf`` write them (``transB``, ``alpha``,
     ``kernel_shape``, ...): the reference engine binds every node parameter named like an
     attribute of the op to that attribute, and so do we (an attribute in ``args`` wins)."""
-    return {p: p for p in params
-            if p in schema.attributes and p not in args and p != own_id}
+    return {p: p for p in params if p in schema.attributes and p not in args and p != own_id}
 
 
 def _spread_name_list(schema: OpSchema, args: dict[str, Any], known: set[str]) -> dict[str, Any]:
@@ -380,8 +401,9 @@ def _spread_name_list(schema: OpSchema, args: dict[str, Any], known: set[str]) -
         names = ast.literal_eval(args[first].strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return args
-    if not (isinstance(names, list) and names and all(isinstance(n, str) and n in known
-                                                      for n in names)):
+    if not (
+        isinstance(names, list) and names and all(isinstance(n, str) and n in known for n in names)
+    ):
         return args
     out: dict[str, Any] = {}
     for k, v in args.items():
@@ -414,11 +436,19 @@ def _alias(fname: str) -> str:
     return lowered.get(fname.lower(), fname)
 
 
-def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | None,
-               prefer: str | None = None) -> NodePlan:
-    inputs = [InputPlan(p.id, p.shape, p.type,
-                        np.array(p.default_value) if isinstance(p.default_value, list)
-                        else p.default_value, p.reduce) for p in node.input_ports]
+def _plan_node(
+    node: Node, where: str, funcs: Mapping[str, Any], opset: int | None, prefer: str | None = None
+) -> NodePlan:
+    inputs = [
+        InputPlan(
+            p.id,
+            p.shape,
+            p.type,
+            np.array(p.default_value) if isinstance(p.default_value, list) else p.default_value,
+            p.reduce,
+        )
+        for p in node.input_ports
+    ]
     port_ids = {p.id for p in node.input_ports}
     param_ids = {p.id for p in node.parameters}
     # Node functions: dependency order (repeated passes), seeing ports and all parameters.
@@ -441,32 +471,45 @@ def _plan_node(node: Node, where: str, funcs: Mapping[str, Any], opset: int | No
             if isinstance(f.value, str):
                 needed |= _names(f.value) - set(f.args or {})
             if needed <= known:
-                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer,
-                                                 param_ids)))
+                ordered.append((f.id, _plan_call(f, fw, funcs, known, opset, prefer, param_ids)))
                 known.add(f.id)
                 pending.remove(f)
                 progressed = True
         if not progressed:
             f = pending[0]
             missing = sorted(
-                set().union(*[_names(v) for v in (f.args or {}).values() if isinstance(v, str)],
-                            _names(f.value) if isinstance(f.value, str) else set())
-                - known - set(f.args or {}))
-            raise MDFError(f"unknown name '{missing[0] if missing else '?'}' (functions may "
-                           "not depend on each other in a cycle)", f"{where}.functions.{f.id}")
+                set().union(
+                    *[_names(v) for v in (f.args or {}).values() if isinstance(v, str)],
+                    _names(f.value) if isinstance(f.value, str) else set(),
+                )
+                - known
+                - set(f.args or {})
+            )
+            raise MDFError(
+                f"unknown name '{missing[0] if missing else '?'}' (functions may "
+                "not depend on each other in a cycle)",
+                f"{where}.functions.{f.id}",
+            )
     known_params = port_ids | param_ids | {fid for fid, _ in ordered}
-    params = [_plan_parameter(p, f"{where}.parameters.{p.id}", funcs, known_params, opset,
-                              prefer, param_ids) for p in node.parameters]
-    outputs = [(o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
-               for o in node.output_ports]
+    params = [
+        _plan_parameter(
+            p, f"{where}.parameters.{p.id}", funcs, known_params, opset, prefer, param_ids
+        )
+        for p in node.parameters
+    ]
+    outputs = [
+        (o.id, _value(o.value, f"{where}.output_ports.{o.id}.value", funcs, known_params))
+        for o in node.output_ports
+    ]
     _number_bare_output_ports(params, outputs)
     if prefer == "pnl":
         _fresh_parameters_in_calls(ordered, params, port_ids)
     return NodePlan(node.id, inputs, ordered, params, outputs, where)
 
 
-def _number_bare_output_ports(params: list[ParameterPlan],
-                              outputs: list[tuple[str, ValuePlan]]) -> None:
+def _number_bare_output_ports(
+    params: list[ParameterPlan], outputs: list[tuple[str, ValuePlan]]
+) -> None:
     """modeci-mdf's onnx_to_mdf gives every output port of a node the value ``<function id>``,
     one port per ONNX output the node uses: with a multi-output op (MaxPool, LSTM, Dropout) the
     k-th such port is the op's k-th output, and the op computes only as many outputs as there
@@ -474,14 +517,25 @@ def _number_bare_output_ports(params: list[ParameterPlan],
     cannot read.) Only when nothing else in the node uses the call's value."""
     for pp in params:
         call = pp.call
-        if call is None or call.schema is None or len(call.schema.outputs) < 2 \
-                or not call.name.startswith("onnx::"):
+        if (
+            call is None
+            or call.schema is None
+            or len(call.schema.outputs) < 2
+            or not call.name.startswith("onnx::")
+        ):
             continue
-        bare = [i for i, (_, vp) in enumerate(outputs)
-                if vp.expr is not None and vp.expr.is_bare_name() and vp.expr.names == {pp.id}]
+        bare = [
+            i
+            for i, (_, vp) in enumerate(outputs)
+            if vp.expr is not None and vp.expr.is_bare_name() and vp.expr.names == {pp.id}
+        ]
         users = [vp for _, vp in outputs if pp.id in vp.names] + [
-            v for q in params if q is not pp
-            for v in (q.value, q.derivative, q.initial) if v is not None and pp.id in v.names]
+            v
+            for q in params
+            if q is not pp
+            for v in (q.value, q.derivative, q.initial)
+            if v is not None and pp.id in v.names
+        ]
         wanted = _indexed_only(pp.id, users)
         if wanted is not None:
             # pytorch_to_mdf's ``f[0]``: index the outputs, even when the op returns only one
@@ -508,39 +562,62 @@ def _indexed_only(name: str, users: list[ValuePlan]) -> int | None:
             return None
         indexed = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) \
-                    and node.value.id == name and isinstance(node.slice, ast.Constant) \
-                    and isinstance(node.slice.value, int) and node.slice.value >= 0:
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == name
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, int)
+                and node.slice.value >= 0
+            ):
                 indexed.add(id(node.value))
                 top = max(top, node.slice.value)
-        if any(isinstance(n, ast.Name) and n.id == name and id(n) not in indexed
-               for n in ast.walk(tree)):
+        if any(
+            isinstance(n, ast.Name) and n.id == name and id(n) not in indexed
+            for n in ast.walk(tree)
+        ):
             return None
     return top + 1 if top >= 0 else None
 
 
 def _output_ref(name: str, k: int, where: str) -> Expr:
     """``name[k]`` as a syntax tree: output ``k`` of the multi-output call ``name``."""
-    tree = ast.Expression(body=ast.Subscript(value=ast.Name(id=name, ctx=ast.Load()),
-                                             slice=ast.Constant(value=k), ctx=ast.Load()))
+    tree = ast.Expression(
+        body=ast.Subscript(
+            value=ast.Name(id=name, ctx=ast.Load()), slice=ast.Constant(value=k), ctx=ast.Load()
+        )
+    )
 
     def fetch(env: Mapping[str, Any]) -> Any:
         return env[name][k]
 
-    return Expr(text=f"{name}[{k}]", tree=tree, names=frozenset({name}),
-                functions=frozenset(), _fn=fetch, where=where)
+    return Expr(
+        text=f"{name}[{k}]",
+        tree=tree,
+        names=frozenset({name}),
+        functions=frozenset(),
+        _fn=fetch,
+        where=where,
+    )
 
 
-def _fresh_parameters_in_calls(ordered: list[tuple[str, CallPlan]], params: list[ParameterPlan],
-                               port_ids: set[str]) -> None:
+def _fresh_parameters_in_calls(
+    ordered: list[tuple[str, CallPlan]], params: list[ParameterPlan], port_ids: set[str]
+) -> None:
     """PsyNeuLink files: a function that uses a stateless parameter whose value is an
     expression over input ports (e.g. ``<port>_combination_function_input_data = [port_a,
     port_b]``) means this execution's value of it, not the previous one that functions see
     under the reference order (functions before parameters). Such parameters are evaluated
     again as the first arguments of the calls that use them."""
-    fresh = {pp.id: pp.value for pp in params
-             if not pp.stateful and pp.value is not None and pp.value.expr is not None
-             and not pp.conditions and pp.value.names <= port_ids}
+    fresh = {
+        pp.id: pp.value
+        for pp in params
+        if not pp.stateful
+        and pp.value is not None
+        and pp.value.expr is not None
+        and not pp.conditions
+        and pp.value.names <= port_ids
+    }
     if not fresh:
         return
     for _, call in ordered:
@@ -559,9 +636,15 @@ def _names_in(text: str) -> set[str]:
     return names_in(text)
 
 
-def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: set[str],
-                    opset: int | None, prefer: str | None = None,
-                    sibling_params: set[str] | frozenset[str] = frozenset()) -> ParameterPlan:
+def _plan_parameter(
+    p: Parameter,
+    where: str,
+    funcs: Mapping[str, Any],
+    known: set[str],
+    opset: int | None,
+    prefer: str | None = None,
+    sibling_params: set[str] | frozenset[str] = frozenset(),
+) -> ParameterPlan:
     plan = ParameterPlan(id=p.id, stateful=p.is_stateful())
     if p.value is not None:
         plan.value = _value(p.value, f"{where}.value", funcs, known)
@@ -570,10 +653,16 @@ def _plan_parameter(p: Parameter, where: str, funcs: Mapping[str, Any], known: s
     elif p.time_derivative is not None:
         plan.derivative = _value(p.time_derivative, f"{where}.time_derivative", funcs, known)
     if p.default_initial_value is not None:
-        plan.initial = _value(p.default_initial_value, f"{where}.default_initial_value", funcs,
-                              known)
+        plan.initial = _value(
+            p.default_initial_value, f"{where}.default_initial_value", funcs, known
+        )
     for i, c in enumerate(p.conditions):
         cw = f"{where}.conditions.{c.id or i}"
-        plan.conditions.append((c.id, _value(c.test, f"{cw}.test", funcs, known),
-                                _value(c.value, f"{cw}.value", funcs, known)))
+        plan.conditions.append(
+            (
+                c.id,
+                _value(c.test, f"{cw}.test", funcs, known),
+                _value(c.value, f"{cw}.value", funcs, known),
+            )
+        )
     return plan

@@ -29,8 +29,7 @@ from .errors import MDFError
 from .results import Results, atomic_write_bytes
 from .safe_text import mpl_text
 
-__all__ = ["plot_run", "plot_traces", "plot_sweep", "model_units", "save_figure",
-           "IMAGE_FORMATS"]
+__all__ = ["plot_run", "plot_traces", "plot_sweep", "model_units", "save_figure", "IMAGE_FORMATS"]
 
 #: Extensions an image can be written as.
 IMAGE_FORMATS = ("png", "svg", "pdf")
@@ -48,8 +47,10 @@ def image_format(path: str | os.PathLike) -> str:
     """The image format for ``path`` from its extension, or an MDFError naming the choices."""
     ext = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
     if ext not in IMAGE_FORMATS:
-        raise MDFError(f"cannot write an image to '{os.fspath(path)}': expected a file ending in "
-                       + ", ".join(f".{e}" for e in IMAGE_FORMATS))
+        raise MDFError(
+            f"cannot write an image to '{os.fspath(path)}': expected a file ending in "
+            + ", ".join(f".{e}" for e in IMAGE_FORMATS)
+        )
     return ext
 
 
@@ -79,8 +80,11 @@ def save_figure(fig: Any, path: str | os.PathLike) -> tuple[int, int]:
     fig.set_size_inches((size[0] + nudge) / scale, (size[1] + nudge) / scale)
     buf = io.BytesIO()
     # no dates or tool versions in the file: the same figure gives the same bytes
-    metadata = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None},
-                "pdf": {"CreationDate": None, "Creator": None, "Producer": None}}[fmt]
+    metadata = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    }[fmt]
     import matplotlib
 
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "mdf_engine"}):
@@ -138,18 +142,25 @@ def _numeric(values: Any, what: str) -> np.ndarray:
             arr = np.array([np.nan if v is None else float(v) for v in arr])
         except (TypeError, ValueError):
             pass
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == np.bool_):
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise MDFError(f"cannot plot {what}: expected numbers, got {arr.dtype} values")
     return arr.astype(float)
 
 
 # --------------------------------------------------------------------------------------------
 # traces of one run
-def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
-             graph: str | None = None, title: str | None = None,
-             units: Mapping[str, str] | None = None, size: tuple[float, float] | None = None,
-             dpi: float = 100, fired: Sequence[Sequence[str]] | None = None) -> tuple[int, int]:
+def plot_run(
+    results: Results,
+    path: str | os.PathLike,
+    *,
+    model: Any = None,
+    graph: str | None = None,
+    title: str | None = None,
+    units: Mapping[str, str] | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float = 100,
+    fired: Sequence[Sequence[str]] | None = None,
+) -> tuple[int, int]:
     """Plot every recorded trace of ``results`` against time, one panel per node, to ``path``.
 
     ``fired`` (``Results.fired``: the nodes that ran in each step) adds a bottom panel with a
@@ -196,8 +207,13 @@ def plot_run(results: Results, path: str | os.PathLike, *, model: Any = None,
             port = key.split(".", 1)[1]
             for j in range(y.shape[1]):
                 label = port if y.shape[1] == 1 else f"{port}[{j}]"
-                ax.plot(x[: len(y)], y[:, j], marker=marker, markersize=3,
-                        label=_label(label, unit) if len(keys) > 1 else mpl_text(label))
+                ax.plot(
+                    x[: len(y)],
+                    y[:, j],
+                    marker=marker,
+                    markersize=3,
+                    label=_label(label, unit) if len(keys) > 1 else mpl_text(label),
+                )
         ax.set_title(mpl_text(node), loc="left", fontsize="medium")
         if len(keys) == 1:
             ax.set_ylabel(_label(keys[0].split(".", 1)[1], port_units[0] if port_units else None))
@@ -231,8 +247,13 @@ def _fired_panel(ax: Any, x: np.ndarray, fired: Sequence[Sequence[str]]) -> None
     ax.grid(True, axis="x", alpha=0.3)
 
 
-def plot_traces(res: Results, path: str | os.PathLike, title: str | None = None,
-                units: Mapping[str, str] | None = None, **kwargs: Any) -> tuple[int, int]:
+def plot_traces(
+    res: Results,
+    path: str | os.PathLike,
+    title: str | None = None,
+    units: Mapping[str, str] | None = None,
+    **kwargs: Any,
+) -> tuple[int, int]:
     """The earlier name of :func:`plot_run` (same arguments)."""
     return plot_run(res, path, title=title, units=units, **kwargs)
 
@@ -266,21 +287,27 @@ def _as_table(data: Any, coords: Mapping[str, Sequence[float]] | None) -> _Table
         return _as_table(data.to_dataset(name=data.name or "value"), None)
     if isinstance(data, Mapping):
         if not coords:
-            raise MDFError("plot_sweep on plain arrays needs coords={'NODE.PARAM': values, ...} "
-                           "in the order of the arrays' axes")
+            raise MDFError(
+                "plot_sweep on plain arrays needs coords={'NODE.PARAM': values, ...} "
+                "in the order of the arrays' axes"
+            )
         dims = tuple(coords)
         t = _Table({}, {d: ((d,), np.asarray(v)) for d, v in coords.items()})
         shape = tuple(len(np.asarray(v)) for v in coords.values())
         for name, values in data.items():
             arr = np.asarray(values)
             if arr.shape[: len(dims)] != shape or arr.ndim > len(dims) + 1:
-                raise MDFError(f"sweep variable '{name}' has shape {arr.shape}: expected "
-                               f"{shape} (one axis per swept parameter), optionally followed "
-                               "by a time axis")
+                raise MDFError(
+                    f"sweep variable '{name}' has shape {arr.shape}: expected "
+                    f"{shape} (one axis per swept parameter), optionally followed "
+                    "by a time axis"
+                )
             t.variables[str(name)] = (dims + (("time",) if arr.ndim > len(dims) else ()), arr)
         return t
-    raise MDFError(f"cannot plot a sweep from {type(data).__name__}: expected an xarray.Dataset "
-                   "or a dict of arrays with coords=")
+    raise MDFError(
+        f"cannot plot a sweep from {type(data).__name__}: expected an xarray.Dataset "
+        "or a dict of arrays with coords="
+    )
 
 
 def _coord(t: _Table, dim: str, n: int) -> np.ndarray:
@@ -298,8 +325,9 @@ def _select(t: _Table, var: str, sel: Mapping[str, Any]) -> tuple[list[str], np.
     vals = np.asarray(vals)
     for name, want in sel.items():
         if name not in dims:
-            raise MDFError(f"sel: '{name}' is not a dimension of '{var}' (dimensions: "
-                           f"{', '.join(dims)})")
+            raise MDFError(
+                f"sel: '{name}' is not a dimension of '{var}' (dimensions: {', '.join(dims)})"
+            )
         axis = dims.index(name)
         c = _coord(t, name, vals.shape[axis])
         if np.issubdtype(np.asarray(c).dtype, np.number):
@@ -329,12 +357,22 @@ def _log_spaced(v: np.ndarray) -> bool:
     return bool(np.allclose(r, r[0], rtol=1e-6))
 
 
-def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str | None = None,
-               var: str | Sequence[str] | None = None, *, sel: Mapping[str, Any] | None = None,
-               coords: Mapping[str, Sequence[float]] | None = None, model: Any = None,
-               graph: str | None = None, units: Mapping[str, str] | None = None,
-               title: str | None = None, size: tuple[float, float] | None = None,
-               dpi: float = 100) -> tuple[int, int]:
+def plot_sweep(
+    data: Any,
+    path: str | os.PathLike,
+    x: str | None = None,
+    y: str | None = None,
+    var: str | Sequence[str] | None = None,
+    *,
+    sel: Mapping[str, Any] | None = None,
+    coords: Mapping[str, Sequence[float]] | None = None,
+    model: Any = None,
+    graph: str | None = None,
+    units: Mapping[str, str] | None = None,
+    title: str | None = None,
+    size: tuple[float, float] | None = None,
+    dpi: float = 100,
+) -> tuple[int, int]:
     """Plot a sweep's recorded final values against the swept parameters, one panel per
     variable, to ``path``.
 
@@ -358,16 +396,21 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
         names = [var] if isinstance(var, str) else list(var)
     for name in names:
         if name not in t.variables:
-            raise MDFError(f"'{name}' is not a variable of the sweep (variables: "
-                           f"{', '.join(t.variables)})")
+            raise MDFError(
+                f"'{name}' is not a variable of the sweep (variables: {', '.join(t.variables)})"
+            )
     known: dict[str, str] = {}
     if model is not None:
         known.update(model_units(model, graph))
     known.update(t.units)
     known.update(units or {})
 
-    if x is None and y is None and not sel and not any(k == "sample" or k == "set"
-                                                       for k in t.coords):
+    if (
+        x is None
+        and y is None
+        and not sel
+        and not any(k == "sample" or k == "set" for k in t.coords)
+    ):
         from .plotting_facets import plot_facets, swept_dims
 
         if len(swept_dims(t, names[0])) >= 3:  # the default for 3+ swept parameters
@@ -378,25 +421,39 @@ def plot_sweep(data: Any, path: str | os.PathLike, x: str | None = None, y: str 
     for ax, name in zip(axes, names):
         dims, vals, reduced = _select(t, name, sel or {})
         _draw_sweep_panel(fig, ax, t, name, dims, vals, x, y, known)
-        ax.set_title(mpl_text(f"{name}" + (" (final value)" if reduced else "")), loc="left",
-                     fontsize="medium")
+        ax.set_title(
+            mpl_text(f"{name}" + (" (final value)" if reduced else "")),
+            loc="left",
+            fontsize="medium",
+        )
     if title:
         fig.suptitle(mpl_text(title))
     fig.tight_layout()
     return save_figure(fig, path)
 
 
-def _draw_sweep_panel(fig: Any, ax: Any, t: _Table, name: str, dims: list[str],
-                      vals: np.ndarray, x: str | None, y: str | None,
-                      known: Mapping[str, str]) -> None:
+def _draw_sweep_panel(
+    fig: Any,
+    ax: Any,
+    t: _Table,
+    name: str,
+    dims: list[str],
+    vals: np.ndarray,
+    x: str | None,
+    y: str | None,
+    known: Mapping[str, str],
+) -> None:
     vals = _numeric(vals, f"'{name}'")
     # size-1 dimensions that were not asked for are dropped
     for d in [d for d in dims if vals.shape[dims.index(d)] == 1 and d not in (x, y)]:
         vals = np.take(vals, 0, axis=dims.index(d))
         dims.remove(d)
     vlabel = _label(name, known.get(name))
-    aux = [c for c, (cd, _) in t.coords.items()
-           if len(cd) == 1 and len(dims) == 1 and cd[0] == dims[0] and c != dims[0]]
+    aux = [
+        c
+        for c, (cd, _) in t.coords.items()
+        if len(cd) == 1 and len(dims) == 1 and cd[0] == dims[0] and c != dims[0]
+    ]
     swept_aux = [c for c in aux if "." in c]
     wanted = [a for a in (x, y) if a is not None]
     if wanted and all(a in aux for a in wanted):
@@ -407,8 +464,10 @@ def _draw_sweep_panel(fig: Any, ax: Any, t: _Table, name: str, dims: list[str],
         return
     for a in wanted:
         if a not in dims:
-            raise MDFError(f"'{a}' is not a swept dimension of '{name}' (dimensions left: "
-                           f"{', '.join(dims) or 'none'})")
+            raise MDFError(
+                f"'{a}' is not a swept dimension of '{name}' (dimensions left: "
+                f"{', '.join(dims) or 'none'})"
+            )
     if not dims:
         raise MDFError(f"'{name}' has no swept dimension left to plot against")
     # the port's own axes (vector values) are named NODE.PORT_dim0, ...
@@ -417,20 +476,29 @@ def _draw_sweep_panel(fig: Any, ax: Any, t: _Table, name: str, dims: list[str],
     if x is None:
         x = next((d for d in swept if d != y), None) or next(d for d in dims if d != y)
     rest = [d for d in dims if d not in (x, y)]
-    if y is None and len(rest) == 1 and vals.shape[dims.index(rest[0])] <= 12 and (
-            rest[0] in elem or wanted):
+    if (
+        y is None
+        and len(rest) == 1
+        and vals.shape[dims.index(rest[0])] <= 12
+        and (rest[0] in elem or wanted)
+    ):
         _family(ax, t, vals, dims, x, rest[0], known, vlabel)
         return
     if y is None and rest and rest[0] not in elem:
         y = rest[0]
     if len(dims) > (2 if y is not None else 1):
         others = [d for d in dims if d not in (x, y)]
-        raise MDFError(f"'{name}' varies along {len(dims)} dimensions ({', '.join(dims)}); "
-                       f"fix {', '.join(others)} with sel={{...}} or choose x= and y=")
+        raise MDFError(
+            f"'{name}' varies along {len(dims)} dimensions ({', '.join(dims)}); "
+            f"fix {', '.join(others)} with sel={{...}} or choose x= and y="
+        )
     xs = _coord(t, x, vals.shape[dims.index(x)])
     if y is None:
-        order = np.argsort(xs, kind="stable") if np.issubdtype(xs.dtype, np.number) else \
-            np.arange(len(xs))
+        order = (
+            np.argsort(xs, kind="stable")
+            if np.issubdtype(xs.dtype, np.number)
+            else np.arange(len(xs))
+        )
         ax.plot(xs[order], vals[order], marker="o" if len(xs) <= 40 else None, markersize=4)
         ax.set_xlabel(_label(x, known.get(x)))
         ax.set_ylabel(vlabel)
@@ -453,29 +521,51 @@ def _draw_sweep_panel(fig: Any, ax: Any, t: _Table, name: str, dims: list[str],
         ax.set_yscale("log")
 
 
-def _family(ax: Any, t: _Table, vals: np.ndarray, dims: list[str], x: str, hue: str,
-            known: Mapping[str, str], vlabel: str) -> None:
+def _family(
+    ax: Any,
+    t: _Table,
+    vals: np.ndarray,
+    dims: list[str],
+    x: str,
+    hue: str,
+    known: Mapping[str, str],
+    vlabel: str,
+) -> None:
     """One line of the variable against ``x`` per value of ``hue``."""
     xs = _coord(t, x, vals.shape[dims.index(x)])
     hs = _coord(t, hue, vals.shape[dims.index(hue)])
     z = vals if dims.index(hue) == 0 else vals.T
     order = np.argsort(xs, kind="stable")
     for i, h in enumerate(hs):
-        ax.plot(xs[order], z[i][order], marker="o" if len(xs) <= 40 else None, markersize=3,
-                label=f"{hue} = {h:.4g}" if isinstance(h, (float, int, np.number)) else
-                f"{hue} = {h}")
+        ax.plot(
+            xs[order],
+            z[i][order],
+            marker="o" if len(xs) <= 40 else None,
+            markersize=3,
+            label=f"{hue} = {h:.4g}" if isinstance(h, (float, int, np.number)) else f"{hue} = {h}",
+        )
     ax.legend(loc="best", fontsize="small")
     ax.set_xlabel(_label(x, known.get(x)))
     ax.set_ylabel(vlabel)
     ax.grid(True, alpha=0.3)
 
 
-def _scatter(fig: Any, ax: Any, t: _Table, name: str, vals: np.ndarray, params: list[str],
-             known: Mapping[str, str], vlabel: str) -> None:
+def _scatter(
+    fig: Any,
+    ax: Any,
+    t: _Table,
+    name: str,
+    vals: np.ndarray,
+    params: list[str],
+    known: Mapping[str, str],
+    vlabel: str,
+) -> None:
     """A random design: values against one parameter, or two parameters coloured by value."""
     if vals.ndim != 1:
-        raise MDFError(f"'{name}' has shape {vals.shape} over the samples: expected one value per "
-                       "sample (fix other dimensions with sel={...})")
+        raise MDFError(
+            f"'{name}' has shape {vals.shape} over the samples: expected one value per "
+            "sample (fix other dimensions with sel={...})"
+        )
     px = np.asarray(t.coords[params[0]][1], dtype=float)
     if len(params) == 1:
         ax.scatter(px, vals, s=12)

@@ -64,8 +64,14 @@ class Progress:
         self.close()
 
 
-def progress(total: int | None, enabled: bool = True, *, desc: str | None = None,
-             unit: str = "step", stream: TextIO | None = None) -> Progress:
+def progress(
+    total: int | None,
+    enabled: bool = True,
+    *,
+    desc: str | None = None,
+    unit: str = "step",
+    stream: TextIO | None = None,
+) -> Progress:
     """A progress context manager for ``total`` units (``None`` if unknown).
 
     A tqdm bar is written to ``stream`` (default: ``sys.stderr``) only when ``enabled`` and the
@@ -78,6 +84,5 @@ def progress(total: int | None, enabled: bool = True, *, desc: str | None = None
         from tqdm import tqdm
     except ImportError:
         return Progress(total)
-    bar = tqdm(total=total, desc=desc, unit=unit, file=out, dynamic_ncols=True,
-               mininterval=0.2)
+    bar = tqdm(total=total, desc=desc, unit=unit, file=out, dynamic_ncols=True, mininterval=0.2)
     return Progress(total, bar)

@@ -129,8 +129,12 @@ class OpSchema:
             inputs.pop()
         return inputs, attrs
 
-    def call(self, inputs: Iterable[Any], attributes: Mapping[str, Any] | None = None,
-             outputs_wanted: int | None = None) -> tuple:
+    def call(
+        self,
+        inputs: Iterable[Any],
+        attributes: Mapping[str, Any] | None = None,
+        outputs_wanted: int | None = None,
+    ) -> tuple:
         """Run the kernel: fills attribute defaults, returns a tuple of outputs.
 
         ``outputs_wanted``: how many leading outputs the caller uses; a kernel registered with
@@ -184,8 +188,10 @@ class Registry:
         else:
             usable = [v for v in versions if v.since <= opset]
             if not usable:
-                raise MDFError(f"{name} has no version at opset {opset} (earliest is "
-                               f"{versions[0].since})", where)
+                raise MDFError(
+                    f"{name} has no version at opset {opset} (earliest is {versions[0].since})",
+                    where,
+                )
             found = usable[-1]
         self._found[(name, opset)] = found
         return found
@@ -193,7 +199,8 @@ class Registry:
     def names(self, namespace: str | None = None) -> list[str]:
         """Registered names, optionally only those with a version in ``namespace``."""
         return sorted(
-            n for n, vs in self._ops.items()
+            n
+            for n, vs in self._ops.items()
             if namespace is None or any(v.namespace == namespace for v in vs)
         )
 

@@ -24,8 +24,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     except OSError as e:
-        raise MDFError(f"cannot write the file ({e.strerror or type(e).__name__})",
-                       source=path) from None
+        raise MDFError(
+            f"cannot write the file ({e.strerror or type(e).__name__})", source=path
+        ) from None
     try:
         # mkstemp makes the file 0600: give it the mode a plain open() would (the umask's)
         os.fchmod(fd, 0o666 & ~_umask())
@@ -87,7 +88,7 @@ def _check_size(value: Any) -> None:
             budget[0] -= v.size
         elif isinstance(v, (list, tuple, dict)):
             budget[0] -= 1
-            for x in (v.values() if isinstance(v, dict) else v):
+            for x in v.values() if isinstance(v, dict) else v:
                 if budget[0] < 0:
                     return
                 walk(x)
@@ -96,8 +97,10 @@ def _check_size(value: Any) -> None:
 
     walk(value)
     if budget[0] < 0:
-        raise MDFError(f"a value of more than {MAX_PLAIN_ELEMENTS} numbers is too large to "
-                       "print or write as JSON; save it with -o FILE.npz")
+        raise MDFError(
+            f"a value of more than {MAX_PLAIN_ELEMENTS} numbers is too large to "
+            "print or write as JSON; save it with -o FILE.npz"
+        )
 
 
 def summary(value: Any, depth: int = 0) -> str:
@@ -112,7 +115,8 @@ def summary(value: Any, depth: int = 0) -> str:
         text = ", ".join(summary(v, depth + 1) for v in items)
         if len(value) > 6:
             text += f", ... ({len(value)} items), " + ", ".join(
-                summary(v, depth + 1) for v in value[-3:])
+                summary(v, depth + 1) for v in value[-3:]
+            )
         return f"[{text}]"
     if isinstance(value, dict):
         keys = list(value)[:6]
@@ -173,8 +177,10 @@ class Results:
     def trace(self, node: str, port: str) -> np.ndarray:
         key = f"{node}.{port}"
         if key not in self.traces:
-            raise MDFError(f"'{key}' was not recorded (recorded: "
-                           f"{', '.join(self.traces) or 'nothing'}); pass record=['{key}']")
+            raise MDFError(
+                f"'{key}' was not recorded (recorded: "
+                f"{', '.join(self.traces) or 'nothing'}); pass record=['{key}']"
+            )
         return np.asarray(self.traces[key])
 
     def final(self, node: str, port: str) -> Any:
@@ -197,16 +203,20 @@ class Results:
     def __repr__(self) -> str:
         ports = [f"{n}.{p}" for n, ps in self.outputs.items() for p in ps]
         shown = ", ".join(ports[:4]) + (f", ... ({len(ports)} ports)" if len(ports) > 4 else "")
-        traces = ", ".join(f"{k} {np.shape(v) if not isinstance(v, list) else (len(v),)}"
-                           for k, v in list(self.traces.items())[:4])
+        traces = ", ".join(
+            f"{k} {np.shape(v) if not isinstance(v, list) else (len(v),)}"
+            for k, v in list(self.traces.items())[:4]
+        )
         if len(self.traces) > 4:
             traces += f", ... ({len(self.traces)} traces)"
         state = "" if self.completed else f", {self.note}"
         times = ""
         if len(self.times):
             times = f", times {float(self.times[0]):.6g}..{float(self.times[-1]):.6g}"
-        return (f"Results(graph={self.graph!r}, steps={self.steps}{state}, outputs: "
-                f"{shown or 'none'}, traces: {traces or 'none'}{times})")
+        return (
+            f"Results(graph={self.graph!r}, steps={self.steps}{state}, outputs: "
+            f"{shown or 'none'}, traces: {traces or 'none'}{times})"
+        )
 
     def to_dataframe(self) -> Any:
         """A ``pandas.DataFrame``: with traces, one row per step (index ``step`` from 1, a
@@ -218,14 +228,17 @@ class Results:
         data: dict[str, Any] = {}
         if self.traces:
             n = max(len(v) for v in self.traces.values())
-            data["time"] = np.asarray(self.times, dtype=float) if len(self.times) == n \
-                else np.full(n, np.nan)
+            data["time"] = (
+                np.asarray(self.times, dtype=float) if len(self.times) == n else np.full(n, np.nan)
+            )
             for key, series in self.traces.items():
                 try:
                     arr = np.asarray(series, dtype=float).reshape(len(series), -1)
                 except ValueError:
-                    raise MDFError(f"to_dataframe: the values of '{key}' are not numbers of one "
-                                   "shape at every step") from None
+                    raise MDFError(
+                        f"to_dataframe: the values of '{key}' are not numbers of one "
+                        "shape at every step"
+                    ) from None
                 for j in range(arr.shape[1]):
                     data[key if arr.shape[1] == 1 else f"{key}[{j}]"] = arr[:, j]
             return pd.DataFrame(data, index=pd.RangeIndex(1, n + 1, name="step"))
@@ -265,7 +278,8 @@ class Results:
         if not self.completed:
             arrays["note"] = np.asarray(self.note)
             arrays["interrupted_at_step"] = np.asarray(
-                -1 if self.interrupted_at_step is None else self.interrupted_at_step)
+                -1 if self.interrupted_at_step is None else self.interrupted_at_step
+            )
         buf = io.BytesIO()
         np.savez(buf, **arrays)
         atomic_write_bytes(path, buf.getvalue())

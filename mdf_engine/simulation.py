@@ -101,10 +101,17 @@ class Simulation:
     calls ``actr`` functions, and a run given no step count then runs until the goal is
     reached, at most ``max_cycles`` cycles): see :mod:`mdf_engine.backends`."""
 
-    def __init__(self, model: Any, graph: str | None = None, backend: str = "auto",
-                 check_finite: bool = False, scheduling_mode: str = "standard",
-                 seed: int | None = None, schedule_log: int | None = None,
-                 max_cycles: int | None = None):
+    def __init__(
+        self,
+        model: Any,
+        graph: str | None = None,
+        backend: str = "auto",
+        check_finite: bool = False,
+        scheduling_mode: str = "standard",
+        seed: int | None = None,
+        schedule_log: int | None = None,
+        max_cycles: int | None = None,
+    ):
         self.model: Model = load(model)
         self.max_cycles = max_cycles
         #: seeds the stream of unseeded random operators when the simulation starts (and again
@@ -139,8 +146,9 @@ class Simulation:
         """Create the graph runner of ``backend``."""
         from .backends import make_runner
 
-        self.runner = make_runner(backend, self.plan, self.model, self.check_finite,
-                                  self.max_cycles, self.schedule_log)
+        self.runner = make_runner(
+            backend, self.plan, self.model, self.check_finite, self.max_cycles, self.schedule_log
+        )
 
     def _reader(self) -> Any:
         """The runner, or (``auto`` before its first run) a graph that has not run."""
@@ -183,29 +191,37 @@ class Simulation:
             node = self.graph.get_node(node_id) if pid else None
             par = node.get("parameters", pid) if node is not None else None
             if par is None:
-                raise MDFError(f"set '{key}': graph '{self.graph.id}' has no parameter "
-                               f"NODE.PARAM of that name", source=getattr(self.model, "_source", None))
+                raise MDFError(
+                    f"set '{key}': graph '{self.graph.id}' has no parameter "
+                    f"NODE.PARAM of that name",
+                    source=getattr(self.model, "_source", None),
+                )
             if par.function is not None:
-                raise MDFError(f"set '{key}': the parameter is computed by a function and "
-                               "cannot be set", source=getattr(self.model, "_source", None))
+                raise MDFError(
+                    f"set '{key}': the parameter is computed by a function and cannot be set",
+                    source=getattr(self.model, "_source", None),
+                )
             value = v.tolist() if hasattr(v, "tolist") else v
             if par.is_stateful():
                 par.default_initial_value = value
             else:
                 par.value = value
-        self.plan = plan_graph(self.model, self.graph, getattr(self.model, "_source", None),
-                               self.scheduling_mode)
+        self.plan = plan_graph(
+            self.model, self.graph, getattr(self.model, "_source", None), self.scheduling_mode
+        )
         self.reset()
 
     # -- one step --------------------------------------------------------------------------
-    def evaluate(self, initializer: Mapping[str, Any] | None = None,
-                 time_increment: float | None = None) -> None:
+    def evaluate(
+        self, initializer: Mapping[str, Any] | None = None, time_increment: float | None = None
+    ) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
         with _naming(self.model):
             self._evaluate(initializer, time_increment)
 
-    def _evaluate(self, initializer: Mapping[str, Any] | None,
-                  time_increment: float | None) -> None:
+    def _evaluate(
+        self, initializer: Mapping[str, Any] | None, time_increment: float | None
+    ) -> None:
         self._decide(1)
         if not _evaluations(self.runner):
             self._seed_stream(initializer, time_increment)
@@ -238,19 +254,32 @@ class Simulation:
         return self._reader().order_of_execution
 
     # -- many steps ------------------------------------------------------------------------
-    def run(self, steps: int | None = None, dt: float | None = None,
-            initializer: Mapping[str, Any] | None = None, record: Iterable[str] | None = None,
-            progress: bool = False, duration: float | None = None,
-            record_fired: bool = False) -> Results:
+    def run(
+        self,
+        steps: int | None = None,
+        dt: float | None = None,
+        initializer: Mapping[str, Any] | None = None,
+        record: Iterable[str] | None = None,
+        progress: bool = False,
+        duration: float | None = None,
+        record_fired: bool = False,
+    ) -> Results:
         """Run ``steps`` reference evaluate() calls (or the steps of ``duration``), continuing
         from the current state. ``record`` lists ``NODE.PORT`` values kept after every step;
         ``record_fired`` keeps the ids of the nodes that ran in each step (``Results.fired``)."""
         with _naming(self.model):
             return self._run(steps, dt, initializer, record, progress, duration, record_fired)
 
-    def _run(self, steps: int | None, dt: float | None, initializer: Mapping[str, Any] | None,
-             record: Iterable[str] | None, progress: bool, duration: float | None,
-             record_fired: bool) -> Results:
+    def _run(
+        self,
+        steps: int | None,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        record: Iterable[str] | None,
+        progress: bool,
+        duration: float | None,
+        record_fired: bool,
+    ) -> Results:
         if duration is not None:
             if steps is not None:
                 raise MDFError("give steps or duration, not both")
@@ -267,8 +296,9 @@ class Simulation:
         self._decide(steps)
         self._warn_without_dt(steps, dt)
         keys = self._record_keys(record)
-        res = Results(graph=self.graph.id, steps=0, outputs={},
-                      traces={f"{n}.{p}": [] for n, p in keys})
+        res = Results(
+            graph=self.graph.id, steps=0, outputs={}, traces={f"{n}.{p}": [] for n, p in keys}
+        )
         bar = _progress_bar(steps) if progress else None
         done = 0
         before = _evaluations(self.runner)
@@ -282,8 +312,9 @@ class Simulation:
                     size = max(1, steps) if bar is None else max(1, steps // 100)
                     for start in range(0, steps, size):
                         n = min(size, steps - start)
-                        self.runner.run_steps(n, dt, initializer,
-                                              first_without_dt=start == 0 and fresh)
+                        self.runner.run_steps(
+                            n, dt, initializer, first_without_dt=start == 0 and fresh
+                        )
                         if bar is not None:
                             bar.update(n)
                         if self.runner.finished:  # an ACT-R goal reached
@@ -343,15 +374,21 @@ class Simulation:
         """One warning when time_derivative states will not move: several steps, no dt."""
         if dt is not None or steps < 2 or self._warned_dt:
             return
-        states = [f"{n.id}.{p.id}" for n in self.graph.nodes for p in n.parameters
-                  if p.time_derivative is not None]
+        states = [
+            f"{n.id}.{p.id}"
+            for n in self.graph.nodes
+            for p in n.parameters
+            if p.time_derivative is not None
+        ]
         if states:
             self._warned_dt = True
             source = getattr(self.model, "_source", None) or self.model.id
             more = f" (+{len(states) - 3} more)" if len(states) > 3 else ""
-            log.warning(f"{source}: no dt given, so the time_derivative states "
-                        f"{', '.join(states[:3])}{more} keep their initial values; "
-                        "pass dt= (mdf run --dt DT)")
+            log.warning(
+                f"{source}: no dt given, so the time_derivative states "
+                f"{', '.join(states[:3])}{more} keep their initial values; "
+                "pass dt= (mdf run --dt DT)"
+            )
 
     def _record_keys(self, record: Iterable[str] | None) -> list[tuple[str, str]]:
         keys = []
@@ -362,8 +399,9 @@ class Simulation:
             node = self.graph.get_node(n)
             if node is None:
                 raise MDFError(f"record '{r}': no node '{n}'")
-            if not any(node.get(k, p) for k in ("output_ports", "parameters", "input_ports",
-                                                 "functions")):
+            if not any(
+                node.get(k, p) for k in ("output_ports", "parameters", "input_ports", "functions")
+            ):
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
             keys.append((n, p))
         return keys

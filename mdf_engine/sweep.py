@@ -52,8 +52,9 @@ def parse_range(text: str) -> np.ndarray:
             raise ValueError
         return np.array([float(p) for p in text.split(",")])
     except ValueError:
-        raise MDFError(f"'{text}': expected START:STOP:N, START:STOP or a list like 1,2,5") \
-            from None
+        raise MDFError(
+            f"'{text}': expected START:STOP:N, START:STOP or a list like 1,2,5"
+        ) from None
 
 
 @dataclass
@@ -78,8 +79,9 @@ class Design:
         return (self.values.shape[0],)
 
 
-def make_design(params: Mapping[str, Any], kind: str = "grid", samples: int | None = None,
-                seed: int = 0) -> Design:
+def make_design(
+    params: Mapping[str, Any], kind: str = "grid", samples: int | None = None, seed: int = 0
+) -> Design:
     """Parameter sets from ``{"NODE.PARAM": values or "START:STOP:N"}``."""
     if not params:
         raise MDFError("a sweep needs at least one parameter (NODE.PARAM=START:STOP:N)")
@@ -103,8 +105,10 @@ def make_design(params: Mapping[str, Any], kind: str = "grid", samples: int | No
     elif kind == "list":
         sizes = {len(a) for a in axes}
         if len(sizes) != 1:
-            raise MDFError("a list design needs lists of one length, got "
-                           + ", ".join(f"{n}: {len(a)}" for n, a in zip(names, axes)))
+            raise MDFError(
+                "a list design needs lists of one length, got "
+                + ", ".join(f"{n}: {len(a)}" for n, a in zip(names, axes))
+            )
         values = np.stack(axes, axis=1)
     else:
         if samples is None or samples < 1:
@@ -135,8 +139,9 @@ def with_parameters(model: Any, values: Mapping[str, float], graph: str | None =
         if par is None:
             raise MDFError(f"sweep '{key}': node '{node_id}' has no parameter '{pid}'")
         if par.function is not None:
-            raise MDFError(f"sweep '{key}': the parameter is computed by a function and "
-                           "cannot be set")
+            raise MDFError(
+                f"sweep '{key}': the parameter is computed by a function and cannot be set"
+            )
         if par.is_stateful():
             par.default_initial_value = float(v)
         else:
@@ -145,6 +150,7 @@ def with_parameters(model: Any, values: Mapping[str, float], graph: str | None =
 
 
 # -- running ------------------------------------------------------------------------------------
+
 
 @dataclass
 class _Job:
@@ -181,19 +187,27 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
 
     out = []
     for row in rows:
-        sim = Simulation(with_parameters(model, dict(zip(job.names, row)), job.graph),
-                         graph=job.graph, backend="interpreted")
-        res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer,
-                      record=job.record)
-        cols = [np.asarray(res.trace(*_split_key(r, "record")), dtype=float)
-                .reshape(job.steps, -1) for r in job.record]
+        sim = Simulation(
+            with_parameters(model, dict(zip(job.names, row)), job.graph),
+            graph=job.graph,
+            backend="interpreted",
+        )
+        res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer, record=job.record)
+        cols = [
+            np.asarray(res.trace(*_split_key(r, "record")), dtype=float).reshape(job.steps, -1)
+            for r in job.record
+        ]
         out.append(np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0)))
     return np.stack(out) if out else np.zeros((0, job.steps, 0))
 
 
-def _record_shapes(model: Model, graph: str | None, record: Sequence[str],
-                   initializer: Mapping[str, Any] | None, dt: float | None
-                   ) -> list[tuple[int, ...]]:
+def _record_shapes(
+    model: Model,
+    graph: str | None,
+    record: Sequence[str],
+    initializer: Mapping[str, Any] | None,
+    dt: float | None,
+) -> list[tuple[int, ...]]:
     """The shape of each recorded value, from one interpreted step of the model itself."""
     from .simulation import Simulation
 
@@ -202,12 +216,25 @@ def _record_shapes(model: Model, graph: str | None, record: Sequence[str],
     return [np.shape(sim.value(*_split_key(r, "record"))) for r in record]
 
 
-def sweep(model: Any, params: Mapping[str, Any], *, steps: int = 1, dt: float | None = None,
-          record: Sequence[str] = (), graph: str | None = None,
-          initializer: Mapping[str, Any] | None = None, design: str = "grid",
-          samples: int | None = None, seed: int = 0, backend: str = "compiled",
-          cluster: str | None = None, workers: int | None = None, chunk: int | None = None,
-          progress: Callable[[int], None] | None = None, duration: float | None = None) -> Any:
+def sweep(
+    model: Any,
+    params: Mapping[str, Any],
+    *,
+    steps: int = 1,
+    dt: float | None = None,
+    record: Sequence[str] = (),
+    graph: str | None = None,
+    initializer: Mapping[str, Any] | None = None,
+    design: str = "grid",
+    samples: int | None = None,
+    seed: int = 0,
+    backend: str = "compiled",
+    cluster: str | None = None,
+    workers: int | None = None,
+    chunk: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    duration: float | None = None,
+) -> Any:
     """Run ``model`` once per parameter set and return an ``xarray.Dataset``.
 
     ``params`` maps ``NODE.PARAM`` to a list of values or ``"START:STOP:N"``; ``record`` lists
@@ -235,14 +262,22 @@ def sweep(model: Any, params: Mapping[str, Any], *, steps: int = 1, dt: float | 
     d = make_design(params, design, samples, seed)
     with_parameters(m, dict(zip(d.names, d.values[0])), g.id)  # checks every name
     shapes = _record_shapes(m, g.id, record, initializer, dt)
-    job = _Job(m.to_dict(), g.id, d.names, list(record), int(steps), dt,
-               dict(initializer) if initializer else None, backend)
+    job = _Job(
+        m.to_dict(),
+        g.id,
+        d.names,
+        list(record),
+        int(steps),
+        dt,
+        dict(initializer) if initializer else None,
+        backend,
+    )
     rows = d.values
     if cluster is None:
         size = chunk or max(1, len(rows))
         parts = []
         for start in range(0, len(rows), size):
-            parts.append(_run_rows(job, rows[start:start + size]))
+            parts.append(_run_rows(job, rows[start : start + size]))
             if progress:
                 progress(len(parts[-1]))
         rec = np.concatenate(parts) if parts else np.zeros((0, steps, 0))
@@ -251,48 +286,63 @@ def sweep(model: Any, params: Mapping[str, Any], *, steps: int = 1, dt: float | 
     return _dataset(xr, d, rec, record, shapes, steps, dt, m, g.id)
 
 
-def _run_on_dask(job: _Job, rows: np.ndarray, cluster: str, workers: int | None,
-                 chunk: int | None, progress: Callable[[int], None] | None) -> np.ndarray:
+def _run_on_dask(
+    job: _Job,
+    rows: np.ndarray,
+    cluster: str,
+    workers: int | None,
+    chunk: int | None,
+    progress: Callable[[int], None] | None,
+) -> np.ndarray:
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise MDFError("sweeps on a cluster need dask.distributed "
-                       "(pip install 'dask[distributed]')") from None
+        raise MDFError(
+            "sweeps on a cluster need dask.distributed (pip install 'dask[distributed]')"
+        ) from None
     local = None
     if cluster == "local":
         n = workers or max(1, (os.cpu_count() or 2))
-        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                             dashboard_address=None)
+        local = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(local)
     else:
         try:
             client = Client(cluster, timeout="20s")
         except (OSError, TimeoutError, MemoryError, ValueError) as e:
             # (a port that answers with something else than a scheduler can ask for any size)
-            raise MDFError(f"cannot reach a Dask scheduler at '{cluster}' "
-                           f"({type(e).__name__})") from None
+            raise MDFError(
+                f"cannot reach a Dask scheduler at '{cluster}' ({type(e).__name__})"
+            ) from None
     try:
         n_workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
         size = chunk or max(1, -(-len(rows) // (4 * n_workers)))
         starts = list(range(0, len(rows), size))
-        futures = {client.submit(_run_rows, job, rows[s:s + size], pure=False): s
-                   for s in starts}
+        futures = {client.submit(_run_rows, job, rows[s : s + size], pure=False): s for s in starts}
         parts: dict[int, np.ndarray] = {}
         for fut in as_completed(futures):
             parts[futures[fut]] = fut.result()
             if progress:
                 progress(len(parts[futures[fut]]))
-        return np.concatenate([parts[s] for s in starts]) if starts else \
-            np.zeros((0, job.steps, 0))
+        return np.concatenate([parts[s] for s in starts]) if starts else np.zeros((0, job.steps, 0))
     finally:
         client.close()
         if local is not None:
             local.close()
 
 
-def _dataset(xr: Any, d: Design, rec: np.ndarray, record: Sequence[str],
-             shapes: list[tuple[int, ...]], steps: int, dt: float | None, model: Model,
-             graph: str) -> Any:
+def _dataset(
+    xr: Any,
+    d: Design,
+    rec: np.ndarray,
+    record: Sequence[str],
+    shapes: list[tuple[int, ...]],
+    steps: int,
+    dt: float | None,
+    model: Model,
+    graph: str,
+) -> Any:
     times = np.array([0.0 if dt is None else k * dt for k in range(steps)])
     coords: dict[str, Any] = {"time": ("time", times)}
     if d.kind == "grid":
@@ -307,25 +357,33 @@ def _dataset(xr: Any, d: Design, rec: np.ndarray, record: Sequence[str],
     col = 0
     for r, shape in zip(record, shapes):
         size = int(np.prod(shape)) if shape else 1
-        block = rec[:, :, col:col + size].reshape((*d.shape, steps, *shape))
+        block = rec[:, :, col : col + size].reshape((*d.shape, steps, *shape))
         col += size
         extra = [f"{r}_dim{k}" for k in range(len(shape))]
         data[r] = ([*d.dims, "time", *extra], block)
     ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update({"model": model.id, "graph": graph, "design": d.kind,
-                     "swept": ",".join(d.names), "steps": steps,
-                     "dt": "none" if dt is None else float(dt)})
+    ds.attrs.update(
+        {
+            "model": model.id,
+            "graph": graph,
+            "design": d.kind,
+            "swept": ",".join(d.names),
+            "steps": steps,
+            "dt": "none" if dt is None else float(dt),
+        }
+    )
     return ds
 
 
 # -- files --------------------------------------------------------------------------------------
+
 
 def final_table(ds: Any) -> tuple[list[str], np.ndarray]:
     """One row per parameter set: the swept values, then each recorded value at the last
     step (array values flattened to ``NODE.PORT[i]`` columns)."""
     swept = [s for s in ds.attrs["swept"].split(",") if s]
     first = ds[list(ds.data_vars)[0]]
-    dims = list(first.dims[:first.dims.index("time")])
+    dims = list(first.dims[: first.dims.index("time")])
     shape = tuple(ds.sizes[d] for d in dims)
     n = int(np.prod(shape))
     cols, header = [], []
@@ -334,8 +392,9 @@ def final_table(ds: Any) -> tuple[list[str], np.ndarray]:
         values = np.asarray(c.values, float)
         if c.dims == (name,) and len(dims) > 1:  # a grid axis: spread over the grid
             axis = dims.index(name)
-            values = np.broadcast_to(values.reshape([-1 if k == axis else 1
-                                                     for k in range(len(dims))]), shape)
+            values = np.broadcast_to(
+                values.reshape([-1 if k == axis else 1 for k in range(len(dims))]), shape
+            )
         cols.append(np.asarray(values).reshape(n, 1))
         header.append(name)
     for var in ds.data_vars:

@@ -49,8 +49,13 @@ def quant(x: Any, mn: float, mx: float) -> np.ndarray:
     return np.clip(np.floor(v + 0.5), 0, 255).astype(np.uint8)
 
 
-def ort(op_type: str, inputs: dict[str, Any], attrs: dict[str, Any] | None = None,
-        n_out: int = 1, opset: int = 18) -> list[np.ndarray]:
+def ort(
+    op_type: str,
+    inputs: dict[str, Any],
+    attrs: dict[str, Any] | None = None,
+    n_out: int = 1,
+    opset: int = 18,
+) -> list[np.ndarray]:
     """Run one onnx operator in onnxruntime (the oracle where ONNX has the same op)."""
     import onnx
     import onnxruntime
@@ -59,18 +64,25 @@ def ort(op_type: str, inputs: dict[str, Any], attrs: dict[str, Any] | None = Non
     names = list(inputs)
     outs = [f"y{i}" for i in range(n_out)]
     node = helper.make_node(op_type, names, outs, **(attrs or {}))
-    dt = {np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.int64): onnx.TensorProto.INT64,
-          np.dtype(np.int32): onnx.TensorProto.INT32}
-    ins = [helper.make_tensor_value_info(n, dt[np.asarray(v).dtype], np.shape(v))
-           for n, v in inputs.items()]
+    dt = {
+        np.dtype(np.float32): onnx.TensorProto.FLOAT,
+        np.dtype(np.int64): onnx.TensorProto.INT64,
+        np.dtype(np.int32): onnx.TensorProto.INT32,
+    }
+    ins = [
+        helper.make_tensor_value_info(n, dt[np.asarray(v).dtype], np.shape(v))
+        for n, v in inputs.items()
+    ]
     g0 = helper.make_graph([node], "g", ins, [onnx.ValueInfoProto(name=o) for o in outs])
     m0 = helper.make_model(g0, opset_imports=[helper.make_opsetid("", opset)])
     typed = {v.name: v for v in onnx.shape_inference.infer_shapes(m0).graph.value_info}
-    outv = [typed.get(o) or helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None)
-            for o in outs]
+    outv = [
+        typed.get(o) or helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outs
+    ]
     graph = helper.make_graph([node], "g", ins, outv)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
-    sess = onnxruntime.InferenceSession(model.SerializeToString(),
-                                        providers=["CPUExecutionProvider"])
+    sess = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
     return sess.run(None, {n: np.asarray(v) for n, v in inputs.items()})

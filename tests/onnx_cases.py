@@ -26,11 +26,11 @@ class NodeCase:
     domain: str
     opset: int
     attributes: dict[str, Any]
-    inputs: list[Any]          # None for an omitted optional input
-    expected: list[Any]        # None for an output the node does not produce
+    inputs: list[Any]  # None for an omitted optional input
+    expected: list[Any]  # None for an output the node does not produce
     rtol: float
     atol: float
-    n_outputs: int = 1         # the node's output count (an equal Split needs it)
+    n_outputs: int = 1  # the node's output count (an equal Split needs it)
 
 
 def _attr_value(a) -> Any:
@@ -139,7 +139,11 @@ def _compare_array(case: NodeCase, k: int, exp: np.ndarray, got: np.ndarray) -> 
     assert got.dtype == exp.dtype, f"{case.name}: output {k} dtype {got.dtype} != {exp.dtype}"
     if exp.dtype.kind in "fc":
         np.testing.assert_allclose(
-            got, exp, rtol=max(case.rtol, 1e-5), atol=max(case.atol, 1e-6), equal_nan=True,
+            got,
+            exp,
+            rtol=max(case.rtol, 1e-5),
+            atol=max(case.atol, 1e-6),
+            equal_nan=True,
             err_msg=f"{case.name}: output {k}",
         )
     else:
@@ -163,8 +167,11 @@ def pytorch_models() -> list[tuple[str, str]]:
     for d in PYTORCH_DIRS:
         base = _pytorch_root() / d
         if base.is_dir():
-            out += [(d, m) for m in sorted(p.name for p in base.iterdir())
-                    if (base / m / "model.onnx").exists()]
+            out += [
+                (d, m)
+                for m in sorted(p.name for p in base.iterdir())
+                if (base / m / "model.onnx").exists()
+            ]
     return out
 
 
@@ -193,8 +200,10 @@ def pytorch_case(folder: str, model: str) -> PytorchCase:
     data = path / "test_data_set_0"
 
     def tensors(prefix: str) -> list[np.ndarray]:
-        return [numpy_helper.to_array(onnx.load_tensor(str(f)))
-                for f in sorted(data.glob(f"{prefix}_*.pb"))]
+        return [
+            numpy_helper.to_array(onnx.load_tensor(str(f)))
+            for f in sorted(data.glob(f"{prefix}_*.pb"))
+        ]
 
     inputs, expected = tensors("input"), tensors("output")
     init = {t.name for t in proto.graph.initializer}
@@ -211,23 +220,31 @@ def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int 
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    types = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-             np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
-             np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64}
+    types = {
+        np.dtype(np.float32): TensorProto.FLOAT,
+        np.dtype(np.float64): TensorProto.DOUBLE,
+        np.dtype(np.uint8): TensorProto.UINT8,
+        np.dtype(np.int8): TensorProto.INT8,
+        np.dtype(np.int32): TensorProto.INT32,
+        np.dtype(np.int64): TensorProto.INT64,
+    }
     names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
     while names and names[-1] == "":
         names.pop()
     node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attributes)
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(n, types[np.asarray(x).dtype], np.shape(x))
-         for n, x in zip(names, inputs) if n],
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info(n, types[np.asarray(x).dtype], np.shape(x))
+            for n, x in zip(names, inputs)
+            if n
+        ],
         [onnx.ValueInfoProto(name=f"o{k}") for k in range(n_out)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess.run(None, {n: x for n, x in zip(names, inputs) if n})

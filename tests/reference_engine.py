@@ -28,8 +28,13 @@ def _load(model: Any):
     return load_mdf(str(model))
 
 
-def reference_run(model: Any, steps: int, dt: float | None = None,
-                  initializer: dict | None = None, graph: str | None = None) -> dict:
+def reference_run(
+    model: Any,
+    steps: int,
+    dt: float | None = None,
+    initializer: dict | None = None,
+    graph: str | None = None,
+) -> dict:
     from modeci_mdf.execution_engine import EvaluableGraph
 
     with contextlib.redirect_stdout(io.StringIO()):
@@ -39,11 +44,17 @@ def reference_run(model: Any, steps: int, dt: float | None = None,
         for k in range(steps):
             inc = None if (k == 0 or dt is None) else dt
             eg.evaluate(time_increment=inc, initializer=initializer)
-    outputs = {nid: {pid: o.curr_value for pid, o in en.evaluable_outputs.items()}
-               for nid, en in eg.enodes.items()}
+    outputs = {
+        nid: {pid: o.curr_value for pid, o in en.evaluable_outputs.items()}
+        for nid, en in eg.enodes.items()
+    }
     steps_sets = [set(n.id for n in s) for s in eg.scheduler.execution_list[None]]
-    return {"outputs": outputs, "time_steps": steps_sets, "order": list(eg.order_of_execution),
-            "graph": eg}
+    return {
+        "outputs": outputs,
+        "time_steps": steps_sets,
+        "order": list(eg.order_of_execution),
+        "graph": eg,
+    }
 
 
 def assert_outputs_close(ours: dict, ref: dict, rtol: float = 1e-9, atol: float = 0.0) -> None:
@@ -51,8 +62,13 @@ def assert_outputs_close(ours: dict, ref: dict, rtol: float = 1e-9, atol: float 
     for node, ports in ref.items():
         for port, rv in ports.items():
             ov = ours[node][port]
-            np.testing.assert_allclose(np.asarray(ov, dtype=float), np.asarray(rv, dtype=float),
-                                       rtol=rtol, atol=atol, err_msg=f"{node}.{port}")
+            np.testing.assert_allclose(
+                np.asarray(ov, dtype=float),
+                np.asarray(rv, dtype=float),
+                rtol=rtol,
+                atol=atol,
+                err_msg=f"{node}.{port}",
+            )
 
 
 def model_files(*folders: Path) -> list[Path]:

@@ -28,9 +28,19 @@ PatternException = pytest.importorskip("modeci_mdf.functions.actr.ccm.pattern").
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 MODELS = ["actr_count.json", "actr_addition.json"]
-NAMES = ["chunk_to_string", "pattern_to_string", "change_goal", "retrieve_chunk",
-         "match_production", "pattern_matching_function", "update_buffer", "update_goal",
-         "update_retrieval", "conflict_resolution_function", "check_termination"]
+NAMES = [
+    "chunk_to_string",
+    "pattern_to_string",
+    "change_goal",
+    "retrieve_chunk",
+    "match_production",
+    "pattern_matching_function",
+    "update_buffer",
+    "update_goal",
+    "update_retrieval",
+    "conflict_resolution_function",
+    "check_termination",
+]
 
 
 def call_both(name, *args):
@@ -126,8 +136,9 @@ def test_registered_with_reference_argument_names():
 
 def test_registry_call_binds_by_name():
     sch = REGISTRY.lookup("change_goal")
-    inputs, attrs = sch.bind({"curr_goal": {"ISA": "g", "a": "x"},
-                              "pattern": {"buffer": "goal", "a": "y"}})
+    inputs, attrs = sch.bind(
+        {"curr_goal": {"ISA": "g", "a": "x"}, "pattern": {"buffer": "goal", "a": "y"}}
+    )
     assert sch.call(inputs, attrs) == ({"ISA": "g", "a": "y"},)
     sch = REGISTRY.lookup("conflict_resolution_function")
     assert sch.call([[]], {"seed": 3}) == ({},)
@@ -148,8 +159,7 @@ def test_functions_along_example_runs(name):
         assert state == r
         retrieved, r = call_both("retrieve_chunk", request, parts["chunks"], parts["types"])
         assert retrieved == r
-        matched, r = call_both("pattern_matching_function", parts["productions"], state,
-                               retrieved)
+        matched, r = call_both("pattern_matching_function", parts["productions"], state, retrieved)
         assert matched == r
         fired, r = call_both("conflict_resolution_function", matched)
         assert fired == r
@@ -181,9 +191,12 @@ def test_match_production_and_strings(name):
                     assert mine == r
                 ctx = {"goal": goal, "retrieval": retrieval}
                 mine = ours.match_production(prod, ctx)
-                ref_ctx = {"goal": Chunk(ref.chunk_to_string(goal)),
-                           "retrieval": None if retrieval is None
-                           else Chunk(ref.chunk_to_string(retrieval))}
+                ref_ctx = {
+                    "goal": Chunk(ref.chunk_to_string(goal)),
+                    "retrieval": None
+                    if retrieval is None
+                    else Chunk(ref.chunk_to_string(retrieval)),
+                }
                 assert mine == ref.match_production(copy.deepcopy(prod), ref_ctx)
 
 
@@ -200,10 +213,16 @@ def test_change_goal_edge_cases():
 
 
 def test_update_buffer_edge_cases():
-    prod = {"name": "p", "lhs": [], "bindings": {"x": "one", "goal": "G"},
-            "rhs": [{"buffer": "goal", "a": "=x", "b": "x", "c": "-=x", "d": "y"},
-                    {"buffer": "retrieval", "ISA": "n", "v": "=x"},
-                    {"buffer": "goal", "a": "=x", "e": "=nope"}]}
+    prod = {
+        "name": "p",
+        "lhs": [],
+        "bindings": {"x": "one", "goal": "G"},
+        "rhs": [
+            {"buffer": "goal", "a": "=x", "b": "x", "c": "-=x", "d": "y"},
+            {"buffer": "retrieval", "ISA": "n", "v": "=x"},
+            {"buffer": "goal", "a": "=x", "e": "=nope"},
+        ],
+    }
     for buffer in ("goal", "retrieval", "imaginal"):
         mine, r = call_both("update_buffer", prod, buffer)
         assert mine == r
@@ -226,8 +245,9 @@ def test_conflict_resolution_seeded():
         assert mine == r
     picks = {ours.conflict_resolution_function(cands, seed=s)["name"] for s in range(40)}
     assert picks <= {p["name"] for p in cands} and len(picks) > 1
-    assert ours.conflict_resolution_function(cands, seed=7) == \
-        ours.conflict_resolution_function(copy.deepcopy(cands), seed=7)
+    assert ours.conflict_resolution_function(cands, seed=7) == ours.conflict_resolution_function(
+        copy.deepcopy(cands), seed=7
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -235,8 +255,21 @@ def test_conflict_resolution_seeded():
 # ------------------------------------------------------------------------------------------
 
 WORDS = ["a", "b", "nil"]
-PATTERN_VALUES = WORDS + ["=x", "=y", "-=x", "-=y", "=", "!a", "?", "b.c", "=x-1", "2:a",
-                          "1:=x", "=x!b", "s.t:a"]
+PATTERN_VALUES = WORDS + [
+    "=x",
+    "=y",
+    "-=x",
+    "-=y",
+    "=",
+    "!a",
+    "?",
+    "b.c",
+    "=x-1",
+    "2:a",
+    "1:=x",
+    "=x!b",
+    "s.t:a",
+]
 CHUNK_WORDS = WORDS + ["k:a", "2:b"]
 TYPES = {"t": ["s1", "s2", "s3"], "u": ["s1", "s2"]}
 
@@ -274,8 +307,11 @@ def test_retrieve_chunk_property(pattern, dm):
 
 
 @settings(max_examples=300, deadline=None)
-@given(lhs=st.lists(st.sampled_from(["goal", "retrieval"]).flatmap(patterns), max_size=3),
-       goal=chunks(), retrieval=st.one_of(st.just({}), chunks()))
+@given(
+    lhs=st.lists(st.sampled_from(["goal", "retrieval"]).flatmap(patterns), max_size=3),
+    goal=chunks(),
+    retrieval=st.one_of(st.just({}), chunks()),
+)
 def test_pattern_matching_property(lhs, goal, retrieval):
     prods = [{"name": "p", "lhs": lhs, "rhs": []}, {"name": "q", "lhs": lhs[:1], "rhs": []}]
     try:
@@ -302,8 +338,9 @@ def test_pattern_syntax_errors_are_mdf_errors():
 
 
 def _load_script():
-    spec = importlib.util.spec_from_file_location("make_actr_examples",
-                                                  EXAMPLES / "make_actr_examples.py")
+    spec = importlib.util.spec_from_file_location(
+        "make_actr_examples", EXAMPLES / "make_actr_examples.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -337,11 +374,23 @@ def test_builder_layout_matches_actr_to_mdf():
 def test_builder_normalizes_to_positional_layout():
     dm, types, pm, goal = builder.normalize(
         chunks=[{"name": "c", "ISA": "t", "s3": "a", "s1": "b"}],
-        productions=[{"name": "p", "lhs": {"goal": {"ISA": "t", "s2": "=v"}},
-                      "rhs": {"retrieval": {"ISA": "t", "s2": "=v"}, "goal": {"s1": "=v"}}}],
-        goal="c", chunk_types={"t": ["s1", "s2", "s3"]})
-    assert list(dm[0].items()) == [("name", "c"), ("ISA", "t"), ("s1", "b"), ("s2", "nil"),
-                                   ("s3", "a")]
+        productions=[
+            {
+                "name": "p",
+                "lhs": {"goal": {"ISA": "t", "s2": "=v"}},
+                "rhs": {"retrieval": {"ISA": "t", "s2": "=v"}, "goal": {"s1": "=v"}},
+            }
+        ],
+        goal="c",
+        chunk_types={"t": ["s1", "s2", "s3"]},
+    )
+    assert list(dm[0].items()) == [
+        ("name", "c"),
+        ("ISA", "t"),
+        ("s1", "b"),
+        ("s2", "nil"),
+        ("s3", "a"),
+    ]
     assert goal == dm[0]
     assert list(pm[0]["lhs"][0].values()) == ["goal", "t", "=s1", "=v", "=s3"]
     assert pm[0]["rhs"][0] == {"buffer": "retrieval", "ISA": "t", "s1": "=", "s2": "=v"}
@@ -351,31 +400,63 @@ def test_retrieval_request_by_a_later_slot():
     """A request naming only the second slot matches that slot, in both implementations."""
     dm, types, pm, _ = builder.normalize(
         chunks=[{"ISA": "n", "v": "one", "next": "two"}, {"ISA": "n", "v": "two", "next": "one"}],
-        productions=[{"name": "p", "lhs": {"goal": {"ISA": "n"}},
-                      "rhs": {"retrieval": {"ISA": "n", "next": "one"}}}],
-        goal={"ISA": "n"})
+        productions=[
+            {
+                "name": "p",
+                "lhs": {"goal": {"ISA": "n"}},
+                "rhs": {"retrieval": {"ISA": "n", "next": "one"}},
+            }
+        ],
+        goal={"ISA": "n"},
+    )
     request = pm[0]["rhs"][0]
     mine, r = call_both("retrieve_chunk", request, dm, types)
     assert mine == r == {"ISA": "n", "v": "two", "next": "one"}
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"chunk_types": {"t": ["s1"]}, "goal": {"ISA": "t", "s9": "a"}}, "no slot 's9'"),
-    ({"productions": [{"name": "p", "lhs": {"goal": {"ISA": "t"}},
-                       "rhs": {"retrieval": {"ISA": "t", "s7": "a"}}}]}, "no slot 's7'"),
-    ({"chunk_types": {"t": ["s1"], "u": []},
-      "productions": [{"name": "p", "lhs": {}, "rhs": {"goal": {"ISA": "u"}}}]}, "cannot become"),
-    ({"chunks": [{"ISA": "t", "s1": "a b"}], "goal": {"ISA": "t"}}, "without spaces"),
-    ({"productions": [{"name": "p", "lhs": {"imaginal": {"ISA": "t"}}, "rhs": {}}]},
-     "unknown buffer"),
-    ({"productions": [{"name": "p", "lhs": {"goal": {"ISA": "t", "s1": "a,b"}}, "rhs": {}}]},
-     "cannot read"),
-    ({"productions": [{"name": "p", "lhs": {"goal": {"s1": "a"}}, "rhs": {}}]}, "ISA"),
-    ({"goal": "missing"}, "names no chunk"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"chunk_types": {"t": ["s1"]}, "goal": {"ISA": "t", "s9": "a"}}, "no slot 's9'"),
+        (
+            {
+                "productions": [
+                    {
+                        "name": "p",
+                        "lhs": {"goal": {"ISA": "t"}},
+                        "rhs": {"retrieval": {"ISA": "t", "s7": "a"}},
+                    }
+                ]
+            },
+            "no slot 's7'",
+        ),
+        (
+            {
+                "chunk_types": {"t": ["s1"], "u": []},
+                "productions": [{"name": "p", "lhs": {}, "rhs": {"goal": {"ISA": "u"}}}],
+            },
+            "cannot become",
+        ),
+        ({"chunks": [{"ISA": "t", "s1": "a b"}], "goal": {"ISA": "t"}}, "without spaces"),
+        (
+            {"productions": [{"name": "p", "lhs": {"imaginal": {"ISA": "t"}}, "rhs": {}}]},
+            "unknown buffer",
+        ),
+        (
+            {"productions": [{"name": "p", "lhs": {"goal": {"ISA": "t", "s1": "a,b"}}, "rhs": {}}]},
+            "cannot read",
+        ),
+        ({"productions": [{"name": "p", "lhs": {"goal": {"s1": "a"}}, "rhs": {}}]}, "ISA"),
+        ({"goal": "missing"}, "names no chunk"),
+    ],
+)
 def test_builder_errors(kwargs, match):
-    args = {"chunks": [{"name": "c", "ISA": "t", "s1": "a"}], "productions": [],
-            "goal": "c", **kwargs}
+    args = {
+        "chunks": [{"name": "c", "ISA": "t", "s1": "a"}],
+        "productions": [],
+        "goal": "c",
+        **kwargs,
+    }
     with pytest.raises(MDFError, match=match):
         builder.build_model_dict("m", **args)
 
@@ -409,8 +490,10 @@ def test_our_engine_on_built_model(reference_goals):
     script = _load_script()
     model = builder.build_model(**script.ADDITION)
     assert builder.run_model(model) == reference_goals["actr_addition.json"]
-    assert builder.run_model(builder.build_model_dict(**script.COUNT)) == \
-        reference_goals["actr_count.json"]
+    assert (
+        builder.run_model(builder.build_model_dict(**script.COUNT))
+        == reference_goals["actr_count.json"]
+    )
     with pytest.raises(MDFError, match="did not terminate within 3 cycles"):
         builder.run_model(model, max_cycles=3)
 
@@ -476,8 +559,10 @@ def test_builder_agrees_with_actr_to_mdf(tmp_path, reference_goals):
     from modeci_mdf.interfaces.actr import actr_to_mdf
 
     script = _load_script()
-    dm = "\n".join(f"({c['name']} ISA number value {c['value']} next {c['next']})"
-                   for c in script.COUNT["chunks"])
+    dm = "\n".join(
+        f"({c['name']} ISA number value {c['value']} next {c['next']})"
+        for c in script.COUNT["chunks"]
+    )
     lisp = tmp_path / "count.lisp"
     lisp.write_text(COUNT_LISP.format(dm=dm))
     with contextlib.redirect_stdout(io.StringIO()):

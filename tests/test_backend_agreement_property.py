@@ -19,8 +19,20 @@ import mdf_engine
 from mdf_engine import MDFError
 
 CONSTANTS = st.sampled_from(["0", "1", "2", "0.5", "-1.5", "3.0", "10.0", "1e3"])
-UNARY = ["np.sin", "np.cos", "np.tanh", "np.abs", "np.exp", "np.sqrt", "np.log", "math.sin",
-         "math.sqrt", "math.floor", "np.floor", "np.sign"]
+UNARY = [
+    "np.sin",
+    "np.cos",
+    "np.tanh",
+    "np.abs",
+    "np.exp",
+    "np.sqrt",
+    "np.log",
+    "math.sin",
+    "math.sqrt",
+    "math.floor",
+    "np.floor",
+    "np.sign",
+]
 STEPS = 4
 
 
@@ -32,15 +44,29 @@ def expressions(names: list[str]) -> st.SearchStrategy[str]:
             st.builds(lambda f, a: f"{f}({a})", st.sampled_from(UNARY), inner),
             st.builds(lambda a: f"(-{a})", inner),
             st.builds(lambda a, op, b: f"({a} {op} {b})", inner, st.sampled_from("+-*"), inner),
-            st.builds(lambda a, op, b: f"({a} {op} {b})", inner,
-                      st.sampled_from(["/", "//", "%"]), inner),
-            st.builds(lambda a, p: f"({a} ** {p})", inner,
-                      st.sampled_from(["2", "3", "0.5", "-1", "-2", "-0.5"])),
+            st.builds(
+                lambda a, op, b: f"({a} {op} {b})", inner, st.sampled_from(["/", "//", "%"]), inner
+            ),
+            st.builds(
+                lambda a, p: f"({a} ** {p})",
+                inner,
+                st.sampled_from(["2", "3", "0.5", "-1", "-2", "-0.5"]),
+            ),
             st.builds(lambda a, b: f"(np.abs({a}) ** {b})", inner, inner),
-            st.builds(lambda a, cmp, b, c, d: f"({a} if {b} {cmp} {c} else {d})", inner,
-                      st.sampled_from(["<", ">=", "==", "!="]), inner, inner, inner),
-            st.builds(lambda f, a, b: f"{f}({a}, {b})",
-                      st.sampled_from(["np.maximum", "np.minimum"]), inner, inner),
+            st.builds(
+                lambda a, cmp, b, c, d: f"({a} if {b} {cmp} {c} else {d})",
+                inner,
+                st.sampled_from(["<", ">=", "==", "!="]),
+                inner,
+                inner,
+                inner,
+            ),
+            st.builds(
+                lambda f, a, b: f"{f}({a}, {b})",
+                st.sampled_from(["np.maximum", "np.minimum"]),
+                inner,
+                inner,
+            ),
         )
 
     return st.recursive(leaves, extend, max_leaves=6)
@@ -61,18 +87,27 @@ def graphs(draw) -> dict:
         params = {
             "k": {"value": k},
             "s": {"value": f"0.5 * s + {draw(expressions(names))}"},
-            "v": {"default_initial_value": 0.0,
-                  "time_derivative": f"-v + {draw(expressions(names + ['v']))}"},
+            "v": {
+                "default_initial_value": 0.0,
+                "time_derivative": f"-v + {draw(expressions(names + ['v']))}",
+            },
         }
-        node: dict = {"parameters": params,
-                      "output_ports": {"out": {"value": draw(expressions(["s", "v", "k"]))}}}
+        node: dict = {
+            "parameters": params,
+            "output_ports": {"out": {"value": draw(expressions(["s", "v", "k"]))}},
+        }
         if senders:
-            node["input_ports"] = {"inp": {"reduce": draw(st.sampled_from(
-                ["overwrite", "add", "multiply"]))}}
+            node["input_ports"] = {
+                "inp": {"reduce": draw(st.sampled_from(["overwrite", "add", "multiply"]))}
+            }
         nodes[f"N{i}"] = node
         for j in senders:
-            edge = {"sender": f"N{j}", "receiver": f"N{i}", "sender_port": "out",
-                    "receiver_port": "inp"}
+            edge = {
+                "sender": f"N{j}",
+                "receiver": f"N{i}",
+                "sender_port": "out",
+                "receiver_port": "inp",
+            }
             weight = draw(st.sampled_from([1, 0.5, -2.0, 0]))
             if weight != 1:
                 edge["parameters"] = {"weight": weight}
@@ -83,15 +118,23 @@ def graphs(draw) -> dict:
 def _run(model: dict, backend: str):
     sim = mdf_engine.Simulation(model, backend=backend)
     res = sim.run(steps=STEPS, dt=0.1)
-    values = {f"{n}.{p}": np.asarray(v, dtype=float)
-              for n, ports in res.outputs.items() for p, v in ports.items()}
+    values = {
+        f"{n}.{p}": np.asarray(v, dtype=float)
+        for n, ports in res.outputs.items()
+        for p, v in ports.items()
+    }
     for n in res.outputs:
         values[f"{n}.s"] = np.asarray(sim.value(n, "s"), dtype=float)
     return values, sim
 
 
-@settings(max_examples=12, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(graphs())
 def test_backends_agree_or_both_refuse(model):
     logger = logging.getLogger("mdf_engine")
@@ -121,30 +164,48 @@ def _agree_or_both_refuse(model) -> None:
     assert sim.runner.fallback_reason is not None or sim.runner.is_compiled
     assert a.keys() == b_values.keys()
     for key in a:
-        np.testing.assert_allclose(b_values[key], a[key], rtol=1e-9, atol=1e-12,
-                                   equal_nan=True, err_msg=key)
+        np.testing.assert_allclose(
+            b_values[key], a[key], rtol=1e-9, atol=1e-12, equal_nan=True, err_msg=key
+        )
 
 
 def test_division_by_zero_follows_numpy_on_both_backends():
     """c steps through 1..5, so c - 3 passes through 0; every value is compared with numpy's
     own float64 result."""
-    exprs = {"q": "c / (c - 3)", "f": "c // (c - 3)", "r": "c % (c - 3)",
-             "p": "(c - 3) ** -1", "z": "(c - 3) / (c - 3)"}
+    exprs = {
+        "q": "c / (c - 3)",
+        "f": "c // (c - 3)",
+        "r": "c % (c - 3)",
+        "p": "(c - 3) ** -1",
+        "z": "(c - 3) / (c - 3)",
+    }
     params = {"c": {"value": "c + 1"}, **{k: {"value": v} for k, v in exprs.items()}}
-    model = {"dz": {"graphs": {"g": {"nodes": {"A": {
-        "parameters": params, "output_ports": {"out": {"value": "q"}}}}}}}}
+    model = {
+        "dz": {
+            "graphs": {
+                "g": {
+                    "nodes": {"A": {"parameters": params, "output_ports": {"out": {"value": "q"}}}}
+                }
+            }
+        }
+    }
     c = np.arange(1.0, 6.0)
     with np.errstate(all="ignore"):
-        expected = {"q": np.true_divide(c, c - 3), "f": np.floor_divide(c, c - 3),
-                    "r": np.mod(c, c - 3), "p": np.power(c - 3, -1.0),
-                    "z": np.true_divide(c - 3, c - 3)}
+        expected = {
+            "q": np.true_divide(c, c - 3),
+            "f": np.floor_divide(c, c - 3),
+            "r": np.mod(c, c - 3),
+            "p": np.power(c - 3, -1.0),
+            "z": np.true_divide(c - 3, c - 3),
+        }
     for backend in ("interpreted", "compiled"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sim = mdf_engine.Simulation(model, backend=backend)
             res = sim.run(steps=5, record=[f"A.{k}" for k in exprs])
         for k in exprs:
-            np.testing.assert_array_equal(res.trace("A", k).astype(float), expected[k],
-                                          err_msg=f"{backend} {k}")
+            np.testing.assert_array_equal(
+                res.trace("A", k).astype(float), expected[k], err_msg=f"{backend} {k}"
+            )
         if backend == "compiled":
             assert sim.runner.is_compiled

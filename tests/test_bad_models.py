@@ -65,16 +65,28 @@ def test_cli_exits_2_with_one_line(name, capsys):
     assert "Traceback" not in captured.err
 
 
-@pytest.mark.parametrize("name", [
-    "yaml_python_apply.yaml", "expr_import_os_system.json", "cycle_without_default.json",
-    "self_loop_edge.json", "broadcast_mismatch.json", "json_not_utf8.json",
-    "json_very_deep_nesting.json", "yaml_billion_laughs.yaml",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "yaml_python_apply.yaml",
+        "expr_import_os_system.json",
+        "cycle_without_default.json",
+        "self_loop_edge.json",
+        "broadcast_mismatch.json",
+        "json_not_utf8.json",
+        "json_very_deep_nesting.json",
+        "yaml_billion_laughs.yaml",
+    ],
+)
 def test_cli_subprocess_exits_2_without_traceback(name, tmp_path):
     out = tmp_path / "out.json"
     proc = subprocess.run(
         [sys.executable, "-m", "mdf_engine.cli", "run", str(CORPUS / name), "-o", str(out)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -83,14 +95,17 @@ def test_cli_subprocess_exits_2_without_traceback(name, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("9 ** 9 ** 9", np.inf),
-    ("1 / 0", np.inf),
-    ("-1 // 0", -np.inf),
-    ("0 ** -1", np.inf),
-    ("math.exp(1000)", np.inf),
-    ("math.log(0)", -np.inf),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("9 ** 9 ** 9", np.inf),
+        ("1 / 0", np.inf),
+        ("-1 // 0", -np.inf),
+        ("0 ** -1", np.inf),
+        ("math.exp(1000)", np.inf),
+        ("math.log(0)", -np.inf),
+    ],
+)
 def test_hostile_arithmetic_is_fast_and_follows_numpy(text, expected):
     """Huge powers and divisions by zero give numpy's float64 result instead of hanging or
     raising (the expected values are numpy's own float64 results)."""
@@ -104,9 +119,21 @@ def test_invalid_arithmetic_gives_nan(text):
 
 # -- nothing outside the whitelist runs ----------------------------------------------------------
 
-_FLAGGED_EVENTS = ("os.system", "subprocess.Popen", "os.posix_spawn", "os.spawn", "os.exec",
-                   "os.fork", "pty.spawn", "socket.connect", "ctypes.dlopen", "os.remove",
-                   "os.rename", "shutil.rmtree", "webbrowser.open")
+_FLAGGED_EVENTS = (
+    "os.system",
+    "subprocess.Popen",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.exec",
+    "os.fork",
+    "pty.spawn",
+    "socket.connect",
+    "ctypes.dlopen",
+    "os.remove",
+    "os.rename",
+    "shutil.rmtree",
+    "webbrowser.open",
+)
 
 
 class _Recorder:
@@ -165,9 +192,20 @@ _RECORDER: _Recorder | None = None
 def _recorder() -> _Recorder:
     global _RECORDER
     if _RECORDER is None:
-        roots = [str(CORPUS), sys.prefix, sys.base_prefix, sys.exec_prefix,
-                 str(Path(mdf_engine.__file__).resolve().parent.parent), tempfile.gettempdir(),
-                 os.path.expanduser("~/.cache"), "/dev/null", "/proc", "/sys", "/usr", "/etc/localtime"]
+        roots = [
+            str(CORPUS),
+            sys.prefix,
+            sys.base_prefix,
+            sys.exec_prefix,
+            str(Path(mdf_engine.__file__).resolve().parent.parent),
+            tempfile.gettempdir(),
+            os.path.expanduser("~/.cache"),
+            "/dev/null",
+            "/proc",
+            "/sys",
+            "/usr",
+            "/etc/localtime",
+        ]
         _RECORDER = _Recorder(roots + [p for p in sys.path if p])
         sys.addaudithook(_RECORDER.hook)
     return _RECORDER
@@ -176,14 +214,30 @@ def _recorder() -> _Recorder:
 def _warm_up(tmp_path: Path) -> None:
     """Import and exercise everything a corpus run may touch, so that lazy imports happen
     before recording starts."""
-    good = {"m": {"graphs": {"g": {"nodes": {
-        "A": {"input_ports": {"i": {"shape": [1]}},
-              "parameters": {"k": {"value": 2}, "x": {"value": "k * i + np.sin(k)"},
-                             "s": {"default_initial_value": 0, "time_derivative": "x"},
-                             "z": {"function": "linear",
-                                   "args": {"variable0": "i", "slope": 1, "intercept": 0}}},
-              "output_ports": {"out": {"value": "x + s + z"}}}},
-        "conditions": {"node_specific": {"A": {"type": "Always", "kwargs": {}}}}}}}}
+    good = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "input_ports": {"i": {"shape": [1]}},
+                            "parameters": {
+                                "k": {"value": 2},
+                                "x": {"value": "k * i + np.sin(k)"},
+                                "s": {"default_initial_value": 0, "time_derivative": "x"},
+                                "z": {
+                                    "function": "linear",
+                                    "args": {"variable0": "i", "slope": 1, "intercept": 0},
+                                },
+                            },
+                            "output_ports": {"out": {"value": "x + s + z"}},
+                        }
+                    },
+                    "conditions": {"node_specific": {"A": {"type": "Always", "kwargs": {}}}},
+                }
+            }
+        }
+    }
     mdf_engine.Simulation(good).run(steps=2, dt=0.1)
     for name in FILES:
         try:
@@ -235,18 +289,40 @@ def test_recorder_notices_forbidden_calls(monkeypatch, tmp_path):
 
 # -- check_finite: stop at the first NaN/inf and say where ----------------------------------------
 
+
 def _nan_model(offset: int) -> dict:
     """A's parameter x = log(offset - c) with c = 1, 2, 3, ... becomes -inf at step offset-1
     (0-based); B doubles A's output."""
-    return {"m": {"graphs": {"g": {
-        "nodes": {
-            "A": {"parameters": {"c": {"value": "c + 1"},
-                                 "x": {"value": f"np.log({offset} - c)"}},
-                  "output_ports": {"out": {"value": "x"}}},
-            "B": {"input_ports": {"i": {}}, "parameters": {"y": {"value": "i * 2"}},
-                  "output_ports": {"out": {"value": "y"}}}},
-        "edges": {"e": {"sender": "A", "receiver": "B", "sender_port": "out",
-                        "receiver_port": "i"}}}}}}
+    return {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "parameters": {
+                                "c": {"value": "c + 1"},
+                                "x": {"value": f"np.log({offset} - c)"},
+                            },
+                            "output_ports": {"out": {"value": "x"}},
+                        },
+                        "B": {
+                            "input_ports": {"i": {}},
+                            "parameters": {"y": {"value": "i * 2"}},
+                            "output_ports": {"out": {"value": "y"}},
+                        },
+                    },
+                    "edges": {
+                        "e": {
+                            "sender": "A",
+                            "receiver": "B",
+                            "sender_port": "out",
+                            "receiver_port": "i",
+                        }
+                    },
+                }
+            }
+        }
+    }
 
 
 @pytest.mark.parametrize("backend", ["interpreted", "compiled"])

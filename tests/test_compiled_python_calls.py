@@ -22,9 +22,20 @@ def cache(tmp_path, monkeypatch):
 
 def _node_model(parameters: dict, outputs: dict) -> dict:
     """A model of one node ``n`` with these parameters and output port values."""
-    return {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": parameters,
-        "output_ports": {k: {"value": v} for k, v in outputs.items()}}}}}}}
+    return {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "parameters": parameters,
+                            "output_ports": {k: {"value": v} for k, v in outputs.items()},
+                        }
+                    }
+                }
+            }
+        }
+    }
 
 
 def _both(model: dict, steps: int) -> tuple:
@@ -41,18 +52,26 @@ def _conv_model() -> dict:
     w = rng.standard_normal((2, 1, 3, 3)) * 0.3
     x0 = rng.standard_normal((1, 1, 6, 6))
     return _node_model(
-        {"x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
-         "W": {"value": w.tolist()},
-         "y": {"function": "onnx::Conv", "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1],
-                                                  "strides": [2, 1]}}},
-        {"out": "y", "total": "y * 2.0 + x[0, 0, 0, 0]"})
+        {
+            "x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
+            "W": {"value": w.tolist()},
+            "y": {
+                "function": "onnx::Conv",
+                "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1], "strides": [2, 1]},
+            },
+        },
+        {"out": "y", "total": "y * 2.0 + x[0, 0, 0, 0]"},
+    )
 
 
 def _range_model() -> dict:
-    return _node_model({"c": {"value": "c + 1"},
-                        "r": {"function": "onnx::Range",
-                              "args": {"start": 0.0, "limit": "c", "delta": 1.0}}},
-                       {"out": "r"})
+    return _node_model(
+        {
+            "c": {"value": "c + 1"},
+            "r": {"function": "onnx::Range", "args": {"start": 0.0, "limit": "c", "delta": 1.0}},
+        },
+        {"out": "r"},
+    )
 
 
 def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache, caplog):
@@ -61,8 +80,9 @@ def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache,
     assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::Conv"]
     assert any("onnx::Conv has no Numba kernel" in r.getMessage() for r in caplog.records)
     for name in ("out", "total", "x", "y"):
-        np.testing.assert_allclose(b.value("n", name), a.value("n", name), rtol=1e-12,
-                                   atol=0, err_msg=name)
+        np.testing.assert_allclose(
+            b.value("n", name), a.value("n", name), rtol=1e-12, atol=0, err_msg=name
+        )
     again = mdf_engine.Simulation(_conv_model(), backend="compiled")
     again.run(steps=25)
     assert again.runner.origin == "cache"
@@ -88,9 +108,10 @@ def test_a_changing_shape_in_a_later_run_raises(cache):
 def test_integer_inputs_keep_dtype_aware_functions_interpreted(a, cache, caplog):
     """onnx::Div divides integers as integers; the compiled backend (float64 values) would
     give 3.5 for 7 / 2, so the graph stays interpreted, with a log line naming the call."""
-    model = _node_model({"c": {"value": "c + 7"},
-                         "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
-                        {"out": "d"})
+    model = _node_model(
+        {"c": {"value": "c + 7"}, "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
+        {"out": "d"},
+    )
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         ref, sim = _both(model, 3)
     assert sim.runner.mode == "interpreted"
@@ -117,12 +138,16 @@ def _register_strict_kernel() -> None:
 def test_a_python_kernel_failing_in_a_first_run_reruns_it_interpreted(cache, caplog):
     _register_strict_kernel()
     model = _node_model(
-        {"x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
-         "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}}},
-        {"out": "y"})
+        {
+            "x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
+            "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}},
+        },
+        {"out": "y"},
+    )
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         ref, sim = _both(model, 4)
     assert sim.runner.mode == "interpreted"
-    assert "test::ScaleByInt failed in the compiled backend (TypeError" in \
-        sim.runner.fallback_reason
+    assert (
+        "test::ScaleByInt failed in the compiled backend (TypeError" in sim.runner.fallback_reason
+    )
     np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))

@@ -42,9 +42,13 @@ def test_every_value_matches_interpreted(path, cache):
     b.run(steps=40, dt=0.01)
     assert b.runner.is_compiled, b.runner.fallback_reason
     for nid, name in _names(a):
-        np.testing.assert_allclose(np.asarray(b.value(nid, name), dtype=float),
-                                   np.asarray(a.value(nid, name), dtype=float),
-                                   rtol=1e-12, atol=0, err_msg=f"{nid}.{name}")
+        np.testing.assert_allclose(
+            np.asarray(b.value(nid, name), dtype=float),
+            np.asarray(a.value(nid, name), dtype=float),
+            rtol=1e-12,
+            atol=0,
+            err_msg=f"{nid}.{name}",
+        )
     assert b.runner.time_steps == a.runner.time_steps
 
 
@@ -59,8 +63,9 @@ def test_second_start_uses_the_cache_and_gives_the_same_numbers(path, cache):
     assert second.runner.origin == "cache"
     for node, ports in r1.outputs.items():
         for port, v in ports.items():
-            assert np.array_equal(np.asarray(r2.outputs[node][port]), np.asarray(v)), \
+            assert np.array_equal(np.asarray(r2.outputs[node][port]), np.asarray(v)), (
                 f"{node}.{port}"
+            )
     assert second.runner.time_steps == first.runner.time_steps
 
 
@@ -112,11 +117,27 @@ def test_attributes_given_out_of_schema_order(cache):
     rng = np.random.default_rng(4)
     a = rng.standard_normal((2, 3))
     b = rng.standard_normal((4, 3))
-    model = {"m": {"graphs": {"g": {"nodes": {"n": {
-        "parameters": {"A": {"value": a.tolist()}, "B": {"value": b.tolist()},
-                       "y": {"function": "onnx::Gemm",
-                             "args": {"A": "A", "B": "B", "transB": 1}}},
-        "output_ports": {"out": {"value": "y"}}}}}}}}
+    model = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "parameters": {
+                                "A": {"value": a.tolist()},
+                                "B": {"value": b.tolist()},
+                                "y": {
+                                    "function": "onnx::Gemm",
+                                    "args": {"A": "A", "B": "B", "transB": 1},
+                                },
+                            },
+                            "output_ports": {"out": {"value": "y"}},
+                        }
+                    }
+                }
+            }
+        }
+    }
     sim = mdf_engine.Simulation(model, backend="compiled")
     sim.run(steps=3)
     assert sim.runner.is_compiled, sim.runner.fallback_reason
@@ -136,8 +157,7 @@ def test_auto_backend_compiles_long_runs_only(cache):
     long = mdf_engine.Simulation(FN)
     r = long.run(steps=AUTO_COMPILE_STEPS, dt=0.01)
     assert long.backend == "compiled" and long.runner.is_compiled
-    ref = mdf_engine.Simulation(FN, backend="interpreted").run(steps=AUTO_COMPILE_STEPS,
-                                                                dt=0.01)
+    ref = mdf_engine.Simulation(FN, backend="interpreted").run(steps=AUTO_COMPILE_STEPS, dt=0.01)
     for node, ports in ref.outputs.items():
         for port, v in ports.items():
             np.testing.assert_allclose(r.outputs[node][port], v, rtol=1e-9, err_msg=port)

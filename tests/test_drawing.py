@@ -32,40 +32,81 @@ from mdf_engine.drawing import condition_text, draw, graph_layers  # noqa: E402
 
 
 def _node(i: str, ins: list[str], outs: list[str]) -> Node:
-    return Node(id=i, input_ports=[InputPort(id=p) for p in ins],
-                output_ports=[OutputPort(id=o, value="1") for o in outs])
+    return Node(
+        id=i,
+        input_ports=[InputPort(id=p) for p in ins],
+        output_ports=[OutputPort(id=o, value="1") for o in outs],
+    )
 
 
 def _abc() -> Model:
     """A feeds B and C, which run every 2nd and 3rd call of A; a nested termination."""
-    nodes = [_node("A", ["in_a"], ["out_a"]), _node("B", ["in_b"], ["out_b"]),
-             _node("C", ["in_c"], ["out_c"])]
-    edges = [Edge(id="ab", sender="A", receiver="B", sender_port="out_a", receiver_port="in_b",
-                  parameters={"weight": 0.25}),
-             Edge(id="ac", sender="A", receiver="C", sender_port="out_a", receiver_port="in_c")]
+    nodes = [
+        _node("A", ["in_a"], ["out_a"]),
+        _node("B", ["in_b"], ["out_b"]),
+        _node("C", ["in_c"], ["out_c"]),
+    ]
+    edges = [
+        Edge(
+            id="ab",
+            sender="A",
+            receiver="B",
+            sender_port="out_a",
+            receiver_port="in_b",
+            parameters={"weight": 0.25},
+        ),
+        Edge(id="ac", sender="A", receiver="C", sender_port="out_a", receiver_port="in_c"),
+    ]
     conds = ConditionSet(
-        node_specific={"B": Condition("EveryNCalls", {"dependencies": "A", "n": 2}),
-                       "C": Condition("EveryNCalls", {"dependencies": "A", "n": 3})},
-        termination={"environment_state_update": Condition("And", {"dependencies": [
-            Condition("AfterNCalls", {"dependencies": "C", "n": 2}),
-            Condition("JustRan", {"dependencies": "A"})]})})
-    return Model(id="abc", graphs=[Graph(id="abc_graph", nodes=nodes, edges=edges,
-                                         conditions=conds)])
+        node_specific={
+            "B": Condition("EveryNCalls", {"dependencies": "A", "n": 2}),
+            "C": Condition("EveryNCalls", {"dependencies": "A", "n": 3}),
+        },
+        termination={
+            "environment_state_update": Condition(
+                "And",
+                {
+                    "dependencies": [
+                        Condition("AfterNCalls", {"dependencies": "C", "n": 2}),
+                        Condition("JustRan", {"dependencies": "A"}),
+                    ]
+                },
+            )
+        },
+    )
+    return Model(
+        id="abc", graphs=[Graph(id="abc_graph", nodes=nodes, edges=edges, conditions=conds)]
+    )
 
 
 def _cyclic() -> Model:
     """A -> B -> C -> A, C -> C, A -> D, A -> C (a skip), two edges A -> B."""
-    nodes = [_node("A", ["x", "fb"], ["y"]), _node("B", ["u", "u2"], ["v"]),
-             _node("C", ["s", "me"], ["t"]), _node("D", ["d"], ["o"])]
+    nodes = [
+        _node("A", ["x", "fb"], ["y"]),
+        _node("B", ["u", "u2"], ["v"]),
+        _node("C", ["s", "me"], ["t"]),
+        _node("D", ["d"], ["o"]),
+    ]
 
     def e(i, s, r, sp, rp, w=None):
-        return Edge(id=i, sender=s, receiver=r, sender_port=sp, receiver_port=rp,
-                    parameters=None if w is None else {"weight": w})
+        return Edge(
+            id=i,
+            sender=s,
+            receiver=r,
+            sender_port=sp,
+            receiver_port=rp,
+            parameters=None if w is None else {"weight": w},
+        )
 
-    edges = [e("e1", "A", "B", "y", "u", 0.5), e("e2", "B", "C", "v", "s"),
-             e("e3", "C", "A", "t", "fb", -1.5), e("e4", "C", "C", "t", "me", 2),
-             e("e5", "A", "D", "y", "d"), e("e6", "A", "C", "y", "s"),
-             e("e7", "A", "B", "y", "u2", [[1, 2], [3, 4]])]
+    edges = [
+        e("e1", "A", "B", "y", "u", 0.5),
+        e("e2", "B", "C", "v", "s"),
+        e("e3", "C", "A", "t", "fb", -1.5),
+        e("e4", "C", "C", "t", "me", 2),
+        e("e5", "A", "D", "y", "d"),
+        e("e6", "A", "C", "y", "s"),
+        e("e7", "A", "B", "y", "u2", [[1, 2], [3, 4]]),
+    ]
     return Model(id="cyc", graphs=[Graph(id="loopy", nodes=nodes, edges=edges)])
 
 
@@ -84,10 +125,19 @@ def _svg(path) -> tuple[str, str, list[str]]:
 def test_condition_text():
     c = _abc().graphs[0].conditions
     assert condition_text(c.node_specific["B"]) == "EveryNCalls(A, n=2)"
-    assert condition_text(c.termination["environment_state_update"]) == \
-        "And(AfterNCalls(C, n=2), JustRan(A))"
-    as_dict = {"type": "Any", "kwargs": {"dependencies": [
-        {"type": "AtPass", "kwargs": {"n": 3}}, {"type": "Never", "kwargs": {}}]}}
+    assert (
+        condition_text(c.termination["environment_state_update"])
+        == "And(AfterNCalls(C, n=2), JustRan(A))"
+    )
+    as_dict = {
+        "type": "Any",
+        "kwargs": {
+            "dependencies": [
+                {"type": "AtPass", "kwargs": {"n": 3}},
+                {"type": "Never", "kwargs": {}},
+            ]
+        },
+    }
     assert condition_text(as_dict) == "Any(AtPass(n=3), Never())"
 
 
@@ -117,11 +167,21 @@ def test_draw_svg_shows_ports_conditions_weights_and_termination(tmp_path):
     width, height, texts = _svg(out)
     assert (width, height) == (f"{w}pt", f"{h}pt")
     joined = "\n".join(texts)
-    for expected in ("abc / abc_graph", "A", "B", "C", "in: in_b", "out: out_a",
-                     "when: EveryNCalls(A, n=2)", "when: EveryNCalls(A, n=3)",
-                     "when: Always (default)", "out_a → in_b", "weight = 0.25",
-                     "environment_state_update: And(AfterNCalls(C, n=2), JustRan(A))",
-                     "environment_sequence: Never() (default)"):
+    for expected in (
+        "abc / abc_graph",
+        "A",
+        "B",
+        "C",
+        "in: in_b",
+        "out: out_a",
+        "when: EveryNCalls(A, n=2)",
+        "when: EveryNCalls(A, n=3)",
+        "when: Always (default)",
+        "out_a → in_b",
+        "weight = 0.25",
+        "environment_state_update: And(AfterNCalls(C, n=2), JustRan(A))",
+        "environment_sequence: Never() (default)",
+    ):
         assert expected in joined, expected
     # the edge without a weight has no weight line
     assert sum("weight" in t for t in texts) == 1
@@ -132,9 +192,17 @@ def test_draw_cycles_self_loops_and_parallel_edges(tmp_path):
     draw(_cyclic(), out, title="loops")
     _, _, texts = _svg(out)
     joined = "\n".join(texts)
-    for expected in ("loops", "t → fb", "weight = -1.5", "t → me", "weight = 2", "y → s",
-                     "y → u2", "weight = [[1, 2], [3, 4]]",
-                     "environment_state_update: AllHaveRun() (default)"):
+    for expected in (
+        "loops",
+        "t → fb",
+        "weight = -1.5",
+        "t → me",
+        "weight = 2",
+        "y → s",
+        "y → u2",
+        "weight = [[1, 2], [3, 4]]",
+        "environment_state_update: AllHaveRun() (default)",
+    ):
         assert expected in joined, expected
     png = tmp_path / "cyc.png"
     w, h = draw(_cyclic(), png, dpi=50)

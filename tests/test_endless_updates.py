@@ -11,10 +11,21 @@ from mdf_engine.errors import MDFError
 
 
 def _never_ending() -> dict:
-    return {"m": {"graphs": {"g": {
-        "nodes": {"A": {"parameters": {"c": {"value": "c + 1"}},
-                        "output_ports": {"out": {"value": "c"}}}},
-        "conditions": {"termination": {"environment_state_update": {"type": "Never"}}}}}}}
+    return {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "parameters": {"c": {"value": "c + 1"}},
+                            "output_ports": {"out": {"value": "c"}},
+                        }
+                    },
+                    "conditions": {"termination": {"environment_state_update": {"type": "Never"}}},
+                }
+            }
+        }
+    }
 
 
 def test_interpreted_update_without_termination_is_stopped(monkeypatch):

@@ -18,9 +18,20 @@ from mdf_engine.results import atomic_write_text
 
 STOP_AFTER = 3  # evaluate() calls that complete before the simulated Ctrl-C
 
-COUNTER = {"m": {"graphs": {"g": {"nodes": {
-    "A": {"parameters": {"c": {"value": "c + 1"}}, "output_ports": {"out": {"value": "c"}}},
-}}}}}
+COUNTER = {
+    "m": {
+        "graphs": {
+            "g": {
+                "nodes": {
+                    "A": {
+                        "parameters": {"c": {"value": "c + 1"}},
+                        "output_ports": {"out": {"value": "c"}},
+                    },
+                }
+            }
+        }
+    }
+}
 
 
 @pytest.fixture
@@ -60,8 +71,9 @@ def test_cli_writes_partial_results_with_a_note(ctrl_c_on_evaluate, tmp_path, ca
     model = tmp_path / "counter.json"
     model.write_text(json.dumps(COUNTER))
     out = tmp_path / f"out{suffix}"
-    rc = cli.main(["run", str(model), "--steps", "10", "--record", "A.out", "-o", str(out),
-                   "--quiet"])
+    rc = cli.main(
+        ["run", str(model), "--steps", "10", "--record", "A.out", "-o", str(out), "--quiet"]
+    )
     err = capsys.readouterr().err
     assert rc == 130
     assert f"last completed step {STOP_AFTER} of 10" in err
@@ -69,7 +81,7 @@ def test_cli_writes_partial_results_with_a_note(ctrl_c_on_evaluate, tmp_path, ca
     if suffix == ".csv":
         lines = out.read_text().splitlines()
         assert lines[0] == "time,A.out"
-        assert [float(r.split(",")[1]) for r in lines[1:1 + STOP_AFTER]] == [1.0, 2.0, 3.0]
+        assert [float(r.split(",")[1]) for r in lines[1 : 1 + STOP_AFTER]] == [1.0, 2.0, 3.0]
         assert lines[-1] == f"# interrupted: last completed step {STOP_AFTER} of 10"
     elif suffix == ".json":
         data = json.loads(out.read_text())

@@ -17,8 +17,15 @@ from mdf_engine.expressions import parse
 def _model(value, extra_params=None):
     params = {"x": {"value": value}}
     params.update(extra_params or {})
-    return {"m": {"graphs": {"g1": {"nodes": {"A": {
-        "parameters": params, "output_ports": {"out": {"value": "x"}}}}}}}}
+    return {
+        "m": {
+            "graphs": {
+                "g1": {
+                    "nodes": {"A": {"parameters": params, "output_ports": {"out": {"value": "x"}}}}
+                }
+            }
+        }
+    }
 
 
 def test_import_os_system_is_refused_and_nothing_runs(tmp_path):
@@ -30,33 +37,54 @@ def test_import_os_system_is_refused_and_nothing_runs(tmp_path):
     assert "graphs.g1.nodes.A.parameters.x.value" in str(err.value)
     assert str(path) in str(err.value)
     assert not marker.exists()
-    proc = subprocess.run([sys.executable, "-m", "mdf_engine.cli", "run", str(path)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mdf_engine.cli", "run", str(path)], capture_output=True, text=True
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("text", [
-    "x.__class__", "().__class__.__bases__", "__builtins__", "open('/etc/passwd')",
-    "eval('1')", "exec('1')", "(lambda: 1)()", "[i for i in range(3)]", "x.shape",
-    "numpy.random.seed(1)", "getattr(x, 'y')", "globals()", "f'{x}'",
-    "numpy.load('a')", "math.__dict__", "*x", "x if True else __import__('os')",
-    "{x: 1}", "{**x}",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x.__class__",
+        "().__class__.__bases__",
+        "__builtins__",
+        "open('/etc/passwd')",
+        "eval('1')",
+        "exec('1')",
+        "(lambda: 1)()",
+        "[i for i in range(3)]",
+        "x.shape",
+        "numpy.random.seed(1)",
+        "getattr(x, 'y')",
+        "globals()",
+        "f'{x}'",
+        "numpy.load('a')",
+        "math.__dict__",
+        "*x",
+        "x if True else __import__('os')",
+        "{x: 1}",
+        "{**x}",
+    ],
+)
 def test_unsafe_expressions_are_refused(text):
     with pytest.raises(MDFError):
         parse(text, "here")
 
 
-@pytest.mark.parametrize("text,env,expected", [
-    ("x + 1", {"x": 2}, 3),
-    ("math.exp(0) + numpy.sin(0)", {}, 1.0),
-    ("x[1] * 2", {"x": [1, 5]}, 10),
-    ("a if a > b else b", {"a": 3, "b": 4}, 4),
-    ("max(a, b) - min(a, b)", {"a": 3, "b": 7}, 4),
-    ("1 < x <= 3", {"x": 3}, True),
-])
+@pytest.mark.parametrize(
+    "text,env,expected",
+    [
+        ("x + 1", {"x": 2}, 3),
+        ("math.exp(0) + numpy.sin(0)", {}, 1.0),
+        ("x[1] * 2", {"x": [1, 5]}, 10),
+        ("a if a > b else b", {"a": 3, "b": 4}, 4),
+        ("max(a, b) - min(a, b)", {"a": 3, "b": 7}, 4),
+        ("1 < x <= 3", {"x": 3}, True),
+    ],
+)
 def test_safe_subset_values(text, env, expected):
     assert parse(text).evaluate(env) == expected
 
@@ -68,16 +96,36 @@ def test_unknown_name_names_the_parameter(tmp_path):
         mdf_engine.Simulation(str(path))
 
 
-@pytest.mark.parametrize("mutate,path_fragment", [
-    (lambda d: d["m"]["graphs"]["g1"].update(edges={"e": {"sender": "A", "receiver": "B",
-                                                          "sender_port": "out",
-                                                          "receiver_port": "i"}}),
-     "edges.e.receiver"),
-    (lambda d: d["m"]["graphs"]["g1"]["nodes"]["A"].update(
-        input_ports={"i": {"shape": [-1]}}), "input_ports.i.shape"),
-    (lambda d: d["m"]["graphs"]["g1"]["nodes"]["A"].update(
-        input_ports={"i": {"reduce": "max"}}), "input_ports.i.reduce"),
-])
+@pytest.mark.parametrize(
+    "mutate,path_fragment",
+    [
+        (
+            lambda d: d["m"]["graphs"]["g1"].update(
+                edges={
+                    "e": {
+                        "sender": "A",
+                        "receiver": "B",
+                        "sender_port": "out",
+                        "receiver_port": "i",
+                    }
+                }
+            ),
+            "edges.e.receiver",
+        ),
+        (
+            lambda d: d["m"]["graphs"]["g1"]["nodes"]["A"].update(
+                input_ports={"i": {"shape": [-1]}}
+            ),
+            "input_ports.i.shape",
+        ),
+        (
+            lambda d: d["m"]["graphs"]["g1"]["nodes"]["A"].update(
+                input_ports={"i": {"reduce": "max"}}
+            ),
+            "input_ports.i.reduce",
+        ),
+    ],
+)
 def test_malformed_fields_name_their_path(tmp_path, mutate, path_fragment):
     data = _model("1")
     mutate(data)

@@ -25,11 +25,21 @@ load_function_libraries()
 TABLE = standard.mdf_functions
 
 #: onnx entries of the table that are newer than opset 13 (and not part of our ONNX era).
-ONNX_AFTER_ERA = {"onnx::CastLike", "onnx::OptionalHasElement", "onnx::Optional",
-                  "onnx::OptionalGetElement", "onnx::Bernoulli", "onnx::HardSwish", "onnx::Trilu"}
+ONNX_AFTER_ERA = {
+    "onnx::CastLike",
+    "onnx::OptionalHasElement",
+    "onnx::Optional",
+    "onnx::OptionalGetElement",
+    "onnx::Bernoulli",
+    "onnx::HardSwish",
+    "onnx::Trilu",
+}
 
-NUMERIC = [n for n, v in TABLE.items()
-           if "::" not in n and not v["expression_string"].startswith(("actr.", "ddm."))]
+NUMERIC = [
+    n
+    for n, v in TABLE.items()
+    if "::" not in n and not v["expression_string"].startswith(("actr.", "ddm."))
+]
 ACTR = [n for n, v in TABLE.items() if v["expression_string"].startswith("actr.")]
 ONNX = [n for n in TABLE if n.startswith("onnx::")]
 
@@ -85,8 +95,14 @@ def test_numeric_against_modeci_expression(name):
 @pytest.mark.parametrize("seed", [0, 1, 7, 123])
 @pytest.mark.parametrize("drift", [0.0, 0.5, -1.5])
 def test_drift_diffusion_against_modeci(seed, drift):
-    args = dict(starting_point=0.1, non_decision_time=0.2, drift_rate=drift, threshold=0.6,
-                noise=1.0, dt=0.01)
+    args = dict(
+        starting_point=0.1,
+        non_decision_time=0.2,
+        drift_rate=drift,
+        threshold=0.6,
+        noise=1.0,
+        dt=0.01,
+    )
     np.random.seed(seed)
     theirs = ddm.drift_diffusion_integrator(**args)
     schema = REGISTRY.lookup("drift_diffusion_integrator")
@@ -106,11 +122,34 @@ def test_drift_diffusion_defaults_and_unseeded():
 
 
 def test_drift_diffusion_in_a_model():
-    model = {"ddm_model": {"format": "ModECI MDF v0.4", "graphs": {"g": {"nodes": {"n": {
-        "parameters": {"rt": {"function": "drift_diffusion_integrator", "args": {
-            "starting_point": 0.0, "non_decision_time": 0.25, "drift_rate": 2.0,
-            "threshold": 0.4, "noise": 0.5, "dt": 0.001, "seed": 3}}},
-        "output_ports": {"out": {"value": "rt"}}}}}}}}
+    model = {
+        "ddm_model": {
+            "format": "ModECI MDF v0.4",
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "parameters": {
+                                "rt": {
+                                    "function": "drift_diffusion_integrator",
+                                    "args": {
+                                        "starting_point": 0.0,
+                                        "non_decision_time": 0.25,
+                                        "drift_rate": 2.0,
+                                        "threshold": 0.4,
+                                        "noise": 0.5,
+                                        "dt": 0.001,
+                                        "seed": 3,
+                                    },
+                                }
+                            },
+                            "output_ports": {"out": {"value": "rt"}},
+                        }
+                    }
+                }
+            },
+        }
+    }
     np.random.seed(3)
     theirs = ddm.drift_diffusion_integrator(0.0, 0.25, 2.0, 0.4, 0.5, 0.001)
     sim = Simulation(model)

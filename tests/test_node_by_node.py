@@ -15,30 +15,53 @@ import mdf_engine
 def _model(overflow: bool = False) -> dict:
     growth = "x * 1e200" if overflow else "x + i"
     nodes = {
-        "A": {"input_ports": {"drive": {"shape": [3]}},
-              "parameters": {"count": {"value": "count + 1"},
-                             "level": {"value": "level + drive"}},
-              "output_ports": {"out": {"value": "level"}, "n": {"value": "count"}}},
-        "B": {"input_ports": {"i": {"shape": [3]}},
-              "parameters": {"x": {"value": growth, "default_initial_value": 1.0}},
-              "output_ports": {"out": {"value": "x"}}},
-        "C": {"input_ports": {"i": {"shape": [3]}},
-              "parameters": {"y": {"value": "sum(i)"}},
-              "output_ports": {"out": {"value": "y"}}},
+        "A": {
+            "input_ports": {"drive": {"shape": [3]}},
+            "parameters": {"count": {"value": "count + 1"}, "level": {"value": "level + drive"}},
+            "output_ports": {"out": {"value": "level"}, "n": {"value": "count"}},
+        },
+        "B": {
+            "input_ports": {"i": {"shape": [3]}},
+            "parameters": {"x": {"value": growth, "default_initial_value": 1.0}},
+            "output_ports": {"out": {"value": "x"}},
+        },
+        "C": {
+            "input_ports": {"i": {"shape": [3]}},
+            "parameters": {"y": {"value": "sum(i)"}},
+            "output_ports": {"out": {"value": "y"}},
+        },
     }
-    edges = {"ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
-             "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"}}
+    edges = {
+        "ab": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "i"},
+        "bc": {"sender": "B", "sender_port": "out", "receiver": "C", "receiver_port": "i"},
+    }
     conditions = {
         "node_specific": {
-            "B": {"type": "NWhen", "kwargs": {"n": 3, "condition": {
-                "type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 1}}}},
-            "C": {"type": "Threshold", "kwargs": {"dependency": "A", "parameter": "count",
-                                                  "threshold": 2, "comparator": ">="}}},
-        "termination": {"environment_state_update": {
-            "type": "AfterNCalls", "kwargs": {"dependency": "A", "n": 2}}},
+            "B": {
+                "type": "NWhen",
+                "kwargs": {
+                    "n": 3,
+                    "condition": {"type": "EveryNCalls", "kwargs": {"dependency": "A", "n": 1}},
+                },
+            },
+            "C": {
+                "type": "Threshold",
+                "kwargs": {
+                    "dependency": "A",
+                    "parameter": "count",
+                    "threshold": 2,
+                    "comparator": ">=",
+                },
+            },
+        },
+        "termination": {
+            "environment_state_update": {
+                "type": "AfterNCalls",
+                "kwargs": {"dependency": "A", "n": 2},
+            }
+        },
     }
-    return {"m": {"graphs": {"g": {"nodes": nodes, "edges": edges,
-                                   "conditions": conditions}}}}
+    return {"m": {"graphs": {"g": {"nodes": nodes, "edges": edges, "conditions": conditions}}}}
 
 
 @pytest.fixture()
@@ -56,15 +79,27 @@ def test_node_by_node_matches_interpreted(cache, caplog):
         b.run(steps=6, initializer=init)
     assert b.runner.mode == "node by node"
     assert "NWhen" in b.runner.fallback_reason
-    assert any("NWhen" in r.getMessage() and "node functions" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "NWhen" in r.getMessage() and "node functions" in r.getMessage() for r in caplog.records
+    )
     assert b.runner.time_steps == a.runner.time_steps
     assert any("B" in ts for ts in a.runner.time_steps[6:])  # B ran after the warm-up too
-    for nid, name in [("A", "level"), ("A", "count"), ("B", "x"), ("B", "i"), ("C", "y"),
-                      ("C", "out"), ("A", "n")]:
-        np.testing.assert_allclose(np.asarray(b.value(nid, name), dtype=float),
-                                   np.asarray(a.value(nid, name), dtype=float),
-                                   rtol=1e-12, atol=0, err_msg=f"{nid}.{name}")
+    for nid, name in [
+        ("A", "level"),
+        ("A", "count"),
+        ("B", "x"),
+        ("B", "i"),
+        ("C", "y"),
+        ("C", "out"),
+        ("A", "n"),
+    ]:
+        np.testing.assert_allclose(
+            np.asarray(b.value(nid, name), dtype=float),
+            np.asarray(a.value(nid, name), dtype=float),
+            rtol=1e-12,
+            atol=0,
+            err_msg=f"{nid}.{name}",
+        )
 
 
 def test_node_by_node_from_the_cache(cache):

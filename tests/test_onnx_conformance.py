@@ -36,8 +36,9 @@ PART2 = set(
     "SoftmaxCrossEntropyLoss SplitToSequence StringNormalizer TfIdfVectorizer Upsample".split()
 )
 #: The opset-14/15 entries of modeci-mdf 0.4.15's ONNX function table beyond PART1/PART2.
-PART3 = set("CastLike Optional OptionalHasElement OptionalGetElement Bernoulli HardSwish "
-            "Trilu".split())
+PART3 = set(
+    "CastLike Optional OptionalHasElement OptionalGetElement Bernoulli HardSwish Trilu".split()
+)
 assert len(PART1) == 113 and len(PART2) == 49 and len(PART3) == 7
 OUT_OF_DENOMINATOR = ("era", "random")
 
@@ -49,8 +50,9 @@ def _cases(ops: set[str]):
 
 
 def _run_case(case) -> None:
-    got = onnx_ops.run(case.op, case.inputs, case.attributes, opset=case.opset,
-                       num_outputs=case.n_outputs)
+    got = onnx_ops.run(
+        case.op, case.inputs, case.attributes, opset=case.opset, num_outputs=case.n_outputs
+    )
     compare(case, got)
 
 
@@ -93,6 +95,8 @@ def test_pass_rate(part, ops):
     outcomes = [_outcome(c, skips) for c in _cases(ops)]
     counted = [o for o in outcomes if o != "era"]
     rate = counted.count("pass") / max(1, len(counted))
-    print(f"{part}: {counted.count('pass')}/{len(counted)} pass ({rate:.1%}), "
-          f"{outcomes.count('era')} out of era")
+    print(
+        f"{part}: {counted.count('pass')}/{len(counted)} pass ({rate:.1%}), "
+        f"{outcomes.count('era')} out of era"
+    )
     assert rate >= REQUIRED_RATE

@@ -43,11 +43,14 @@ def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int, bias: b
 CONV_CASES = [
     # depthwise, padded borders, stride 1 and 2
     ((1, 16, 20, 20), (16, 1, 3, 3), {"pads": [1, 1, 1, 1], "group": 16}, "direct"),
-    ((2, 8, 17, 15), (8, 1, 3, 3), {"pads": [0, 2, 1, 0], "group": 8, "strides": [2, 2]},
-     "direct"),
+    ((2, 8, 17, 15), (8, 1, 3, 3), {"pads": [0, 2, 1, 0], "group": 8, "strides": [2, 2]}, "direct"),
     # channel multiplier 2, dilation 2, stride 3 along the rows
-    ((1, 6, 19, 21), (12, 1, 3, 3), {"group": 6, "dilations": [2, 2], "strides": [1, 3],
-                                     "pads": [2, 2, 2, 2]}, "direct"),
+    (
+        (1, 6, 19, 21),
+        (12, 1, 3, 3),
+        {"group": 6, "dilations": [2, 2], "strides": [1, 3], "pads": [2, 2, 2, 2]},
+        "direct",
+    ),
     ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
     ((1, 3, 12), (5, 3, 5), {"auto_pad": "SAME_UPPER", "strides": [2]}, "direct"),
     # thin filters or small products (im2col + gemm_small): several tiles, odd M,
@@ -55,14 +58,12 @@ CONV_CASES = [
     ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
     ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
     ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "small"),
-    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]},
-     "small"),
+    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}, "small"),
     ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
     ((2, 4, 30, 30), (12, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, "small"),
     # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
     ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
-    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]},
-     "blas"),
+    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]}, "blas"),
     ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
     ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "blas"),
     ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2]}, "blas"),
@@ -70,8 +71,9 @@ CONV_CASES = [
 ]
 
 
-@pytest.mark.parametrize("xs,ws,attrs,path", CONV_CASES,
-                         ids=[f"{c[3]}-{i}" for i, c in enumerate(CONV_CASES)])
+@pytest.mark.parametrize(
+    "xs,ws,attrs,path", CONV_CASES, ids=[f"{c[3]}-{i}" for i, c in enumerate(CONV_CASES)]
+)
 @pytest.mark.parametrize("bias", [True, False])
 def test_conv_paths_match_onnxruntime(xs, ws, attrs, path, bias):
     rng = np.random.default_rng(abs(hash((xs, ws))) % 2**32)
@@ -89,27 +91,39 @@ def conv_numpy(x, w, b, pads, strides, dilations, group):
     x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
     kh, kw = w.shape[2:]
     ek = ((kh - 1) * dilations[0] + 1, (kw - 1) * dilations[1] + 1)
-    win = sliding_window_view(x, ek, axis=(2, 3))[:, :, ::strides[0], ::strides[1],
-                                                  ::dilations[0], ::dilations[1]]
+    win = sliding_window_view(x, ek, axis=(2, 3))[
+        :, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]
+    ]
     cg, mg = x.shape[1] // group, w.shape[0] // group
-    outs = [np.einsum("nchwij,mcij->nmhw", win[:, g * cg:(g + 1) * cg],
-                      w[g * mg:(g + 1) * mg]) for g in range(group)]
+    outs = [
+        np.einsum("nchwij,mcij->nmhw", win[:, g * cg : (g + 1) * cg], w[g * mg : (g + 1) * mg])
+        for g in range(group)
+    ]
     return np.concatenate(outs, axis=1) + b.reshape(1, -1, 1, 1)
 
 
-@pytest.mark.parametrize("xs,ws,pads,strides,dil,group,path", [
-    ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
-    ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "small"),
-    ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
-])
+@pytest.mark.parametrize(
+    "xs,ws,pads,strides,dil,group,path",
+    [
+        ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
+        ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "small"),
+        ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
+    ],
+)
 def test_conv_paths_float64_match_numpy(xs, ws, pads, strides, dil, group, path):
     rng = np.random.default_rng(7)
-    x, w, b = _rand(rng, *xs, dtype=np.float64), _rand(rng, *ws, dtype=np.float64), \
-        _rand(rng, ws[0], dtype=np.float64)
+    x, w, b = (
+        _rand(rng, *xs, dtype=np.float64),
+        _rand(rng, *ws, dtype=np.float64),
+        _rand(rng, ws[0], dtype=np.float64),
+    )
     exp = conv_numpy(x, w, b, pads, strides, dil, group)
     assert conv_path(x, w, group, int(np.prod(exp.shape[2:])), True) == path
-    got = onnx_ops.run("Conv", [x, w, b], {"pads": list(pads), "strides": list(strides),
-                                           "dilations": list(dil), "group": group})[0]
+    got = onnx_ops.run(
+        "Conv",
+        [x, w, b],
+        {"pads": list(pads), "strides": list(strides), "dilations": list(dil), "group": group},
+    )[0]
     assert got.dtype == np.float64
     np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12)
 
@@ -118,10 +132,14 @@ POOL_CASES = [
     ((1, 8, 112, 112), {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
     ((2, 3, 17, 19), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     ((1, 4, 16, 16), {"kernel_shape": [2, 2], "strides": [2, 2]}),
-    ((1, 3, 23, 29), {"kernel_shape": [3, 4], "strides": [3, 3], "pads": [0, 2, 2, 1],
-                      "ceil_mode": 1}),
-    ((1, 2, 20, 25), {"kernel_shape": [3, 3], "dilations": [2, 3], "strides": [1, 2],
-                      "pads": [2, 1, 2, 2]}),
+    (
+        (1, 3, 23, 29),
+        {"kernel_shape": [3, 4], "strides": [3, 3], "pads": [0, 2, 2, 1], "ceil_mode": 1},
+    ),
+    (
+        (1, 2, 20, 25),
+        {"kernel_shape": [3, 3], "dilations": [2, 3], "strides": [1, 2], "pads": [2, 1, 2, 2]},
+    ),
     ((2, 2, 9, 31), {"kernel_shape": [5, 2], "auto_pad": "SAME_UPPER", "strides": [2, 3]}),
     ((1, 3, 14, 13), {"kernel_shape": [4, 3], "auto_pad": "SAME_LOWER", "strides": [1, 2]}),
     ((1, 2, 50), {"kernel_shape": [4], "strides": [3], "pads": [2, 1], "ceil_mode": 1}),
@@ -173,7 +191,7 @@ def test_averagepool_paths_match_onnxruntime(xs, attrs, include_pad):
     rng = np.random.default_rng(xs[-1])
     x = _rand(rng, *xs)
     a = {**attrs, "count_include_pad": include_pad}
-    exp = ort_run("AveragePool", [x], a, opset=19)[0]   # dilations: opset 19
+    exp = ort_run("AveragePool", [x], a, opset=19)[0]  # dilations: opset 19
     got = onnx_ops.run("AveragePool", [x], a, opset=19)[0]
     assert got.dtype == np.float32 and got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
@@ -186,7 +204,7 @@ def test_lppool_paths_match_numpy(p):
     attrs = {"kernel_shape": [3, 2], "strides": [2, 2], "pads": [1, 0, 1, 1], "p": p}
     xp = np.pad(np.abs(x), ((0, 0), (0, 0), (1, 1), (0, 1)))
     win = sliding_window_view(xp, (3, 2), axis=(2, 3))[:, :, ::2, ::2]
-    exp = (win ** p).sum(axis=(-2, -1)) ** (1.0 / p)
+    exp = (win**p).sum(axis=(-2, -1)) ** (1.0 / p)
     got = onnx_ops.run("LpPool", [x], attrs)[0]
     np.testing.assert_allclose(got, exp, rtol=1e-12)
 
@@ -194,11 +212,12 @@ def test_lppool_paths_match_numpy(p):
 def maxpool_numpy(x, k, s, pads):
     """Values and row-major flat indices of a 2-D max pool: -inf padding, first maximum."""
     n, c, h, w = x.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])),
-                constant_values=-np.inf)
+    xp = np.pad(
+        x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=-np.inf
+    )
     rows = np.pad(np.arange(h), (pads[0], pads[2]), constant_values=-1)
     cols = np.pad(np.arange(w), (pads[1], pads[3]), constant_values=-1)
-    win = sliding_window_view(xp, k, axis=(2, 3))[:, :, ::s[0], ::s[1]]
+    win = sliding_window_view(xp, k, axis=(2, 3))[:, :, :: s[0], :: s[1]]
     flat = win.reshape(win.shape[:4] + (-1,))
     arg = flat.argmax(axis=-1)
     oi, oj = np.meshgrid(np.arange(win.shape[2]), np.arange(win.shape[3]), indexing="ij")
@@ -210,21 +229,28 @@ def maxpool_numpy(x, k, s, pads):
 
 def test_maxpool_ties_pick_the_first_maximum():
     rng = np.random.default_rng(3)
-    x = rng.integers(0, 3, size=(2, 3, 30, 41)).astype(np.float32)   # many ties
-    for k, s, pads in (((3, 3), (2, 2), (1, 1, 1, 1)), ((2, 3), (1, 1), (0, 1, 1, 0)),
-                       ((3, 2), (3, 1), (0, 0, 2, 1))):
+    x = rng.integers(0, 3, size=(2, 3, 30, 41)).astype(np.float32)  # many ties
+    for k, s, pads in (
+        ((3, 3), (2, 2), (1, 1, 1, 1)),
+        ((2, 3), (1, 1), (0, 1, 1, 0)),
+        ((3, 2), (3, 1), (0, 0, 2, 1)),
+    ):
         exp_v, exp_i = maxpool_numpy(x, k, s, pads)
-        got = onnx_ops.run("MaxPool", [x], {"kernel_shape": list(k), "strides": list(s),
-                                            "pads": list(pads)})
+        got = onnx_ops.run(
+            "MaxPool", [x], {"kernel_shape": list(k), "strides": list(s), "pads": list(pads)}
+        )
         np.testing.assert_array_equal(got[0], exp_v)
         np.testing.assert_array_equal(got[1], exp_i)
 
 
-CONVT_CASES = [   # few input channels: gemm_small; the 40-channel case: BLAS
+CONVT_CASES = [  # few input channels: gemm_small; the 40-channel case: BLAS
     ((1, 16, 14, 14), (16, 8, 3, 3), {"strides": [2, 2], "pads": [1, 1, 0, 0]}),
     ((2, 40, 12, 12), (40, 6, 3, 3), {"strides": [2, 2], "pads": [1, 0, 1, 1]}),
-    ((2, 4, 9, 11), (4, 3, 3, 2), {"strides": [3, 2], "dilations": [2, 1],
-                                   "output_padding": [1, 0]}),
+    (
+        (2, 4, 9, 11),
+        (4, 3, 3, 2),
+        {"strides": [3, 2], "dilations": [2, 1], "output_padding": [1, 0]},
+    ),
     ((1, 6, 8, 8), (6, 2, 3, 3), {"group": 3, "strides": [2, 2], "pads": [2, 1, 2, 0]}),
     ((1, 3, 7, 9), (3, 5, 4, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
     ((1, 3, 7, 9), (3, 5, 3, 3), {"strides": [2, 2], "output_shape": [16, 19]}),
@@ -239,9 +265,8 @@ def test_convtranspose_matches_onnxruntime(xs, ws, attrs, bias):
     rng = np.random.default_rng(xs[-1] * 7 + ws[1])
     x, w = _rand(rng, *xs), _rand(rng, *ws)
     g = attrs.get("group", 1)
-    thin = conv_mod.use_gemm_small(ws[1] * int(np.prod(ws[2:])), xs[1] // g,
-                                   int(np.prod(xs[2:])))
-    assert thin == (xs[1] // g <= 16)   # the cases cover both products
+    thin = conv_mod.use_gemm_small(ws[1] * int(np.prod(ws[2:])), xs[1] // g, int(np.prod(xs[2:])))
+    assert thin == (xs[1] // g <= 16)  # the cases cover both products
     b = _rand(rng, ws[1] * attrs.get("group", 1)) if bias else None
     exp = ort_run("ConvTranspose", [x, w, b], attrs)[0]
     got = onnx_ops.run("ConvTranspose", [x, w, b], attrs)[0]
@@ -256,10 +281,11 @@ def test_global_pools_match_numpy(shape):
     x = _rand(np.random.default_rng(len(shape)), *shape)
     axes = tuple(range(2, len(shape)))
     xd = x.astype(np.float64)
-    for op, exp, attrs in (("GlobalAveragePool", xd.mean(axis=axes, keepdims=True), {}),
-                           ("GlobalMaxPool", xd.max(axis=axes, keepdims=True), {}),
-                           ("GlobalLpPool", (np.abs(xd) ** 3).sum(axis=axes, keepdims=True)
-                            ** (1 / 3), {"p": 3})):
+    for op, exp, attrs in (
+        ("GlobalAveragePool", xd.mean(axis=axes, keepdims=True), {}),
+        ("GlobalMaxPool", xd.max(axis=axes, keepdims=True), {}),
+        ("GlobalLpPool", (np.abs(xd) ** 3).sum(axis=axes, keepdims=True) ** (1 / 3), {"p": 3}),
+    ):
         got = onnx_ops.run(op, [x], attrs)[0]
         assert got.dtype == np.float32 and got.shape == exp.shape
         np.testing.assert_allclose(got, exp, rtol=1e-6, atol=1e-7)
@@ -275,10 +301,10 @@ def test_geometry_memo_serves_array_attributes_and_new_shapes():
     for hw in ((9, 11), (14, 10)):
         x = _rand(rng, 1, 3, *hw)
         for op, ins, attrs in (
-                ("MaxPool", [x], {"kernel_shape": [3, 2], "strides": [2, 1],
-                                  "pads": [1, 0, 1, 1]}),
-                ("Conv", [x, w, None], {"pads": [1, 0, 1, 1], "strides": [2, 1]}),
-                ("ConvTranspose", [x, wt, None], {"strides": [2, 2], "pads": [1, 0, 0, 1]})):
+            ("MaxPool", [x], {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1]}),
+            ("Conv", [x, w, None], {"pads": [1, 0, 1, 1], "strides": [2, 1]}),
+            ("ConvTranspose", [x, wt, None], {"strides": [2, 2], "pads": [1, 0, 0, 1]}),
+        ):
             as_arrays = {k: np.array(v, dtype=np.int64) for k, v in attrs.items()}
             exp = ort_run(op, ins, attrs)[0]
             for a in (attrs, as_arrays):

@@ -22,13 +22,44 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
-BOOL_OUT = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "IsNaN", "IsInf",
-            "And", "Or", "Xor", "Not"}
+BOOL_OUT = {
+    "Equal",
+    "Greater",
+    "Less",
+    "GreaterOrEqual",
+    "LessOrEqual",
+    "IsNaN",
+    "IsInf",
+    "And",
+    "Or",
+    "Xor",
+    "Not",
+}
 #: ops whose onnxruntime CPU kernels exist for float32 but not float64
-ORT_NO_F64 = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Cosh", "Sinh", "Tan", "Erf",
-              "Softplus", "Softsign", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
-              "ThresholdedRelu", "Hardmax", "Mean", "PRelu",
-              "Shrink"}  # onnxruntime's double Shrink returns float32-precision values
+ORT_NO_F64 = {
+    "Acos",
+    "Acosh",
+    "Asin",
+    "Asinh",
+    "Atan",
+    "Atanh",
+    "Cosh",
+    "Sinh",
+    "Tan",
+    "Erf",
+    "Softplus",
+    "Softsign",
+    "LeakyRelu",
+    "Elu",
+    "Selu",
+    "Celu",
+    "HardSigmoid",
+    "ThresholdedRelu",
+    "Hardmax",
+    "Mean",
+    "PRelu",
+    "Shrink",
+}  # onnxruntime's double Shrink returns float32-precision values
 
 
 def _elem(dt: np.dtype) -> int:
@@ -38,8 +69,11 @@ def _elem(dt: np.dtype) -> int:
 def ort_run(op: str, inputs: list, attrs: dict | None = None, opset: int = 13) -> np.ndarray:
     """Run one ONNX node in onnxruntime; ``None`` inputs are omitted optional inputs."""
     names = [f"in{k}" if x is not None else "" for k, x in enumerate(inputs)]
-    vis = [helper.make_tensor_value_info(n, _elem(x.dtype), x.shape)
-           for n, x in zip(names, inputs) if x is not None]
+    vis = [
+        helper.make_tensor_value_info(n, _elem(x.dtype), x.shape)
+        for n, x in zip(names, inputs)
+        if x is not None
+    ]
     first = inputs[1] if op == "Where" else next(x for x in inputs if x is not None)
     out_t = TensorProto.BOOL if op in BOOL_OUT else _elem(first.dtype)
     node = helper.make_node(op, names, ["out"], **(attrs or {}))
@@ -48,23 +82,34 @@ def ort_run(op: str, inputs: list, attrs: dict | None = None, opset: int = 13) -
     model.ir_version = 8
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sess = ort.InferenceSession(model.SerializeToString(),
-                                    providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     feeds = {n: x for n, x in zip(names, inputs) if x is not None}
     return sess.run(None, feeds)[0]
 
 
-def check(op: str, inputs: list, attrs: dict | None = None, opset: int = 13,
-          rtol: float | None = None, atol: float | None = None) -> None:
+def check(
+    op: str,
+    inputs: list,
+    attrs: dict | None = None,
+    opset: int = 13,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> None:
     """Compare onnx_ops.run with onnxruntime (dtype, shape, values)."""
     inputs = [None if x is None else np.asarray(x) for x in inputs]
     with np.errstate(all="ignore"):
         got = onnx_ops.run(op, inputs, attrs, opset=opset)[0]
     f64 = any(x is not None and x.dtype == np.float64 for x in inputs)
     if f64 and op in ORT_NO_F64:
-        exp = ort_run(op, [None if x is None else (x.astype(np.float32)
-                                                   if x.dtype == np.float64 else x)
-                           for x in inputs], attrs, opset)
+        exp = ort_run(
+            op,
+            [
+                None if x is None else (x.astype(np.float32) if x.dtype == np.float64 else x)
+                for x in inputs
+            ],
+            attrs,
+            opset,
+        )
         exp = exp.astype(np.float64) if exp.dtype == np.float32 else exp
         rtol, atol = rtol or 2e-5, atol or 2e-6
     else:
@@ -73,8 +118,9 @@ def check(op: str, inputs: list, attrs: dict | None = None, opset: int = 13,
     assert got.shape == exp.shape, f"{op}: shape {got.shape} != {exp.shape}"
     if exp.dtype.kind == "f":
         tol = 1e-12 if exp.dtype == np.float64 else 1e-5
-        np.testing.assert_allclose(got, exp, rtol=rtol or tol * 10, atol=atol or tol,
-                                   equal_nan=True, err_msg=op)
+        np.testing.assert_allclose(
+            got, exp, rtol=rtol or tol * 10, atol=atol or tol, equal_nan=True, err_msg=op
+        )
     else:
         np.testing.assert_array_equal(got, exp, err_msg=op)
 
@@ -84,12 +130,21 @@ FLOATS = [np.float64, np.float32]
 # ---- unary ------------------------------------------------------------------------------------
 
 DOMAIN = {  # op -> (low, high) of the random inputs
-    "Acos": (-0.95, 0.95), "Asin": (-0.95, 0.95), "Atanh": (-0.95, 0.95),
-    "Acosh": (1.05, 5.0), "Log": (0.05, 5.0), "Sqrt": (0.0, 5.0), "Tan": (-1.4, 1.4),
-    "Exp": (-5.0, 5.0), "Cosh": (-5.0, 5.0), "Sinh": (-5.0, 5.0),
+    "Acos": (-0.95, 0.95),
+    "Asin": (-0.95, 0.95),
+    "Atanh": (-0.95, 0.95),
+    "Acosh": (1.05, 5.0),
+    "Log": (0.05, 5.0),
+    "Sqrt": (0.0, 5.0),
+    "Tan": (-1.4, 1.4),
+    "Exp": (-5.0, 5.0),
+    "Cosh": (-5.0, 5.0),
+    "Sinh": (-5.0, 5.0),
 }
-UNARY = ("Abs Acos Acosh Asin Asinh Atan Atanh Cos Cosh Sin Sinh Tan Tanh Exp Log Sqrt Neg "
-         "Reciprocal Erf Ceil Floor Round Sign Relu Sigmoid Softplus Softsign").split()
+UNARY = (
+    "Abs Acos Acosh Asin Asinh Atan Atanh Cos Cosh Sin Sinh Tan Tanh Exp Log Sqrt Neg "
+    "Reciprocal Erf Ceil Floor Round Sign Relu Sigmoid Softplus Softsign"
+).split()
 
 
 def _rand(rng, shape, dt, low=-3.0, high=3.0) -> np.ndarray:
@@ -103,25 +158,33 @@ def test_unary_float(op, dt):
     low, high = DOMAIN.get(op, (-3.0, 3.0))
     x = _rand(rng, (3, 4, 5), dt, low, high)
     if op in ("Round", "Sign", "Ceil", "Floor", "Relu", "Abs"):
-        x.reshape(-1)[:12] = np.array([-2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 3.5, -0.0, 2.0,
-                                       -3.0, 1.0], dt)
+        x.reshape(-1)[:12] = np.array(
+            [-2.5, -1.5, -0.5, 0.0, 0.5, 1.5, 2.5, 3.5, -0.0, 2.0, -3.0, 1.0], dt
+        )
     check(op, [x])
-    check(op, [np.asarray(x.reshape(-1)[7])])        # 0-d
-    check(op, [x.transpose(2, 0, 1)])                # non-contiguous
+    check(op, [np.asarray(x.reshape(-1)[7])])  # 0-d
+    check(op, [x.transpose(2, 0, 1)])  # non-contiguous
 
 
 ACT_ATTRS = [  # attribute values exact in float32 (ONNX float attributes are float32)
-    ("LeakyRelu", {"alpha": 0.375}), ("LeakyRelu", {}), ("Elu", {"alpha": 0.75}),
-    ("Selu", {"alpha": 1.25, "gamma": 0.875}), ("Selu", {}), ("Celu", {"alpha": 1.75}),
-    ("HardSigmoid", {"alpha": 0.25, "beta": 0.375}), ("HardSigmoid", {}),
-    ("ThresholdedRelu", {"alpha": 0.5}), ("Shrink", {"bias": 0.5, "lambd": 1.25}),
+    ("LeakyRelu", {"alpha": 0.375}),
+    ("LeakyRelu", {}),
+    ("Elu", {"alpha": 0.75}),
+    ("Selu", {"alpha": 1.25, "gamma": 0.875}),
+    ("Selu", {}),
+    ("Celu", {"alpha": 1.75}),
+    ("HardSigmoid", {"alpha": 0.25, "beta": 0.375}),
+    ("HardSigmoid", {}),
+    ("ThresholdedRelu", {"alpha": 0.5}),
+    ("Shrink", {"bias": 0.5, "lambd": 1.25}),
     ("Shrink", {}),
 ]
 
 
 @pytest.mark.parametrize("dt", FLOATS)
-@pytest.mark.parametrize("op,attrs", ACT_ATTRS, ids=[f"{o}-{i}" for i, (o, _) in
-                                                      enumerate(ACT_ATTRS)])
+@pytest.mark.parametrize(
+    "op,attrs", ACT_ATTRS, ids=[f"{o}-{i}" for i, (o, _) in enumerate(ACT_ATTRS)]
+)
 def test_activation_attrs(op, attrs, dt):
     if op == "Celu" and dt == np.float64:
         dt = np.float32  # Celu is float32-only in the ONNX schema
@@ -156,8 +219,15 @@ def test_isnan_isinf(dt):
 
 # ---- binary arithmetic and comparisons ---------------------------------------------------------
 
-SHAPES = [((3, 4, 5), (3, 4, 5)), ((3, 4, 5), (5,)), ((1, 4, 1), (3, 1, 5)), ((2, 3), ()),
-          ((), (2, 3)), ((4, 1), (1, 4)), ((2, 1, 3, 1), (5, 3, 2))]
+SHAPES = [
+    ((3, 4, 5), (3, 4, 5)),
+    ((3, 4, 5), (5,)),
+    ((1, 4, 1), (3, 1, 5)),
+    ((2, 3), ()),
+    ((), (2, 3)),
+    ((4, 1), (1, 4)),
+    ((2, 1, 3, 1), (5, 3, 2)),
+]
 ARITH = ["Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"]
 COMPARE = ["Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"]
 
@@ -181,11 +251,24 @@ def test_binary_float(op, dt, shapes):
 
 @pytest.mark.parametrize("shapes", SHAPES[:4], ids=str)
 @pytest.mark.parametrize("dt", [np.int32, np.int64])
-@pytest.mark.parametrize("op,attrs", [("Add", None), ("Sub", None), ("Mul", None),
-                                      ("Div", None), ("Mod", {"fmod": 0}),
-                                      ("Mod", {"fmod": 1}), ("Max", None), ("Min", None),
-                                      ("Pow", None), ("Equal", None), ("Greater", None),
-                                      ("LessOrEqual", None)], ids=str)
+@pytest.mark.parametrize(
+    "op,attrs",
+    [
+        ("Add", None),
+        ("Sub", None),
+        ("Mul", None),
+        ("Div", None),
+        ("Mod", {"fmod": 0}),
+        ("Mod", {"fmod": 1}),
+        ("Max", None),
+        ("Min", None),
+        ("Pow", None),
+        ("Equal", None),
+        ("Greater", None),
+        ("LessOrEqual", None),
+    ],
+    ids=str,
+)
 def test_binary_int(op, attrs, dt, shapes):
     rng = np.random.default_rng(13)
     a = rng.integers(-40, 40, size=shapes[0]).astype(dt)
@@ -198,8 +281,15 @@ def test_binary_int(op, attrs, dt, shapes):
     check(op, [a, b], attrs)
 
 
-@pytest.mark.parametrize("xdt,ydt", [(np.float32, np.int64), (np.float64, np.int32),
-                                     (np.int64, np.float32), (np.int32, np.float64)])
+@pytest.mark.parametrize(
+    "xdt,ydt",
+    [
+        (np.float32, np.int64),
+        (np.float64, np.int32),
+        (np.int64, np.float32),
+        (np.int32, np.float64),
+    ],
+)
 def test_pow_mixed_types(xdt, ydt):
     rng = np.random.default_rng(17)
     x = rng.integers(1, 6, size=(3, 4)).astype(xdt)
@@ -228,6 +318,7 @@ def test_prelu(shapes):
 
 # ---- logic --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shapes", SHAPES, ids=str)
 def test_logic(shapes):
     rng = np.random.default_rng(29)
@@ -239,8 +330,9 @@ def test_logic(shapes):
 
 
 @pytest.mark.parametrize("dt", FLOATS + [np.int32, np.int64])
-@pytest.mark.parametrize("shapes", [((3, 4), (3, 4), (3, 4)), ((4,), (3, 1), ()),
-                                    ((2, 1, 4), (3, 1), (1, 4))], ids=str)
+@pytest.mark.parametrize(
+    "shapes", [((3, 4), (3, 4), (3, 4)), ((4,), (3, 1), ()), ((2, 1, 4), (3, 1), (1, 4))], ids=str
+)
 def test_where(shapes, dt):
     rng = np.random.default_rng(31)
     c = np.asarray(rng.random(shapes[0]) < 0.5)
@@ -250,6 +342,7 @@ def test_where(shapes, dt):
 
 
 # ---- variadic -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dt", FLOATS)
 @pytest.mark.parametrize("op", ["Max", "Min", "Sum", "Mean"])
@@ -272,6 +365,7 @@ def test_variadic_int(op, dt):
 
 # ---- Clip and the softmax family (opset-versioned) ---------------------------------------------
 
+
 @pytest.mark.parametrize("dt", FLOATS + [np.int32, np.int64])
 def test_clip(dt):
     rng = np.random.default_rng(43)
@@ -292,7 +386,7 @@ def test_softmax_family(op, dt):
     x = _rand(rng, (3, 4, 5), dt, -5, 5)
     for axis in (0, 1, 2, -1, -3):
         check(op, [x], {"axis": axis}, opset=13)
-        check(op, [x], {"axis": axis}, opset=11)   # coerced to 2-D at axis
+        check(op, [x], {"axis": axis}, opset=11)  # coerced to 2-D at axis
     check(op, [x], opset=13)
     check(op, [x], opset=11)
 
@@ -308,19 +402,20 @@ def test_softmax_opsets_differ():
 
 # ---- errors for people ----------------------------------------------------------------------------
 
+
 def test_errors():
     with pytest.raises(MDFError, match="broadcast"):
         onnx_ops.run("Add", [np.ones(3), np.ones(4)])
     with pytest.raises(MDFError, match="float"):
         onnx_ops.run("Exp", [np.ones(3, np.int64)])
     with pytest.raises(MDFError, match="LEFT"):
-        onnx_ops.run("BitShift", [np.ones(3, np.uint8), np.ones(3, np.uint8)],
-                     {"direction": "UP"})
+        onnx_ops.run("BitShift", [np.ones(3, np.uint8), np.ones(3, np.uint8)], {"direction": "UP"})
     with pytest.raises(MDFError, match="axis"):
         onnx_ops.run("Softmax", [np.ones((2, 3))], {"axis": 2})
 
 
 # ---- nopython (jit=) versions against the Python kernels -------------------------------------------
+
 
 def _jit_cases():
     """(op, inputs, attributes) per family; attributes are passed as floats, as the compiled
@@ -334,26 +429,42 @@ def _jit_cases():
     f[0, 0] = np.inf
     return {
         "arith": [
-            ("Add", [f, f[0]], {}), ("Sub", [f32, f32], {}), ("Mul", [f, 2.0], {}),
-            ("Div", [i, nz[0]], {}), ("Pow", [np.abs(f), f], {}), ("PRelu", [f, f[0]], {}),
-            ("Mod", [i, nz], {"fmod": 0.0}), ("Mod", [i, nz], {"fmod": 1.0}),
-            ("Max", [f, f * 2, f - 1], {}), ("Sum", [f, f, f], {}), ("Mean", [f, f], {}),
-            ("BitShift", [np.abs(i).astype(np.uint8), np.ones(4, np.uint8)],
-             {"direction": "LEFT"}),
+            ("Add", [f, f[0]], {}),
+            ("Sub", [f32, f32], {}),
+            ("Mul", [f, 2.0], {}),
+            ("Div", [i, nz[0]], {}),
+            ("Pow", [np.abs(f), f], {}),
+            ("PRelu", [f, f[0]], {}),
+            ("Mod", [i, nz], {"fmod": 0.0}),
+            ("Mod", [i, nz], {"fmod": 1.0}),
+            ("Max", [f, f * 2, f - 1], {}),
+            ("Sum", [f, f, f], {}),
+            ("Mean", [f, f], {}),
+            ("BitShift", [np.abs(i).astype(np.uint8), np.ones(4, np.uint8)], {"direction": "LEFT"}),
             ("BitShift", [i.astype(np.int32), np.ones(4, np.int32)], {"direction": "RIGHT"}),
         ],
         "logic": [
-            ("Equal", [i, i[:, :1]], {}), ("Less", [f, f[0]], {}), ("And", [b, b[0]], {}),
-            ("Not", [b], {}), ("Where", [b, f, f[0]], {}),
+            ("Equal", [i, i[:, :1]], {}),
+            ("Less", [f, f[0]], {}),
+            ("And", [b, b[0]], {}),
+            ("Not", [b], {}),
+            ("Where", [b, f, f[0]], {}),
         ],
         "unary": [
-            ("Exp", [f], {}), ("Sigmoid", [f32], {}), ("Relu", [f], {}),
-            ("LeakyRelu", [f], {"alpha": 0.2}), ("Selu", [f], {"alpha": 1.5, "gamma": 1.1}),
-            ("Clip", [f, np.asarray(-0.5), np.asarray(0.5)], {}), ("Clip", [f, None, None], {}),
-            ("IsInf", [f], {"detect_negative": 0.0, "detect_positive": 1.0}), ("IsNaN", [f], {}),
+            ("Exp", [f], {}),
+            ("Sigmoid", [f32], {}),
+            ("Relu", [f], {}),
+            ("LeakyRelu", [f], {"alpha": 0.2}),
+            ("Selu", [f], {"alpha": 1.5, "gamma": 1.1}),
+            ("Clip", [f, np.asarray(-0.5), np.asarray(0.5)], {}),
+            ("Clip", [f, None, None], {}),
+            ("IsInf", [f], {"detect_negative": 0.0, "detect_positive": 1.0}),
+            ("IsNaN", [f], {}),
         ],
         "axis": [
-            ("Softmax", [f32], {"axis": 0.0}), ("LogSoftmax", [f], {}), ("Hardmax", [f], {}),
+            ("Softmax", [f32], {"axis": 0.0}),
+            ("LogSoftmax", [f], {}),
+            ("Hardmax", [f], {}),
         ],
     }
 
@@ -370,13 +481,20 @@ def test_jit_in_nopython(family):
         sch = onnx_ops.schema(op)
         assert sch.jit is not None, f"{op} has no jit"
         fns.append(sch.jit)
-        args.append(tuple(ins) + tuple(
-            float(attrs[k]) if isinstance(attrs.get(k), float) else attrs.get(k, d)
-            for k, d in sch.attributes.items()))
+        args.append(
+            tuple(ins)
+            + tuple(
+                float(attrs[k]) if isinstance(attrs.get(k), float) else attrs.get(k, d)
+                for k, d in sch.attributes.items()
+            )
+        )
         wants.append(sch.call(ins, {k: v for k, v in attrs.items()})[0])
     n = len(fns)
-    src = "def run(fns_args):\n    return (" + "".join(
-        f"F{k}(*fns_args[{k}]), " for k in range(n)) + ")\n"
+    src = (
+        "def run(fns_args):\n    return ("
+        + "".join(f"F{k}(*fns_args[{k}]), " for k in range(n))
+        + ")\n"
+    )
     ns = {f"F{k}": fns[k] for k in range(n)}
     exec(src, ns)
     got = njit(ns["run"])(tuple(args))

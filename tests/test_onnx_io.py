@@ -45,7 +45,7 @@ def _engine(model: Model, feeds_by_port: dict, graph_outputs: list[str]) -> dict
     out = {}
     for name in graph_outputs:
         node = next(n for n in model.graphs[0].nodes if name.startswith(n.id + "_"))
-        out[name] = sim.value(node.id, name[len(node.id) + 1:])
+        out[name] = sim.value(node.id, name[len(node.id) + 1 :])
     return out
 
 
@@ -65,15 +65,25 @@ def _round_trip(model: Model, tmp_path, feeds: dict, ports: dict) -> None:
             got = np.asarray(back[name])
             assert got.dtype == exp.dtype and got.shape == exp.shape, name
             if dtype == "float64":
-                np.testing.assert_allclose(np.asarray(ours[name], dtype=exp.dtype), exp,
-                                           rtol=1e-12, atol=1e-14, err_msg=name)
+                np.testing.assert_allclose(
+                    np.asarray(ours[name], dtype=exp.dtype),
+                    exp,
+                    rtol=1e-12,
+                    atol=1e-14,
+                    err_msg=name,
+                )
                 np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-14, err_msg=name)
             else:
                 # the same float32 computation: onnxruntime vs the re-imported export
                 np.testing.assert_allclose(got, exp, rtol=1e-6, atol=1e-7, err_msg=name)
                 # the original model computes in float64; float32 rounding only
-                np.testing.assert_allclose(np.asarray(ours[name], dtype=np.float64), exp,
-                                           rtol=1e-4, atol=1e-5, err_msg=name)
+                np.testing.assert_allclose(
+                    np.asarray(ours[name], dtype=np.float64),
+                    exp,
+                    rtol=1e-4,
+                    atol=1e-5,
+                    err_msg=name,
+                )
 
 
 def _dense_example() -> Model:
@@ -81,8 +91,11 @@ def _dense_example() -> Model:
     steps, so the full model is stateful)."""
     m = mdf_engine.load(str(EXAMPLES / "onnx_functions.json"))
     g = m.graphs[0]
-    return Model(id="dense_only", graphs=[Graph(id="dense_graph", nodes=[g.get_node("dense")])],
-                 onnx_opset_version=m.onnx_opset_version)
+    return Model(
+        id="dense_only",
+        graphs=[Graph(id="dense_graph", nodes=[g.get_node("dense")])],
+        onnx_opset_version=m.onnx_opset_version,
+    )
 
 
 def test_onnx_functions_example_round_trip(tmp_path):
@@ -91,8 +104,7 @@ def test_onnx_functions_example_round_trip(tmp_path):
     assert [i.name for i in mp.graph.input] == ["dense_inp"]
     assert [o.name for o in mp.graph.output] == ["dense_out", "dense_pre"]
     assert {t.name for t in mp.graph.initializer} == {"dense_weights", "dense_bias"}
-    assert [n.op_type for n in mp.graph.node] == ["MatMul", "Add", "Relu", "Identity",
-                                                  "Identity"]
+    assert [n.op_type for n in mp.graph.node] == ["MatMul", "Add", "Relu", "Identity", "Identity"]
     assert all(n.name.startswith("dense/") for n in mp.graph.node)
     assert mp.opset_import[0].version == 15
     x = np.array([[1.5, -2.0, 0.25]])
@@ -118,27 +130,51 @@ def test_reference_models_round_trip(tmp_path, name):
 
 def _arith_model() -> Model:
     """Standard functions, arithmetic, comparisons, weighted edges and an add-reduced port."""
-    src = Node(id="src", input_ports=[InputPort(id="x", shape=(2, 3), type="float")],
-               parameters=[
-                   Parameter(id="lin", function="linear",
-                             args={"variable0": "x", "slope": 2.0, "intercept": -0.5}),
-                   Parameter(id="lg", function="logistic",
-                             args={"variable0": "lin", "gain": 1.5, "bias": 0.2, "offset": 0.1}),
-                   Parameter(id="ex", value="exponential(x, 0.5, 0.3, 0.1, 1.0)"),
-               ],
-               output_ports=[OutputPort(id="a",
-                                        value="lg ** 2 - 3 * ex / (1 + sin(x, 2.0)) + -x // 0.7"),
-                             OutputPort(id="b", value="cos(lin, 0.5) * math.exp(-x)")])
-    dst = Node(id="dst", input_ports=[InputPort(id="inp", reduce="add")],
-               parameters=[Parameter(id="k", value=[[1.0, -1.0, 2.0]]),
-                           Parameter(id="scaled", value="np.maximum(inp * k, 0.25)")],
-               output_ports=[OutputPort(id="y", value="scaled"),
-                             OutputPort(id="big", value="scaled > 1"),
-                             OutputPort(id="ne", value="scaled != inp")])
-    edges = [Edge(id="a_to_dst", sender="src", sender_port="a", receiver="dst",
-                  receiver_port="inp", parameters={"weight": 0.5}),
-             Edge(id="b_to_dst", sender="src", sender_port="b", receiver="dst",
-                  receiver_port="inp")]
+    src = Node(
+        id="src",
+        input_ports=[InputPort(id="x", shape=(2, 3), type="float")],
+        parameters=[
+            Parameter(
+                id="lin",
+                function="linear",
+                args={"variable0": "x", "slope": 2.0, "intercept": -0.5},
+            ),
+            Parameter(
+                id="lg",
+                function="logistic",
+                args={"variable0": "lin", "gain": 1.5, "bias": 0.2, "offset": 0.1},
+            ),
+            Parameter(id="ex", value="exponential(x, 0.5, 0.3, 0.1, 1.0)"),
+        ],
+        output_ports=[
+            OutputPort(id="a", value="lg ** 2 - 3 * ex / (1 + sin(x, 2.0)) + -x // 0.7"),
+            OutputPort(id="b", value="cos(lin, 0.5) * math.exp(-x)"),
+        ],
+    )
+    dst = Node(
+        id="dst",
+        input_ports=[InputPort(id="inp", reduce="add")],
+        parameters=[
+            Parameter(id="k", value=[[1.0, -1.0, 2.0]]),
+            Parameter(id="scaled", value="np.maximum(inp * k, 0.25)"),
+        ],
+        output_ports=[
+            OutputPort(id="y", value="scaled"),
+            OutputPort(id="big", value="scaled > 1"),
+            OutputPort(id="ne", value="scaled != inp"),
+        ],
+    )
+    edges = [
+        Edge(
+            id="a_to_dst",
+            sender="src",
+            sender_port="a",
+            receiver="dst",
+            receiver_port="inp",
+            parameters={"weight": 0.5},
+        ),
+        Edge(id="b_to_dst", sender="src", sender_port="b", receiver="dst", receiver_port="inp"),
+    ]
     return Model(id="arith", graphs=[Graph(id="arith_graph", nodes=[src, dst], edges=edges)])
 
 
@@ -156,25 +192,35 @@ def test_arithmetic_and_standard_functions_round_trip(tmp_path):
 
 def _onnx_ops_model() -> Model:
     """onnx:: calls with attributes, a two-output Split indexed f[k], Gemm and Softmax."""
-    node = Node(id="net", input_ports=[InputPort(id="x", shape=(3, 4))],
-                parameters=[
-                    Parameter(id="w", value=np.linspace(-1, 1, 20).reshape(5, 4).tolist()),
-                    Parameter(id="c", value=[0.1, 0.2, 0.3, 0.4, 0.5]),
-                    Parameter(id="g", function="onnx::Gemm",
-                              args={"A": "x", "B": "w", "C": "c", "transB": 1, "alpha": 0.5}),
-                    Parameter(id="parts", function="onnx::Split",
-                              args={"input": "g", "axis": 1, "split": [2, 3]}),
-                    Parameter(id="sm", function="onnx::Softmax",
-                              args={"input": "parts[1]", "axis": -1}),
-                    Parameter(id="red", function="onnx::ReduceSum",
-                              args={"data": "parts[0] * 2", "axes": [1], "keepdims": 0}),
-                    Parameter(id="top", function="onnx::TopK",
-                              args={"X": "g", "K": [2], "axis": 1}),
-                ],
-                output_ports=[OutputPort(id="probs", value="sm"),
-                              OutputPort(id="total", value="red"),
-                              OutputPort(id="first", value="parts[0]"),
-                              OutputPort(id="best", value="top[1]")])
+    node = Node(
+        id="net",
+        input_ports=[InputPort(id="x", shape=(3, 4))],
+        parameters=[
+            Parameter(id="w", value=np.linspace(-1, 1, 20).reshape(5, 4).tolist()),
+            Parameter(id="c", value=[0.1, 0.2, 0.3, 0.4, 0.5]),
+            Parameter(
+                id="g",
+                function="onnx::Gemm",
+                args={"A": "x", "B": "w", "C": "c", "transB": 1, "alpha": 0.5},
+            ),
+            Parameter(
+                id="parts", function="onnx::Split", args={"input": "g", "axis": 1, "split": [2, 3]}
+            ),
+            Parameter(id="sm", function="onnx::Softmax", args={"input": "parts[1]", "axis": -1}),
+            Parameter(
+                id="red",
+                function="onnx::ReduceSum",
+                args={"data": "parts[0] * 2", "axes": [1], "keepdims": 0},
+            ),
+            Parameter(id="top", function="onnx::TopK", args={"X": "g", "K": [2], "axis": 1}),
+        ],
+        output_ports=[
+            OutputPort(id="probs", value="sm"),
+            OutputPort(id="total", value="red"),
+            OutputPort(id="first", value="parts[0]"),
+            OutputPort(id="best", value="top[1]"),
+        ],
+    )
     return Model(id="ops", graphs=[Graph(id="ops_graph", nodes=[node])], onnx_opset_version=13)
 
 
@@ -193,13 +239,21 @@ def test_onnx_ops_with_attributes_and_multiple_outputs_round_trip(tmp_path):
 def test_node_functions_and_low_opset_comparisons_round_trip(tmp_path):
     """Node functions (declared out of dependency order) and, at opset 9, <= and >= written
     without LessOrEqual/GreaterOrEqual (added in opset 12)."""
-    node = Node(id="n", input_ports=[InputPort(id="x", shape=(4,))],
-                functions=[Function(id="f2", value="f1 * 2 - x"),
-                           Function(id="f1", function="linear",
-                                    args={"variable0": "x", "slope": 3, "intercept": 1})],
-                output_ports=[OutputPort(id="o", value="f2 + f1"),
-                              OutputPort(id="le", value="f1 <= 2.5"),
-                              OutputPort(id="ge", value="x >= 0.5")])
+    node = Node(
+        id="n",
+        input_ports=[InputPort(id="x", shape=(4,))],
+        functions=[
+            Function(id="f2", value="f1 * 2 - x"),
+            Function(
+                id="f1", function="linear", args={"variable0": "x", "slope": 3, "intercept": 1}
+            ),
+        ],
+        output_ports=[
+            OutputPort(id="o", value="f2 + f1"),
+            OutputPort(id="le", value="f1 <= 2.5"),
+            OutputPort(id="ge", value="x >= 0.5"),
+        ],
+    )
     model = Model(id="funcs", graphs=[Graph(id="g", nodes=[node])], onnx_opset_version=9)
     mp = to_onnx(model)
     assert mp.opset_import[0].version == 9
@@ -213,22 +267,48 @@ def test_opset_defaults_to_newest_schema_used():
     model = _onnx_ops_model()
     model.onnx_opset_version = None
     mp = to_onnx(model)
-    newest = max(REGISTRY.lookup(f"onnx::{op}").since for op in ("Gemm", "Split", "Softmax",
-                                                                   "ReduceSum", "TopK"))
+    newest = max(
+        REGISTRY.lookup(f"onnx::{op}").since
+        for op in ("Gemm", "Split", "Softmax", "ReduceSum", "TopK")
+    )
     assert mp.opset_import[0].version == max(newest, 13)
 
 
 def test_export_errors():
-    stateful = Model(id="m", graphs=[Graph(id="g", nodes=[Node(
-        id="n", parameters=[Parameter(id="v", value=1.0, time_derivative="-v")],
-        output_ports=[OutputPort(id="o", value="v")])])])
+    stateful = Model(
+        id="m",
+        graphs=[
+            Graph(
+                id="g",
+                nodes=[
+                    Node(
+                        id="n",
+                        parameters=[Parameter(id="v", value=1.0, time_derivative="-v")],
+                        output_ports=[OutputPort(id="o", value="v")],
+                    )
+                ],
+            )
+        ],
+    )
     with pytest.raises(MDFError, match="'n.v' is stateful") as err:
         to_onnx(stateful)
     assert err.value.path == "graphs.g.nodes.n.parameters.v"
-    unsupported = Model(id="m", graphs=[Graph(id="g", nodes=[Node(
-        id="n", input_ports=[InputPort(id="x")],
-        parameters=[Parameter(id="v", value="x % 2")],
-        output_ports=[OutputPort(id="o", value="v")])])])
+    unsupported = Model(
+        id="m",
+        graphs=[
+            Graph(
+                id="g",
+                nodes=[
+                    Node(
+                        id="n",
+                        input_ports=[InputPort(id="x")],
+                        parameters=[Parameter(id="v", value="x % 2")],
+                        output_ports=[OutputPort(id="o", value="v")],
+                    )
+                ],
+            )
+        ],
+    )
     with pytest.raises(MDFError, match="no ONNX export"):
         to_onnx(unsupported)
     with pytest.raises(MDFError, match="dtype"):
@@ -254,8 +334,10 @@ def test_cli_export_and_import(tmp_path, capsys):
         np.testing.assert_allclose(res[k], v, rtol=1e-6)
     capsys.readouterr()
     # bad input: one line, exit status 2
-    assert main(["export", "--onnx", str(EXAMPLES / "onnx_functions.json"),
-                 str(tmp_path / "s.onnx")]) == 2
+    assert (
+        main(["export", "--onnx", str(EXAMPLES / "onnx_functions.json"), str(tmp_path / "s.onnx")])
+        == 2
+    )
     assert "input.step" in capsys.readouterr().err
     assert main(["import", str(tmp_path / "missing.onnx"), str(tmp_path / "m.json")]) == 2
     assert main(["import", str(out), str(tmp_path / "m.txt")]) == 2

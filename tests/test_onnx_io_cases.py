@@ -36,15 +36,21 @@ def _model(case):
         name = f"in_{k}"
         ins.append(name)
         feeds[name] = x
-    outs = [f"out_{k}" if (k < len(case.expected) and case.expected[k] is not None) else ""
-            for k in range(case.n_outputs)]
+    outs = [
+        f"out_{k}" if (k < len(case.expected) and case.expected[k] is not None) else ""
+        for k in range(case.n_outputs)
+    ]
     node = helper.make_node(case.op, ins, outs, name="case")
     node.attribute.extend(_attribute(k, v) for k, v in case.attributes.items())
     g = helper.make_graph(
-        [node], case.name,
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
-         for n, x in feeds.items()],
-        [helper.make_tensor_value_info(o, 0, None) for o in outs if o])
+        [node],
+        case.name,
+        [
+            helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)
+            for n, x in feeds.items()
+        ],
+        [helper.make_tensor_value_info(o, 0, None) for o in outs if o],
+    )
     mp = helper.make_model(g, opset_imports=[helper.make_opsetid("", case.opset)])
     return mp, feeds, outs
 

@@ -85,13 +85,18 @@ def test_pytorch_models_export_back_to_onnx():
         onnx.checker.check_model(mp, full_check=True)
         meta = model.metadata["onnx"]
         exported_inputs = [i.name for i in mp.graph.input]
-        feeds = {n: x for name, x in case.feeds.items() for n in exported_inputs
-                 if n.endswith("_" + meta["inputs"][name])}
+        feeds = {
+            n: x
+            for name, x in case.feeds.items()
+            for n in exported_inputs
+            if n.endswith("_" + meta["inputs"][name])
+        }
         options = ort.SessionOptions()
         options.log_severity_level = 3
         try:
-            sess = ort.InferenceSession(mp.SerializeToString(), options,
-                                        providers=["CPUExecutionProvider"])
+            sess = ort.InferenceSession(
+                mp.SerializeToString(), options, providers=["CPUExecutionProvider"]
+            )
             got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
         except Exception as e:  # onnxruntime's NotImplemented for an old operator version
             assert "NOT_IMPLEMENTED" in str(e) and model.onnx_opset_version < 7, (m, str(e))
@@ -116,12 +121,14 @@ def test_imported_model_structure():
     calls = [p.function for n in g.nodes for p in n.parameters if p.function]
     assert calls == [f"onnx::{n.op_type}" for n in proto.graph.node]
     meta = model.metadata["onnx"]
-    assert list(meta["inputs"]) == [i.name for i in proto.graph.input
-                                    if i.name not in {t.name for t in proto.graph.initializer}]
+    assert list(meta["inputs"]) == [
+        i.name for i in proto.graph.input if i.name not in {t.name for t in proto.graph.initializer}
+    ]
     assert list(meta["outputs"]) == [o.name for o in proto.graph.output]
 
 
 # -- networks built with onnx.helper, against onnxruntime ------------------------------------
+
 
 def _ort(mp, feeds: dict) -> list[np.ndarray]:
     sess = ort.InferenceSession(mp.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -140,13 +147,19 @@ def _mlp(rng):
         helper.make_node("Gemm", ["a1", "W2", "b2"], ["logits"], name="fc2", transB=1),
         helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     ]
-    inits = [numpy_helper.from_array(a, n) for a, n in
-             ((w1, "W1"), (b1, "b1"), (w2, "W2"), (b2, "b2"))]
-    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
-                                                                       [5, 4])],
-                          [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [5, 3]),
-                           helper.make_tensor_value_info("logits", TensorProto.FLOAT, [5, 3])],
-                          initializer=inits)
+    inits = [
+        numpy_helper.from_array(a, n) for a, n in ((w1, "W1"), (b1, "b1"), (w2, "W2"), (b2, "b2"))
+    ]
+    g = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4])],
+        [
+            helper.make_tensor_value_info("probs", TensorProto.FLOAT, [5, 3]),
+            helper.make_tensor_value_info("logits", TensorProto.FLOAT, [5, 3]),
+        ],
+        initializer=inits,
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
@@ -160,26 +173,51 @@ def _cnn(rng):
     wf = (0.2 * rng.standard_normal((10, 36))).astype(np.float32)
     bf = rng.standard_normal(10).astype(np.float32)
     nodes = [
-        helper.make_node("Conv", ["img", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1],
-                         kernel_shape=[3, 3]),
-        helper.make_node("BatchNormalization", ["c1", "scale", "bias", "mean", "var"], ["bn1"],
-                         name="bn1", epsilon=1e-5),
+        helper.make_node(
+            "Conv",
+            ["img", "w1", "b1"],
+            ["c1"],
+            name="conv1",
+            pads=[1, 1, 1, 1],
+            kernel_shape=[3, 3],
+        ),
+        helper.make_node(
+            "BatchNormalization",
+            ["c1", "scale", "bias", "mean", "var"],
+            ["bn1"],
+            name="bn1",
+            epsilon=1e-5,
+        ),
         helper.make_node("Relu", ["bn1"], ["r1"], name="relu1"),
-        helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2],
-                         strides=[2, 2]),
+        helper.make_node(
+            "MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]
+        ),
         helper.make_node("Split", ["p1"], ["s0", "s1"], name="split", axis=1),
         helper.make_node("Concat", ["s1", "s0"], ["cat"], name="concat", axis=1),
         helper.make_node("Flatten", ["cat"], ["flat"], name="flatten", axis=1),
         helper.make_node("Gemm", ["flat", "wf", "bf"], ["fc"], name="fc", transB=1),
         helper.make_node("Sigmoid", ["fc"], ["out"], name="sigmoid"),
     ]
-    inits = [numpy_helper.from_array(a, n) for a, n in
-             ((w1, "w1"), (b1, "b1"), (scale, "scale"), (bias, "bias"), (mean, "mean"),
-              (var, "var"), (wf, "wf"), (bf, "bf"))]
-    g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("img", TensorProto.FLOAT,
-                                                                       [2, 2, 6, 6])],
-                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 10])],
-                          initializer=inits)
+    inits = [
+        numpy_helper.from_array(a, n)
+        for a, n in (
+            (w1, "w1"),
+            (b1, "b1"),
+            (scale, "scale"),
+            (bias, "bias"),
+            (mean, "mean"),
+            (var, "var"),
+            (wf, "wf"),
+            (bf, "bf"),
+        )
+    ]
+    g = helper.make_graph(
+        nodes,
+        "cnn",
+        [helper.make_tensor_value_info("img", TensorProto.FLOAT, [2, 2, 6, 6])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 10])],
+        initializer=inits,
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
 
 
@@ -218,8 +256,10 @@ def test_cnn_matches_onnxruntime():
     model = import_model(mp)
     split = model.graphs[0].get_node("split")
     (call,) = [p for p in split.parameters if p.function == "onnx::Split"]
-    assert [(o.id, o.value) for o in split.output_ports] == [("s0", f"{call.id}[0]"),
-                                                              ("s1", f"{call.id}[1]")]
+    assert [(o.id, o.value) for o in split.output_ports] == [
+        ("s0", f"{call.id}[0]"),
+        ("s1", f"{call.id}[1]"),
+    ]
 
 
 def test_imported_model_runs_with_simulation_initializer():
@@ -231,8 +271,7 @@ def test_imported_model_runs_with_simulation_initializer():
     sim = Simulation(model)
     sim.evaluate(initializer={model.metadata["onnx"]["inputs"]["x"]: x})
     node, port = model.metadata["onnx"]["outputs"]["probs"].split(".")
-    np.testing.assert_allclose(sim.value(node, port), _ort(mp, {"x": x})[0], rtol=1e-5,
-                               atol=1e-7)
+    np.testing.assert_allclose(sim.value(node, port), _ort(mp, {"x": x})[0], rtol=1e-5, atol=1e-7)
 
 
 def test_import_errors_are_mdf_errors(tmp_path):
@@ -250,17 +289,31 @@ def test_import_errors_are_mdf_errors(tmp_path):
         run_onnx(mp, {})
     # an op that is not an ONNX operator
     n = helper.make_node("NoSuchOp", ["x"], ["y"], name="bad")
-    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [n],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     with pytest.raises(MDFError, match="NoSuchOp"):
         import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
     # control flow bodies are not MDF nodes
-    body = helper.make_graph([helper.make_node("Identity", ["x"], ["z"])], "body", [],
-                             [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1])])
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["z"])],
+        "body",
+        [],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1])],
+    )
     n = helper.make_node("If", ["c"], ["y"], name="branch", then_branch=body, else_branch=body)
-    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
-                                     helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [n],
+        "g",
+        [
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     with pytest.raises(MDFError, match="subgraph"):
         import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
 
@@ -269,9 +322,15 @@ def test_values_named_like_the_call_arguments():
     """Graph inputs named A and B fed crosswise into Sub(A, B): port ids never shadow the
     argument names of the call."""
     n = helper.make_node("Sub", ["B", "A"], ["Y"], name="s")
-    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2]),
-                                     helper.make_tensor_value_info("B", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    g = helper.make_graph(
+        [n],
+        "g",
+        [
+            helper.make_tensor_value_info("A", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("B", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+    )
     mp = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     a = np.array([1.0, 2.0], np.float32)
     b = np.array([10.0, 20.0], np.float32)

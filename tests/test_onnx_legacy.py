@@ -121,8 +121,7 @@ def test_pow_seed000_exponent_and_broadcast():
         L("Pow", [x])
 
 
-@pytest.mark.parametrize("op,fn", [("Equal", np.equal), ("Greater", np.greater),
-                                   ("Less", np.less)])
+@pytest.mark.parametrize("op,fn", [("Equal", np.equal), ("Greater", np.greater), ("Less", np.less)])
 def test_comparisons_legacy(op, fn):
     a = RNG.integers(0, 3, (2, 3, 4)).astype(np.int64)
     b = RNG.integers(0, 3, (3,)).astype(np.int64)
@@ -131,8 +130,9 @@ def test_comparisons_legacy(op, fn):
     np.testing.assert_array_equal(got, fn(a, b.reshape(1, 3, 1)))
 
 
-@pytest.mark.parametrize("op,fn", [("And", np.logical_and), ("Or", np.logical_or),
-                                   ("Xor", np.logical_xor)])
+@pytest.mark.parametrize(
+    "op,fn", [("And", np.logical_and), ("Or", np.logical_or), ("Xor", np.logical_xor)]
+)
 def test_logic_legacy(op, fn):
     a = RNG.random((3, 4)) > 0.5
     b = RNG.random((4,)) > 0.5
@@ -148,10 +148,15 @@ def test_gemm_broadcast_and_transposes():
     a = rand(4, 3)
     b = rand(5, 4)
     c = rand(5)
-    got = L("Gemm", [a, b, c], {"alpha": 0.5, "beta": 2.0, "broadcast": 1, "transA": 1,
-                                "transB": 1})[0]
-    exp = np.array([[0.5 * sum(a[k, i] * b[j, k] for k in range(4)) + 2.0 * c[j]
-                     for j in range(5)] for i in range(3)])
+    got = L(
+        "Gemm", [a, b, c], {"alpha": 0.5, "beta": 2.0, "broadcast": 1, "transA": 1, "transB": 1}
+    )[0]
+    exp = np.array(
+        [
+            [0.5 * sum(a[k, i] * b[j, k] for k in range(4)) + 2.0 * c[j] for j in range(5)]
+            for i in range(3)
+        ]
+    )
     np.testing.assert_allclose(got, exp, rtol=1e-12)
     cs = L("Gemm", [a.T, b.T, np.array(3.0)], {"broadcast": 1})[0]
     np.testing.assert_allclose(cs, a.T @ b.T + 3.0, rtol=1e-12)
@@ -165,8 +170,17 @@ def test_gemm_without_broadcast_needs_full_c():
         L("Gemm", [a, b, rand(4)])
 
 
-@pytest.mark.parametrize("xs,ys", [((3,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 4)),
-                                   ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3)), ((), (2, 2))])
+@pytest.mark.parametrize(
+    "xs,ys",
+    [
+        ((3,), (3,)),
+        ((2, 3), (3,)),
+        ((2, 3), (3, 4)),
+        ((2, 3, 4), (5, 4, 6)),
+        ((4,), (2, 4, 3)),
+        ((), (2, 2)),
+    ],
+)
 def test_dot_is_numpy_dot(xs, ys):
     x = rand(*xs)
     y = rand(*ys)
@@ -177,7 +191,8 @@ def test_dot_is_numpy_dot(xs, ys):
         exp = (x * y).sum(-1)
     else:  # sum over the last axis of x and the second-to-last axis of y
         exp = np.einsum("...k,bkn->...bn", x, y.reshape(-1, *y.shape[-2:])).reshape(
-            x.shape[:-1] + y.shape[:-2] + y.shape[-1:])
+            x.shape[:-1] + y.shape[:-2] + y.shape[-1:]
+        )
     np.testing.assert_allclose(got, exp, rtol=1e-12, atol=1e-12)
 
 
@@ -197,10 +212,12 @@ def test_softmax_family_coerces_to_2d(axis):
     x2 = x.reshape(n, -1)
     e = np.exp(x2 - x2.max(axis=1, keepdims=True))
     sm = e / e.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(L("Softmax", [x], {"axis": axis})[0], sm.reshape(x.shape),
-                               rtol=1e-12)
-    np.testing.assert_allclose(L("LogSoftmax", [x], {"axis": axis})[0],
-                               np.log(sm).reshape(x.shape), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        L("Softmax", [x], {"axis": axis})[0], sm.reshape(x.shape), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        L("LogSoftmax", [x], {"axis": axis})[0], np.log(sm).reshape(x.shape), rtol=1e-10, atol=1e-12
+    )
     hm = (x2 == x2.max(axis=1, keepdims=True)).astype(np.float64)
     np.testing.assert_array_equal(L("Hardmax", [x], {"axis": axis})[0], hm.reshape(x.shape))
 
@@ -219,9 +236,15 @@ def test_hardmax_first_maximum():
 # ------------------------------------------------------------------ unary and variadic
 
 UNARY = {
-    "Abs": np.abs, "Ceil": np.ceil, "Floor": np.floor, "Neg": np.negative,
-    "Reciprocal": lambda v: 1 / v, "Relu": lambda v: np.maximum(v, 0),
-    "Sigmoid": lambda v: 1 / (1 + np.exp(-v)), "Exp": np.exp, "Tanh": np.tanh,
+    "Abs": np.abs,
+    "Ceil": np.ceil,
+    "Floor": np.floor,
+    "Neg": np.negative,
+    "Reciprocal": lambda v: 1 / v,
+    "Relu": lambda v: np.maximum(v, 0),
+    "Sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+    "Exp": np.exp,
+    "Tanh": np.tanh,
 }
 
 
@@ -235,13 +258,15 @@ def test_unary_with_consumed_inputs(op):
 def test_log_sqrt_and_parametric_unary():
     x = np.abs(rand(5)) + 0.5
     np.testing.assert_allclose(L("Log", [x])[0], np.log(x))
-    np.testing.assert_allclose(L("Sqrt", [x])[0], x ** 0.5)
+    np.testing.assert_allclose(L("Sqrt", [x])[0], x**0.5)
     y = rand(20)
-    np.testing.assert_allclose(L("Elu", [y], {"alpha": 0.7})[0],
-                               np.where(y >= 0, y, 0.7 * (np.exp(y) - 1)))
+    np.testing.assert_allclose(
+        L("Elu", [y], {"alpha": 0.7})[0], np.where(y >= 0, y, 0.7 * (np.exp(y) - 1))
+    )
     np.testing.assert_allclose(L("LeakyRelu", [y])[0], np.where(y >= 0, y, 0.01 * y))
-    np.testing.assert_allclose(L("Selu", [y])[0],
-                               np.where(y > 0, 1.0507 * y, 1.0507 * 1.6732 * (np.exp(y) - 1)))
+    np.testing.assert_allclose(
+        L("Selu", [y])[0], np.where(y > 0, 1.0507 * y, 1.0507 * 1.6732 * (np.exp(y) - 1))
+    )
 
 
 def test_prelu_per_channel():
@@ -315,28 +340,38 @@ def test_concat_flatten_gather_defaults():
 
 def test_argmax_axes_list_of_seed_000():
     x = rand(3, 4, 5)
-    np.testing.assert_array_equal(L("ArgMax", [x], {"axes": [1], "keepdims": 0})[0],
-                                  x.argmax(axis=1))
-    np.testing.assert_array_equal(L("ArgMin", [x], {"axis": 2})[0],
-                                  x.argmin(axis=2)[:, :, None])
+    np.testing.assert_array_equal(
+        L("ArgMax", [x], {"axes": [1], "keepdims": 0})[0], x.argmax(axis=1)
+    )
+    np.testing.assert_array_equal(L("ArgMin", [x], {"axis": 2})[0], x.argmin(axis=2)[:, :, None])
 
 
-@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                "ReduceProd", "ReduceLogSumExp"])
+@pytest.mark.parametrize(
+    "op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp"]
+)
 def test_reduce_axes_attribute(op):
     x = rand(2, 3, 4)
     got = L(op, [x], {"axes": [0, 2], "keepdims": 0})[0]
-    exp = np.array([{
-        "ReduceSum": sum, "ReduceMean": lambda v: sum(v) / len(v), "ReduceMax": max,
-        "ReduceMin": min, "ReduceProd": np.prod,
-        "ReduceLogSumExp": lambda v: np.log(sum(np.exp(t) for t in v)),
-    }[op](list(x[:, j, :].ravel())) for j in range(3)])
+    exp = np.array(
+        [
+            {
+                "ReduceSum": sum,
+                "ReduceMean": lambda v: sum(v) / len(v),
+                "ReduceMax": max,
+                "ReduceMin": min,
+                "ReduceProd": np.prod,
+                "ReduceLogSumExp": lambda v: np.log(sum(np.exp(t) for t in v)),
+            }[op](list(x[:, j, :].ravel()))
+            for j in range(3)
+        ]
+    )
     np.testing.assert_allclose(got, exp, rtol=1e-10)
     assert L(op, [x])[0].shape == (1, 1, 1)
 
 
-@pytest.mark.parametrize("to,dt", [("FLOAT", np.float32), ("DOUBLE", np.float64),
-                                   ("INT32", np.int32), (7, np.int64)])
+@pytest.mark.parametrize(
+    "to,dt", [("FLOAT", np.float32), ("DOUBLE", np.float64), ("INT32", np.int32), (7, np.int64)]
+)
 def test_cast_type_names(to, dt):
     x = np.array([1.7, -2.7, 3.0])
     got = L("Cast", [x], {"to": to})[0]
@@ -350,8 +385,9 @@ def test_cast_type_names(to, dt):
 def test_pad_seed_example_and_modes():
     data = np.array([[1.0, 1.2], [2.3, 3.4], [4.5, 5.7]])
     got = L("Pad", [data], {"paddings": [0, 0, 2, 0]})[0]
-    np.testing.assert_array_equal(got, [[0.0, 0.0, 1.0, 1.2], [0.0, 0.0, 2.3, 3.4],
-                                        [0.0, 0.0, 4.5, 5.7]])
+    np.testing.assert_array_equal(
+        got, [[0.0, 0.0, 1.0, 1.2], [0.0, 0.0, 2.3, 3.4], [0.0, 0.0, 4.5, 5.7]]
+    )
     got = L("Pad", [data], {"paddings": [1, 0, 0, 1], "value": 9.0})[0]
     np.testing.assert_array_equal(got[0], [9.0, 9.0, 9.0])
     np.testing.assert_array_equal(got[1:, 2], [9.0, 9.0, 9.0])
@@ -381,8 +417,12 @@ def test_upsample_opset1_nearest_and_bilinear():
             i0, j0 = int(yi), int(xj)
             i1, j1 = min(i0 + 1, 2), min(j0 + 1, 3)
             wy, wx = yi - i0, xj - j0
-            e = ((1 - wy) * (1 - wx) * x[0, :, i0, j0] + (1 - wy) * wx * x[0, :, i0, j1]
-                 + wy * (1 - wx) * x[0, :, i1, j0] + wy * wx * x[0, :, i1, j1])
+            e = (
+                (1 - wy) * (1 - wx) * x[0, :, i0, j0]
+                + (1 - wy) * wx * x[0, :, i0, j1]
+                + wy * (1 - wx) * x[0, :, i1, j0]
+                + wy * wx * x[0, :, i1, j1]
+            )
             np.testing.assert_allclose(lin[0, :, i, j], e, rtol=1e-12)
 
 
@@ -445,8 +485,9 @@ def test_batchnorm_spatial_0_per_activation():
     np.testing.assert_allclose(got, exp, rtol=1e-12)
     tr = L("BatchNormalization", [x, s, b, m, v], {"spatial": 0})
     bm, bv = f.mean(axis=0), f.var(axis=0)
-    np.testing.assert_allclose(tr[0], (s * (f - bm) / np.sqrt(bv + 1e-5) + b).reshape(x.shape),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        tr[0], (s * (f - bm) / np.sqrt(bv + 1e-5) + b).reshape(x.shape), rtol=1e-10
+    )
 
 
 def test_batchnorm_training_statistics():
@@ -470,12 +511,26 @@ def sig(v):
     return 1 / (1 + np.exp(-v))
 
 
-def ref_rnn(cell, X, W, R, B, h0, lens, c0=None, P=None, reverse=False, lbr=1, clip=None,
-            act=np.tanh, input_forget=False):
+def ref_rnn(
+    cell,
+    X,
+    W,
+    R,
+    B,
+    h0,
+    lens,
+    c0=None,
+    P=None,
+    reverse=False,
+    lbr=1,
+    clip=None,
+    act=np.tanh,
+    input_forget=False,
+):
     """One direction, straight from the seed's equations (gates zrh / iofc)."""
     T, N, _ = X.shape
     H = R.shape[-1]
-    Wb, Rb = B[: B.size // 2], B[B.size // 2:]
+    Wb, Rb = B[: B.size // 2], B[B.size // 2 :]
     cl = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
     Y = np.zeros((T, N, H))
     hT = h0.copy()
@@ -489,25 +544,25 @@ def ref_rnn(cell, X, W, R, B, h0, lens, c0=None, P=None, reverse=False, lbr=1, c
             if cell == "rnn":
                 h = act(cl(W @ x + R @ h + Wb + Rb))
             elif cell == "gru":
-                Wz, Wr, Wh = W[:H], W[H:2 * H], W[2 * H:]
-                Rz, Rr, Rh = R[:H], R[H:2 * H], R[2 * H:]
+                Wz, Wr, Wh = W[:H], W[H : 2 * H], W[2 * H :]
+                Rz, Rr, Rh = R[:H], R[H : 2 * H], R[2 * H :]
                 z = sig(Wz @ x + Rz @ h + Wb[:H] + Rb[:H])
-                r = sig(Wr @ x + Rr @ h + Wb[H:2 * H] + Rb[H:2 * H])
+                r = sig(Wr @ x + Rr @ h + Wb[H : 2 * H] + Rb[H : 2 * H])
                 if lbr:
-                    hh = np.tanh(Wh @ x + r * (Rh @ h + Rb[2 * H:]) + Wb[2 * H:])
+                    hh = np.tanh(Wh @ x + r * (Rh @ h + Rb[2 * H :]) + Wb[2 * H :])
                 else:
-                    hh = np.tanh(Wh @ x + Rh @ (r * h) + Rb[2 * H:] + Wb[2 * H:])
+                    hh = np.tanh(Wh @ x + Rh @ (r * h) + Rb[2 * H :] + Wb[2 * H :])
                 h = (1 - z) * hh + z * h
             else:
                 g = W @ x + R @ h + Wb + Rb
-                pi, po, pf = P[:H], P[H:2 * H], P[2 * H:]
+                pi, po, pf = P[:H], P[H : 2 * H], P[2 * H :]
                 i = sig(cl(g[:H] + pi * c))
-                f = sig(cl(g[2 * H:3 * H] + pf * c))
+                f = sig(cl(g[2 * H : 3 * H] + pf * c))
                 if input_forget:
                     f = 1 - i
-                cc = np.tanh(cl(g[3 * H:]))
+                cc = np.tanh(cl(g[3 * H :]))
                 c = f * c + i * cc
-                o = sig(cl(g[H:2 * H] + po * c))
+                o = sig(cl(g[H : 2 * H] + po * c))
                 h = o * np.tanh(c)
             Y[t, n] = h
         hT[n] = h
@@ -532,8 +587,9 @@ def test_gru_seed_form(direction):
     lens = np.array([4, 2, 3], dtype=np.int32)
     Y, Yh = L("GRU", [X, W, R, B, h0, lens], {"direction": direction, "hidden_size": 3})[:2]
     for d in range(dirs):
-        ey, eh, _ = ref_rnn("gru", X, W[d], R[d], B[d], h0[d], lens,
-                            reverse=(direction == "reverse" or d == 1))
+        ey, eh, _ = ref_rnn(
+            "gru", X, W[d], R[d], B[d], h0[d], lens, reverse=(direction == "reverse" or d == 1)
+        )
         np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
 
@@ -567,8 +623,20 @@ def test_lstm_seed_form(clip, input_forget):
         attrs["clip"] = clip
     Y, Yh, Yc = L("LSTM", [X, W, R, B, h0, lens, c0, P], attrs)
     for d in range(2):
-        ey, eh, ec = ref_rnn("lstm", X, W[d], R[d], B[d], h0[d], lens, c0=c0[d], P=P[d],
-                             reverse=d == 1, clip=clip, input_forget=input_forget)
+        ey, eh, ec = ref_rnn(
+            "lstm",
+            X,
+            W[d],
+            R[d],
+            B[d],
+            h0[d],
+            lens,
+            c0=c0[d],
+            P=P[d],
+            reverse=d == 1,
+            clip=clip,
+            input_forget=input_forget,
+        )
         np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(Yc[d], ec, rtol=1e-10, atol=1e-12)
@@ -579,21 +647,40 @@ def test_lstm_rejects_matrix_peepholes_and_bad_activation():
     with pytest.raises(MDFError, match="peepholes"):
         L("LSTM", [X, W, R, B, h0, None, None, rand(1, 9, 3)])
     with pytest.raises(MDFError, match="activation"):
-        L("GRU", [X[:, :, :2], rand(1, 9, 2), rand(1, 9, 3)],
-          {"activations": ["sigmoid", "softsign", "tanh"]})
+        L(
+            "GRU",
+            [X[:, :, :2], rand(1, 9, 2), rand(1, 9, 3)],
+            {"activations": ["sigmoid", "softsign", "tanh"]},
+        )
 
 
 # ------------------------------------------------------------------ experimental ops (seed 002)
 
 
 def test_experimental_ops_are_registered():
-    for op in ("ATen", "Caffe2ConvTranspose", "ConstantFill", "FC", "GRUUnit",
-               "GivenTensorFill", "Normalize", "Scale", "SpatialBN"):
+    for op in (
+        "ATen",
+        "Caffe2ConvTranspose",
+        "ConstantFill",
+        "FC",
+        "GRUUnit",
+        "GivenTensorFill",
+        "Normalize",
+        "Scale",
+        "SpatialBN",
+    ):
         assert REGISTRY.lookup("onnx::" + op, 1).namespace == "onnx-exp"
 
 
-@pytest.mark.parametrize("name,fn", [("exp", np.exp), ("neg", np.negative), ("relu",
-                                     lambda v: np.maximum(v, 0)), ("tanh", np.tanh)])
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("exp", np.exp),
+        ("neg", np.negative),
+        ("relu", lambda v: np.maximum(v, 0)),
+        ("tanh", np.tanh),
+    ],
+)
 def test_aten_unary(name, fn):
     x = rand(3, 2)
     np.testing.assert_allclose(run("ATen", [x], {"operator": name})[0], fn(x), rtol=1e-12)
@@ -622,22 +709,33 @@ def _ref_conv_transpose(x, w, b, stride, pads, dil, group):
             for e in range(kw):
                 # every input pixel (i, j) lands at (i*s + a*d, j*s + e*d)
                 contrib = np.einsum("nhw,m->nmhw", x[:, ci], w[ci, :, a, e])
-                full[:, g * mg:(g + 1) * mg,
-                     a * dil[0]: a * dil[0] + (h - 1) * stride[0] + 1: stride[0],
-                     e * dil[1]: e * dil[1] + (wd - 1) * stride[1] + 1: stride[1]] += contrib
-    out = full[:, :, pads[0]: full_h - pads[2], pads[1]: full_w - pads[3]]
+                full[
+                    :,
+                    g * mg : (g + 1) * mg,
+                    a * dil[0] : a * dil[0] + (h - 1) * stride[0] + 1 : stride[0],
+                    e * dil[1] : e * dil[1] + (wd - 1) * stride[1] + 1 : stride[1],
+                ] += contrib
+    out = full[:, :, pads[0] : full_h - pads[2], pads[1] : full_w - pads[3]]
     return out + b[None, :, None, None]
 
 
-@pytest.mark.parametrize("stride,pads,dil,group", [((1, 1), (0, 0, 0, 0), (1, 1), 1),
-                                                    ((2, 3), (1, 0, 1, 2), (1, 1), 1),
-                                                    ((2, 2), (0, 1, 1, 0), (2, 1), 2)])
+@pytest.mark.parametrize(
+    "stride,pads,dil,group",
+    [
+        ((1, 1), (0, 0, 0, 0), (1, 1), 1),
+        ((2, 3), (1, 0, 1, 2), (1, 1), 1),
+        ((2, 2), (0, 1, 1, 0), (2, 1), 2),
+    ],
+)
 def test_caffe2_conv_transpose(stride, pads, dil, group):
     x = rand(2, 4, 3, 4)
     w = rand(4, 3, 3, 2)
     b = rand(3 * group)
-    got = run("Caffe2ConvTranspose", [x, w, b], {"strides": list(stride), "pads": list(pads),
-                                                  "dilations": list(dil), "group": group})[0]
+    got = run(
+        "Caffe2ConvTranspose",
+        [x, w, b],
+        {"strides": list(stride), "pads": list(pads), "dilations": list(dil), "group": group},
+    )[0]
     exp = _ref_conv_transpose(x, w, b, stride, pads, dil, group)
     assert got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-12)
@@ -649,8 +747,7 @@ def test_constant_fill_shape_rules():
     assert y.dtype == np.float32
     y = run("ConstantFill", [rand(4, 1)], {"extra_shape": [2], "dtype": 7, "value": 3.0})[0]
     assert y.shape == (4, 1, 2) and y.dtype == np.int64 and (y == 3).all()
-    y = run("ConstantFill", [np.array([3, 2])], {"input_as_shape": 1, "dtype": 9,
-                                                 "value": 1.0})[0]
+    y = run("ConstantFill", [np.array([3, 2])], {"input_as_shape": 1, "dtype": 9, "value": 1.0})[0]
     assert y.shape == (3, 2) and y.dtype == np.bool_ and y.all()
     with pytest.raises(MDFError, match="same time"):
         run("ConstantFill", [rand(2)], {"shape": [2]})
@@ -677,8 +774,12 @@ def test_fc_coerces_to_2d(axis, axis_w):
     wm = w.reshape(5, k)
     b = rand(5)
     got = run("FC", [x, w, b], {"axis": axis, "axis_w": axis_w})[0]
-    exp = np.array([[sum(xm[i, t] * wm[j, t] for t in range(k)) + b[j] for j in range(5)]
-                    for i in range(xm.shape[0])])
+    exp = np.array(
+        [
+            [sum(xm[i, t] * wm[j, t] for t in range(k)) + b[j] for j in range(5)]
+            for i in range(xm.shape[0])
+        ]
+    )
     np.testing.assert_allclose(got, exp, rtol=1e-12)
 
 
@@ -695,7 +796,7 @@ def test_scale_and_normalize():
     np.testing.assert_array_equal(run("Scale", [x])[0], x)
     z = rand(2, 3, 4)
     n = run("Normalize", [z])[0]
-    np.testing.assert_allclose(n, z / np.sqrt((z ** 2).sum(axis=-1, keepdims=True)), rtol=1e-12)
+    np.testing.assert_allclose(n, z / np.sqrt((z**2).sum(axis=-1, keepdims=True)), rtol=1e-12)
     np.testing.assert_array_equal(run("Normalize", [np.zeros((2, 3))])[0], np.zeros((2, 3)))
 
 
@@ -707,8 +808,8 @@ def test_gru_unit(drop):
     lens = np.array([1, 3, 2, 5], dtype=np.int32)
     t = np.array(2, dtype=np.int32)
     got = run("GRUUnit", [h, g, lens, t], {"drop_states": drop})[0]
-    u = sig(g[0, :, D:2 * D])
-    o = np.tanh(g[0, :, 2 * D:])
+    u = sig(g[0, :, D : 2 * D])
+    o = np.tanh(g[0, :, 2 * D :])
     active = (2 < lens)[:, None]
     exp = np.where(active, h[0] * u + o * (1 - u), 0.0 if drop else h[0])
     np.testing.assert_allclose(got[0], exp, rtol=1e-12)
@@ -774,23 +875,37 @@ def _ref_depthwise(x, w, stride, dil, mode):
         pt = max((oh - 1) * stride[0] + eh - h, 0) // 2
         pl = max((ow - 1) * stride[1] + ew - wd, 0) // 2
     xp = np.zeros((n, h + 2 * eh + pt, wd + 2 * ew + pl, c))
-    xp[:, pt:pt + h, pl:pl + wd] = x
+    xp[:, pt : pt + h, pl : pl + wd] = x
     y = np.zeros((n, oh, ow, c * cm))
     for i in range(oh):
         for j in range(ow):
-            patch = xp[:, i * stride[0]: i * stride[0] + eh: dil[0],
-                       j * stride[1]: j * stride[1] + ew: dil[1], :]  # (n, kh, kw, c)
+            patch = xp[
+                :,
+                i * stride[0] : i * stride[0] + eh : dil[0],
+                j * stride[1] : j * stride[1] + ew : dil[1],
+                :,
+            ]  # (n, kh, kw, c)
             y[:, i, j, :] = np.einsum("nabk,abkq->nkq", patch, w).reshape(n, c * cm)
     return y
 
 
-@pytest.mark.parametrize("mode,stride,dil", [("VALID", (1, 1), (1, 1)), ("SAME", (2, 2), (1, 1)),
-                                             ("SAME", (1, 1), (2, 2)), ("VALID", (2, 1), (1, 1))])
+@pytest.mark.parametrize(
+    "mode,stride,dil",
+    [
+        ("VALID", (1, 1), (1, 1)),
+        ("SAME", (2, 2), (1, 1)),
+        ("SAME", (1, 1), (2, 2)),
+        ("VALID", (2, 1), (1, 1)),
+    ],
+)
 def test_depthwise_conv2d_nhwc(mode, stride, dil):
     x = rand(2, 7, 6, 3)
     w = rand(3, 2, 3, 2)
-    got = run("onnx_mod::DepthwiseConv2d", [x, w], {"pads": mode, "strides": list(stride),
-                                                     "dilations": list(dil), "group": 3})[0]
+    got = run(
+        "onnx_mod::DepthwiseConv2d",
+        [x, w],
+        {"pads": mode, "strides": list(stride), "dilations": list(dil), "group": 3},
+    )[0]
     exp = _ref_depthwise(x, w, stride, dil, mode)
     assert got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-10, atol=1e-12)
@@ -823,12 +938,15 @@ def test_dropout_7_mask_has_data_dtype():
     assert mask.dtype == np.float32 and (mask == 1).all()
 
 
-@pytest.mark.parametrize("name,inputs,attrs", [
-    ("onnx_mod::Add_", lambda: [rand(2, 3, 4), rand(4)], {}),
-    ("onnx_mod::Relu6", lambda: [rand(3, 4) * 5], {}),
-    ("onnx_mod::LeakyRelu", lambda: [rand(2, 5)], {"alpha": 1.5}),
-    ("onnx::Scale", lambda: [rand(2, 2)], {"scale": -2.0}),
-])
+@pytest.mark.parametrize(
+    "name,inputs,attrs",
+    [
+        ("onnx_mod::Add_", lambda: [rand(2, 3, 4), rand(4)], {}),
+        ("onnx_mod::Relu6", lambda: [rand(3, 4) * 5], {}),
+        ("onnx_mod::LeakyRelu", lambda: [rand(2, 5)], {"alpha": 1.5}),
+        ("onnx::Scale", lambda: [rand(2, 2)], {"scale": -2.0}),
+    ],
+)
 def test_jit_versions_match_kernels(name, inputs, attrs):
     sch = REGISTRY.lookup(name)
     assert sch.jit is not None
@@ -866,30 +984,32 @@ def test_unsqueeze_values_and_batchnorm_consumed_inputs():
     np.testing.assert_array_equal(y[:, 0, :], x)
     xb = rand(2, 2, 3)
     s, b, m, v = _bn_params(2)
-    got = L("BatchNormalization", [xb, s, b, m, v], {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]})[0]
-    exp = (s[None, :, None] * (xb - m[None, :, None]) / np.sqrt(v[None, :, None] + 1e-5)
-           + b[None, :, None])
+    got = L(
+        "BatchNormalization", [xb, s, b, m, v], {"is_test": 1, "consumed_inputs": [0, 0, 0, 1, 1]}
+    )[0]
+    exp = (
+        s[None, :, None] * (xb - m[None, :, None]) / np.sqrt(v[None, :, None] + 1e-5)
+        + b[None, :, None]
+    )
     np.testing.assert_allclose(got, exp, rtol=1e-12)
 
 
 def test_rnn_bidirectional_activations_list():
     X, W, R, B, h0 = _rnn_inputs(1, 2)
-    Y, Yh = L("RNN", [X, W, R, B, h0], {"activations": ["Relu", "Tanh"],
-                                         "direction": "bidirectional"})[:2]
+    Y, Yh = L(
+        "RNN", [X, W, R, B, h0], {"activations": ["Relu", "Tanh"], "direction": "bidirectional"}
+    )[:2]
     for d, fn in enumerate((lambda v: np.maximum(v, 0), np.tanh)):
-        ey, eh, _ = ref_rnn("rnn", X, W[d], R[d], B[d], h0[d], [4, 4, 4], act=fn,
-                            reverse=d == 1)
+        ey, eh, _ = ref_rnn("rnn", X, W[d], R[d], B[d], h0[d], [4, 4, 4], act=fn, reverse=d == 1)
         np.testing.assert_allclose(Y[:, d], ey, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(Yh[d], eh, rtol=1e-10, atol=1e-12)
 
 
 def test_adapters_pass_early_attributes_to_the_standard_kernels():
     x = rand(2, 3, 4)
-    np.testing.assert_array_equal(L("Transpose", [x], {"perm": [2, 0, 1]})[0],
-                                  np.moveaxis(x, 2, 0))
+    np.testing.assert_array_equal(L("Transpose", [x], {"perm": [2, 0, 1]})[0], np.moveaxis(x, 2, 0))
     a, b = rand(2, 3), rand(3, 4)
-    exp = np.array([[sum(a[i, k] * b[k, j] for k in range(3)) for j in range(4)]
-                    for i in range(2)])
+    exp = np.array([[sum(a[i, k] * b[k, j] for k in range(3)) for j in range(4)] for i in range(2)])
     np.testing.assert_allclose(L("MatMul", [a, b])[0], exp, rtol=1e-12)
     img = rand(1, 1, 4, 4)
     pooled = L("AveragePool", [img], {"kernel_shape": [2, 2], "strides": [2, 2]})[0]
@@ -898,8 +1018,12 @@ def test_adapters_pass_early_attributes_to_the_standard_kernels():
     w = rand(2, 1, 3, 3)
     conv = L("Conv", [img, w], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})[0]
     padded = np.pad(img[0, 0], 1)
-    exp = np.array([[[np.sum(padded[i:i + 3, j:j + 3] * w[o, 0]) for j in range(4)]
-                     for i in range(4)] for o in range(2)])[None]
+    exp = np.array(
+        [
+            [[np.sum(padded[i : i + 3, j : j + 3] * w[o, 0]) for j in range(4)] for i in range(4)]
+            for o in range(2)
+        ]
+    )[None]
     np.testing.assert_allclose(conv, exp, rtol=1e-10, atol=1e-12)
     c = L("Constant", [], {"value": np.arange(3.0)})[0]
     np.testing.assert_array_equal(c, [0.0, 1.0, 2.0])
@@ -920,23 +1044,31 @@ def _ort_one_node(op, opset, inputs, attrs):
 
     node = helper.make_node(op, [f"i{k}" for k in range(len(inputs))], ["o"], **attrs)
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info(f"i{k}", TensorProto.FLOAT, a.shape)
-         for k, a in enumerate(inputs)],
-        [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)])
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info(f"i{k}", TensorProto.FLOAT, a.shape)
+            for k, a in enumerate(inputs)
+        ],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 3
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     return sess.run(None, {f"i{k}": a for k, a in enumerate(inputs)})[0]
 
 
-@pytest.mark.parametrize("mode,scales", [("nearest", [1.0, 1.0, 2.0, 3.0]),
-                                         ("nearest", [1.0, 2.0, 1.5, 2.5]),
-                                         ("linear", [1.0, 1.0, 2.0, 2.0]),
-                                         ("linear", [1.0, 1.0, 1.5, 3.0])])
+@pytest.mark.parametrize(
+    "mode,scales",
+    [
+        ("nearest", [1.0, 1.0, 2.0, 3.0]),
+        ("nearest", [1.0, 2.0, 1.5, 2.5]),
+        ("linear", [1.0, 1.0, 2.0, 2.0]),
+        ("linear", [1.0, 1.0, 1.5, 3.0]),
+    ],
+)
 def test_upsample_7_against_onnxruntime(mode, scales):
     x = rand(2, 2, 3, 4, dtype=np.float32)
     exp = _ort_one_node("Upsample", 7, [x], {"scales": scales, "mode": mode})
@@ -945,10 +1077,15 @@ def test_upsample_7_against_onnxruntime(mode, scales):
     np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("attrs", [{"starts": [0], "ends": [-1]},
-                                   {"axes": [1], "starts": [-3], "ends": [100]},
-                                   {"axes": [0, 1], "starts": [1, 1], "ends": [3, -1]},
-                                   {"axes": [1], "starts": [10], "ends": [20]}])
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"starts": [0], "ends": [-1]},
+        {"axes": [1], "starts": [-3], "ends": [100]},
+        {"axes": [0, 1], "starts": [1, 1], "ends": [3, -1]},
+        {"axes": [1], "starts": [10], "ends": [20]},
+    ],
+)
 def test_slice_1_against_onnxruntime(attrs):
     x = rand(3, 5, dtype=np.float32)
     exp = _ort_one_node("Slice", 1, [x], attrs)
@@ -957,14 +1094,17 @@ def test_slice_1_against_onnxruntime(attrs):
     np.testing.assert_array_equal(got, exp)
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: L("Add", [x, x[0]], {"broadcast": 1}),
-    lambda x: L("Softmax", [x]),
-    lambda x: L("Sigmoid", [x]),
-    lambda x: L("Dot", [x, x.T]),
-    lambda x: run("Scale", [x], {"scale": 3.0}),
-    lambda x: run("onnx_mod::Relu6", [x]),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: L("Add", [x, x[0]], {"broadcast": 1}),
+        lambda x: L("Softmax", [x]),
+        lambda x: L("Sigmoid", [x]),
+        lambda x: L("Dot", [x, x.T]),
+        lambda x: run("Scale", [x], {"scale": 3.0}),
+        lambda x: run("onnx_mod::Relu6", [x]),
+    ],
+)
 def test_float16_stays_float16(call):
     x = (RNG.standard_normal((3, 3)) * 4).astype(np.float16)
     out = call(x)[0]
@@ -993,18 +1133,20 @@ def test_seed_recurrent_with_clip_against_onnxruntime(op, gates):
     feeds = {"X": X, "W": W, "R": R, "B": B, "sequence_lens": lens, "initial_h": h0}
     outs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
     node = helper.make_node(op, list(feeds), outs, **attrs)
-    info = [helper.make_tensor_value_info(k, TensorProto.INT32 if k == "sequence_lens"
-                                          else TensorProto.FLOAT, v.shape)
-            for k, v in feeds.items()]
-    graph = helper.make_graph([node], "g", info,
-                              [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
-                               for o in outs])
+    info = [
+        helper.make_tensor_value_info(
+            k, TensorProto.INT32 if k == "sequence_lens" else TensorProto.FLOAT, v.shape
+        )
+        for k, v in feeds.items()
+    ]
+    graph = helper.make_graph(
+        [node], "g", info, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
     model.ir_version = 3
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), opts,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     exp = sess.run(None, feeds)
     got = L(op, [X, W, R, B, h0, lens], attrs)
     assert len(got) == len(exp)

@@ -20,8 +20,15 @@ ort = pytest.importorskip("onnxruntime")
 from onnx_cases import ort_run  # noqa: E402
 
 
-def check(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13,
-          rtol: float = 1e-4, atol: float = 1e-5) -> list:
+def check(
+    op: str,
+    inputs: list,
+    attributes: dict,
+    n_out: int = 1,
+    opset: int = 13,
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+) -> list:
     exp = ort_run(op, inputs, attributes, n_out, opset)
     got = onnx_ops.run(op, inputs, attributes, opset=opset)
     for e, g in zip(exp, got[:n_out]):
@@ -45,8 +52,14 @@ CONV_CONFIGS = [
     (1, 2, (7, 9), 2, (3, 2), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
     (1, 4, (8, 8), 8, (2, 3), {"group": 4, "strides": [2, 3], "auto_pad": "SAME_LOWER"}),
     (1, 2, (6, 7), 3, (3, 3), {"auto_pad": "VALID", "strides": [2, 2]}),
-    (1, 2, (5, 6, 7), 4, (2, 3, 2), {"group": 2, "pads": [1, 0, 1, 0, 1, 1],
-                                     "strides": [1, 2, 2], "dilations": [2, 1, 1]}),
+    (
+        1,
+        2,
+        (5, 6, 7),
+        4,
+        (2, 3, 2),
+        {"group": 2, "pads": [1, 0, 1, 0, 1, 1], "strides": [1, 2, 2], "dilations": [2, 1, 1]},
+    ),
 ]
 
 
@@ -65,16 +78,23 @@ def test_conv_float64_matches_float32():
     rng = np.random.default_rng(3)
     X, W = rand(rng, 1, 3, 10, 10), rand(rng, 5, 3, 3, 3)
     y32 = onnx_ops.run("Conv", [X, W], {"pads": [1, 1, 1, 1]})[0]
-    y64 = onnx_ops.run("Conv", [X.astype(np.float64), W.astype(np.float64)],
-                       {"pads": [1, 1, 1, 1]})[0]
+    y64 = onnx_ops.run(
+        "Conv", [X.astype(np.float64), W.astype(np.float64)], {"pads": [1, 1, 1, 1]}
+    )[0]
     assert y64.dtype == np.float64
     np.testing.assert_allclose(y64, y32, rtol=1e-4, atol=1e-5)
 
 
 CONVT_CONFIGS = [
     (1, 2, (5,), 3, (3,), {"strides": [2], "pads": [1, 0], "output_padding": [1]}),
-    (2, 4, (4, 5), 2, (3, 2), {"group": 2, "strides": [2, 3], "dilations": [1, 2],
-                               "pads": [1, 0, 0, 1]}),
+    (
+        2,
+        4,
+        (4, 5),
+        2,
+        (3, 2),
+        {"group": 2, "strides": [2, 3], "dilations": [1, 2], "pads": [1, 0, 0, 1]},
+    ),
     (1, 2, (4, 4), 3, (3, 3), {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
     (1, 2, (4, 4), 3, (3, 3), {"strides": [2, 2], "output_shape": [9, 8]}),
     (1, 2, (3, 4, 3), 2, (2, 2, 3), {"strides": [1, 2, 2], "pads": [0, 1, 1, 1, 0, 0]}),
@@ -93,13 +113,19 @@ def test_conv_transpose_against_onnxruntime(cfg):
 
 POOL_CONFIGS = [
     ((1, 2, 13), {"kernel_shape": [3], "strides": [2], "pads": [1, 1], "ceil_mode": 1}),
-    ((2, 3, 9, 10), {"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 1],
-                     "pads": [1, 0, 2, 1]}),
+    (
+        (2, 3, 9, 10),
+        {"kernel_shape": [3, 2], "strides": [2, 2], "dilations": [2, 1], "pads": [1, 0, 2, 1]},
+    ),
     ((1, 2, 8, 7), {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_LOWER"}),
-    ((1, 2, 8, 7), {"kernel_shape": [2, 3], "strides": [3, 2], "ceil_mode": 1,
-                    "pads": [1, 1, 1, 1]}),
-    ((1, 1, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "pads": [0, 1, 1,
-                                                                                  1, 1, 0]}),
+    (
+        (1, 2, 8, 7),
+        {"kernel_shape": [2, 3], "strides": [3, 2], "ceil_mode": 1, "pads": [1, 1, 1, 1]},
+    ),
+    (
+        (1, 1, 5, 6, 7),
+        {"kernel_shape": [2, 3, 2], "strides": [2, 1, 2], "pads": [0, 1, 1, 1, 1, 0]},
+    ),
 ]
 
 
@@ -133,8 +159,11 @@ def test_maxpool_indices_storage_order_and_unpool_round_trip():
     # With output_shape, onnxruntime reads I as indices of the bigger output, while the ONNX
     # node case test_maxunpool_export_with_output_shape (which we follow) keeps the
     # coordinates of the default unpooled shape; so compare with numpy instead.
-    big = onnx_ops.run("MaxUnpool", [y, idx, np.array([2, 3, 7, 6], np.int64)],
-                       {"kernel_shape": [2, 2], "strides": [2, 2]})[0]
+    big = onnx_ops.run(
+        "MaxUnpool",
+        [y, idx, np.array([2, 3, 7, 6], np.int64)],
+        {"kernel_shape": [2, 2], "strides": [2, 2]},
+    )[0]
     small = onnx_ops.run("MaxUnpool", [y, idx], {"kernel_shape": [2, 2], "strides": [2, 2]})[0]
     assert big.shape == (2, 3, 7, 6)
     np.testing.assert_array_equal(big[:, :, :6, :4], small)
@@ -158,8 +187,9 @@ def test_global_pools_against_onnxruntime(p):
 def test_max_roi_pool_against_onnxruntime():
     rng = np.random.default_rng(9)
     X = rand(rng, 2, 3, 12, 10)
-    rois = np.array([[0, 1, 1, 6, 8], [1, 0, 2, 9, 11], [0, 3.4, 2.6, 5.2, 4.9],
-                     [1, 2, 2, 2, 2]], np.float32)
+    rois = np.array(
+        [[0, 1, 1, 6, 8], [1, 0, 2, 9, 11], [0, 3.4, 2.6, 5.2, 4.9], [1, 2, 2, 2, 2]], np.float32
+    )
     check("MaxRoiPool", [X, rois], {"pooled_shape": [3, 2], "spatial_scale": 1.0})
     check("MaxRoiPool", [X, rois], {"pooled_shape": [2, 4], "spatial_scale": 0.5})
 
@@ -168,12 +198,17 @@ def test_max_roi_pool_against_onnxruntime():
 def test_roi_align_against_onnxruntime(mode):
     rng = np.random.default_rng(4)
     X = rand(rng, 2, 2, 9, 8)
-    rois = np.array([[0.5, 1.0, 6.2, 7.7], [2.0, 0.0, 7.9, 3.5], [1.0, 1.0, 1.5, 2.0]],
-                    np.float32)
+    rois = np.array([[0.5, 1.0, 6.2, 7.7], [2.0, 0.0, 7.9, 3.5], [1.0, 1.0, 1.5, 2.0]], np.float32)
     bi = np.array([0, 1, 1], np.int64)
     for ctm in ("half_pixel", "output_half_pixel"):
-        attrs = {"mode": mode, "output_height": 3, "output_width": 4, "sampling_ratio": 0,
-                 "spatial_scale": 0.9, "coordinate_transformation_mode": ctm}
+        attrs = {
+            "mode": mode,
+            "output_height": 3,
+            "output_width": 4,
+            "sampling_ratio": 0,
+            "spatial_scale": 0.9,
+            "coordinate_transformation_mode": ctm,
+        }
         check("RoiAlign", [X, rois, bi], attrs, opset=16)
 
 
@@ -189,8 +224,9 @@ def test_batchnorm_instancenorm_lrn_against_onnxruntime():
     check("LpNormalization", [X], {"axis": 2, "p": 1})
 
 
-@pytest.mark.parametrize("xdt,pdt", [(np.float32, np.float32), (np.float64, np.float64),
-                                     (np.float32, np.float64)])
+@pytest.mark.parametrize(
+    "xdt,pdt", [(np.float32, np.float32), (np.float64, np.float64), (np.float32, np.float64)]
+)
 def test_batchnorm_inference_numpy_formula(xdt, pdt):
     """Inference BatchNormalization with parameters of X's dtype (used as given) and of
     another dtype (converted): the per-channel affine map worked out in float64."""
@@ -200,8 +236,9 @@ def test_batchnorm_inference_numpy_formula(xdt, pdt):
     v = (np.abs(rng.standard_normal(3)) + 0.1).astype(pdt)
     got = onnx_ops.run("BatchNormalization", [X, s, b, m, v], {"epsilon": 1e-3}, opset=15)[0]
     a = s.astype(np.float64) / np.sqrt(v.astype(np.float64) + 1e-3)
-    exp = (X.astype(np.float64) - m.astype(np.float64)[None, :, None, None]) \
-        * a[None, :, None, None] + b.astype(np.float64)[None, :, None, None]
+    exp = (X.astype(np.float64) - m.astype(np.float64)[None, :, None, None]) * a[
+        None, :, None, None
+    ] + b.astype(np.float64)[None, :, None, None]
     assert got.dtype == xdt and got.shape == X.shape
     tol = 1e-5 if xdt == np.float32 else 1e-12
     np.testing.assert_allclose(got, exp, rtol=tol, atol=tol)
@@ -212,11 +249,16 @@ def test_batchnorm_training_mode_numpy_formula():
     X = rng.standard_normal((3, 2, 4)).astype(np.float64)
     s, b, m, v = (rng.standard_normal(2) for _ in range(4))
     v = np.abs(v)
-    y, rm, rv = onnx_ops.run("BatchNormalization", [X, s, b, m, v],
-                             {"training_mode": 1, "momentum": 0.8, "epsilon": 1e-5}, opset=15)
+    y, rm, rv = onnx_ops.run(
+        "BatchNormalization",
+        [X, s, b, m, v],
+        {"training_mode": 1, "momentum": 0.8, "epsilon": 1e-5},
+        opset=15,
+    )
     bm, bv = X.mean(axis=(0, 2)), X.var(axis=(0, 2))
-    exp = (X - bm[None, :, None]) / np.sqrt(bv[None, :, None] + 1e-5) * s[None, :, None] \
-        + b[None, :, None]
+    exp = (X - bm[None, :, None]) / np.sqrt(bv[None, :, None] + 1e-5) * s[None, :, None] + b[
+        None, :, None
+    ]
     np.testing.assert_allclose(y, exp, rtol=1e-12)
     np.testing.assert_allclose(rm, 0.8 * m + 0.2 * bm, rtol=1e-12)
     np.testing.assert_allclose(rv, 0.8 * v + 0.2 * bv, rtol=1e-12)
@@ -243,7 +285,7 @@ def test_quantized_conv_and_matmul_against_onnxruntime():
         g = m // 3
         for i in range(got.shape[2]):
             for j in range(got.shape[3]):
-                patch = xp[0, 2 * g:2 * g + 2, i:i + 3, 2 * j:2 * j + 3]
+                patch = xp[0, 2 * g : 2 * g + 2, i : i + 3, 2 * j : 2 * j + 3]
                 acc[0, m, i, j] = (patch * wi[m].astype(np.int64)).sum() + B[m]
     real = acc * (0.02 * ws.astype(np.float64)[None, :, None, None] / 0.5)
     np.testing.assert_array_equal(got, np.clip(np.rint(real) + 100, 0, 255).astype(np.uint8))
@@ -252,8 +294,12 @@ def test_quantized_conv_and_matmul_against_onnxruntime():
     check("QLinearConv", args, attrs, opset=10)
     a = rng.integers(0, 255, (2, 5, 7)).astype(np.uint8)
     bm = rng.integers(0, 255, (7, 3)).astype(np.uint8)
-    check("QLinearMatMul", [a, f32(0.03), u8(110), bm, f32(0.02), u8(140), f32(0.3), u8(90)],
-          {}, opset=10)
+    check(
+        "QLinearMatMul",
+        [a, f32(0.03), u8(110), bm, f32(0.02), u8(140), f32(0.3), u8(90)],
+        {},
+        opset=10,
+    )
 
 
 def test_quantize_dequantize_against_onnxruntime():
@@ -270,8 +316,9 @@ def test_quantize_dequantize_against_onnxruntime():
 def test_quantize_blocked_int16_numpy_formula():
     x = np.array([[6, -8, -10, 5], [1, 8, 4, 5], [0, 20, 10, 4]], np.float32)
     s = np.array([[1.5, 2.5], [3, 4.9], [5.1, 6.9]], np.float32)
-    y = onnx_ops.run("QuantizeLinear", [x, s], {"axis": 1, "block_size": 2,
-                                                "output_dtype": 5}, opset=21)[0]
+    y = onnx_ops.run(
+        "QuantizeLinear", [x, s], {"axis": 1, "block_size": 2, "output_dtype": 5}, opset=21
+    )[0]
     full = np.repeat(s, 2, axis=1)
     assert y.dtype == np.int16
     np.testing.assert_array_equal(y, np.rint(x / full).astype(np.int16))
@@ -284,8 +331,14 @@ RESIZE_CONFIGS = [
     # scale * input; they agree when that product is an integer)
     ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, (0.5, 2.0)),
     ({"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, (1.5, 3.0)),
-    ({"mode": "nearest", "nearest_mode": "ceil",
-      "coordinate_transformation_mode": "tf_half_pixel_for_nn"}, (1.3, 0.8)),
+    (
+        {
+            "mode": "nearest",
+            "nearest_mode": "ceil",
+            "coordinate_transformation_mode": "tf_half_pixel_for_nn",
+        },
+        (1.3, 0.8),
+    ),
     ({"mode": "nearest", "nearest_mode": "round_prefer_ceil"}, (2.0, 0.5)),
 ]
 

@@ -37,7 +37,9 @@ def _params():
 
 
 def test_models_are_found():
-    assert len(MODELS) >= 100, f"expected the ONNX package's PyTorch test models, found {len(MODELS)}"
+    assert len(MODELS) >= 100, (
+        f"expected the ONNX package's PyTorch test models, found {len(MODELS)}"
+    )
 
 
 @pytest.mark.parametrize("directory,name", list(_params()))

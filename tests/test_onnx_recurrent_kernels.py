@@ -30,12 +30,19 @@ def _ort(op, inputs, n_out, attrs):
             names.append("")
             continue
         names.append(f"in{k}")
-        vis.append(helper.make_tensor_value_info(
-            f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)))
+        vis.append(
+            helper.make_tensor_value_info(
+                f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)
+            )
+        )
         feeds[f"in{k}"] = x
     outs = [f"out{k}" for k in range(n_out)]
-    g = helper.make_graph([helper.make_node(op, names, outs, **attrs)], "g", vis,
-                          [onnx.ValueInfoProto(name=o) for o in outs])
+    g = helper.make_graph(
+        [helper.make_node(op, names, outs, **attrs)],
+        "g",
+        vis,
+        [onnx.ValueInfoProto(name=o) for o in outs],
+    )
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
@@ -69,8 +76,12 @@ def test_lstm_batch1_against_ort(direction, peepholes):
     c0 = rng.standard_normal((nd, 1, H)).astype(np.float32)
     P = rng.standard_normal((nd, 3 * H)).astype(np.float32) if peepholes else None
     lens = np.array([5], dtype=np.int32)  # shorter than T: the steps past it give zeros
-    _check("LSTM", [X, W, R, B, lens, h0, c0, P], 3,
-           {"hidden_size": H, "direction": direction, "clip": 2.5})
+    _check(
+        "LSTM",
+        [X, W, R, B, lens, h0, c0, P],
+        3,
+        {"hidden_size": H, "direction": direction, "clip": 2.5},
+    )
 
 
 def test_lstm_batch1_input_forget_against_ort():
@@ -83,8 +94,12 @@ def test_lstm_batch1_input_forget_against_ort():
 def test_gru_batch1_against_ort(lbr):
     rng = np.random.default_rng(13 + lbr)
     X, W, R, B, h0 = _arrays(rng, 3, 2, 37, 9, 7)
-    _check("GRU", [X, W, R, B, np.array([6], np.int32), h0], 2,
-           {"hidden_size": 37, "direction": "bidirectional", "linear_before_reset": lbr})
+    _check(
+        "GRU",
+        [X, W, R, B, np.array([6], np.int32), h0],
+        2,
+        {"hidden_size": 37, "direction": "bidirectional", "linear_before_reset": lbr},
+    )
 
 
 def test_rnn_batch1_against_ort():
@@ -127,8 +142,8 @@ def test_lstm_float64_matches_numpy_recurrence(batch):
     h = np.zeros((batch, H))
     c = np.zeros((batch, H))
     for t in range(T):
-        z = X[t] @ W[0].T + h @ R[0].T + B[0, :4 * H] + B[0, 4 * H:]
-        i, o, f, g = (z[:, k * H:(k + 1) * H] for k in range(4))
+        z = X[t] @ W[0].T + h @ R[0].T + B[0, : 4 * H] + B[0, 4 * H :]
+        i, o, f, g = (z[:, k * H : (k + 1) * H] for k in range(4))
         c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
         h = _sigmoid(o) * np.tanh(c)
         np.testing.assert_allclose(Y[t, 0], h, rtol=1e-12, atol=1e-14)
@@ -151,15 +166,16 @@ def test_matvecs_match_float64_product(dtype, rows):
     out_h, out_g = np.full(rows, np.nan, dtype), np.full(rows, np.nan, dtype)
     recurrent._matvec2(R, h, g, out_h, out_g)
     np.testing.assert_allclose(out_h, want, rtol=tol, atol=tol)
-    np.testing.assert_allclose(out_g, R.astype(np.float64) @ g.astype(np.float64), rtol=tol,
-                               atol=tol)
+    np.testing.assert_allclose(
+        out_g, R.astype(np.float64) @ g.astype(np.float64), rtol=tol, atol=tol
+    )
 
 
 def _offset_copy(a, offset):
     """A copy of ``a`` whose data starts ``offset`` bytes past a 64-byte boundary."""
     buf = np.empty(a.nbytes + 128, dtype=np.uint8)
     start = -buf.ctypes.data % 64 + offset
-    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out = buf[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
     out[...] = a
     return out
 

@@ -48,14 +48,20 @@ C = np.full((1, 3), 7.0, np.float32)
 
 @pytest.mark.parametrize("pos,erase", [(0, -1), (-1, 0), (2, 1), (3, None)])
 def test_construct_insert_erase_concat(pos, erase):
-    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s1"]),
-             helper.make_node("SequenceInsert", ["s1", "c", "p"], ["s2"]),
-             helper.make_node("SequenceErase", ["s2"] + ([] if erase is None else ["e"]), ["s3"]),
-             helper.make_node("ConcatFromSequence", ["s3"], ["y"], axis=0),
-             helper.make_node("SequenceLength", ["s3"], ["n"]),
-             helper.make_node("SequenceAt", ["s2", "p"], ["at"])]
-    ins = [_vi("a", shape=[2, 3]), _vi("b", shape=[3, 3]), _vi("c", shape=[1, 3]),
-           _vi("p", TensorProto.INT64, [])]
+    nodes = [
+        helper.make_node("SequenceConstruct", ["a", "b"], ["s1"]),
+        helper.make_node("SequenceInsert", ["s1", "c", "p"], ["s2"]),
+        helper.make_node("SequenceErase", ["s2"] + ([] if erase is None else ["e"]), ["s3"]),
+        helper.make_node("ConcatFromSequence", ["s3"], ["y"], axis=0),
+        helper.make_node("SequenceLength", ["s3"], ["n"]),
+        helper.make_node("SequenceAt", ["s2", "p"], ["at"]),
+    ]
+    ins = [
+        _vi("a", shape=[2, 3]),
+        _vi("b", shape=[3, 3]),
+        _vi("c", shape=[1, 3]),
+        _vi("p", TensorProto.INT64, []),
+    ]
     feeds = {"a": A, "b": B, "c": C, "p": np.array(pos if pos < 3 else -1, np.int64)}
     if erase is not None:
         ins.append(_vi("e", TensorProto.INT64, []))
@@ -64,17 +70,24 @@ def test_construct_insert_erase_concat(pos, erase):
     _same_as_ort(_model(nodes, ins, outs), feeds)
 
 
-@pytest.mark.parametrize("split,axis,keepdims,new_axis", [
-    (None, 1, 1, 0), (None, 0, 0, 1), (np.array(2, np.int64), 1, 1, 0),
-    (np.array([1, 3, 2], np.int64), -1, 1, 0)])
+@pytest.mark.parametrize(
+    "split,axis,keepdims,new_axis",
+    [
+        (None, 1, 1, 0),
+        (None, 0, 0, 1),
+        (np.array(2, np.int64), 1, 1, 0),
+        (np.array([1, 3, 2], np.int64), -1, 1, 0),
+    ],
+)
 def test_split_to_sequence_and_back(split, axis, keepdims, new_axis):
     x = np.arange(24, dtype=np.float32).reshape(4, 6)
     inputs = ["x"] + ([] if split is None else ["s"])
     cat_axis = axis if not new_axis else 0
-    nodes = [helper.make_node("SplitToSequence", inputs, ["seq"], axis=axis, keepdims=keepdims),
-             helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=cat_axis,
-                              new_axis=new_axis),
-             helper.make_node("SequenceAt", ["seq", "last"], ["z"])]
+    nodes = [
+        helper.make_node("SplitToSequence", inputs, ["seq"], axis=axis, keepdims=keepdims),
+        helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=cat_axis, new_axis=new_axis),
+        helper.make_node("SequenceAt", ["seq", "last"], ["z"]),
+    ]
     ins = [_vi("x", shape=[4, 6]), _vi("last", TensorProto.INT64, [])]
     feeds = {"x": x, "last": np.array(-1, np.int64)}
     if split is not None:
@@ -96,10 +109,12 @@ def test_sequence_errors_and_empty():
 
 # ------------------------------------------------------------------------------- random
 def test_random_normal_moments_and_seed():
-    a = onnx_ops.run("RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0,
-                                          "seed": 5.0})[0]
-    b = onnx_ops.run("RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0,
-                                          "seed": 5.0})[0]
+    a = onnx_ops.run(
+        "RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0, "seed": 5.0}
+    )[0]
+    b = onnx_ops.run(
+        "RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0, "seed": 5.0}
+    )[0]
     c = onnx_ops.run("RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0})[0]
     d = onnx_ops.run("RandomNormal", [], {"shape": [200, 100], "mean": 2.0, "scale": 3.0})[0]
     assert a.dtype == np.float32 and a.shape == (200, 100)
@@ -127,23 +142,22 @@ def test_random_uniform_like_range_moments_dtype():
 def test_multinomial_frequencies():
     p = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]])
     n = 20000
-    out = onnx_ops.run("Multinomial", [np.log(p).astype(np.float32)],
-                       {"sample_size": n, "seed": 3.0})[0]
+    out = onnx_ops.run(
+        "Multinomial", [np.log(p).astype(np.float32)], {"sample_size": n, "seed": 3.0}
+    )[0]
     assert out.dtype == np.int32 and out.shape == (2, n)
     for row, probs in zip(out, p):
         freq = np.bincount(row, minlength=3) / n
         se = np.sqrt(probs * (1 - probs) / n)
         assert np.all(np.abs(freq - probs) < 5 * se)
-    again = onnx_ops.run("Multinomial", [np.log(p)], {"sample_size": n, "seed": 3.0,
-                                                      "dtype": 7})[0]
+    again = onnx_ops.run("Multinomial", [np.log(p)], {"sample_size": n, "seed": 3.0, "dtype": 7})[0]
     assert again.dtype == np.int64
     np.testing.assert_array_equal(again, out)
 
 
 def test_dropout_training_statistics_and_mask():
     x = np.ones((400, 250), np.float32)
-    y, mask = onnx_ops.run("Dropout", [x, np.array(0.3, np.float32), np.array(True)],
-                           opset=13)
+    y, mask = onnx_ops.run("Dropout", [x, np.array(0.3, np.float32), np.array(True)], opset=13)
     assert mask.dtype == np.bool_
     kept = mask.mean()
     assert abs(kept - 0.7) < 5 * np.sqrt(0.21 / x.size)
@@ -157,8 +171,9 @@ def test_dropout_training_statistics_and_mask():
 
 
 def test_random_against_ort_shape_and_dtype():
-    node = helper.make_node("RandomUniform", [], ["y"], shape=[3, 4], dtype=TensorProto.DOUBLE,
-                            low=2.0, high=5.0)
+    node = helper.make_node(
+        "RandomUniform", [], ["y"], shape=[3, 4], dtype=TensorProto.DOUBLE, low=2.0, high=5.0
+    )
     model = _model([node], [], [_vi("y", TensorProto.DOUBLE, [3, 4])])
     want = _ort_run(model, {})[0]
     got = run_model(model, {})["y"]

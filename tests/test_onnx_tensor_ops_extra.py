@@ -21,10 +21,14 @@ from mdf_engine import MDFError, onnx_ops  # noqa: E402
 from mdf_engine.onnx_ops import argreduce, cumsum, linalg  # noqa: E402
 
 _NP2ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.int32): TensorProto.INT32, np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.bool_): TensorProto.BOOL, np.dtype(np.float16): TensorProto.FLOAT16,
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.float64): TensorProto.DOUBLE,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.uint8): TensorProto.UINT8,
+    np.dtype(np.int8): TensorProto.INT8,
+    np.dtype(np.bool_): TensorProto.BOOL,
+    np.dtype(np.float16): TensorProto.FLOAT16,
 }
 
 
@@ -32,18 +36,20 @@ def ort_run(op, inputs, attrs=None, opset=13, n_out=1):
     """Run one node in onnxruntime; ``None`` inputs are omitted optional inputs."""
     names = [f"in{i}" if x is not None else "" for i, x in enumerate(inputs)]
     feeds = {n: x for n, x in zip(names, inputs) if x is not None}
-    vin = [helper.make_tensor_value_info(n, _NP2ONNX[np.asarray(x).dtype], np.shape(x))
-           for n, x in feeds.items()]
+    vin = [
+        helper.make_tensor_value_info(n, _NP2ONNX[np.asarray(x).dtype], np.shape(x))
+        for n, x in feeds.items()
+    ]
     outs = [f"out{i}" for i in range(n_out)]
     vout = [helper.make_empty_tensor_value_info(o) for o in outs]
     node = helper.make_node(op, names, outs, **(attrs or {}))
-    model = helper.make_model(helper.make_graph([node], "g", vin, vout),
-                              opset_imports=[helper.make_opsetid("", opset)])
+    model = helper.make_model(
+        helper.make_graph([node], "g", vin, vout), opset_imports=[helper.make_opsetid("", opset)]
+    )
     model.ir_version = 8
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
 
 
@@ -69,8 +75,12 @@ RNG = np.random.default_rng(1234)
 def test_cumsum(dtype, exclusive, reverse):
     x = (RNG.standard_normal((3, 4, 5)) * 10).astype(dtype)
     for axis in (0, 1, 2, -1):
-        check("CumSum", [x, np.array(axis, dtype=np.int64)],
-              {"exclusive": exclusive, "reverse": reverse}, opset=14)
+        check(
+            "CumSum",
+            [x, np.array(axis, dtype=np.int64)],
+            {"exclusive": exclusive, "reverse": reverse},
+            opset=14,
+        )
 
 
 def test_cumsum_jit_matches_kernel():
@@ -94,17 +104,26 @@ def test_onehot(axis, vdtype):
 
 def test_onehot_float_indices():
     ind = np.array([0.0, 2.7, -1.0, 4.0], dtype=np.float32)
-    check("OneHot", [ind, np.array(4.0, dtype=np.float32), np.array([0.0, 1.0], np.float32)],
-          opset=11)
+    check(
+        "OneHot", [ind, np.array(4.0, dtype=np.float32), np.array([0.0, 1.0], np.float32)], opset=11
+    )
 
 
 # ---------------------------------------------------------------- Range
 
 
-@pytest.mark.parametrize("start,limit,delta,dtype", [
-    (0, 10, 3, np.int64), (10, -3, -4, np.int32), (5, 5, 1, np.int64), (5, 1, 1, np.int32),
-    (0.5, 3.2, 0.3, np.float32), (2.0, -1.0, -0.7, np.float64), (1.0, 1.0, 0.5, np.float32),
-])
+@pytest.mark.parametrize(
+    "start,limit,delta,dtype",
+    [
+        (0, 10, 3, np.int64),
+        (10, -3, -4, np.int32),
+        (5, 5, 1, np.int64),
+        (5, 1, 1, np.int32),
+        (0.5, 3.2, 0.3, np.float32),
+        (2.0, -1.0, -0.7, np.float64),
+        (1.0, 1.0, 0.5, np.float32),
+    ],
+)
 def test_range(start, limit, delta, dtype):
     args = [np.array(v, dtype=dtype) for v in (start, limit, delta)]
     check("Range", args, opset=11)
@@ -113,23 +132,26 @@ def test_range(start, limit, delta, dtype):
 # ---------------------------------------------------------------- Einsum
 
 
-@pytest.mark.parametrize("eq,shapes", [
-    ("ij,jk->ik", [(3, 4), (4, 5)]),
-    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
-    ("ij->ji", [(3, 4)]),
-    ("ij->", [(3, 4)]),
-    ("ii->i", [(4, 4)]),
-    ("ii", [(4, 4)]),
-    ("i,j->ij", [(3,), (4,)]),
-    ("i,i", [(5,), (5,)]),
-    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
-    ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
-    ("ij,ij->ij", [(3, 4), (3, 4)]),
-    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
-    ("ijk->kji", [(2, 3, 4)]),
-    ("ij,jk", [(3, 4), (4, 2)]),
-    ("bij,jk->bk", [(2, 3, 4), (4, 5)]),
-])
+@pytest.mark.parametrize(
+    "eq,shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+        ("ij->ji", [(3, 4)]),
+        ("ij->", [(3, 4)]),
+        ("ii->i", [(4, 4)]),
+        ("ii", [(4, 4)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("i,i", [(5,), (5,)]),
+        ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+        ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+        ("ij,ij->ij", [(3, 4), (3, 4)]),
+        ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+        ("ijk->kji", [(2, 3, 4)]),
+        ("ij,jk", [(3, 4), (4, 2)]),
+        ("bij,jk->bk", [(2, 3, 4), (4, 5)]),
+    ],
+)
 def test_einsum(eq, shapes):
     ops = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     check("Einsum", ops, {"equation": eq}, opset=12, rtol=1e-4, atol=1e-5)
@@ -160,8 +182,13 @@ def test_gemm_and_matmul_jit():
 
 
 def test_matmul_int_and_batch():
-    check("MatMul", [RNG.integers(-5, 5, (2, 3, 4)).astype(np.int32),
-                     RNG.integers(-5, 5, (4, 2)).astype(np.int32)])
+    check(
+        "MatMul",
+        [
+            RNG.integers(-5, 5, (2, 3, 4)).astype(np.int32),
+            RNG.integers(-5, 5, (4, 2)).astype(np.int32),
+        ],
+    )
     check("MatMul", [RNG.standard_normal((1, 3, 4)), RNG.standard_normal((2, 4, 5))])
 
 
@@ -198,8 +225,12 @@ def test_pad_modes(mode, pads):
 
 def test_pad_axes_and_old_forms():
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
-    check("Pad", [x, np.array([1, 2], np.int64), np.array(0.5, np.float32),
-                  np.array([-1], np.int64)], {"mode": "constant"}, opset=18)
+    check(
+        "Pad",
+        [x, np.array([1, 2], np.int64), np.array(0.5, np.float32), np.array([-1], np.int64)],
+        {"mode": "constant"},
+        opset=18,
+    )
     check("Pad", [x, np.array([0, 1, 1, 0, 2, 2], np.int64)], {"mode": "reflect"}, opset=11)
     check("Pad", [x], {"pads": [0, 1, 1, 0, 2, 2], "mode": "edge"}, opset=2)
     with pytest.raises(MDFError, match="mode"):
@@ -212,15 +243,18 @@ def test_pad_axes_and_old_forms():
 BIG = np.iinfo(np.int64).max
 
 
-@pytest.mark.parametrize("starts,ends,axes,steps", [
-    ([-1], [-BIG], [1], [-1]),
-    ([BIG], [-BIG], [0], [-2]),
-    ([4, 3], [0, -10], [0, 1], [-1, -2]),
-    ([2, -2], [-5, 0], [-1, 0], [-3, -1]),
-    ([10, 1], [2, 5], [0, 1], [-3, 2]),
-    ([-100, 0], [100, 6], [0, 1], [1, 3]),
-    ([3], [3], [0], [-1]),
-])
+@pytest.mark.parametrize(
+    "starts,ends,axes,steps",
+    [
+        ([-1], [-BIG], [1], [-1]),
+        ([BIG], [-BIG], [0], [-2]),
+        ([4, 3], [0, -10], [0, 1], [-1, -2]),
+        ([2, -2], [-5, 0], [-1, 0], [-3, -1]),
+        ([10, 1], [2, 5], [0, 1], [-3, 2]),
+        ([-100, 0], [100, 6], [0, 1], [1, 3]),
+        ([3], [3], [0], [-1]),
+    ],
+)
 def test_slice_negative_steps(starts, ends, axes, steps):
     x = RNG.standard_normal((6, 7)).astype(np.float32)
     args = [np.array(v, dtype=np.int64) for v in (starts, ends, axes, steps)]
@@ -241,10 +275,14 @@ def test_topk_ties(largest, axis):
 @pytest.mark.parametrize("largest", [0, 1])
 def test_topk_small_k_long_rows_with_ties(largest):
     x = RNG.integers(0, 6, size=(4, 60)).astype(np.float32)  # one-pass selection path
-    check("TopK", [x, np.array([4], np.int64)], {"axis": 1, "largest": largest}, opset=11,
-          n_out=2)
-    check("TopK", [x.T.copy(), np.array([2], np.int64)], {"axis": 0, "largest": largest},
-          opset=11, n_out=2)
+    check("TopK", [x, np.array([4], np.int64)], {"axis": 1, "largest": largest}, opset=11, n_out=2)
+    check(
+        "TopK",
+        [x.T.copy(), np.array([2], np.int64)],
+        {"axis": 0, "largest": largest},
+        opset=11,
+        n_out=2,
+    )
 
 
 def test_reduce_max_min_propagate_nan():
@@ -267,9 +305,20 @@ def test_topk_int_and_old_opsets():
 # ---------------------------------------------------------------- reductions
 
 
-@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
-                                "ReduceSumSquare"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "ReduceSum",
+        "ReduceMean",
+        "ReduceMax",
+        "ReduceMin",
+        "ReduceProd",
+        "ReduceL1",
+        "ReduceL2",
+        "ReduceLogSumExp",
+        "ReduceSumSquare",
+    ],
+)
 @pytest.mark.parametrize("axes", [[0, 2], [1], [-1, 0], [0, 1, 2]])
 @pytest.mark.parametrize("keepdims", [0, 1])
 def test_reductions_random_axes(op, axes, keepdims):
@@ -311,8 +360,9 @@ def test_reduce_jit_from_nopython_code():
 
     x = RNG.standard_normal((3, 4, 5))
     s, m, a, t = user(x)
-    np.testing.assert_allclose(s, onnx_ops.run("ReduceSum", [x], {"axes": [0, 2], "keepdims": 0},
-                                               opset=11)[0])
+    np.testing.assert_allclose(
+        s, onnx_ops.run("ReduceSum", [x], {"axes": [0, 2], "keepdims": 0}, opset=11)[0]
+    )
     np.testing.assert_array_equal(m, onnx_ops.run("ReduceMax", [x, np.array([1])], opset=18)[0])
     np.testing.assert_array_equal(a, onnx_ops.run("ArgMax", [x], {"axis": 2, "keepdims": 0})[0])
     np.testing.assert_array_equal(t, np.transpose(x, (2, 0, 1)))
@@ -321,11 +371,17 @@ def test_reduce_jit_from_nopython_code():
 # ---------------------------------------------------------------- Cast (more dtype pairs)
 
 
-@pytest.mark.parametrize("src,to", [
-    (np.float32, TensorProto.INT32), (np.float64, TensorProto.INT8),
-    (np.float32, TensorProto.BOOL), (np.int64, TensorProto.FLOAT),
-    (np.int32, TensorProto.UINT8), (np.bool_, TensorProto.FLOAT),
-])
+@pytest.mark.parametrize(
+    "src,to",
+    [
+        (np.float32, TensorProto.INT32),
+        (np.float64, TensorProto.INT8),
+        (np.float32, TensorProto.BOOL),
+        (np.int64, TensorProto.FLOAT),
+        (np.int32, TensorProto.UINT8),
+        (np.bool_, TensorProto.FLOAT),
+    ],
+)
 def test_cast_numeric(src, to):
     x = (RNG.standard_normal((4, 5)) * 50).astype(src)
     if np.dtype(src).kind == "i" and to == TensorProto.UINT8:
@@ -356,13 +412,21 @@ def test_shape_ops_against_ort():
     check("Reshape", [x, np.array([0, -1], np.int64)])
     check("Unsqueeze", [x, np.array([0, -1], np.int64)])
     check("Squeeze", [x[:, :1], np.array([1], np.int64)])
-    check("DepthToSpace", [RNG.standard_normal((1, 8, 2, 3)).astype(np.float32)],
-          {"blocksize": 2, "mode": "CRD"}, opset=11)
-    check("SpaceToDepth", [RNG.standard_normal((1, 2, 4, 6)).astype(np.float32)],
-          {"blocksize": 2})
+    check(
+        "DepthToSpace",
+        [RNG.standard_normal((1, 8, 2, 3)).astype(np.float32)],
+        {"blocksize": 2, "mode": "CRD"},
+        opset=11,
+    )
+    check("SpaceToDepth", [RNG.standard_normal((1, 2, 4, 6)).astype(np.float32)], {"blocksize": 2})
     check("Split", [x, np.array([1, 2], np.int64)], {"axis": 1}, n_out=2)
-    check("Split", [RNG.standard_normal((7, 2)).astype(np.float32)], {"num_outputs": 3},
-          opset=18, n_out=3)
+    check(
+        "Split",
+        [RNG.standard_normal((7, 2)).astype(np.float32)],
+        {"num_outputs": 3},
+        opset=18,
+        n_out=3,
+    )
 
 
 def test_indexing_against_ort():
@@ -375,14 +439,21 @@ def test_indexing_against_ort():
     idx = np.stack([RNG.permutation(5)[:2] for _ in range(12)]).reshape(4, 3, 2)
     idx = np.ascontiguousarray(idx.transpose(0, 2, 1)).astype(np.int64)
     check("ScatterElements", [x, idx, upd], {"axis": 1})
-    check("ScatterND", [x, np.array([[0, 1], [3, 4]], np.int64),
-                        RNG.standard_normal((2, 3)).astype(np.float32)], {"reduction": "add"},
-          opset=16)
+    check(
+        "ScatterND",
+        [x, np.array([[0, 1], [3, 4]], np.int64), RNG.standard_normal((2, 3)).astype(np.float32)],
+        {"reduction": "add"},
+        opset=16,
+    )
     check("NonZero", [(RNG.standard_normal((3, 4)) > 0)], opset=13)
     check("Compress", [x, np.array([1, 0, 1], np.bool_)], {"axis": 1}, opset=11)
     xs = RNG.standard_normal((5, 4, 2)).astype(np.float32)
-    check("ReverseSequence", [xs, np.array([1, 5, 3, 0], np.int64)],
-          {"batch_axis": 1, "time_axis": 0}, opset=10)
+    check(
+        "ReverseSequence",
+        [xs, np.array([1, 5, 3, 0], np.int64)],
+        {"batch_axis": 1, "time_axis": 0},
+        opset=10,
+    )
     u = RNG.integers(0, 4, size=(10,)).astype(np.float32)
     check("Unique", [u], {"sorted": 0}, opset=11, n_out=4)
     check("Unique", [u], {"sorted": 1}, opset=11, n_out=4)
@@ -391,17 +462,20 @@ def test_indexing_against_ort():
 # ---------------------------------------------------------------- errors
 
 
-@pytest.mark.parametrize("op,inputs,attrs,match", [
-    ("Reshape", [np.zeros((2, 3)), np.array([4, -1])], {}, "cannot reshape"),
-    ("Gather", [np.zeros((2, 3)), np.array([5])], {}, "out of range"),
-    ("Transpose", [np.zeros((2, 3))], {"perm": [0, 0]}, "permutation"),
-    ("MatMul", [np.zeros((2, 3)), np.zeros((4, 2))], {}, "inner dimensions"),
-    ("Det", [np.zeros((2, 3))], {}, "square"),
-    ("Split", [np.zeros(6)], {}, "split"),
-    ("Einsum", [np.zeros((2, 2))], {"equation": "ij,jk->ik"}, "operands"),
-    ("TopK", [np.zeros((2, 3)), np.array([4])], {}, "between 0"),
-    ("Cast", [np.zeros(2)], {"to": 17}, "not supported"),
-])
+@pytest.mark.parametrize(
+    "op,inputs,attrs,match",
+    [
+        ("Reshape", [np.zeros((2, 3)), np.array([4, -1])], {}, "cannot reshape"),
+        ("Gather", [np.zeros((2, 3)), np.array([5])], {}, "out of range"),
+        ("Transpose", [np.zeros((2, 3))], {"perm": [0, 0]}, "permutation"),
+        ("MatMul", [np.zeros((2, 3)), np.zeros((4, 2))], {}, "inner dimensions"),
+        ("Det", [np.zeros((2, 3))], {}, "square"),
+        ("Split", [np.zeros(6)], {}, "split"),
+        ("Einsum", [np.zeros((2, 2))], {"equation": "ij,jk->ik"}, "operands"),
+        ("TopK", [np.zeros((2, 3)), np.array([4])], {}, "between 0"),
+        ("Cast", [np.zeros(2)], {"to": 17}, "not supported"),
+    ],
+)
 def test_errors_are_mdferrors(op, inputs, attrs, match):
     with pytest.raises(MDFError, match=match):
         onnx_ops.run(op, inputs, attrs, opset=13)

@@ -31,17 +31,30 @@ from mdf_engine.plotting import (  # noqa: E402
 
 def _decay_model() -> Model:
     """dV/dt = -V / tau with units in metadata, and a counter without units."""
-    cell = Node(id="cell",
-                parameters=[Parameter(id="tau", value=2.0, metadata={"units": "ms"}),
-                            Parameter(id="V", time_derivative="-V / tau",
-                                      default_initial_value=1.0, metadata={"units": "mV"})],
-                output_ports=[OutputPort(id="V_out", value="V", metadata={"units": "mV"}),
-                              OutputPort(id="twice", value="2 * V")])
-    counter = Node(id="counter",
-                   parameters=[Parameter(id="n", value="n + 1", default_initial_value=0)],
-                   output_ports=[OutputPort(id="count", value="n")])
-    return Model(id="decay", graphs=[Graph(id="g", nodes=[cell, counter],
-                                           metadata={"time_units": "ms"})])
+    cell = Node(
+        id="cell",
+        parameters=[
+            Parameter(id="tau", value=2.0, metadata={"units": "ms"}),
+            Parameter(
+                id="V",
+                time_derivative="-V / tau",
+                default_initial_value=1.0,
+                metadata={"units": "mV"},
+            ),
+        ],
+        output_ports=[
+            OutputPort(id="V_out", value="V", metadata={"units": "mV"}),
+            OutputPort(id="twice", value="2 * V"),
+        ],
+    )
+    counter = Node(
+        id="counter",
+        parameters=[Parameter(id="n", value="n + 1", default_initial_value=0)],
+        output_ports=[OutputPort(id="count", value="n")],
+    )
+    return Model(
+        id="decay", graphs=[Graph(id="g", nodes=[cell, counter], metadata={"time_units": "ms"})]
+    )
 
 
 def _png_shape(path) -> tuple[int, int]:
@@ -115,9 +128,13 @@ def _grid_dataset() -> xr.Dataset:
     b = np.array([1.0, 2.0, 4.0, 8.0])
     t = np.arange(6) * 0.5
     v = np.exp(-t[None, None, :] / a[:, None, None]) * b[None, :, None]
-    ds = xr.Dataset({"cell.V_out": (("cell.tau", "cell.V0", "time"), v),
-                     "cell.peak": (("cell.tau", "cell.V0"), v.max(axis=2))},
-                    coords={"cell.tau": a, "cell.V0": b, "time": t})
+    ds = xr.Dataset(
+        {
+            "cell.V_out": (("cell.tau", "cell.V0", "time"), v),
+            "cell.peak": (("cell.tau", "cell.V0"), v.max(axis=2)),
+        },
+        coords={"cell.tau": a, "cell.V0": b, "time": t},
+    )
     ds["cell.tau"].attrs["units"] = "ms"
     ds["cell.V_out"].attrs["units"] = "mV"
     return ds
@@ -171,8 +188,10 @@ def test_plot_sweep_family_of_lines_and_plain_arrays(tmp_path):
 def test_plot_sweep_random_design_scatter(tmp_path):
     rng = np.random.default_rng(1)
     a, b = rng.uniform(0, 1, 40), rng.uniform(1, 2, 40)
-    ds = xr.Dataset({"n.out": (("sample",), a * b)},
-                    coords={"sample": np.arange(40), "n.a": ("sample", a), "n.b": ("sample", b)})
+    ds = xr.Dataset(
+        {"n.out": (("sample",), a * b)},
+        coords={"sample": np.arange(40), "n.a": ("sample", a), "n.b": ("sample", b)},
+    )
     out = tmp_path / "scatter.png"
     assert plot_sweep(ds, out, size=(4, 4), dpi=50) == (200, 200)
     assert _png_shape(out) == (200, 200)

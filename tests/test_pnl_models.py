@@ -39,13 +39,17 @@ def test_model_matches_psyneulink(name, backend):
     sim = Simulation(model, backend=backend)
     checked = 0
     for t, trial in enumerate(exp["trials"]):
-        sim.evaluate(initializer={k: np.array(v[t], dtype=float)
-                                  for k, v in exp["inputs"].items()})
+        sim.evaluate(initializer={k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()})
         outs = {p: v for node in sim.outputs.values() for p, v in node.items()}
         for port, want in trial.items():
             assert port in outs, f"trial {t}: no output port {port}"
-            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(want), rtol=1e-9,
-                                       atol=1e-12, err_msg=f"{name} trial {t} {port}")
+            np.testing.assert_allclose(
+                np.ravel(outs[port]),
+                np.ravel(want),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"{name} trial {t} {port}",
+            )
             checked += 1
     assert checked >= len(exp["trials"])
 
@@ -61,12 +65,34 @@ def test_results_are_the_terminal_outputs():
 
 def test_pnl_names_shadow_standard_ones_only_in_psyneulink_files():
     """``logistic`` in a PsyNeuLink file is PsyNeuLink's (offset outside the exponential)."""
+
     def model(app: str) -> dict:
-        return {"m": {"format": "ModECI MDF v0.4", "generating_application": app,
-                      "graphs": {"g": {"nodes": {"n": {
-                          "functions": {"f": {"function": "logistic", "args": {
-                              "variable0": 0.5, "gain": 2.0, "bias": 0.1, "offset": 0.3}}},
-                          "output_ports": {"o": {"value": "f"}}}}}}}}
+        return {
+            "m": {
+                "format": "ModECI MDF v0.4",
+                "generating_application": app,
+                "graphs": {
+                    "g": {
+                        "nodes": {
+                            "n": {
+                                "functions": {
+                                    "f": {
+                                        "function": "logistic",
+                                        "args": {
+                                            "variable0": 0.5,
+                                            "gain": 2.0,
+                                            "bias": 0.1,
+                                            "offset": 0.3,
+                                        },
+                                    }
+                                },
+                                "output_ports": {"o": {"value": "f"}},
+                            }
+                        }
+                    }
+                },
+            }
+        }
 
     outs = {}
     for app in ("PsyNeuLink v0.21.0.0", "Python mdf_engine"):
@@ -79,10 +105,31 @@ def test_pnl_names_shadow_standard_ones_only_in_psyneulink_files():
 
 def test_pnl_arguments_select_the_pnl_version():
     """A call with PsyNeuLink-only arguments binds to the pnl version in any file."""
-    m = {"m": {"graphs": {"g": {"nodes": {"n": {
-        "functions": {"f": {"function": "linear", "args": {
-            "variable0": 2.0, "slope": 3.0, "intercept": 1.0, "scale": 2.0, "offset": -1.0}}},
-        "output_ports": {"o": {"value": "f"}}}}}}}}
+    m = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "n": {
+                            "functions": {
+                                "f": {
+                                    "function": "linear",
+                                    "args": {
+                                        "variable0": 2.0,
+                                        "slope": 3.0,
+                                        "intercept": 1.0,
+                                        "scale": 2.0,
+                                        "offset": -1.0,
+                                    },
+                                }
+                            },
+                            "output_ports": {"o": {"value": "f"}},
+                        }
+                    }
+                }
+            }
+        }
+    }
     sim = Simulation(m)
     sim.evaluate()
     assert float(np.asarray(sim.outputs["n"]["o"])) == pytest.approx(2.0 * (2.0 * 3 + 1) - 1)
@@ -139,8 +186,11 @@ def _pnl_rounding(case: dict) -> np.ndarray:
     return tol
 
 
-@pytest.mark.parametrize("k", range(len(FUNCTION_CASES)),
-                         ids=[f"{c['function']}-{k}" for k, c in enumerate(FUNCTION_CASES)])
+@pytest.mark.parametrize(
+    "k",
+    range(len(FUNCTION_CASES)),
+    ids=[f"{c['function']}-{k}" for k, c in enumerate(FUNCTION_CASES)],
+)
 def test_function_matches_psyneulink(k):
     case = FUNCTION_CASES[k]
     sch = _pnl(case["function"])
@@ -153,26 +203,43 @@ def test_function_matches_psyneulink(k):
         np.testing.assert_allclose(got[i], want[i], rtol=rtol, atol=1e-12, err_msg=f"output {i}")
     if sch.jit is not None:
         attrs = {**{a: d for a, d in sch.attributes.items()}, **case["args"]}
-        jitted = sch.jit(*ins, *[np.float64(attrs[a]) if not isinstance(attrs[a], (list, str))
-                                 else np.array(attrs[a], dtype=float) for a in sch.attributes])
+        jitted = sch.jit(
+            *ins,
+            *[
+                np.float64(attrs[a])
+                if not isinstance(attrs[a], (list, str))
+                else np.array(attrs[a], dtype=float)
+                for a in sch.attributes
+            ],
+        )
         np.testing.assert_allclose(np.ravel(jitted), want, rtol=1e-9, atol=1e-12)
 
 
 def test_every_listed_pnl_function_is_registered():
     load_function_libraries(())
     names = set(REGISTRY.names("pnl"))
-    for n in ("linear", "logistic", "exponential", "linearcombination", "reduce",
-              "simpleintegrator", "adaptiveintegrator", "leakycompetingintegrator",
-              "fitzhughnagumointegrator", "driftdiffusionanalytical", "distance", "energy",
-              "defaultallocationfunction"):
+    for n in (
+        "linear",
+        "logistic",
+        "exponential",
+        "linearcombination",
+        "reduce",
+        "simpleintegrator",
+        "adaptiveintegrator",
+        "leakycompetingintegrator",
+        "fitzhughnagumointegrator",
+        "driftdiffusionanalytical",
+        "distance",
+        "energy",
+        "defaultallocationfunction",
+    ):
         assert n in names
     covered = {c["function"] for c in FUNCTION_CASES}
     assert names - covered == {"defaultallocationfunction"}
 
 
 def test_defaultallocationfunction_repeats_the_first_item():
-    out = _pnl("defaultallocationfunction").call([np.array([0.7, 0.1])],
-                                                 {"num_control_signals": 3})
+    out = _pnl("defaultallocationfunction").call([np.array([0.7, 0.1])], {"num_control_signals": 3})
     np.testing.assert_array_equal(out[0], [0.7, 0.7, 0.7])
 
 
@@ -187,21 +254,43 @@ def test_errors_say_what_was_expected():
 
 # -- nested graphs -------------------------------------------------------------------------------
 
+
 def _nested_body() -> dict:
-    inner = {"nodes": {"E": {"input_ports": {"E_in": {}},
-                             "output_ports": {"E_out": {"value": "2 * E_in"}}},
-                       "F": {"input_ports": {"F_in": {}},
-                             "output_ports": {"F_out": {"value": "F_in + 1"}}}},
-             "edges": {"e1": {"sender": "E", "sender_port": "E_out", "receiver": "F",
-                              "receiver_port": "F_in"}},
-             "conditions": {"termination": {"environment_state_update": {
-                 "type": "AllHaveRun", "kwargs": {"dependencies": []}}}}}
-    return {"graphs": {"g": {
-        "nodes": {"A": {"input_ports": {"A_in": {}},
-                        "output_ports": {"A_out": {"value": "A_in * 3"}}},
-                  "inner": inner},
-        "edges": {"e0": {"sender": "A", "sender_port": "A_out", "receiver": "inner",
-                         "receiver_port": "E_in"}}}}}
+    inner = {
+        "nodes": {
+            "E": {"input_ports": {"E_in": {}}, "output_ports": {"E_out": {"value": "2 * E_in"}}},
+            "F": {"input_ports": {"F_in": {}}, "output_ports": {"F_out": {"value": "F_in + 1"}}},
+        },
+        "edges": {
+            "e1": {"sender": "E", "sender_port": "E_out", "receiver": "F", "receiver_port": "F_in"}
+        },
+        "conditions": {
+            "termination": {
+                "environment_state_update": {"type": "AllHaveRun", "kwargs": {"dependencies": []}}
+            }
+        },
+    }
+    return {
+        "graphs": {
+            "g": {
+                "nodes": {
+                    "A": {
+                        "input_ports": {"A_in": {}},
+                        "output_ports": {"A_out": {"value": "A_in * 3"}},
+                    },
+                    "inner": inner,
+                },
+                "edges": {
+                    "e0": {
+                        "sender": "A",
+                        "sender_port": "A_out",
+                        "receiver": "inner",
+                        "receiver_port": "E_in",
+                    }
+                },
+            }
+        }
+    }
 
 
 def test_nested_graph_is_flattened_and_edges_rewired():
@@ -221,8 +310,8 @@ def test_nested_graph_errors():
         flatten_nested_graphs(body)
     body = _nested_body()
     body["graphs"]["g"]["nodes"]["inner"]["conditions"]["termination"][
-        "environment_state_update"] = {"type": "AfterNCalls", "kwargs": {"dependency": "F",
-                                                                          "n": 2}}
+        "environment_state_update"
+    ] = {"type": "AfterNCalls", "kwargs": {"dependency": "F", "n": 2}}
     with pytest.raises(MDFError, match="termination condition 'AfterNCalls'"):
         flatten_nested_graphs(body)
     body = _nested_body()

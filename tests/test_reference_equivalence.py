@@ -25,6 +25,8 @@ def test_shared_models_are_present():
             pytest.fail(f"{SHARED_MODELS} is absent: the reference models were not compared")
         pytest.skip(f"{SHARED_MODELS} is absent: the reference models were not compared")
     assert any(p.parent == SHARED_MODELS for p in MODELS)
+
+
 BACKENDS = ["interpreted", "compiled"]
 
 
@@ -66,9 +68,12 @@ def test_matches_reference(path, backend):
                 rv = ep.curr_value
                 if isinstance(rv, (dict, str)) or rv is None:
                     continue
-                np.testing.assert_allclose(np.asarray(sim.value(nid, pid), dtype=float),
-                                           np.asarray(rv, dtype=float), rtol=1e-9,
-                                           err_msg=f"{nid}.{pid}")
+                np.testing.assert_allclose(
+                    np.asarray(sim.value(nid, pid), dtype=float),
+                    np.asarray(rv, dtype=float),
+                    rtol=1e-9,
+                    err_msg=f"{nid}.{pid}",
+                )
         assert sim.runner.time_steps == ref["time_steps"]
 
 
@@ -87,7 +92,11 @@ def test_compiled_equals_interpreted(path):
     assert b.runner.is_compiled, b.runner.fallback_reason
     for node, ports in ra.outputs.items():
         for port, v in ports.items():
-            np.testing.assert_allclose(np.asarray(rb.outputs[node][port], dtype=float),
-                                       np.asarray(v, dtype=float), rtol=1e-12, atol=0,
-                                       err_msg=f"{node}.{port}")
+            np.testing.assert_allclose(
+                np.asarray(rb.outputs[node][port], dtype=float),
+                np.asarray(v, dtype=float),
+                rtol=1e-12,
+                atol=0,
+                err_msg=f"{node}.{port}",
+            )
     assert b.runner.time_steps == a.runner.time_steps

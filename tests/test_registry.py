@@ -17,9 +17,15 @@ def _schema(since: int, scale: float) -> OpSchema:
     def kernel(x, *, k=None, bias=0.0):
         return (np.asarray(x) * k * scale + bias,)
 
-    return OpSchema(namespace="onnx", op="Scale", inputs=("x",),
-                    attributes={"k": REQUIRED, "bias": 0.0}, outputs=("y",), kernel=kernel,
-                    since=since)
+    return OpSchema(
+        namespace="onnx",
+        op="Scale",
+        inputs=("x",),
+        attributes={"k": REQUIRED, "bias": 0.0},
+        outputs=("y",),
+        kernel=kernel,
+        since=since,
+    )
 
 
 def test_lookup_picks_the_newest_version_up_to_the_opset_and_sees_later_additions():
@@ -57,10 +63,9 @@ def test_onnx_run_uses_the_opset_version():
     x = np.arange(6, dtype=np.float64).reshape(2, 3) / 4
     flat = np.exp(x) / np.exp(x).sum()
     per_row = np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(onnx_ops.run("Softmax", [x], {"axis": 0}, 11)[0], flat,
-                               rtol=1e-12)
-    np.testing.assert_allclose(onnx_ops.run("Softmax", [x], {"axis": 1}, 13)[0], per_row,
-                               rtol=1e-12)
+    np.testing.assert_allclose(onnx_ops.run("Softmax", [x], {"axis": 0}, 11)[0], flat, rtol=1e-12)
+    np.testing.assert_allclose(
+        onnx_ops.run("Softmax", [x], {"axis": 1}, 13)[0], per_row, rtol=1e-12
+    )
     col = np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)
-    np.testing.assert_allclose(onnx_ops.run("Softmax", [x], {"axis": 0}, 13)[0], col,
-                               rtol=1e-12)
+    np.testing.assert_allclose(onnx_ops.run("Softmax", [x], {"axis": 0}, 13)[0], col, rtol=1e-12)

@@ -51,20 +51,26 @@ def test_thousand_point_sweep_equals_single_runs(fn_sweep):
         _, res = _single({"fn_neuron.a": a, "stimulus.amplitude": amp})
         for r in RECORD:
             node, port = r.split(".")
-            np.testing.assert_allclose(ds[r].values[i, j], np.ravel(res.trace(node, port)),
-                                       rtol=1e-10, atol=1e-12, err_msg=f"{r} at a={a} amp={amp}")
+            np.testing.assert_allclose(
+                ds[r].values[i, j],
+                np.ravel(res.trace(node, port)),
+                rtol=1e-10,
+                atol=1e-12,
+                err_msg=f"{r} at a={a} amp={amp}",
+            )
 
 
 def test_a_sweep_point_equals_the_reference_engine(fn_sweep):
     ds = fn_sweep
     i, j = 7, 11
-    values = {"fn_neuron.a": float(ds["fn_neuron.a"][i]),
-              "stimulus.amplitude": float(ds["stimulus.amplitude"][j])}
+    values = {
+        "fn_neuron.a": float(ds["fn_neuron.a"][i]),
+        "stimulus.amplitude": float(ds["stimulus.amplitude"][j]),
+    }
     ref = reference_run(with_parameters(FN, values).to_dict(), steps=STEPS, dt=DT)
     for r in RECORD:
         node, port = r.split(".")
-        np.testing.assert_allclose(ds[r].values[i, j, -1], ref["outputs"][node][port],
-                                   rtol=1e-9)
+        np.testing.assert_allclose(ds[r].values[i, j, -1], ref["outputs"][node][port], rtol=1e-9)
 
 
 def test_interpreted_sweep_equals_compiled_sweep(fn_sweep):
@@ -78,8 +84,7 @@ def test_dask_local_cluster_gives_the_same_dataset():
     pytest.importorskip("distributed")
     params = {"fn_neuron.a": "0.5:0.9:10", "stimulus.amplitude": "0.2:1.0:6"}
     local = sweep(FN, params, steps=100, dt=DT, record=RECORD)
-    dask = sweep(FN, params, steps=100, dt=DT, record=RECORD, cluster="local", workers=2,
-                 chunk=16)
+    dask = sweep(FN, params, steps=100, dt=DT, record=RECORD, cluster="local", workers=2, chunk=16)
     xr.testing.assert_identical(local, dask)
 
 
@@ -133,23 +138,32 @@ def test_designs():
 
 
 def test_sampled_sweep_equals_single_runs():
-    ds = sweep(FN, {"fn_neuron.b": "0.6:1.0", "fn_neuron.tau": "8:15"}, samples=20, seed=5,
-               steps=80, dt=DT, record=["fn_neuron.V_out"])
+    ds = sweep(
+        FN,
+        {"fn_neuron.b": "0.6:1.0", "fn_neuron.tau": "8:15"},
+        samples=20,
+        seed=5,
+        steps=80,
+        dt=DT,
+        record=["fn_neuron.V_out"],
+    )
     assert ds["fn_neuron.V_out"].dims == ("sample", "time")
     for k in (0, 13):
-        values = {"fn_neuron.b": float(ds["fn_neuron.b"][k]),
-                  "fn_neuron.tau": float(ds["fn_neuron.tau"][k])}
+        values = {
+            "fn_neuron.b": float(ds["fn_neuron.b"][k]),
+            "fn_neuron.tau": float(ds["fn_neuron.tau"][k]),
+        }
         sim = mdf_engine.Simulation(with_parameters(FN, values), backend="interpreted")
         res = sim.run(steps=80, dt=DT, record=["fn_neuron.V_out"])
-        np.testing.assert_allclose(ds["fn_neuron.V_out"].values[k],
-                                   np.ravel(res.trace("fn_neuron", "V_out")), rtol=1e-10)
+        np.testing.assert_allclose(
+            ds["fn_neuron.V_out"].values[k], np.ravel(res.trace("fn_neuron", "V_out")), rtol=1e-10
+        )
 
 
 def test_stateful_parameter_is_swept_as_its_initial_value():
     ds = sweep(FN, {"fn_neuron.V": [-1.5, 0.5]}, steps=40, dt=DT, record=["fn_neuron.V_out"])
     for k, v0 in enumerate([-1.5, 0.5]):
-        sim = mdf_engine.Simulation(with_parameters(FN, {"fn_neuron.V": v0}),
-                                    backend="interpreted")
+        sim = mdf_engine.Simulation(with_parameters(FN, {"fn_neuron.V": v0}), backend="interpreted")
         res = sim.run(steps=40, dt=DT, record=["fn_neuron.V_out"])
         trace = np.ravel(res.trace("fn_neuron", "V_out"))
         assert trace[0] == v0
@@ -169,15 +183,37 @@ def test_cli_sweep_writes_a_csv(tmp_path, capsys):
     from mdf_engine.cli import main
 
     out = tmp_path / "s.csv"
-    code = main(["sweep", str(FN), "--set", "fn_neuron.a=0.5:0.9:3", "--set",
-                 "stimulus.amplitude=0.2,0.6", "--steps", "30", "--dt", "0.05",
-                 "--record", "fn_neuron.V_out", "-o", str(out), "--quiet"])
+    code = main(
+        [
+            "sweep",
+            str(FN),
+            "--set",
+            "fn_neuron.a=0.5:0.9:3",
+            "--set",
+            "stimulus.amplitude=0.2,0.6",
+            "--steps",
+            "30",
+            "--dt",
+            "0.05",
+            "--record",
+            "fn_neuron.V_out",
+            "-o",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert code == 0
     table = np.loadtxt(out, delimiter=",", skiprows=1)
     assert table.shape == (6, 3)
-    single = sweep(FN, {"fn_neuron.a": "0.5:0.9:3", "stimulus.amplitude": [0.2, 0.6]},
-                   steps=30, dt=0.05, record=["fn_neuron.V_out"])
-    np.testing.assert_array_equal(table[:, 2], single["fn_neuron.V_out"].values[..., -1]
-                                  .reshape(-1))
+    single = sweep(
+        FN,
+        {"fn_neuron.a": "0.5:0.9:3", "stimulus.amplitude": [0.2, 0.6]},
+        steps=30,
+        dt=0.05,
+        record=["fn_neuron.V_out"],
+    )
+    np.testing.assert_array_equal(
+        table[:, 2], single["fn_neuron.V_out"].values[..., -1].reshape(-1)
+    )
     assert main(["sweep", str(FN), "--set", "fn_neuron.a", "--record", "fn_neuron.V_out"]) == 2
     assert "NODE.PARAM=START:STOP:N" in capsys.readouterr().err

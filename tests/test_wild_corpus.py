@@ -288,10 +288,18 @@ def test_a_parameter_defined_by_nothing_or_by_conditions_runs_as_the_reference(t
 
     data = _small_model()
     node = data["m"]["graphs"]["g"]["nodes"]["A"]
-    node["parameters"].update({
-        "absent": {}, "t": {"value": "t + 1"},
-        "flag": {"conditions": [{"id": "on", "test": "t == 2", "value": 5},
-                                {"id": "off", "test": "t == 4", "value": "x - 2"}]}})
+    node["parameters"].update(
+        {
+            "absent": {},
+            "t": {"value": "t + 1"},
+            "flag": {
+                "conditions": [
+                    {"id": "on", "test": "t == 2", "value": 5},
+                    {"id": "off", "test": "t == 4", "value": "x - 2"},
+                ]
+            },
+        }
+    )
     node["output_ports"]["f"] = {"value": "flag"}
     path = tmp_path / "m.json"
     path.write_text(json.dumps(data))

@@ -44,8 +44,12 @@ def seed_ops(seeds: Path) -> dict[str, dict[str, str]]:
         put(op, "004", "yes")
     for op in re.findall(r"^\* \*\*(\w+)\*\*", _seed(seeds, "000"), re.M):
         put(op, "000", "yes")
-    for exp, op in re.findall(r'^### <a name="(?:\w+)"></a><a name="\w+">\*\*(<sub>experimental'
-                              r'</sub> )?(\w+)\*\*', _seed(seeds, "002"), re.M):
+    for exp, op in re.findall(
+        r'^### <a name="(?:\w+)"></a><a name="\w+">\*\*(<sub>experimental'
+        r"</sub> )?(\w+)\*\*",
+        _seed(seeds, "002"),
+        re.M,
+    ):
         put(op, "002", "exp" if exp else "yes")
     text = _seed(seeds, "003")
     index = re.findall(r'^\s*\* (<sub>modified</sub> )?<a href="#(\w+)">', text, re.M)
@@ -82,8 +86,12 @@ def tested_ops() -> set[str]:
     except Exception as exc:
         print(f"note: PyTorch models not read ({exc})", file=sys.stderr)
     for path in (REPO / "tests").glob("test_*.py"):
-        names |= set(re.findall(r"[\"'](?:onnx(?:_mod)?::)?([A-Z][A-Za-z0-9_]*)[\"']",
-                                path.read_text(encoding="utf-8")))
+        names |= set(
+            re.findall(
+                r"[\"'](?:onnx(?:_mod)?::)?([A-Z][A-Za-z0-9_]*)[\"']",
+                path.read_text(encoding="utf-8"),
+            )
+        )
     return names
 
 
@@ -147,8 +155,13 @@ def modeci_table_section(seed_names: set[str]) -> list[str]:
         return [f"(modeci-mdf's table not computed: {exc})"]
     from mdf_engine import onnx_ops
 
-    table = sorted({s.name for s in onnx.defs.get_all_schemas_with_history()
-                    if s.domain in ("", "ai.onnx") and s.since_version <= 15})
+    table = sorted(
+        {
+            s.name
+            for s in onnx.defs.get_all_schemas_with_history()
+            if s.domain in ("", "ai.onnx") and s.since_version <= 15
+        }
+    )
     have = set(onnx_ops.names())
     missing = [op for op in table if op not in have]
     extra = [op for op in table if op not in seed_names]
@@ -158,7 +171,8 @@ def modeci_table_section(seed_names: set[str]) -> list[str]:
         f"modeci-mdf 0.4.15 offers every ai.onnx operator with a version at or below opset 15:"
         f" {len(table)} ops, {len(table) - len(missing)} registered here"
         + (f" (missing: {', '.join(missing)})." if missing else "."),
-        "Those beyond the seeds' lists: " + (", ".join(f"`{op}`" for op in extra) or "none")
+        "Those beyond the seeds' lists: "
+        + (", ".join(f"`{op}`" for op in extra) or "none")
         + " (node cases in tests/test_onnx_conformance.py part 3; Optional and Bernoulli also in",
         "tests/test_onnx_opset15.py).",
         "",
@@ -190,14 +204,16 @@ def build(seeds: Path) -> str:
         versions = "; ".join(f"{ns} @{','.join(map(str, s))}" for ns, s in sorted(reg.items()))
         notes = []
         if early and "onnx-legacy" not in reg:
-            notes.append("early form served by the standard version" if op not in shadowed
-                         else "legacy form shadowed by a standard since=1 version")
+            notes.append(
+                "early form served by the standard version"
+                if op not in shadowed
+                else "legacy form shadowed by a standard since=1 version"
+            )
         missing = [ns for ns in need if ns not in have]
         if missing:
             notes.append("not registered: " + ", ".join(missing))
         cells = [str(i), f"`{op}`"] + [marks.get(d, "—") for d in ("004", "000", "002", "003")]
-        rows.append("| " + " | ".join(cells + [versions or "—", status,
-                                                  "; ".join(notes)]) + " |")
+        rows.append("| " + " | ".join(cells + [versions or "—", status, "; ".join(notes)]) + " |")
     n = {d: sum(1 for m in ops.values() if d in m) for d in ("004", "000", "002", "003")}
     head = [
         "# ONNX-related operators of the seed documents",

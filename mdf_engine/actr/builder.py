@@ -122,8 +122,9 @@ def _lhs_pattern(p: dict, types: Mapping[str, Sequence[str]], where: str) -> dic
     return out
 
 
-def _rhs_pattern(p: dict, types: Mapping[str, Sequence[str]], goal_type: str,
-                 where: str) -> dict[str, str]:
+def _rhs_pattern(
+    p: dict, types: Mapping[str, Sequence[str]], goal_type: str, where: str
+) -> dict[str, str]:
     isa = p.get("ISA", goal_type if p["buffer"] == "goal" else None)
     if isa not in types:
         raise MDFError(f"{where}: an action needs a known 'ISA', got {isa!r}")
@@ -158,8 +159,10 @@ def normalize(
     if chunk_types is None:
         types = _infer_types(list(chunks) + [goal])
     else:
-        types = {_check_text(k, "chunk type"): [_check_text(s, f"slot of {k}") for s in v]
-                 for k, v in chunk_types.items()}
+        types = {
+            _check_text(k, "chunk type"): [_check_text(s, f"slot of {k}") for s in v]
+            for k, v in chunk_types.items()
+        }
     dm = [_full_chunk(c, types, f"chunks[{i}]") for i, c in enumerate(chunks)]
     first_goal = _full_chunk(goal, types, "goal")
     pm = []
@@ -172,12 +175,16 @@ def normalize(
         for p in lhs + rhs:
             if p["buffer"] not in BUFFERS:
                 raise MDFError(f"{where}: unknown buffer {p['buffer']!r} (known: goal, retrieval)")
-        pm.append({
-            "name": name,
-            "lhs": [_lhs_pattern(p, types, f"{where}.lhs.{p['buffer']}") for p in lhs],
-            "rhs": [_rhs_pattern(p, types, first_goal["ISA"], f"{where}.rhs.{p['buffer']}")
-                    for p in rhs],
-        })
+        pm.append(
+            {
+                "name": name,
+                "lhs": [_lhs_pattern(p, types, f"{where}.lhs.{p['buffer']}") for p in lhs],
+                "rhs": [
+                    _rhs_pattern(p, types, first_goal["ISA"], f"{where}.rhs.{p['buffer']}")
+                    for p in rhs
+                ],
+            }
+        )
     return dm, types, pm, first_goal
 
 
@@ -205,8 +212,10 @@ def build_model_dict(
             "parameters": {
                 "chunks": {"value": dm},
                 "chunk_types": {"value": types},
-                "retrieve_chunk": {"function": "retrieve_chunk", "args": {
-                    "pattern": "dm_input", "dm_chunks": "chunks", "types": "chunk_types"}},
+                "retrieve_chunk": {
+                    "function": "retrieve_chunk",
+                    "args": {"pattern": "dm_input", "dm_chunks": "chunks", "types": "chunk_types"},
+                },
             },
             "output_ports": {"dm_output": port("retrieve_chunk")},
         },
@@ -218,8 +227,10 @@ def build_model_dict(
             "input_ports": {"goal_input": {}},
             "parameters": {
                 "first_goal": {"value": first_goal},
-                "change_goal": {"function": "change_goal", "args": {
-                    "pattern": "goal_input", "curr_goal": "goal_state"}},
+                "change_goal": {
+                    "function": "change_goal",
+                    "args": {"pattern": "goal_input", "curr_goal": "goal_state"},
+                },
                 "goal_state": {"value": "change_goal", "default_initial_value": "first_goal"},
             },
             "output_ports": {"goal_output": port("goal_state")},
@@ -229,38 +240,61 @@ def build_model_dict(
             "output_ports": {"pm_output": port("productions")},
         },
         "pattern_matching": {
-            "input_ports": {"pattern_input_from_pm": {}, "pattern_input_from_goal": {},
-                            "pattern_input_from_retrieval": {}},
-            "parameters": {"pattern_matching_function": {
-                "function": "pattern_matching_function", "args": {
-                    "productions": "pattern_input_from_pm", "goal": "pattern_input_from_goal",
-                    "retrieval": "pattern_input_from_retrieval"}}},
+            "input_ports": {
+                "pattern_input_from_pm": {},
+                "pattern_input_from_goal": {},
+                "pattern_input_from_retrieval": {},
+            },
+            "parameters": {
+                "pattern_matching_function": {
+                    "function": "pattern_matching_function",
+                    "args": {
+                        "productions": "pattern_input_from_pm",
+                        "goal": "pattern_input_from_goal",
+                        "retrieval": "pattern_input_from_retrieval",
+                    },
+                }
+            },
             "output_ports": {"pattern_output": port("pattern_matching_function")},
         },
         "conflict_resolution": {
             "input_ports": {"conflict_input": {}},
-            "parameters": {"conflict_resolution_function": {
-                "function": "conflict_resolution_function",
-                "args": {"productions": "conflict_input"}}},
+            "parameters": {
+                "conflict_resolution_function": {
+                    "function": "conflict_resolution_function",
+                    "args": {"productions": "conflict_input"},
+                }
+            },
             "output_ports": {
                 "conflict_output_to_fire_prod": port("conflict_resolution_function"),
-                "conflict_output_to_check": port("conflict_resolution_function")},
+                "conflict_output_to_check": port("conflict_resolution_function"),
+            },
         },
         "fire_production": {
             "input_ports": {"fire_prod_input": {}},
             "parameters": {
-                "update_goal": {"function": "update_goal",
-                                "args": {"production": "fire_prod_input"}},
-                "update_retrieval": {"function": "update_retrieval",
-                                     "args": {"production": "fire_prod_input"}},
+                "update_goal": {
+                    "function": "update_goal",
+                    "args": {"production": "fire_prod_input"},
+                },
+                "update_retrieval": {
+                    "function": "update_retrieval",
+                    "args": {"production": "fire_prod_input"},
+                },
             },
-            "output_ports": {"fire_prod_output_to_goal": port("update_goal"),
-                             "fire_prod_output_to_retrieval": port("update_retrieval")},
+            "output_ports": {
+                "fire_prod_output_to_goal": port("update_goal"),
+                "fire_prod_output_to_retrieval": port("update_retrieval"),
+            },
         },
         "check_termination": {
             "input_ports": {"check_input": {}},
-            "parameters": {"check_termination": {
-                "function": "check_termination", "args": {"production": "check_input"}}},
+            "parameters": {
+                "check_termination": {
+                    "function": "check_termination",
+                    "args": {"production": "check_input"},
+                }
+            },
             "output_ports": {"check_output": port("check_termination")},
         },
     }
@@ -269,41 +303,64 @@ def build_model_dict(
         return {"sender": s, "receiver": r, "sender_port": sp, "receiver_port": rp}
 
     edges = {
-        "dm_to_pattern_edge": edge("declarative_memory", "dm_output",
-                                   "retrieval_buffer", "retrieval_input"),
-        "retrieval_to_pattern_edge": edge("retrieval_buffer", "retrieval_output",
-                                          "pattern_matching", "pattern_input_from_retrieval"),
-        "goal_to_pattern_edge": edge("goal_buffer", "goal_output",
-                                     "pattern_matching", "pattern_input_from_goal"),
-        "pm_to_pattern_edge": edge("procedural_memory", "pm_output",
-                                   "pattern_matching", "pattern_input_from_pm"),
-        "pattern_to_conflict_edge": edge("pattern_matching", "pattern_output",
-                                         "conflict_resolution", "conflict_input"),
-        "conflict_to_fire_prod_edge": edge("conflict_resolution", "conflict_output_to_fire_prod",
-                                           "fire_production", "fire_prod_input"),
+        "dm_to_pattern_edge": edge(
+            "declarative_memory", "dm_output", "retrieval_buffer", "retrieval_input"
+        ),
+        "retrieval_to_pattern_edge": edge(
+            "retrieval_buffer",
+            "retrieval_output",
+            "pattern_matching",
+            "pattern_input_from_retrieval",
+        ),
+        "goal_to_pattern_edge": edge(
+            "goal_buffer", "goal_output", "pattern_matching", "pattern_input_from_goal"
+        ),
+        "pm_to_pattern_edge": edge(
+            "procedural_memory", "pm_output", "pattern_matching", "pattern_input_from_pm"
+        ),
+        "pattern_to_conflict_edge": edge(
+            "pattern_matching", "pattern_output", "conflict_resolution", "conflict_input"
+        ),
+        "conflict_to_fire_prod_edge": edge(
+            "conflict_resolution",
+            "conflict_output_to_fire_prod",
+            "fire_production",
+            "fire_prod_input",
+        ),
         # as in actr_to_mdf, the check node is fed from the fire_prod port
-        "conflict_to_check_edge": edge("conflict_resolution", "conflict_output_to_fire_prod",
-                                       "check_termination", "check_input"),
+        "conflict_to_check_edge": edge(
+            "conflict_resolution",
+            "conflict_output_to_fire_prod",
+            "check_termination",
+            "check_input",
+        ),
     }
-    conditions = {"node_specific": {
-        "declarative_memory": _cond("Always"),
-        "retrieval_buffer": _cond("JustRan", dependencies="declarative_memory"),
-        "goal_buffer": _cond("Always"),
-        "procedural_memory": _cond("Always"),
-        "pattern_matching": _cond("And", dependencies=[
-            _cond("EveryNCalls", dependencies="retrieval_buffer", n=1),
-            _cond("EveryNCalls", dependencies="goal_buffer", n=1),
-            _cond("EveryNCalls", dependencies="declarative_memory", n=1),
-        ]),
-        "conflict_resolution": _cond("JustRan", dependencies="pattern_matching"),
-        "fire_production": _cond("JustRan", dependencies="conflict_resolution"),
-        "check_termination": _cond("JustRan", dependencies="conflict_resolution"),
-    }}
-    return {name: {
-        "format": "ModECI MDF v0.4",
-        "generating_application": "mdf_engine (mdf_engine.actr.builder)",
-        "graphs": {f"{name}_graph": {"nodes": nodes, "edges": edges, "conditions": conditions}},
-    }}
+    conditions = {
+        "node_specific": {
+            "declarative_memory": _cond("Always"),
+            "retrieval_buffer": _cond("JustRan", dependencies="declarative_memory"),
+            "goal_buffer": _cond("Always"),
+            "procedural_memory": _cond("Always"),
+            "pattern_matching": _cond(
+                "And",
+                dependencies=[
+                    _cond("EveryNCalls", dependencies="retrieval_buffer", n=1),
+                    _cond("EveryNCalls", dependencies="goal_buffer", n=1),
+                    _cond("EveryNCalls", dependencies="declarative_memory", n=1),
+                ],
+            ),
+            "conflict_resolution": _cond("JustRan", dependencies="pattern_matching"),
+            "fire_production": _cond("JustRan", dependencies="conflict_resolution"),
+            "check_termination": _cond("JustRan", dependencies="conflict_resolution"),
+        }
+    }
+    return {
+        name: {
+            "format": "ModECI MDF v0.4",
+            "generating_application": "mdf_engine (mdf_engine.actr.builder)",
+            "graphs": {f"{name}_graph": {"nodes": nodes, "edges": edges, "conditions": conditions}},
+        }
+    }
 
 
 def build_model(

@@ -75,8 +75,14 @@ def _as_mapping(x: Any, what: str) -> Mapping:
     return x
 
 
-@register("actr", "chunk_to_string", inputs=("chunk",), outputs=("string",), python_only=True,
-          origin="modeci-mdf")
+@register(
+    "actr",
+    "chunk_to_string",
+    inputs=("chunk",),
+    outputs=("string",),
+    python_only=True,
+    origin="modeci-mdf",
+)
 def chunk_to_string(chunk: Mapping[str, str]) -> str:
     """The values of a chunk except its ``name``, joined by single spaces, in dict order."""
     chunk = _as_mapping(chunk, "a chunk")
@@ -84,8 +90,14 @@ def chunk_to_string(chunk: Mapping[str, str]) -> str:
 
 
 # modeci-mdf's function table names this argument "chunk" (its Python parameter is "pattern")
-@register("actr", "pattern_to_string", inputs=("chunk",), outputs=("string",),
-          python_only=True, origin="modeci-mdf")
+@register(
+    "actr",
+    "pattern_to_string",
+    inputs=("chunk",),
+    outputs=("string",),
+    python_only=True,
+    origin="modeci-mdf",
+)
 def pattern_to_string(pattern: Mapping[str, str]) -> str:
     """A pattern in the matcher's text syntax.
 
@@ -169,14 +181,12 @@ def _compile(patterns: tuple[tuple[Any, str], ...]) -> tuple[Test, ...]:
                     key = int(key)
                 except ValueError:
                     pass
-                tok = tok[m.end():]
+                tok = tok[m.end() :]
                 if not tok:
                     raise MDFError(f"slot '{key}' has no value in pattern '{text}'")
                 named = True
             elif named:
-                raise MDFError(
-                    f"positional slot '{tok}' after a named slot in pattern '{text}'"
-                )
+                raise MDFError(f"positional slot '{tok}' after a named slot in pattern '{text}'")
             if tok == "?":
                 continue
             rest = tok
@@ -187,7 +197,7 @@ def _compile(patterns: tuple[tuple[Any, str], ...]) -> tuple[Test, ...]:
                         f"cannot read '{rest}' in pattern '{text}' (expected a value, "
                         "=variable, -=variable or !value)"
                     )
-                rest = rest[m.end():]
+                rest = rest[m.end() :]
                 if kind == "is":
                     first.append(("is", buf, key, m.group(0)))
                 elif kind == "is_not":
@@ -257,8 +267,9 @@ def _is_zero(x: Any) -> bool:
         return False
 
 
-@register("actr", "change_goal", inputs=("pattern", "curr_goal"), outputs=("goal",),
-          python_only=True)
+@register(
+    "actr", "change_goal", inputs=("pattern", "curr_goal"), outputs=("goal",), python_only=True
+)
 def change_goal(pattern: Mapping[str, str], curr_goal: Mapping[str, str]) -> Chunk:
     """The goal ``curr_goal`` with the slots of ``pattern`` written into it (``buffer`` removed).
 
@@ -273,8 +284,13 @@ def change_goal(pattern: Mapping[str, str], curr_goal: Mapping[str, str]) -> Chu
     return goal
 
 
-@register("actr", "retrieve_chunk", inputs=("pattern", "dm_chunks", "types"),
-          outputs=("chunk",), python_only=True)
+@register(
+    "actr",
+    "retrieve_chunk",
+    inputs=("pattern", "dm_chunks", "types"),
+    outputs=("chunk",),
+    python_only=True,
+)
 def retrieve_chunk(
     pattern: Mapping[str, str],
     dm_chunks: Sequence[Mapping[str, str]],
@@ -332,8 +348,14 @@ def _bindings(production: Mapping[str, Any], tables: Mapping[str, Any]) -> dict 
     return _run_tests(_production_tests(production), tables)
 
 
-@register("actr", "match_production", inputs=("production", "context"), outputs=("matches",),
-          python_only=True, origin="modeci-mdf")
+@register(
+    "actr",
+    "match_production",
+    inputs=("production", "context"),
+    outputs=("matches",),
+    python_only=True,
+    origin="modeci-mdf",
+)
 def match_production(production: Mapping[str, Any], context: Mapping[str, Any]) -> bool:
     """Whether the left-hand side of ``production`` matches ``context``.
 
@@ -344,8 +366,13 @@ def match_production(production: Mapping[str, Any], context: Mapping[str, Any]) 
     return _bindings(production, _context_tables(context)) is not None
 
 
-@register("actr", "pattern_matching_function", inputs=("productions", "goal", "retrieval"),
-          outputs=("productions",), python_only=True)
+@register(
+    "actr",
+    "pattern_matching_function",
+    inputs=("productions", "goal", "retrieval"),
+    outputs=("productions",),
+    python_only=True,
+)
 def pattern_matching_function(
     productions: Sequence[Mapping[str, Any]],
     goal: Mapping[str, str],
@@ -369,8 +396,14 @@ def pattern_matching_function(
     return matched
 
 
-@register("actr", "conflict_resolution_function", inputs=("productions",),
-          attributes={"seed": 0}, outputs=("production",), python_only=True)
+@register(
+    "actr",
+    "conflict_resolution_function",
+    inputs=("productions",),
+    attributes={"seed": 0},
+    outputs=("production",),
+    python_only=True,
+)
 def conflict_resolution_function(
     productions: Sequence[Mapping[str, Any]], seed: int = 0
 ) -> Mapping[str, Any]:
@@ -392,8 +425,14 @@ def conflict_resolution_function(
     return random.Random(key).choice(candidates)
 
 
-@register("actr", "update_buffer", inputs=("production", "buffer"), outputs=("pattern",),
-          python_only=True, origin="modeci-mdf")
+@register(
+    "actr",
+    "update_buffer",
+    inputs=("production", "buffer"),
+    outputs=("pattern",),
+    python_only=True,
+    origin="modeci-mdf",
+)
 def update_buffer(production: Mapping[str, Any], buffer: str) -> dict[str, Any]:
     """The right-hand-side pattern of ``production`` for ``buffer``, variables replaced.
 
@@ -429,22 +468,23 @@ def update_buffer(production: Mapping[str, Any], buffer: str) -> dict[str, Any]:
     return pattern
 
 
-@register("actr", "update_goal", inputs=("production",), outputs=("pattern",),
-          python_only=True)
+@register("actr", "update_goal", inputs=("production",), outputs=("pattern",), python_only=True)
 def update_goal(production: Mapping[str, Any]) -> dict[str, Any]:
     """The pattern with which firing ``production`` updates the goal buffer (``{}`` if none)."""
     return update_buffer(production, "goal")
 
 
-@register("actr", "update_retrieval", inputs=("production",), outputs=("pattern",),
-          python_only=True)
+@register(
+    "actr", "update_retrieval", inputs=("production",), outputs=("pattern",), python_only=True
+)
 def update_retrieval(production: Mapping[str, Any]) -> dict[str, Any]:
     """The retrieval request made by firing ``production`` (``{}`` if none)."""
     return update_buffer(production, "retrieval")
 
 
-@register("actr", "check_termination", inputs=("production",), outputs=("terminate",),
-          python_only=True)
+@register(
+    "actr", "check_termination", inputs=("production",), outputs=("terminate",), python_only=True
+)
 def check_termination(production: Any) -> bool:
     """True when no production was selected (the selected production is ``{}``)."""
     return isinstance(production, Mapping) and len(production) == 0

@@ -56,15 +56,27 @@ def _refuse_stateful(model: Model, g: Graph, where: str) -> None:
         for p in n.parameters:
             path = f"{where}.nodes.{n.id}.parameters.{p.id}"
             if p.is_stateful() or p.conditions:
-                why = ("a time_derivative" if p.time_derivative is not None else
-                       "a default_initial_value" if p.default_initial_value is not None else
-                       "conditions" if p.conditions else "a value that refers to itself")
-                raise MDFError(f"parameter '{n.id}.{p.id}' is stateful ({why}); export it "
-                               "with --step or --steps N (onnx_io.step_export)", path)
+                why = (
+                    "a time_derivative"
+                    if p.time_derivative is not None
+                    else "a default_initial_value"
+                    if p.default_initial_value is not None
+                    else "conditions"
+                    if p.conditions
+                    else "a value that refers to itself"
+                )
+                raise MDFError(
+                    f"parameter '{n.id}.{p.id}' is stateful ({why}); export it "
+                    "with --step or --steps N (onnx_io.step_export)",
+                    path,
+                )
     cs = g.conditions
     if cs is not None and (cs.node_specific or cs.termination):
-        raise MDFError("graphs with scheduling conditions are exported with --step or "
-                       "--steps N (onnx_io.step_export)", f"{where}.conditions")
+        raise MDFError(
+            "graphs with scheduling conditions are exported with --step or "
+            "--steps N (onnx_io.step_export)",
+            f"{where}.conditions",
+        )
 
 
 def _choose_opset(model: Model, g: Graph) -> int:
@@ -73,8 +85,9 @@ def _choose_opset(model: Model, g: Graph) -> int:
 
     if model.onnx_opset_version:
         return int(model.onnx_opset_version)
-    load_function_libraries([f.function for n in g.nodes
-                             for f in list(n.parameters) + list(n.functions) if f.function])
+    load_function_libraries(
+        [f.function for n in g.nodes for f in list(n.parameters) + list(n.functions) if f.function]
+    )
     newest = OPSET_FLOOR
     for n in g.nodes:
         for f in list(n.parameters) + list(n.functions):
@@ -86,8 +99,16 @@ def _choose_opset(model: Model, g: Graph) -> int:
 def _port_type(port: Any, default: str) -> tuple[int, list[int] | None]:
     t = (port.type or "").lower()
     elem = None
-    for key, code in (("float64", 11), ("double", 11), ("float32", 1), ("float", None),
-                      ("int64", 7), ("int32", 7), ("int", 7), ("bool", 9)):
+    for key, code in (
+        ("float64", 11),
+        ("double", 11),
+        ("float32", 1),
+        ("float", None),
+        ("int64", 7),
+        ("int32", 7),
+        ("int", 7),
+        ("bool", 9),
+    ):
         if key in t:
             elem = code
             break
@@ -101,8 +122,9 @@ def _port_type(port: Any, default: str) -> tuple[int, list[int] | None]:
     return elem, shape
 
 
-def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
-            opset: int | None = None) -> Any:
+def to_onnx(
+    model: Any, graph: str | None = None, dtype: str | None = None, opset: int | None = None
+) -> Any:
     """A stateless MDF graph as an ``onnx.ModelProto``. Floats are written in ``dtype``
     (``float32``/``float64``; None: float64 if an input port's type says so, else float32)."""
     import onnx
@@ -120,8 +142,9 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
     if dtype not in ("float32", "float64"):
         raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
     _refuse_stateful(model, g, where)
-    load_function_libraries([f.function for n in g.nodes
-                             for f in list(n.parameters) + list(n.functions) if f.function])
+    load_function_libraries(
+        [f.function for n in g.nodes for f in list(n.parameters) + list(n.functions) if f.function]
+    )
     plan_graph(model, g)  # every expression and call is checked as the engine would
     opset = opset or _choose_opset(model, g)
     b = Builder(dtype, opset)
@@ -144,8 +167,11 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
                 scope[ip.id] = Val(name, {1: "float", 11: "float", 7: "int", 9: "bool"}[elem])
                 continue
             if len(incoming) > 1 and ip.reduce == "overwrite":
-                raise MDFError(f"input port '{ip.id}' receives {len(incoming)} edges; only "
-                               "reduce add/multiply can be exported", f"{nw}.input_ports.{ip.id}")
+                raise MDFError(
+                    f"input port '{ip.id}' receives {len(incoming)} edges; only "
+                    "reduce add/multiply can be exported",
+                    f"{nw}.input_ports.{ip.id}",
+                )
             sent = []
             for e in incoming:
                 src = port_value[(e.sender, e.sender_port)]
@@ -166,25 +192,33 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
             if len(sent) == 1:
                 scope[ip.id] = sent[0][1]
             else:
-                names = [tr.as_kind(v, "float", f"{vname}_{k}").name
-                         for k, (_, v) in enumerate(sent)]
+                names = [
+                    tr.as_kind(v, "float", f"{vname}_{k}").name for k, (_, v) in enumerate(sent)
+                ]
                 out = b.fresh(vname)
                 b.node("Sum" if ip.reduce == "add" else "Mul", names, [out], f"{node.id}/{ip.id}")
                 if ip.reduce == "multiply" and len(names) > 2:
-                    raise MDFError("reduce multiply of more than 2 edges cannot be exported",
-                                   f"{nw}.input_ports.{ip.id}")
+                    raise MDFError(
+                        "reduce multiply of more than 2 edges cannot be exported",
+                        f"{nw}.input_ports.{ip.id}",
+                    )
                 scope[ip.id] = Val(out, "float")
         # constants first: the engine knows every constant parameter from the first step
         for p in node.parameters:
-            if p.function is None and not (isinstance(p.value, str)
-                                           and looks_numeric(p.value) is None):
-                scope[p.id] = Val(const=np.asarray(p.value) if isinstance(p.value, list)
-                                  else (looks_numeric(p.value) if isinstance(p.value, str)
-                                        else p.value), hint=f"{node.id}_{p.id}",
-                                  typed=isinstance(p.value, (np.ndarray, np.generic)))
+            if p.function is None and not (
+                isinstance(p.value, str) and looks_numeric(p.value) is None
+            ):
+                scope[p.id] = Val(
+                    const=np.asarray(p.value)
+                    if isinstance(p.value, list)
+                    else (looks_numeric(p.value) if isinstance(p.value, str) else p.value),
+                    hint=f"{node.id}_{p.id}",
+                    typed=isinstance(p.value, (np.ndarray, np.generic)),
+                )
         subscripted = _subscripted(node)
-        items = [("functions", f) for f in _functions_in_order(node)] + \
-                [("parameters", p) for p in node.parameters]
+        items = [("functions", f) for f in _functions_in_order(node)] + [
+            ("parameters", p) for p in node.parameters
+        ]
         for kind, item in items:
             w = f"{kind}.{item.id}"
             target = f"{node.id}_{item.id}"
@@ -205,12 +239,21 @@ def to_onnx(model: Any, graph: str | None = None, dtype: str | None = None,
                 graph_outputs.append((v.name, v))
     if not graph_outputs:
         raise MDFError("the graph has no output port without outgoing edges to export", where)
-    outs = [helper.make_tensor_value_info(n, {"float": ELEM[dtype], "int": 7, "bool": 9}[v.kind],
-                                          None) for n, v in graph_outputs]
-    gp = helper.make_graph(b.nodes, g.id, graph_inputs, outs, initializer=b.inits,
-                           doc_string=f"exported by mdf_engine from MDF model {model.id}")
-    mp = helper.make_model(gp, opset_imports=[helper.make_opsetid("", opset)],
-                           producer_name="mdf_engine")
+    outs = [
+        helper.make_tensor_value_info(n, {"float": ELEM[dtype], "int": 7, "bool": 9}[v.kind], None)
+        for n, v in graph_outputs
+    ]
+    gp = helper.make_graph(
+        b.nodes,
+        g.id,
+        graph_inputs,
+        outs,
+        initializer=b.inits,
+        doc_string=f"exported by mdf_engine from MDF model {model.id}",
+    )
+    mp = helper.make_model(
+        gp, opset_imports=[helper.make_opsetid("", opset)], producer_name="mdf_engine"
+    )
     mp.ir_version = min(mp.ir_version, 8 if opset <= 16 else 9)
     _fix_output_types(mp)
     try:
@@ -263,8 +306,11 @@ def _functions_in_order(node: Node) -> list[Any]:
 def _subscripted(node: Node) -> dict[str, int]:
     """For each name used as ``name[k]`` in the node, 1 + the largest k."""
     out: dict[str, int] = {}
-    texts = [o.value for o in node.output_ports] + [p.value for p in node.parameters] + \
-        [v for p in list(node.parameters) + list(node.functions) for v in (p.args or {}).values()]
+    texts = (
+        [o.value for o in node.output_ports]
+        + [p.value for p in node.parameters]
+        + [v for p in list(node.parameters) + list(node.functions) for v in (p.args or {}).values()]
+    )
     for t in texts:
         if not isinstance(t, str):
             continue
@@ -273,14 +319,17 @@ def _subscripted(node: Node) -> dict[str, int]:
         except SyntaxError:
             continue
         for s in ast.walk(tree):
-            if isinstance(s, ast.Subscript) and isinstance(s.value, ast.Name) \
-                    and isinstance(s.slice, ast.Constant) and isinstance(s.slice.value, int):
+            if (
+                isinstance(s, ast.Subscript)
+                and isinstance(s.value, ast.Name)
+                and isinstance(s.slice, ast.Constant)
+                and isinstance(s.slice.value, int)
+            ):
                 out[s.value.id] = max(out.get(s.value.id, 0), s.slice.value + 1)
     return out
 
 
-def _function_value(tr: Translator, item: Any, target: str, what: str,
-                    n_sub: int | None) -> Val:
+def _function_value(tr: Translator, item: Any, target: str, what: str, n_sub: int | None) -> Val:
     from ..registry import REGISTRY
 
     fname = item.function
@@ -292,12 +341,20 @@ def _function_value(tr: Translator, item: Any, target: str, what: str,
     if name in STD_FORMULAS:
         bound = {k: tr.expr(v, f"{target}_{k}", f"{what}.args.{k}") for k, v in args.items()}
         return tr.std(name, bound, target, what)
-    raise MDFError(f"function '{fname}' has no ONNX export (exported: onnx:: operators and "
-                   f"{', '.join(sorted(STD_FORMULAS))})", f"{tr.where}.{what}")
+    raise MDFError(
+        f"function '{fname}' has no ONNX export (exported: onnx:: operators and "
+        f"{', '.join(sorted(STD_FORMULAS))})",
+        f"{tr.where}.{what}",
+    )
 
 
-def export(model: Any, path: str | os.PathLike, graph: str | None = None,
-           dtype: str | None = None, opset: int | None = None) -> Any:
+def export(
+    model: Any,
+    path: str | os.PathLike,
+    graph: str | None = None,
+    dtype: str | None = None,
+    opset: int | None = None,
+) -> Any:
     """Write a stateless MDF graph as an ONNX file (atomically); returns the ModelProto."""
     mp = to_onnx(model, graph=graph, dtype=dtype, opset=opset)
     p = os.fspath(path)

@@ -29,12 +29,31 @@ from ..model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
 from ..sidecar import MIN_ELEMENTS
 from .names import NamePool, identifier
 
-__all__ = ["import_model", "run_onnx", "load_proto", "portable", "save_imported",
-           "set_inputs", "read_feeds"]
+__all__ = [
+    "import_model",
+    "run_onnx",
+    "load_proto",
+    "portable",
+    "save_imported",
+    "set_inputs",
+    "read_feeds",
+]
 
 #: ONNX TensorProto element types by numpy dtype name, and back.
-_NP_TO_ONNX = {"float32": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6,
-               "int64": 7, "bool": 9, "float16": 10, "float64": 11, "uint32": 12, "uint64": 13}
+_NP_TO_ONNX = {
+    "float32": 1,
+    "uint8": 2,
+    "int8": 3,
+    "uint16": 4,
+    "int16": 5,
+    "int32": 6,
+    "int64": 7,
+    "bool": 9,
+    "float16": 10,
+    "float64": 11,
+    "uint32": 12,
+    "uint64": 13,
+}
 _ONNX_TO_NP = {v: k for k, v in _NP_TO_ONNX.items()}
 
 
@@ -51,8 +70,9 @@ def load_proto(source: Any) -> Any:
         try:
             return onnx.load(path)
         except Exception as e:  # onnx raises DecodeError and friends
-            raise MDFError(f"not a readable ONNX model: {type(e).__name__}: {e}",
-                           source=path) from None
+            raise MDFError(
+                f"not a readable ONNX model: {type(e).__name__}: {e}", source=path
+            ) from None
     raise MDFError(f"expected an ONNX file path or onnx.ModelProto, got {type(source).__name__}")
 
 
@@ -92,8 +112,7 @@ def _multi_output(schema: Any, attrs: Mapping[str, Any], n_outputs: int) -> bool
     if op == "Split":
         return n_outputs > 1
     if op == "BatchNormalization":
-        return bool(attrs.get("training_mode", 0)) or (
-            schema.since < 14 and n_outputs > 1)
+        return bool(attrs.get("training_mode", 0)) or (schema.since < 14 and n_outputs > 1)
     return len(schema.outputs) > 1
 
 
@@ -143,8 +162,11 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
     # Constant nodes whose outputs only feed other nodes become constants on the consumers.
     kept = []
     for n in nodes_in:
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") \
-                and n.output[0] not in graph_outputs:
+        if (
+            n.op_type == "Constant"
+            and n.domain in ("", "ai.onnx")
+            and n.output[0] not in graph_outputs
+        ):
             v = _constant_value(n)
             if v is not None:
                 consts[n.output[0]] = v
@@ -170,8 +192,10 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         port_of: dict[str, str] = {}
         n_in = len(on.input)
         if n_in > len(sch.inputs) and not sch.variadic:
-            raise MDFError(f"{where}: {n_in} inputs given, onnx::{on.op_type} at opset {opset} "
-                           f"takes {len(sch.inputs)}")
+            raise MDFError(
+                f"{where}: {n_in} inputs given, onnx::{on.op_type} at opset {opset} "
+                f"takes {len(sch.inputs)}"
+            )
         for i, vname in enumerate(on.input):
             arg = sch.inputs[i] if i < len(sch.inputs) else f"{sch.inputs[-1]}{i}"
             if not vname:
@@ -190,24 +214,37 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
                 elif vname in producer:
                     node.input_ports.append(InputPort(id=vid))
                     snode, sport = producer[vname]
-                    edges.append(Edge(id=node_pool.fresh(f"{snode}_{sport}_{nid}", "e"),
-                                      sender=snode, sender_port=sport, receiver=nid,
-                                      receiver_port=vid))
+                    edges.append(
+                        Edge(
+                            id=node_pool.fresh(f"{snode}_{sport}_{nid}", "e"),
+                            sender=snode,
+                            sender_port=sport,
+                            receiver=nid,
+                            receiver_port=vid,
+                        )
+                    )
                 else:
                     raise MDFError(f"{where}: no value named '{vname}'")
             args[arg] = vid
         attrs: dict[str, Any] = {}
         for a in on.attribute:
             if a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
-                raise MDFError(f"{where}: subgraph attribute '{a.name}' (control flow) cannot "
-                               "be imported as MDF nodes")
+                raise MDFError(
+                    f"{where}: subgraph attribute '{a.name}' (control flow) cannot "
+                    "be imported as MDF nodes"
+                )
             if a.name not in sch.attributes:
-                raise MDFError(f"{where}: onnx::{on.op_type} at opset {opset} has no attribute "
-                               f"'{a.name}' (known: {', '.join(sch.attributes) or 'none'})")
+                raise MDFError(
+                    f"{where}: onnx::{on.op_type} at opset {opset} has no attribute "
+                    f"'{a.name}' (known: {', '.join(sch.attributes) or 'none'})"
+                )
             attrs[a.name] = attribute_value(a)
         outs = list(on.output)
-        if "num_outputs" in sch.attributes and attrs.get("num_outputs") is None \
-                and attrs.get("split") is None:
+        if (
+            "num_outputs" in sch.attributes
+            and attrs.get("num_outputs") is None
+            and attrs.get("split") is None
+        ):
             attrs["num_outputs"] = len(outs)
         args.update(attrs)
         node.parameters.append(Parameter(id=fid, function=f"onnx::{on.op_type}", args=args))
@@ -243,8 +280,12 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         onnx_outputs[oname] = ".".join(producer[oname])
     graph = Graph(id=identifier(g.name or "onnx_graph", "graph"), nodes=mdf_nodes, edges=edges)
     mid = model_id or identifier(g.name or "onnx_model", "model")
-    return Model(id=mid, graphs=[graph], onnx_opset_version=opset,
-                 metadata={"onnx": {"inputs": onnx_inputs, "outputs": onnx_outputs}})
+    return Model(
+        id=mid,
+        graphs=[graph],
+        onnx_opset_version=opset,
+        metadata={"onnx": {"inputs": onnx_inputs, "outputs": onnx_outputs}},
+    )
 
 
 def run_onnx(source: Any, feeds: Mapping[str, Any], backend: str = "interpreted") -> dict:
@@ -255,12 +296,16 @@ def run_onnx(source: Any, feeds: Mapping[str, Any], backend: str = "interpreted"
     model = source if isinstance(source, Model) else import_model(source)
     meta = (model.metadata or {}).get("onnx")
     if not meta:
-        raise MDFError("the model carries no ONNX input/output map (metadata 'onnx'); import "
-                       "it with mdf_engine.onnx_io.import_model")
+        raise MDFError(
+            "the model carries no ONNX input/output map (metadata 'onnx'); import "
+            "it with mdf_engine.onnx_io.import_model"
+        )
     unknown = [k for k in feeds if k not in meta["inputs"]]
     if unknown:
-        raise MDFError(f"feed '{unknown[0]}' is not an input of the ONNX graph (inputs: "
-                       f"{', '.join(meta['inputs']) or 'none'})")
+        raise MDFError(
+            f"feed '{unknown[0]}' is not an input of the ONNX graph (inputs: "
+            f"{', '.join(meta['inputs']) or 'none'})"
+        )
     missing = [k for k in meta["inputs"] if k not in feeds]
     if missing:
         raise MDFError(f"no feed for ONNX graph input '{missing[0]}'")
@@ -282,27 +327,39 @@ def portable(model: Model) -> Model:
         for n in g.nodes:
             for p in list(n.parameters):
                 v = p.value
-                if isinstance(v, (np.ndarray, np.generic)) and v.dtype.name in _NP_TO_ONNX \
-                        and v.dtype.name not in ("float64", "int64", "bool"):
+                if (
+                    isinstance(v, (np.ndarray, np.generic))
+                    and v.dtype.name in _NP_TO_ONNX
+                    and v.dtype.name not in ("float64", "int64", "bool")
+                ):
                     p.function = "onnx::Cast"
                     p.args = {"input": v.tolist(), "to": _NP_TO_ONNX[v.dtype.name]}
                     p.value = None
                 if p.args:
                     for k, a in list(p.args.items()):
                         if isinstance(a, np.ndarray) and a.dtype.name not in (
-                                "float64", "int64", "bool"):
-                            extra = Parameter(id=_fresh_param(n, f"{p.id}_{k}"),
-                                              function="onnx::Cast",
-                                              args={"input": a.tolist(),
-                                                    "to": _NP_TO_ONNX[a.dtype.name]})
+                            "float64",
+                            "int64",
+                            "bool",
+                        ):
+                            extra = Parameter(
+                                id=_fresh_param(n, f"{p.id}_{k}"),
+                                function="onnx::Cast",
+                                args={"input": a.tolist(), "to": _NP_TO_ONNX[a.dtype.name]},
+                            )
                             n.parameters.insert(n.parameters.index(p), extra)
                             p.args[k] = extra.id
     return model
 
 
 def _fresh_param(node: Node, base: str) -> str:
-    taken = {x.id for x in list(node.parameters) + list(node.input_ports)
-             + list(node.output_ports) + list(node.functions)}
+    taken = {
+        x.id
+        for x in list(node.parameters)
+        + list(node.input_ports)
+        + list(node.output_ports)
+        + list(node.functions)
+    }
     s, k = identifier(base), 1
     out = s
     while out in taken:
@@ -319,8 +376,10 @@ def set_inputs(model: Model, feeds: Mapping[str, Any]) -> Model:
     inputs = meta.get("inputs", {})
     for name in feeds:
         if name not in inputs:
-            raise MDFError(f"'{name}' is not an input of the ONNX graph (inputs: "
-                           f"{', '.join(inputs) or 'none'})")
+            raise MDFError(
+                f"'{name}' is not an input of the ONNX graph (inputs: "
+                f"{', '.join(inputs) or 'none'})"
+            )
     by_port = {inputs[k]: np.asarray(v) for k, v in feeds.items()}
     for g in model.graphs:
         for n in g.nodes:
@@ -339,8 +398,7 @@ def read_feeds(path: str) -> dict[str, np.ndarray]:
         raise MDFError(f"not a readable .npz file of input arrays: {e}", source=path) from None
 
 
-def save_imported(model: Model, path: str | os.PathLike,
-                  min_elements: int = MIN_ELEMENTS) -> int:
+def save_imported(model: Model, path: str | os.PathLike, min_elements: int = MIN_ELEMENTS) -> int:
     """Write an imported model as JSON/YAML with its large arrays (at least ``min_elements``
     elements) in the sidecar ``<stem>.weights.npz`` beside it (see :mod:`mdf_engine.sidecar`)
     and the small ones made :func:`portable`. Changes ``model`` like :func:`portable`. Returns

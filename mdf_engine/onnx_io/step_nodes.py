@@ -316,10 +316,14 @@ def _energy(tr: StepTranslator, item: Any, scope: dict, t: str, what: str) -> Va
         )
     m = np.asarray(args["matrix"], dtype=float)
     if m.ndim != 2 or m.shape[0] != m.shape[1]:
-        raise MDFError(f"energy: expected a square matrix, got shape {m.shape}", f"{tr.where}.{what}")
+        raise MDFError(
+            f"energy: expected a square matrix, got shape {m.shape}", f"{tr.where}.{what}"
+        )
     n = m.shape[0]
     scale = -0.5 / (n * n) if bool(args.get("normalize", False)) else -0.5
-    v = tr.as_kind(tr.expr(args["variable0"], f"{t}_v", f"{what}.args.variable0", scope), "float", t)
+    v = tr.as_kind(
+        tr.expr(args["variable0"], f"{t}_v", f"{what}.args.variable0", scope), "float", t
+    )
     flat = tr.materialize(Val(const=np.asarray([-1], dtype=np.int64)), t + "_flat", "int")
     v = tr._op("Reshape", [v, flat], t + "_vflat", "float")
     h = tr.materialize(Val(const=m * (1.0 - np.eye(n))), t + "_hollow", "float")

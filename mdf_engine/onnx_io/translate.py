@@ -52,26 +52,76 @@ STD_ARGS = {
 
 #: Element-wise math calls (math.f, numpy.f, np.f or bare f) and their ONNX operators.
 UNARY_CALLS = {
-    "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin", "cos": "Cos", "tan": "Tan",
-    "asin": "Asin", "arcsin": "Asin", "acos": "Acos", "arccos": "Acos", "atan": "Atan",
-    "arctan": "Atan", "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh",
-    "arcsinh": "Asinh", "acosh": "Acosh", "arccosh": "Acosh", "atanh": "Atanh",
-    "arctanh": "Atanh", "abs": "Abs", "fabs": "Abs", "absolute": "Abs", "floor": "Floor",
-    "ceil": "Ceil", "erf": "Erf", "sign": "Sign", "negative": "Neg", "reciprocal": "Reciprocal",
+    "exp": "Exp",
+    "log": "Log",
+    "sqrt": "Sqrt",
+    "sin": "Sin",
+    "cos": "Cos",
+    "tan": "Tan",
+    "asin": "Asin",
+    "arcsin": "Asin",
+    "acos": "Acos",
+    "arccos": "Acos",
+    "atan": "Atan",
+    "arctan": "Atan",
+    "sinh": "Sinh",
+    "cosh": "Cosh",
+    "tanh": "Tanh",
+    "asinh": "Asinh",
+    "arcsinh": "Asinh",
+    "acosh": "Acosh",
+    "arccosh": "Acosh",
+    "atanh": "Atanh",
+    "arctanh": "Atanh",
+    "abs": "Abs",
+    "fabs": "Abs",
+    "absolute": "Abs",
+    "floor": "Floor",
+    "ceil": "Ceil",
+    "erf": "Erf",
+    "sign": "Sign",
+    "negative": "Neg",
+    "reciprocal": "Reciprocal",
     "_relu": "Relu",
 }
-BINARY_CALLS = {"maximum": "Max", "minimum": "Min", "matmul": "MatMul", "power": "Pow",
-                "add": "Add", "subtract": "Sub", "multiply": "Mul", "divide": "Div",
-                "true_divide": "Div"}
-BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.Pow: "Pow",
-          ast.MatMult: "MatMul"}
-COMPARE = {ast.Lt: "Less", ast.Gt: "Greater", ast.LtE: "LessOrEqual",
-           ast.GtE: "GreaterOrEqual", ast.Eq: "Equal"}
+BINARY_CALLS = {
+    "maximum": "Max",
+    "minimum": "Min",
+    "matmul": "MatMul",
+    "power": "Pow",
+    "add": "Add",
+    "subtract": "Sub",
+    "multiply": "Mul",
+    "divide": "Div",
+    "true_divide": "Div",
+}
+BINOPS = {
+    ast.Add: "Add",
+    ast.Sub: "Sub",
+    ast.Mult: "Mul",
+    ast.Div: "Div",
+    ast.Pow: "Pow",
+    ast.MatMult: "MatMul",
+}
+COMPARE = {
+    ast.Lt: "Less",
+    ast.Gt: "Greater",
+    ast.LtE: "LessOrEqual",
+    ast.GtE: "GreaterOrEqual",
+    ast.Eq: "Equal",
+}
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau": math.tau}
 
-_TYPE_STR = {"float32": "tensor(float)", "float64": "tensor(double)", "int64": "tensor(int64)",
-             "int32": "tensor(int32)", "bool": "tensor(bool)", "uint8": "tensor(uint8)",
-             "int8": "tensor(int8)", "float16": "tensor(float16)"}
+_TYPE_STR = {
+    "float32": "tensor(float)",
+    "float64": "tensor(double)",
+    "int64": "tensor(int64)",
+    "int32": "tensor(int32)",
+    "bool": "tensor(bool)",
+    "uint8": "tensor(uint8)",
+    "int8": "tensor(int8)",
+    "float16": "tensor(float16)",
+}
 ELEM = {"float32": 1, "float64": 11, "int64": 7, "int32": 6, "bool": 9}
 _KIND_TYPE = {"int": "tensor(int64)", "bool": "tensor(bool)"}
 
@@ -111,10 +161,10 @@ class Builder:
         self.names.add(out)
         return out
 
-    def node(self, op: str, inputs: list[str], outputs: list[str], name: str,
-             **attrs: Any) -> None:
-        self.nodes.append(self.helper.make_node(op, inputs, outputs, name=self.fresh(name),
-                                                **attrs))
+    def node(self, op: str, inputs: list[str], outputs: list[str], name: str, **attrs: Any) -> None:
+        self.nodes.append(
+            self.helper.make_node(op, inputs, outputs, name=self.fresh(name), **attrs)
+        )
 
     def initializer(self, value: Any, name: str, kind: str = "float") -> str:
         """An initializer for a constant (floats in the export dtype, ints as int64)."""
@@ -169,15 +219,16 @@ class Translator:
     def node_name(self, target: str) -> str:
         """ONNX node name ``NODE/rest`` for a value named ``NODE_rest``."""
         prefix = self.node.id + "_"
-        return self.node.id + "/" + target[len(prefix):] if target.startswith(prefix) \
-            else target
+        return self.node.id + "/" + target[len(prefix) :] if target.startswith(prefix) else target
 
     # -- values ------------------------------------------------------------------------------
     def materialize(self, v: Val, name: str, kind: str | None = None) -> Val:
         """A value with an ONNX name; constants become initializers of ``kind``."""
         if v.multi is not None:
-            raise MDFError("a function with several outputs is used without an index "
-                           "(write f[0], f[1], ...)", self.where)
+            raise MDFError(
+                "a function with several outputs is used without an index (write f[0], f[1], ...)",
+                self.where,
+            )
         if v.name is not None:
             return v
         c = v.const
@@ -201,8 +252,7 @@ class Translator:
         return Val(out, kind)
 
     # -- expressions -------------------------------------------------------------------------
-    def expr(self, text: Any, target: str, what: str, scope: dict[str, Val] | None = None
-             ) -> Val:
+    def expr(self, text: Any, target: str, what: str, scope: dict[str, Val] | None = None) -> Val:
         """The value of an MDF value/argument (constant or expression) as a Val."""
         scope = self.scope if scope is None else scope
         if not isinstance(text, str):
@@ -229,8 +279,7 @@ class Translator:
             if n.id in ("True", "False"):
                 return Val(const=n.id == "True")
             raise MDFError(f"unknown name '{n.id}'", f"{self.where}.{what}")
-        if isinstance(n, ast.Attribute) and getattr(n.value, "id", "") in ("math", "np",
-                                                                            "numpy"):
+        if isinstance(n, ast.Attribute) and getattr(n.value, "id", "") in ("math", "np", "numpy"):
             if n.attr in CONSTANTS:
                 return Val(const=CONSTANTS[n.attr])
         if isinstance(n, ast.UnaryOp):
@@ -239,8 +288,9 @@ class Translator:
                 return v
             if isinstance(n.op, ast.USub):
                 if v.name is None and v.multi is None:
-                    return Val(const=-np.asarray(v.const) if isinstance(v.const, np.ndarray)
-                               else -v.const)
+                    return Val(
+                        const=-np.asarray(v.const) if isinstance(v.const, np.ndarray) else -v.const
+                    )
                 x = self.as_kind(v, "float", target)
                 return self._op("Neg", [x], target, "float")
             if isinstance(n.op, ast.Not):
@@ -249,14 +299,15 @@ class Translator:
         if isinstance(n, ast.BinOp):
             if type(n.op) is ast.FloorDiv:
                 a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
-                c = self.as_kind(self.emit(n.right, target, scope, what), "float",
-                                 target + "_b")
+                c = self.as_kind(self.emit(n.right, target, scope, what), "float", target + "_b")
                 q = self._op("Div", [a, c], target + "_div", "float")
                 return self._op("Floor", [q], target, "float")
             op = BINOPS.get(type(n.op))
             if op is None:
-                raise MDFError(f"operator '{ast.unparse(n)}' has no ONNX export (supported: "
-                               "+ - * / // ** @)", f"{self.where}.{what}")
+                raise MDFError(
+                    f"operator '{ast.unparse(n)}' has no ONNX export (supported: + - * / // ** @)",
+                    f"{self.where}.{what}",
+                )
             a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
             c = self.as_kind(self.emit(n.right, target, scope, what), "float", target + "_b")
             return self._op(op, [a, c], target, "float")
@@ -265,30 +316,34 @@ class Translator:
                 raise MDFError("chained comparisons cannot be exported", f"{self.where}.{what}")
             cmp = type(n.ops[0])
             a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
-            c = self.as_kind(self.emit(n.comparators[0], target, scope, what), "float",
-                             target + "_b")
+            c = self.as_kind(
+                self.emit(n.comparators[0], target, scope, what), "float", target + "_b"
+            )
             if cmp is ast.NotEq:
                 eq = self._op("Equal", [a, c], target + "_eq", "bool")
                 return self._op("Not", [eq], target, "bool")
             if cmp in (ast.LtE, ast.GtE) and self.b.opset < 12:  # no LessOrEqual before 12
-                strict = self._op("Greater" if cmp is ast.LtE else "Less", [a, c],
-                                  target + "_strict", "bool")
+                strict = self._op(
+                    "Greater" if cmp is ast.LtE else "Less", [a, c], target + "_strict", "bool"
+                )
                 return self._op("Not", [strict], target, "bool")
             if cmp not in COMPARE:
-                raise MDFError(f"comparison '{ast.unparse(n)}' cannot be exported",
-                               f"{self.where}.{what}")
+                raise MDFError(
+                    f"comparison '{ast.unparse(n)}' cannot be exported", f"{self.where}.{what}"
+                )
             return self._op(COMPARE[cmp], [a, c], target, "bool")
         if isinstance(n, ast.Subscript):
             v = self.emit(n.value, target, scope, what)
             idx = n.slice
-            if v.multi is not None and isinstance(idx, ast.Constant) \
-                    and isinstance(idx.value, int):
+            if v.multi is not None and isinstance(idx, ast.Constant) and isinstance(idx.value, int):
                 if not 0 <= idx.value < len(v.multi):
-                    raise MDFError(f"output index {idx.value} out of range",
-                                   f"{self.where}.{what}")
+                    raise MDFError(f"output index {idx.value} out of range", f"{self.where}.{what}")
                 return Val(v.multi[idx.value], (v.kinds or ["float"] * len(v.multi))[idx.value])
-            raise MDFError(f"subscript '{ast.unparse(n)}' cannot be exported (only f[k] of a "
-                           "function with several outputs)", f"{self.where}.{what}")
+            raise MDFError(
+                f"subscript '{ast.unparse(n)}' cannot be exported (only f[k] of a "
+                "function with several outputs)",
+                f"{self.where}.{what}",
+            )
         if isinstance(n, ast.IfExp):
             c = self.as_kind(self.emit(n.test, target, scope, what), "bool", target + "_c")
             a = self.as_kind(self.emit(n.body, target, scope, what), "float", target + "_a")
@@ -303,8 +358,7 @@ class Translator:
         fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
         qualified = isinstance(f, ast.Attribute)
         n_given = len(n.args) + len(n.keywords)
-        if not qualified and fname in STD_FORMULAS and (fname not in UNARY_CALLS
-                                                        or n_given > 1):
+        if not qualified and fname in STD_FORMULAS and (fname not in UNARY_CALLS or n_given > 1):
             args = STD_ARGS.get(fname, ("variable0", "scale"))
             bound: dict[str, Val] = {}
             if len(n.args) > len(args):
@@ -342,8 +396,9 @@ class Translator:
         return Val(out, kind)
 
     # -- onnx:: calls ------------------------------------------------------------------------
-    def onnx_call(self, op: str, args: dict[str, Any], target: str, what: str,
-                  n_outputs: int | None) -> Val:
+    def onnx_call(
+        self, op: str, args: dict[str, Any], target: str, what: str, n_outputs: int | None
+    ) -> Val:
         from ..registry import REGISTRY
 
         ours = REGISTRY.lookup(f"onnx::{op}", self.b.opset, f"{self.where}.{what}")
@@ -362,8 +417,9 @@ class Translator:
         if ours.variadic:
             for arg in [a for a in list(rest) if a not in ours.attributes]:
                 text = rest.pop(arg)
-                inputs.append(self._input(text, formals[-1], sch, f"{target}_{arg}",
-                                          f"{what}.args.{arg}"))
+                inputs.append(
+                    self._input(text, formals[-1], sch, f"{target}_{arg}", f"{what}.args.{arg}")
+                )
         while inputs and inputs[-1] == "":
             inputs.pop()
         attrs: dict[str, Any] = {}
@@ -371,33 +427,49 @@ class Translator:
             if k not in sch.attributes:
                 if k in ours.attributes and k == "num_outputs":
                     continue
-                raise MDFError(f"onnx::{op} has no attribute '{k}' at opset {self.b.opset}",
-                               f"{self.where}.{what}.args.{k}")
+                raise MDFError(
+                    f"onnx::{op} has no attribute '{k}' at opset {self.b.opset}",
+                    f"{self.where}.{what}.args.{k}",
+                )
             value = self._attribute(text, sch.attributes[k], f"{what}.args.{k}")
             if value is not None:
                 attrs[k] = value
         n_out = n_outputs or 1
         variadic_out = sch.outputs[-1].option == sch.outputs[-1].option.Variadic
         if op == "Split":
-            sizes = self.expr(args["split"], f"{target}_split", f"{what}.args.split") \
-                if args.get("split") is not None else None
+            sizes = (
+                self.expr(args["split"], f"{target}_split", f"{what}.args.split")
+                if args.get("split") is not None
+                else None
+            )
             if sizes is not None and sizes.name is None and sizes.multi is None:
                 n_out = int(np.asarray(sizes.const).size)
             elif args.get("num_outputs") is not None:
                 n_out = int(args["num_outputs"])
-        elif not variadic_out and len(ours.outputs) > 1 and len(sch.outputs) > 1 \
-                and op not in ("BatchNormalization", "Dropout"):
+        elif (
+            not variadic_out
+            and len(ours.outputs) > 1
+            and len(sch.outputs) > 1
+            and op not in ("BatchNormalization", "Dropout")
+        ):
             n_out = min(max(n_out, len(ours.outputs)), len(sch.outputs))
         if n_outputs is not None and n_outputs > n_out:
-            raise MDFError(f"onnx::{op} has {n_out} outputs here; index {n_outputs - 1} is used",
-                           f"{self.where}.{what}")
+            raise MDFError(
+                f"onnx::{op} has {n_out} outputs here; index {n_outputs - 1} is used",
+                f"{self.where}.{what}",
+            )
         outs = [self.b.fresh(target if n_out == 1 else f"{target}_{k}") for k in range(n_out)]
         self.b.node(op, inputs, outs, self.node_name(target), **attrs)
         kinds = []
         for k in range(n_out):
             allowed = _allowed(sch, sch.outputs[min(k, len(sch.outputs) - 1)])
-            kinds.append("bool" if allowed == {"tensor(bool)"} else
-                         "int" if allowed <= {"tensor(int64)", "tensor(int32)"} else "float")
+            kinds.append(
+                "bool"
+                if allowed == {"tensor(bool)"}
+                else "int"
+                if allowed <= {"tensor(int64)", "tensor(int32)"}
+                else "float"
+            )
         if n_out == 1 and n_outputs is None:
             return Val(outs[0], kinds[0])
         return Val(multi=outs, kinds=kinds)
@@ -405,7 +477,10 @@ class Translator:
     def _input(self, text: Any, formal: Any, sch: Any, name: str, what: str) -> str:
         v = self.expr(text, name, what)
         allowed = _allowed(sch, formal)
-        float_ok = f"tensor({self.b.dtype.name.replace('float32', 'float').replace('float64', 'double')})" in allowed
+        float_ok = (
+            f"tensor({self.b.dtype.name.replace('float32', 'float').replace('float64', 'double')})"
+            in allowed
+        )
         if v.name is None and v.multi is None:
             arr = np.asarray(v.const)
             if v.typed and _TYPE_STR.get(arr.dtype.name) in allowed:

@@ -72,7 +72,7 @@ def run(
             attrs["num_outputs"] = num_outputs
         attributes = attrs
     outs = list(sch.call(list(inputs), attributes, outputs_wanted=num_outputs))
-    return outs if num_outputs is None else outs[:max(num_outputs, 1)]
+    return outs if num_outputs is None else outs[: max(num_outputs, 1)]
 
 
 def names() -> list[str]:

@@ -24,7 +24,7 @@ def int_list(v: Any) -> list[int]:
 def split3(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     """``shape`` as ``(outer, n, inner)``: the sizes before, at and after ``axis``."""
     outer = math.prod(shape[:axis])
-    inner = math.prod(shape[axis + 1:])
+    inner = math.prod(shape[axis + 1 :])
     return outer, int(shape[axis]), inner
 
 

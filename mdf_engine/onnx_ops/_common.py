@@ -74,7 +74,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
         return np.broadcast_shapes(*shapes)
     except ValueError:
         raise MDFError(
-            "inputs of shapes " + ", ".join(str(tuple(s)) for s in shapes)
+            "inputs of shapes "
+            + ", ".join(str(tuple(s)) for s in shapes)
             + " cannot be broadcast together (each dimension must match or be 1)"
         ) from None
 

@@ -29,9 +29,44 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 # ---- op codes --------------------------------------------------------------------------------
 ADD, SUB, MUL, DIV, POW, MOD_PY, MOD_C, MAX, MIN, PRELU = range(10)
 EQ, GT, LT, GE, LE, AND, OR, XOR = range(8)
-(ABS, NEG, RECIP, SQRT, EXP, LOG, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, TANH, ASINH,
- ACOSH, ATANH, ERF, CEIL, FLOOR, ROUND, SIGN, RELU, LEAKY, ELU, SELU, CELU, SIGMOID, HSIGMOID,
- SOFTPLUS, SOFTSIGN, THRELU, SHRINK, CLIP, IDENT) = range(36)
+(
+    ABS,
+    NEG,
+    RECIP,
+    SQRT,
+    EXP,
+    LOG,
+    SIN,
+    COS,
+    TAN,
+    ASIN,
+    ACOS,
+    ATAN,
+    SINH,
+    COSH,
+    TANH,
+    ASINH,
+    ACOSH,
+    ATANH,
+    ERF,
+    CEIL,
+    FLOOR,
+    ROUND,
+    SIGN,
+    RELU,
+    LEAKY,
+    ELU,
+    SELU,
+    CELU,
+    SIGMOID,
+    HSIGMOID,
+    SOFTPLUS,
+    SOFTSIGN,
+    THRELU,
+    SHRINK,
+    CLIP,
+    IDENT,
+) = range(36)
 SOFTMAX, LOGSOFTMAX, HARDMAX = range(3)
 
 # ---- scalar helpers specialised by type at compile time -----------------------------------------
@@ -60,6 +95,7 @@ def _div_ov(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: x / y
     if isinstance(x, types.Integer) and x.signed:
+
         def impl(x, y):
             if y == 0:
                 return x - x
@@ -67,12 +103,15 @@ def _div_ov(x, y):
             if q * y != x and ((x < 0) != (y < 0)):
                 q += 1
             return q
+
         return impl
     if isinstance(x, types.Integer):
+
         def impl_u(x, y):
             if y == 0:
                 return x - x
             return x // y
+
         return impl_u
     return None
 
@@ -82,8 +121,9 @@ def _pow_ov(x, y, one):
     """Float: x**y. Integers: exact repeated squaring (negative exponents give 1/x^k truncated);
     ``one`` is 1 in x's type (keeps uint64 arithmetic in uint64)."""
     if isinstance(x, types.Float):
-        return lambda x, y, one: x ** y
+        return lambda x, y, one: x**y
     if isinstance(x, types.Integer):
+
         def impl(x, y, one):
             if y < 0:
                 if x == 1:
@@ -100,6 +140,7 @@ def _pow_ov(x, y, one):
                 b = b * b
                 e = e >> 1
             return r
+
         return impl
     return None
 
@@ -108,6 +149,7 @@ def _pow_ov(x, y, one):
 def _mod_py_ov(x, y):
     """Remainder with the sign of the divisor (Python/numpy ``%``); int y == 0 gives 0."""
     if isinstance(x, types.Float):
+
         def impl_f(x, y):
             if y == 0 or x != x or y != y or math.isinf(x):
                 return math.nan
@@ -118,12 +160,15 @@ def _mod_py_ov(x, y):
             else:
                 r = math.copysign(0.0, y)
             return r
+
         return impl_f
     if isinstance(x, types.Integer):
+
         def impl_i(x, y):
             if y == 0:
                 return x - x
             return x % y
+
         return impl_i
     return None
 
@@ -134,6 +179,7 @@ def _mod_c_ov(x, y):
     if isinstance(x, types.Float):
         return lambda x, y: np.fmod(x, y)
     if isinstance(x, types.Integer) and x.signed:
+
         def impl_i(x, y):
             if y == 0:
                 return x - x
@@ -141,12 +187,15 @@ def _mod_c_ov(x, y):
             if r != 0 and ((r < 0) != (x < 0)):
                 r = r - y
             return r
+
         return impl_i
     if isinstance(x, types.Integer):
+
         def impl_u(x, y):
             if y == 0:
                 return x - x
             return x % y
+
         return impl_u
     return None
 
@@ -258,7 +307,7 @@ def _arith_rows(code, a, b, out, shape, sa, sb, rows, inner, sai, sbi, one):
     ia = 0
     ib = 0
     o = 0
-    if rows == 1 and sai == 1 and sbi == 1:   # same shapes: one unit-stride loop
+    if rows == 1 and sai == 1 and sbi == 1:  # same shapes: one unit-stride loop
         for k in range(inner):
             out[k] = _aop(code, a[k], b[k], one)
         return
@@ -294,7 +343,7 @@ def compare_core(code, a, b, out, shape, sa, sb):
 
 @njit(cache=True, inline="always")
 def _compare_rows(code, a, b, out, shape, sa, sb, rows, inner, sai, sbi):
-    if rows == 1 and sai == 1 and sbi == 1:   # same shapes: one unit-stride loop
+    if rows == 1 and sai == 1 and sbi == 1:  # same shapes: one unit-stride loop
         for k in range(inner):
             out[k] = _cop(code, a[k], b[k])
         return
@@ -625,6 +674,7 @@ def _bshape_ov(sa, sb):
                     raise ValueError("shapes cannot be broadcast together")
                 res[k] = v
         return to_fixed_tuple(res, nd)
+
     return impl
 
 
@@ -658,9 +708,15 @@ def arith_nb(code, A, B):
     b = np.asarray(B)
     shape = bshape_nb(a.shape, b.shape)
     out = np.empty(shape, a.dtype)
-    arith_core(code, np.ascontiguousarray(a).reshape(-1),
-               np.ascontiguousarray(b).astype(a.dtype).reshape(-1), out.reshape(-1),
-               shape_array_nb(shape), bstrides_nb(a.shape, shape), bstrides_nb(b.shape, shape))
+    arith_core(
+        code,
+        np.ascontiguousarray(a).reshape(-1),
+        np.ascontiguousarray(b).astype(a.dtype).reshape(-1),
+        out.reshape(-1),
+        shape_array_nb(shape),
+        bstrides_nb(a.shape, shape),
+        bstrides_nb(b.shape, shape),
+    )
     return out
 
 
@@ -671,9 +727,15 @@ def compare_nb(code, A, B):
     b = np.asarray(B)
     shape = bshape_nb(a.shape, b.shape)
     out = np.empty(shape, np.bool_)
-    compare_core(code, np.ascontiguousarray(a).reshape(-1),
-                 np.ascontiguousarray(b).reshape(-1), out.reshape(-1),
-                 shape_array_nb(shape), bstrides_nb(a.shape, shape), bstrides_nb(b.shape, shape))
+    compare_core(
+        code,
+        np.ascontiguousarray(a).reshape(-1),
+        np.ascontiguousarray(b).reshape(-1),
+        out.reshape(-1),
+        shape_array_nb(shape),
+        bstrides_nb(a.shape, shape),
+        bstrides_nb(b.shape, shape),
+    )
     return out
 
 
@@ -740,7 +802,7 @@ def jit_entry(nb, name: str, kernel, n_inputs: int | None):
     _NB_NAMES.add(unique)
     nb.__qualname__ = nb.__name__ = unique
     params = list(inspect.signature(nb).parameters.values())
-    attr_names = [p.name for p in params][n_inputs or 0:] if n_inputs is not None else []
+    attr_names = [p.name for p in params][n_inputs or 0 :] if n_inputs is not None else []
 
     def py(*args):
         if n_inputs is None:

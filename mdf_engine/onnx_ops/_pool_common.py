@@ -66,8 +66,7 @@ def float_in(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(X, dtype=np.float32)
 
 
-def pool_window(X: np.ndarray, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode,
-                op):
+def pool_window(X: np.ndarray, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op):
     """The window geometry of a pool over ``X`` (N, C, D1[, D2[, D3]]): the number of spatial
     dims, kernel, strides, dilations, output sizes, begin pads and end pads."""
     if X.ndim < 3 or X.ndim > 5:
@@ -82,5 +81,11 @@ def pool_window(X: np.ndarray, kernel_shape, strides, dilations, pads, auto_pad,
     return nsp, k, s, d, out, pb, pe
 
 
-POOL_ATTRS = {"auto_pad": "NOTSET", "ceil_mode": 0, "dilations": None,
-              "kernel_shape": REQUIRED, "pads": None, "strides": None}
+POOL_ATTRS = {
+    "auto_pad": "NOTSET",
+    "ceil_mode": 0,
+    "dilations": None,
+    "kernel_shape": REQUIRED,
+    "pads": None,
+    "strides": None,
+}

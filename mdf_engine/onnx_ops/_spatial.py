@@ -30,7 +30,7 @@ def ints(v: Any, n: int, default: int, name: str, op: str) -> tuple[int, ...]:
     if v is None or (hasattr(v, "__len__") and len(v) == 0):
         return (default,) * n
     if isinstance(v, (list, tuple)) and all(type(e) is int for e in v):
-        out = tuple(v)   # the common case, without a round trip through numpy
+        out = tuple(v)  # the common case, without a round trip through numpy
     else:
         out = tuple(int(e) for e in np.asarray(v).reshape(-1))
     if len(out) != n:
@@ -105,7 +105,7 @@ def window_geometry(
 def lift3(t: Sequence[int], fill: int) -> tuple[int, int, int]:
     """A per-axis tuple of Python ints of rank 1-3 padded in front with ``fill`` to rank 3."""
     n = len(t)
-    if n == 2:   # the common cases without a generator
+    if n == 2:  # the common cases without a generator
         return (fill, t[0], t[1])  # type: ignore[return-value]
     if n > 3:
         raise MDFError(f"only 1-D, 2-D and 3-D spatial operators are supported, got {n}-D")
@@ -136,5 +136,10 @@ def geometry_array(geo: Sequence[Sequence[int]], *extra: int) -> np.ndarray:
 def unpack_geometry(g):
     """The five triples of :func:`geometry_array` (kernel, strides, dilations, pads at the
     beginning, output shape), inside a kernel."""
-    return ((g[0], g[1], g[2]), (g[3], g[4], g[5]), (g[6], g[7], g[8]),
-            (g[9], g[10], g[11]), (g[12], g[13], g[14]))
+    return (
+        (g[0], g[1], g[2]),
+        (g[3], g[4], g[5]),
+        (g[6], g[7], g[8]),
+        (g[9], g[10], g[11]),
+        (g[12], g[13], g[14]),
+    )

@@ -27,26 +27,34 @@ SELU_ALPHA = 1.67326319217681884765625
 SELU_GAMMA = 1.05070102214813232421875
 
 
-def _act(op: str, code: int, since: int, attrs: dict[str, float] | None = None,
-         ints: bool = False, arg: str = "X"):
+def _act(
+    op: str,
+    code: int,
+    since: int,
+    attrs: dict[str, float] | None = None,
+    ints: bool = False,
+    arg: str = "X",
+):
     """Register a parameterised unary activation whose attributes map, in order, to p1, p2."""
     attrs = dict(attrs or {})
     names = list(attrs)
 
     if len(names) == 0:
+
         def nb(x):
             return K.unary_nb(code, x, 0.0, 0.0, 0.0)
 
         def kernel(x):
             return (unary(code, x, name=op, ints=ints),)
     elif len(names) == 1:
+
         def nb(x, a):
             return K.unary_nb(code, x, float(a), 0.0, 0.0)
 
         def kernel(x, **kw):
-            return (unary(code, x, float(kw.get(names[0], attrs[names[0]])), name=op,
-                          ints=ints),)
+            return (unary(code, x, float(kw.get(names[0], attrs[names[0]])), name=op, ints=ints),)
     else:
+
         def nb(x, a, b):
             return K.unary_nb(code, x, float(a), float(b), 0.0)
 
@@ -57,9 +65,9 @@ def _act(op: str, code: int, since: int, attrs: dict[str, float] | None = None,
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise activation" + (
-        f" with attributes {', '.join(names)}" if names else "")
-    jit = K.jit_entry(nb, f"{op.lower()}_jit", lambda x, *a: kernel(x, **dict(zip(names, a))),
-                      None)
+        f" with attributes {', '.join(names)}" if names else ""
+    )
+    jit = K.jit_entry(nb, f"{op.lower()}_jit", lambda x, *a: kernel(x, **dict(zip(names, a))), None)
     onnx_op(op, inputs=(arg,), attributes=attrs, since=since, jit=jit)(kernel)
     return kernel
 
@@ -98,6 +106,7 @@ onnx_op("HardSwish", inputs=("X",), since=14)(hardswish)
 
 # ---- Clip --------------------------------------------------------------------------------------
 
+
 def _bound(v: Any, default: float) -> Any:
     """A Clip bound given as a scalar/1-element tensor (None = no bound) as a Python number."""
     if v is None:
@@ -117,11 +126,19 @@ def clip6(input, *, max=_FLT_MAX, min=-_FLT_MAX):
     return (_clip(input, float(min), float(max)),)
 
 
-clip6_jit = K.jit_entry(lambda input, max, min: K.unary_nb(K.CLIP, input, float(min),
-                                                           float(max), 0.0),
-                        "clip6_jit", clip6, 1)
-onnx_op("Clip", inputs=("input",), attributes={"max": _FLT_MAX, "min": -_FLT_MAX}, since=6,
-        jit=clip6_jit)(clip6)
+clip6_jit = K.jit_entry(
+    lambda input, max, min: K.unary_nb(K.CLIP, input, float(min), float(max), 0.0),
+    "clip6_jit",
+    clip6,
+    1,
+)
+onnx_op(
+    "Clip",
+    inputs=("input",),
+    attributes={"max": _FLT_MAX, "min": -_FLT_MAX},
+    since=6,
+    jit=clip6_jit,
+)(clip6)
 
 
 @njit(cache=True)
@@ -138,14 +155,20 @@ def clip(input, min=None, max=None):
 
 
 clip_jit = K.jit_entry(
-    lambda input, min, max: K.unary_nb(K.CLIP, input, float(_bound_nb(min, -np.inf)),
-                                       float(_bound_nb(max, np.inf)), 0.0),
-    "clip_jit", clip, 3)
-onnx_op("Clip", inputs=("input", "min", "max"), optional=("min", "max"), since=11,
-        jit=clip_jit)(clip)
+    lambda input, min, max: K.unary_nb(
+        K.CLIP, input, float(_bound_nb(min, -np.inf)), float(_bound_nb(max, np.inf)), 0.0
+    ),
+    "clip_jit",
+    clip,
+    3,
+)
+onnx_op("Clip", inputs=("input", "min", "max"), optional=("min", "max"), since=11, jit=clip_jit)(
+    clip
+)
 
 
 # ---- Softmax family ------------------------------------------------------------------------------
+
 
 def axis_op(code: int, X: Any, axis: int, coerce_2d: bool, name: str) -> np.ndarray:
     """Softmax-family op ``code`` on a float tensor along ``axis``; with ``coerce_2d`` (opsets
@@ -161,7 +184,7 @@ def axis_op(code: int, X: Any, axis: int, coerce_2d: bool, name: str) -> np.ndar
     if coerce_2d:
         n, inner = math.prod(shape[ax:]), 1
     else:
-        n, inner = shape[ax], math.prod(shape[ax + 1:])
+        n, inner = shape[ax], math.prod(shape[ax + 1 :])
     out = np.empty(shape, cd)
     if out.size:
         K.axis_core(code, _flat(x, cd), out.reshape(-1), outer, n, inner)
@@ -178,10 +201,12 @@ def _axis_family(op: str, code: int):
     v1.__name__ = v13.__name__ = op.lower()
     v1.__doc__ = f"ONNX {op} (opsets 1-12): the input coerced to 2-D at axis (default 1)"
     v13.__doc__ = f"ONNX {op} (opset 13+): along one axis (default -1)"
-    jit_v1 = K.jit_entry(lambda input, axis: K.axis_nb(code, input, int(axis), True),
-                         f"{op.lower()}1_jit", v1, 1)
-    jit_v13 = K.jit_entry(lambda input, axis: K.axis_nb(code, input, int(axis), False),
-                          f"{op.lower()}_jit", v13, 1)
+    jit_v1 = K.jit_entry(
+        lambda input, axis: K.axis_nb(code, input, int(axis), True), f"{op.lower()}1_jit", v1, 1
+    )
+    jit_v13 = K.jit_entry(
+        lambda input, axis: K.axis_nb(code, input, int(axis), False), f"{op.lower()}_jit", v13, 1
+    )
     onnx_op(op, inputs=("input",), attributes={"axis": 1}, since=1, jit=jit_v1)(v1)
     onnx_op(op, inputs=("input",), attributes={"axis": -1}, since=13, jit=jit_v13)(v13)
     return v13

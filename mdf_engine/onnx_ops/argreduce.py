@@ -24,12 +24,12 @@ def _arg_core(x, outer, n, inner, want_max, last):
     out = np.zeros(outer * inner, dtype=np.int64)
     best = np.empty(inner, dtype=x.dtype)
     for o in range(outer):
-        bi = out[o * inner:(o + 1) * inner]
-        first = x[o * n * inner:(o * n + 1) * inner]
+        bi = out[o * inner : (o + 1) * inner]
+        first = x[o * n * inner : (o * n + 1) * inner]
         for i in range(inner):
             best[i] = first[i]
         for j in range(1, n):
-            row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+            row = x[(o * n + j) * inner : (o * n + j + 1) * inner]
             for i in range(inner):
                 v = row[i]
                 if want_max:
@@ -73,8 +73,10 @@ def _keep_or_drop_ol(res, shape, ax, keepdims):
         return None
     nd = len(shape)
     if keepdims.literal_value:
+
         def keep(res, shape, ax, keepdims):
             return res.reshape(numba.np.unsafe.ndarray.tuple_setitem(shape, ax, 1))
+
         return keep
     out_nd = nd - 1
 
@@ -86,6 +88,7 @@ def _keep_or_drop_ol(res, shape, ax, keepdims):
                 o[q] = shape[i]
                 q += 1
         return res.reshape(to_fixed_tuple(o, out_nd))
+
     return drop
 
 
@@ -133,29 +136,51 @@ def argmin_v1_jit(data, axis, keepdims):
     return _arg_jit(data, axis, keepdims, 0, False)
 
 
-@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",),
-         jit=argmax_v1_jit)
+@onnx_op(
+    "ArgMax",
+    inputs=("data",),
+    attributes={"axis": 0, "keepdims": 1},
+    outputs=("reduced",),
+    jit=argmax_v1_jit,
+)
 def argmax_v1(data, *, axis=0, keepdims=1):
     """Indices of the maxima along ``axis`` (first occurrence), as int64."""
     return (_argreduce(data, axis, keepdims, 0, True),)
 
 
-@onnx_op("ArgMax", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
-         outputs=("reduced",), since=12, jit=argmax_jit)
+@onnx_op(
+    "ArgMax",
+    inputs=("data",),
+    attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
+    outputs=("reduced",),
+    since=12,
+    jit=argmax_jit,
+)
 def argmax(data, *, axis=0, keepdims=1, select_last_index=0):
     """Indices of the maxima along ``axis`` (the last one among ties if select_last_index)."""
     return (_argreduce(data, axis, keepdims, select_last_index, True),)
 
 
-@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1}, outputs=("reduced",),
-         jit=argmin_v1_jit)
+@onnx_op(
+    "ArgMin",
+    inputs=("data",),
+    attributes={"axis": 0, "keepdims": 1},
+    outputs=("reduced",),
+    jit=argmin_v1_jit,
+)
 def argmin_v1(data, *, axis=0, keepdims=1):
     """Indices of the minima along ``axis`` (first occurrence), as int64."""
     return (_argreduce(data, axis, keepdims, 0, False),)
 
 
-@onnx_op("ArgMin", inputs=("data",), attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
-         outputs=("reduced",), since=12, jit=argmin_jit)
+@onnx_op(
+    "ArgMin",
+    inputs=("data",),
+    attributes={"axis": 0, "keepdims": 1, "select_last_index": 0},
+    outputs=("reduced",),
+    since=12,
+    jit=argmin_jit,
+)
 def argmin(data, *, axis=0, keepdims=1, select_last_index=0):
     """Indices of the minima along ``axis`` (the last one among ties if select_last_index)."""
     return (_argreduce(data, axis, keepdims, select_last_index, False),)

@@ -121,9 +121,8 @@ def _sumpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad, p):
     oh, ow = o[1], o[2]
     kw, sw, dw = k[2], s[2], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
-    inv = np.empty((oh, ow), dtype=np.float64)   # 1 / divisor (Lp: unused)
-    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W,
-                                                   count_include_pad, inv)
+    inv = np.empty((oh, ow), dtype=np.float64)  # 1 / divisor (Lp: unused)
+    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W, count_include_pad, inv)
     x0 = qa * sw - pb[2]
     rs = np.empty((H, ow), dtype=np.float64)
     tv = np.empty(W, dtype=np.float64)
@@ -195,8 +194,7 @@ def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
     kw, sw, dw = k[2], s[2], d[2]
     y = np.empty((N, C, 1, oh, ow), dtype=x.dtype)
     inv = np.empty((oh, ow), dtype=x.dtype)
-    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W,
-                                                   count_include_pad, inv)
+    r0, r1, c0, c1, qa, nq, borders = _window_plan(k, s, d, pb, o, hi, H, W, count_include_pad, inv)
     x0 = qa * sw - pb[2]
     # stride 1: rs rows are W apart like the input's, so one loop over the whole plane sums
     # the interior windows of every row (what falls between rows is overwritten by the
@@ -236,14 +234,14 @@ def _avgpool2d_rows(x, k, s, d, pb, o, hi, count_include_pad):
                     o0 = ro + x0 + e * dw
                     o1 = o0 + dw if m > 1 else o0
                     o2 = o0 + 2 * dw if m > 2 else o0
-                    if sw == 1:   # a literal stride lets LLVM vectorize the loop
+                    if sw == 1:  # a literal stride lets LLVM vectorize the loop
                         _sum3(rs, dof, xf, o0, o1, o2, 1, nq, m, e > 0)
                     elif sw == 2:
                         _sum3(rs, dof, xf, o0, o1, o2, 2, nq, m, e > 0)
                     else:
                         _sum3(rs, dof, xf, o0, o1, o2, sw, nq, m, e > 0)
         yp = pl * oh * ow
-        if flat_cols:   # stride 1 down the columns: all interior output rows in one loop
+        if flat_cols:  # stride 1 down the columns: all interior output rows in one loop
             top = ia - pb[1]
             for b in range(0, k[1], 3):
                 m = min(3, k[1] - b)
@@ -299,40 +297,100 @@ def _sum3(dst, off, src, o0, o1, o2, step, n, m, update):
             dst[U(off + t)] = src[U(o0 + t * step)]
 
 
-def _sum_pool(X, p, count_include_pad, kernel_shape, strides, dilations, pads, auto_pad,
-              ceil_mode, op):
+def _sum_pool(
+    X, p, count_include_pad, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
+):
     X = as_array(X)
-    nsp, k, s, d, out, pb, pe = pool_window(X, kernel_shape, strides, dilations, pads, auto_pad,
-                                        ceil_mode, op)
+    nsp, k, s, d, out, pb, pe = pool_window(
+        X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
+    )
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
     xf = float_in(X)
     if nsp <= 2 and p == 0:
-        y = _avgpool2d_rows(as5d(xf), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
-                            lift3(out, 1), lift3(hi, 1), bool(count_include_pad))
+        y = _avgpool2d_rows(
+            as5d(xf),
+            lift3(k, 1),
+            lift3(s, 1),
+            lift3(d, 1),
+            lift3(pb, 0),
+            lift3(out, 1),
+            lift3(hi, 1),
+            bool(count_include_pad),
+        )
         return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
     if nsp <= 2:
-        y = _sumpool2d_rows(as5d(xf), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
-                            lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
+        y = _sumpool2d_rows(
+            as5d(xf),
+            lift3(k, 1),
+            lift3(s, 1),
+            lift3(d, 1),
+            lift3(pb, 0),
+            lift3(out, 1),
+            lift3(hi, 1),
+            bool(count_include_pad),
+            float(p),
+        )
         return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
-    y = _sumpool3d(as5d(float_in(X)), lift3(k, 1), lift3(s, 1), lift3(d, 1), lift3(pb, 0),
-                   lift3(out, 1), lift3(hi, 1), bool(count_include_pad), float(p))
+    y = _sumpool3d(
+        as5d(float_in(X)),
+        lift3(k, 1),
+        lift3(s, 1),
+        lift3(d, 1),
+        lift3(pb, 0),
+        lift3(out, 1),
+        lift3(hi, 1),
+        bool(count_include_pad),
+        float(p),
+    )
     return y.reshape(X.shape[:2] + out).astype(X.dtype)
 
 
-@onnx_op("AveragePool", inputs=("X",), since=1,
-         attributes={**POOL_ATTRS, "count_include_pad": 0})
-def average_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
-                 pads=None, strides=None, count_include_pad=0) -> tuple[np.ndarray]:
+@onnx_op("AveragePool", inputs=("X",), since=1, attributes={**POOL_ATTRS, "count_include_pad": 0})
+def average_pool(
+    X: Any,
+    *,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+    count_include_pad=0,
+) -> tuple[np.ndarray]:
     """Mean over each window; padding counted in the divisor only with count_include_pad."""
-    return (_sum_pool(X, 0.0, count_include_pad, kernel_shape, strides, dilations, pads,
-                      auto_pad, ceil_mode, "AveragePool"),)
+    return (
+        _sum_pool(
+            X,
+            0.0,
+            count_include_pad,
+            kernel_shape,
+            strides,
+            dilations,
+            pads,
+            auto_pad,
+            ceil_mode,
+            "AveragePool",
+        ),
+    )
 
 
 @onnx_op("LpPool", inputs=("X",), since=2, attributes={**POOL_ATTRS, "p": 2})
-def lp_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
-            pads=None, strides=None, p=2) -> tuple[np.ndarray]:
+def lp_pool(
+    X: Any,
+    *,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+    p=2,
+) -> tuple[np.ndarray]:
     """``(sum |x|^p)^(1/p)`` over each window (padding contributes zeros)."""
     if float(p) <= 0:
         raise MDFError(f"LpPool: p should be positive, got {p}")
-    return (_sum_pool(X, float(p), 0, kernel_shape, strides, dilations, pads, auto_pad,
-                      ceil_mode, "LpPool"),)
+    return (
+        _sum_pool(
+            X, float(p), 0, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, "LpPool"
+        ),
+    )

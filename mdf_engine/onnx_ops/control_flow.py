@@ -117,10 +117,10 @@ def _make_loop(opset: int) -> Callable[..., tuple]:
                     f"returned {len(outs)} values"
                 )
             keep = _scalar_bool(outs[0], "Loop body's cond output")
-            state = outs[1:1 + n_state]
+            state = outs[1 : 1 + n_state]
             if scans is None:
-                scans = [[] for _ in outs[1 + n_state:]]
-            for k, x in enumerate(outs[1 + n_state:]):
+                scans = [[] for _ in outs[1 + n_state :]]
+            for k, x in enumerate(outs[1 + n_state :]):
                 scans[k].append(x)
             i += 1
         if scans is None:
@@ -153,8 +153,16 @@ def _dirs(dirs: Any, n: int, what: str) -> list[int]:
     return [int(d) for d in dirs]
 
 
-def _scan_core(fn: Callable, states: list[Any], xs: list[np.ndarray], in_axes: list[int],
-               in_dirs: list[int], out_axes: Any, out_dirs: Any, body: Any) -> tuple:
+def _scan_core(
+    fn: Callable,
+    states: list[Any],
+    xs: list[np.ndarray],
+    in_axes: list[int],
+    in_dirs: list[int],
+    out_axes: Any,
+    out_dirs: Any,
+    body: Any,
+) -> tuple:
     n_state = len(states)
     lengths = {x.shape[a] for x, a in zip(xs, in_axes)}
     if len(lengths) > 1:
@@ -162,8 +170,9 @@ def _scan_core(fn: Callable, states: list[Any], xs: list[np.ndarray], in_axes: l
     T = lengths.pop() if lengths else 0
     scans: list[list[Any]] | None = None
     for t in range(T):
-        slices = [np.take(x, (T - 1 - t) if d else t, axis=a)
-                  for x, a, d in zip(xs, in_axes, in_dirs)]
+        slices = [
+            np.take(x, (T - 1 - t) if d else t, axis=a) for x, a, d in zip(xs, in_axes, in_dirs)
+        ]
         outs = list(fn(*states, *slices))
         if len(outs) < n_state:
             raise MDFError(f"Scan body must return {n_state} state values, returned {len(outs)}")
@@ -185,27 +194,35 @@ def _scan_core(fn: Callable, states: list[Any], xs: list[np.ndarray], in_axes: l
 
 
 def _make_scan(opset: int) -> Callable[..., tuple]:
-    def scan(*inputs: Any, body: Any, num_scan_inputs: int, scan_input_axes: Any = None,
-             scan_input_directions: Any = None, scan_output_axes: Any = None,
-             scan_output_directions: Any = None) -> tuple:
+    def scan(
+        *inputs: Any,
+        body: Any,
+        num_scan_inputs: int,
+        scan_input_axes: Any = None,
+        scan_input_directions: Any = None,
+        scan_output_axes: Any = None,
+        scan_output_directions: Any = None,
+    ) -> tuple:
         """ONNX Scan (opset >= 9): runs ``body`` once per slice of the scan inputs along their
         scan axes, carrying the state values; scan outputs are stacked along their axes."""
         fn = _as_body(body, opset, "Scan body")
         m = int(num_scan_inputs)
         if not 0 < m <= len(inputs):
             raise MDFError(f"Scan: num_scan_inputs={m} but {len(inputs)} inputs were given")
-        states = list(inputs[:len(inputs) - m])
-        xs = [np.asarray(x) for x in inputs[len(inputs) - m:]]
+        states = list(inputs[: len(inputs) - m])
+        xs = [np.asarray(x) for x in inputs[len(inputs) - m :]]
         in_axes = _norm_axes(scan_input_axes, [x.ndim for x in xs], "scan_input_axes")
         in_dirs = _dirs(scan_input_directions, m, "scan_input_directions")
-        return _scan_core(fn, states, xs, in_axes, in_dirs, scan_output_axes,
-                          scan_output_directions, body)
+        return _scan_core(
+            fn, states, xs, in_axes, in_dirs, scan_output_axes, scan_output_directions, body
+        )
 
     return scan
 
 
-def _scan8(sequence_lens: Any = None, *inputs: Any, body: Any, num_scan_inputs: int,
-           directions: Any = None) -> tuple:
+def _scan8(
+    sequence_lens: Any = None, *inputs: Any, body: Any, num_scan_inputs: int, directions: Any = None
+) -> tuple:
     """ONNX Scan opset 8: like later Scan, with a leading batch axis on every state and scan
     input (scan axis 1) and an optional per-batch ``sequence_lens``; shorter sequences' scan
     outputs are padded with zeros."""
@@ -216,40 +233,77 @@ def _scan8(sequence_lens: Any = None, *inputs: Any, body: Any, num_scan_inputs: 
     xs = [np.asarray(x) for x in inputs[n_state:]]
     batch = xs[0].shape[0]
     T = xs[0].shape[1]
-    lens = (np.full(batch, T, dtype=np.int64) if sequence_lens is None
-            else np.asarray(sequence_lens).reshape(-1).astype(np.int64))
+    lens = (
+        np.full(batch, T, dtype=np.int64)
+        if sequence_lens is None
+        else np.asarray(sequence_lens).reshape(-1).astype(np.int64)
+    )
     dirs = _dirs(directions, m, "directions")
     per_batch = []
     for b in range(batch):
         L = int(lens[b])
-        res = _scan_core(fn, [s[b] for s in states], [x[b, :L] for x in xs], [0] * m, dirs,
-                         None, None, body)
+        res = _scan_core(
+            fn, [s[b] for s in states], [x[b, :L] for x in xs], [0] * m, dirs, None, None, body
+        )
         per_batch.append(res)
     outs = []
     for k in range(len(per_batch[0])):
         parts = [np.asarray(r[k]) for r in per_batch]
         if k >= n_state:
             width = max(p.shape[0] for p in parts)
-            parts = [np.concatenate([p, np.zeros((width - p.shape[0], *p.shape[1:]), p.dtype)])
-                     if p.shape[0] < width else p for p in parts]
+            parts = [
+                np.concatenate([p, np.zeros((width - p.shape[0], *p.shape[1:]), p.dtype)])
+                if p.shape[0] < width
+                else p
+                for p in parts
+            ]
         outs.append(np.stack(parts))
     return tuple(outs)
 
 
 for _v in range(1, _NEWEST_OPSET + 1):
-    onnx_op("If", inputs=("cond",), attributes={"then_branch": REQUIRED, "else_branch": REQUIRED},
-            outputs=("outputs",), since=_v, python_only=True)(_make_if(_v))
-    onnx_op("Loop", inputs=("M", "cond", "v_initial"), optional=("M", "cond"), variadic=True,
-            attributes={"body": REQUIRED}, outputs=("v_final_and_scan_outputs",), since=_v,
-            python_only=True)(_make_loop(_v))
+    onnx_op(
+        "If",
+        inputs=("cond",),
+        attributes={"then_branch": REQUIRED, "else_branch": REQUIRED},
+        outputs=("outputs",),
+        since=_v,
+        python_only=True,
+    )(_make_if(_v))
+    onnx_op(
+        "Loop",
+        inputs=("M", "cond", "v_initial"),
+        optional=("M", "cond"),
+        variadic=True,
+        attributes={"body": REQUIRED},
+        outputs=("v_final_and_scan_outputs",),
+        since=_v,
+        python_only=True,
+    )(_make_loop(_v))
     if _v >= 9:
-        onnx_op("Scan", inputs=("initial_state_and_scan_inputs",), variadic=True,
-                attributes={"body": REQUIRED, "num_scan_inputs": REQUIRED, "scan_input_axes": None,
-                            "scan_input_directions": None, "scan_output_axes": None,
-                            "scan_output_directions": None},
-                outputs=("final_state_and_scan_outputs",), since=_v,
-                python_only=True)(_make_scan(_v))
-onnx_op("Scan", inputs=("sequence_lens", "initial_state_and_scan_inputs"),
-        optional=("sequence_lens",), variadic=True,
-        attributes={"body": REQUIRED, "num_scan_inputs": REQUIRED, "directions": None},
-        outputs=("final_state_and_scan_outputs",), since=8, python_only=True)(_scan8)
+        onnx_op(
+            "Scan",
+            inputs=("initial_state_and_scan_inputs",),
+            variadic=True,
+            attributes={
+                "body": REQUIRED,
+                "num_scan_inputs": REQUIRED,
+                "scan_input_axes": None,
+                "scan_input_directions": None,
+                "scan_output_axes": None,
+                "scan_output_directions": None,
+            },
+            outputs=("final_state_and_scan_outputs",),
+            since=_v,
+            python_only=True,
+        )(_make_scan(_v))
+onnx_op(
+    "Scan",
+    inputs=("sequence_lens", "initial_state_and_scan_inputs"),
+    optional=("sequence_lens",),
+    variadic=True,
+    attributes={"body": REQUIRED, "num_scan_inputs": REQUIRED, "directions": None},
+    outputs=("final_state_and_scan_outputs",),
+    since=8,
+    python_only=True,
+)(_scan8)

@@ -53,9 +53,22 @@ CONV_ATTRS = {
 #: it stays in L2 while it is read once per pair of filters); BLAS tiles are 8 times wider.
 TILE_ELEMS = 32768
 
-_GEMM_SIG = types.intc(types.char, types.char, types.char, types.intp, types.intp, types.intp,
-                       types.voidptr, types.voidptr, types.intp, types.voidptr, types.intp,
-                       types.voidptr, types.voidptr, types.intp)
+_GEMM_SIG = types.intc(
+    types.char,
+    types.char,
+    types.char,
+    types.intp,
+    types.intp,
+    types.intp,
+    types.voidptr,
+    types.voidptr,
+    types.intp,
+    types.voidptr,
+    types.intp,
+    types.voidptr,
+    types.voidptr,
+    types.intp,
+)
 #: Numba's own BLAS entry (the helper its ``np.dot`` calls; it loads scipy's BLAS on first use):
 #: ``(kind 's'|'d', transa, transb, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc)``,
 #: column-major. Used here because ``np.dot`` cannot write into a strided block of the output.
@@ -73,8 +86,22 @@ def gemm_into(w, cols, out, ldc):
     ab[0] = 1
     kind = ord("s") if w.itemsize == 4 else ord("d")
     # row-major out = w @ cols is column-major out^T = cols^T @ w^T
-    return _xxgemm(kind, ord("n"), ord("n"), T, M, K, ab.ctypes.data, cols.ctypes.data, T,
-                   w.ctypes.data, K, ab[1:].ctypes.data, out.ctypes.data, ldc)
+    return _xxgemm(
+        kind,
+        ord("n"),
+        ord("n"),
+        T,
+        M,
+        K,
+        ab.ctypes.data,
+        cols.ctypes.data,
+        T,
+        w.ctypes.data,
+        K,
+        ab[1:].ctypes.data,
+        out.ctypes.data,
+        ldc,
+    )
 
 
 #: Filters with at most this many weights (after the bias column) are multiplied by
@@ -102,8 +129,8 @@ def gemm_small(w, cols, out, row0, col0):
     for m in range(0, M, 2):
         two = m + 1 < M
         m1 = m + 1 if two else m
-        d0 = out[row0 + m, col0:col0 + T]
-        d1 = out[row0 + m1, col0:col0 + T]
+        d0 = out[row0 + m, col0 : col0 + T]
+        d1 = out[row0 + m1, col0 : col0 + T]
         w0 = w[m]
         w1 = w[m1]
         d0[:] = 0
@@ -168,7 +195,7 @@ def _im2col_rows(x, n, c0, cg, k, s, d, pb, o, r0, r1, cols):
         plane = (n * C + c0 + c) * D
         for a in range(k[0]):
             for b in range(k[1]):
-                row0 = ((c * k[0] + a) * k[1] + b) * k2   # the k2 rows of taps (c, a, b, *)
+                row0 = ((c * k[0] + a) * k[1] + b) * k2  # the k2 rows of taps (c, a, b, *)
                 col = 0
                 for r in range(r0, r1):
                     i = r // o[1]
@@ -224,20 +251,20 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
     buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
     wa = np.empty((mg, ka), dtype=x.dtype)
     for g in range(group):
-        wa[:, :kk] = w2[g * mg:(g + 1) * mg]
+        wa[:, :kk] = w2[g * mg : (g + 1) * mg]
         if has_bias:
-            wa[:, kk] = bias[g * mg:(g + 1) * mg]
+            wa[:, kk] = bias[g * mg : (g + 1) * mg]
         for n in range(N):
             for r0 in range(0, nrows, rpt):
                 r1 = min(r0 + rpt, nrows)
                 T = (r1 - r0) * o[2]
-                cols = buf[:ka * T].reshape((ka, T))
+                cols = buf[: ka * T].reshape((ka, T))
                 _im2col_rows(x, n, g * cg, cg, k, s, d, pb, o, r0, r1, cols)
                 if has_bias:
                     cols[kk] = 1
                 if thin:
                     gemm_small(wa, cols, out, n * M + g * mg, r0 * o[2])
-                elif gemm_into(wa, cols, out[n * M + g * mg:, r0 * o[2]:], p) != 0:
+                elif gemm_into(wa, cols, out[n * M + g * mg :, r0 * o[2] :], p) != 0:
                     raise RuntimeError("Conv: the BLAS matrix product failed")
     return out
 
@@ -326,7 +353,7 @@ def convtranspose3d(x, wt, bias, group, k, s, d, pb, o):
     cols = np.empty((wt.shape[1], P), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
-            xin = x[n, g * cg:(g + 1) * cg].reshape((cg, P))
+            xin = x[n, g * cg : (g + 1) * cg].reshape((cg, P))
             if use_gemm_small(wt.shape[1], cg, P):
                 gemm_small(wt[g], xin, cols, 0, 0)
             else:
@@ -370,8 +397,14 @@ _GEOMETRY_ATTRS = ("auto_pad", "dilations", "group", "kernel_shape", "pads", "st
 
 def _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides) -> tuple:
     """The attributes of :data:`_GEOMETRY_ATTRS` as a memo key (lists made tuples)."""
-    return (auto_pad, _hashable(dilations), group, _hashable(kernel_shape), _hashable(pads),
-            _hashable(strides))
+    return (
+        auto_pad,
+        _hashable(dilations),
+        group,
+        _hashable(kernel_shape),
+        _hashable(pads),
+        _hashable(strides),
+    )
 
 
 def _conv_geometry(X: np.ndarray, W: np.ndarray, key: tuple, op: str):
@@ -394,8 +427,10 @@ def _memo_geometry(xshape: tuple, wshape: tuple, key: tuple, op: str):
 
 def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
     if len(xshape) < 3 or len(xshape) > 5 or len(wshape) != len(xshape):
-        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
-                       f"got X {tuple(xshape)} and W {tuple(wshape)}")
+        raise MDFError(
+            f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
+            f"got X {tuple(xshape)} and W {tuple(wshape)}"
+        )
     nsp = len(xshape) - 2
     group = int(attrs["group"])
     kernel = ints(attrs["kernel_shape"], nsp, 0, "kernel_shape", op)
@@ -405,13 +440,17 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
     dil = ints(attrs["dilations"], nsp, 1, "dilations", op)
     C, M = xshape[1], wshape[0]
     if group < 1 or C % group or M % group or wshape[1] * group != C:
-        raise MDFError(f"{op}: X has {C} channels and W {tuple(wshape)} for group={group}; "
-                       "expected C == W.shape[1] * group and M divisible by group")
-    out_sp, pb, _ = window_geometry(xshape[2:], kernel, strides, dil, attrs["pads"],
-                                    attrs["auto_pad"], 0, op)
+        raise MDFError(
+            f"{op}: X has {C} channels and W {tuple(wshape)} for group={group}; "
+            "expected C == W.shape[1] * group and M divisible by group"
+        )
+    out_sp, pb, _ = window_geometry(
+        xshape[2:], kernel, strides, dil, attrs["pads"], attrs["auto_pad"], 0, op
+    )
     if tuple(wshape[2:]) != tuple(kernel):
-        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
-                       f"{list(wshape[2:])}")
+        raise MDFError(
+            f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape {list(wshape[2:])}"
+        )
     geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
     direct = _use_direct(xshape[0], M, M // group, math.prod(wshape[1:]), math.prod(out_sp))
     shape5 = tuple(xshape[:2]) + (1,) * (5 - len(xshape)) + tuple(xshape[2:])
@@ -457,7 +496,7 @@ def _conv_float(X, W, B, key, op) -> np.ndarray:
         try:
             with blas_threads_for(macs):
                 y = conv3d_g(x5, w2, bias, B is not None, g)
-        except RuntimeError as e:   # BLAS unavailable (Numba's helper loads scipy's)
+        except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape(out_shape)
 
@@ -473,8 +512,18 @@ def _use_direct(n: int, m: int, mg: int, taps: int, pixels: int) -> bool:
 
 
 @onnx_op("Conv", inputs=("X", "W", "B"), optional=("B",), attributes=CONV_ATTRS, since=1)
-def conv(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None, group=1,
-         kernel_shape=None, pads=None, strides=None) -> tuple[np.ndarray]:
+def conv(
+    X: Any,
+    W: Any,
+    B: Any = None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> tuple[np.ndarray]:
     """N-D (1-3) convolution with groups, dilations, strides, pads / auto_pad, optional bias."""
     X = as_array(X)
     dt = X.dtype
@@ -484,22 +533,47 @@ def conv(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None, gr
     return (y if y.dtype == dt else y.astype(dt),)
 
 
-@onnx_op("ConvTranspose", inputs=("X", "W", "B"), optional=("B",), since=1,
-         attributes={**CONV_ATTRS, "output_padding": None, "output_shape": None})
-def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilations=None,
-                   group=1, kernel_shape=None, output_padding=None, output_shape=None,
-                   pads=None, strides=None) -> tuple[np.ndarray]:
+@onnx_op(
+    "ConvTranspose",
+    inputs=("X", "W", "B"),
+    optional=("B",),
+    since=1,
+    attributes={**CONV_ATTRS, "output_padding": None, "output_shape": None},
+)
+def conv_transpose(
+    X: Any,
+    W: Any,
+    B: Any = None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    output_padding=None,
+    output_shape=None,
+    pads=None,
+    strides=None,
+) -> tuple[np.ndarray]:
     """Transposed convolution (the gradient of Conv with respect to its input)."""
     X = as_array(X)
     dt = X.dtype
     X = float_kind(X)
     W = np.ascontiguousarray(W, dtype=X.dtype)
-    key = (X.shape, W.shape, auto_pad, _hashable(dilations), group, _hashable(kernel_shape),
-           _hashable(output_padding), _hashable(output_shape), _hashable(pads),
-           _hashable(strides))
+    key = (
+        X.shape,
+        W.shape,
+        auto_pad,
+        _hashable(dilations),
+        group,
+        _hashable(kernel_shape),
+        _hashable(output_padding),
+        _hashable(output_shape),
+        _hashable(pads),
+        _hashable(strides),
+    )
     try:
         g, shape5, w3_shape, out_shape = _convt_plan(*key)
-    except TypeError:   # an attribute given as an array cannot be a memo key
+    except TypeError:  # an attribute given as an array cannot be a memo key
         g, shape5, w3_shape, out_shape = _convt_plan.__wrapped__(*key)
     bias = _bias(B, out_shape[1], X.dtype, "ConvTranspose")
     with blas_threads_for(W.size * math.prod(X.shape[2:]) * X.shape[0]):
@@ -509,16 +583,28 @@ def conv_transpose(X: Any, W: Any, B: Any = None, *, auto_pad="NOTSET", dilation
 
 
 @functools.lru_cache(maxsize=256)
-def _convt_plan(xshape, wshape, auto_pad, dilations, group, kernel_shape, output_padding,
-                output_shape, pads, strides) -> tuple:
+def _convt_plan(
+    xshape,
+    wshape,
+    auto_pad,
+    dilations,
+    group,
+    kernel_shape,
+    output_padding,
+    output_shape,
+    pads,
+    strides,
+) -> tuple:
     """``(geometry, shape5, w3_shape, out_shape)`` of a ConvTranspose: the geometry array
     (kernel, strides, dilations, pads at the beginning, output shape, each lifted to 3-D,
     then the group; see ``_spatial.geometry_array``), X's 5-D view, W's view as (group,
     C/group, M/group * prod(kernel)) and the output's shape. Memoized like Conv's."""
     op = "ConvTranspose"
     if len(xshape) < 3 or len(xshape) > 5 or len(wshape) != len(xshape):
-        raise MDFError(f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
-                       f"got X {tuple(xshape)} and W {tuple(wshape)}")
+        raise MDFError(
+            f"{op}: expected X (N, C, D1..Dk) and W of the same rank (k = 1..3), "
+            f"got X {tuple(xshape)} and W {tuple(wshape)}"
+        )
     nsp = len(xshape) - 2
     group = int(group)
     kernel = ints(kernel_shape, nsp, 0, "kernel_shape", op)
@@ -556,8 +642,9 @@ def _convt_plan(xshape, wshape, auto_pad, dilations, group, kernel_shape, output
     if min(out_sp) < 1:
         raise MDFError(f"{op}: the output shape {out_sp} is empty")
     if tuple(wshape[2:]) != tuple(kernel):
-        raise MDFError(f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape "
-                       f"{list(wshape[2:])}")
+        raise MDFError(
+            f"{op}: kernel_shape {list(kernel)} differs from W's spatial shape {list(wshape[2:])}"
+        )
     geo = (lift3(kernel, 1), lift3(s, 1), lift3(d, 1), lift3(tuple(pb), 0), lift3(out_sp, 1))
     shape5 = tuple(xshape[:2]) + (1,) * (5 - len(xshape)) + tuple(ins)
     w3_shape = (group, C // group, mg * math.prod(kernel))
@@ -601,24 +688,67 @@ def _int_conv(x, w, xzp, wzp, B, key, op) -> np.ndarray:
     return _conv_float(xf, wf, bias, key, op)
 
 
-@onnx_op("ConvInteger", inputs=("x", "w", "x_zero_point", "w_zero_point"),
-         optional=("x_zero_point", "w_zero_point"), attributes=CONV_ATTRS, since=10)
-def conv_integer(x: Any, w: Any, x_zero_point: Any = None, w_zero_point: Any = None, *,
-                 auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
-                 strides=None) -> tuple[np.ndarray]:
+@onnx_op(
+    "ConvInteger",
+    inputs=("x", "w", "x_zero_point", "w_zero_point"),
+    optional=("x_zero_point", "w_zero_point"),
+    attributes=CONV_ATTRS,
+    since=10,
+)
+def conv_integer(
+    x: Any,
+    w: Any,
+    x_zero_point: Any = None,
+    w_zero_point: Any = None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> tuple[np.ndarray]:
     """Integer convolution with zero points; the int32 accumulator is the output."""
     key = _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
     y = _int_conv(x, w, x_zero_point, w_zero_point, None, key, "ConvInteger")
     return (y.astype(np.int32),)
 
 
-@onnx_op("QLinearConv", since=10, attributes=CONV_ATTRS,
-         inputs=("x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale",
-                 "y_zero_point", "B"), optional=("B",))
-def qlinear_conv(x: Any, x_scale: Any, x_zero_point: Any, w: Any, w_scale: Any,
-                 w_zero_point: Any, y_scale: Any, y_zero_point: Any, B: Any = None, *,
-                 auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None,
-                 strides=None) -> tuple[np.ndarray]:
+@onnx_op(
+    "QLinearConv",
+    since=10,
+    attributes=CONV_ATTRS,
+    inputs=(
+        "x",
+        "x_scale",
+        "x_zero_point",
+        "w",
+        "w_scale",
+        "w_zero_point",
+        "y_scale",
+        "y_zero_point",
+        "B",
+    ),
+    optional=("B",),
+)
+def qlinear_conv(
+    x: Any,
+    x_scale: Any,
+    x_zero_point: Any,
+    w: Any,
+    w_scale: Any,
+    w_zero_point: Any,
+    y_scale: Any,
+    y_zero_point: Any,
+    B: Any = None,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> tuple[np.ndarray]:
     """Quantized convolution: int32 accumulation, requantized to y's 8-bit type."""
     key = _geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
     acc = _int_conv(x, w, x_zero_point, w_zero_point, B, key, "QLinearConv")
@@ -626,8 +756,11 @@ def qlinear_conv(x: Any, x_scale: Any, x_zero_point: Any, w: Any, w_scale: Any,
     ws = np.asarray(w_scale, np.float32).reshape(-1)
     if ws.size not in (1, M):
         raise MDFError(f"QLinearConv: w_scale should be a scalar or have {M} values")
-    mult = (np.float32(np.asarray(x_scale).reshape(-1)[0]) * ws
-            / np.float32(np.asarray(y_scale).reshape(-1)[0])).astype(np.float32)
+    mult = (
+        np.float32(np.asarray(x_scale).reshape(-1)[0])
+        * ws
+        / np.float32(np.asarray(y_scale).reshape(-1)[0])
+    ).astype(np.float32)
     shape = (1, -1) + (1,) * (acc.ndim - 2)
     scaled = (acc.astype(np.float32) * mult.reshape(shape)).astype(np.float32)
     yzp = np.asarray(y_zero_point)

@@ -39,17 +39,36 @@ def _sparse_to_dense(sp: Any) -> np.ndarray:
     return out.reshape(dims)
 
 
-def _constant(value=None, sparse_value=None, value_float=None, value_floats=None,
-              value_int=None, value_ints=None, value_string=None,
-              value_strings=None) -> np.ndarray:
-    given = {k: v for k, v in dict(
-        value=value, sparse_value=sparse_value, value_float=value_float,
-        value_floats=value_floats, value_int=value_int, value_ints=value_ints,
-        value_string=value_string, value_strings=value_strings).items() if v is not None}
+def _constant(
+    value=None,
+    sparse_value=None,
+    value_float=None,
+    value_floats=None,
+    value_int=None,
+    value_ints=None,
+    value_string=None,
+    value_strings=None,
+) -> np.ndarray:
+    given = {
+        k: v
+        for k, v in dict(
+            value=value,
+            sparse_value=sparse_value,
+            value_float=value_float,
+            value_floats=value_floats,
+            value_int=value_int,
+            value_ints=value_ints,
+            value_string=value_string,
+            value_strings=value_strings,
+        ).items()
+        if v is not None
+    }
     if len(given) != 1:
-        raise MDFError("Constant needs exactly one of value, sparse_value, value_float(s), "
-                       f"value_int(s), value_string(s); got {sorted(given) or 'none'}")
-    (k, v), = given.items()
+        raise MDFError(
+            "Constant needs exactly one of value, sparse_value, value_float(s), "
+            f"value_int(s), value_string(s); got {sorted(given) or 'none'}"
+        )
+    ((k, v),) = given.items()
     if k == "value":
         return np.array(v, copy=True)
     if k == "sparse_value":
@@ -73,20 +92,52 @@ def constant_v1(*, value=None):
     return (_constant(value=value),)
 
 
-@onnx_op("Constant", inputs=(), attributes={
-    "sparse_value": None, "value": None, "value_float": None, "value_floats": None,
-    "value_int": None, "value_ints": None, "value_string": None, "value_strings": None,
-}, outputs=("output",), since=12)
-def constant(*, sparse_value=None, value=None, value_float=None, value_floats=None,
-             value_int=None, value_ints=None, value_string=None, value_strings=None):
+@onnx_op(
+    "Constant",
+    inputs=(),
+    attributes={
+        "sparse_value": None,
+        "value": None,
+        "value_float": None,
+        "value_floats": None,
+        "value_int": None,
+        "value_ints": None,
+        "value_string": None,
+        "value_strings": None,
+    },
+    outputs=("output",),
+    since=12,
+)
+def constant(
+    *,
+    sparse_value=None,
+    value=None,
+    value_float=None,
+    value_floats=None,
+    value_int=None,
+    value_ints=None,
+    value_string=None,
+    value_strings=None,
+):
     """The one given attribute as a tensor: ``value`` (tensor), ``sparse_value``,
     ``value_float(s)`` (float32), ``value_int(s)`` (int64) or ``value_string(s)``."""
-    return (_constant(value, sparse_value, value_float, value_floats, value_int, value_ints,
-                      value_string, value_strings),)
+    return (
+        _constant(
+            value,
+            sparse_value,
+            value_float,
+            value_floats,
+            value_int,
+            value_ints,
+            value_string,
+            value_strings,
+        ),
+    )
 
 
-@onnx_op("ConstantOfShape", inputs=("input",), attributes={"value": None}, outputs=("output",),
-         since=9)
+@onnx_op(
+    "ConstantOfShape", inputs=("input",), attributes={"value": None}, outputs=("output",), since=9
+)
 def constantofshape(input, *, value=None):
     """A tensor of shape ``input`` filled with the one-element ``value`` (default float32 0)."""
     shape = [int(s) for s in np.asarray(input).reshape(-1).tolist()]
@@ -99,8 +150,9 @@ def constantofshape(input, *, value=None):
     return (np.full(shape, v[0], dtype=v.dtype),)
 
 
-@onnx_op("EyeLike", inputs=("input",), attributes={"dtype": None, "k": 0}, outputs=("output",),
-         since=9)
+@onnx_op(
+    "EyeLike", inputs=("input",), attributes={"dtype": None, "k": 0}, outputs=("output",), since=9
+)
 def eyelike(input, *, dtype=None, k=0):
     """Ones on the ``k``-th diagonal of a 2-D tensor shaped like ``input``, zeros elsewhere;
     of type ``dtype`` (ONNX enum) or the input's type."""
@@ -111,8 +163,14 @@ def eyelike(input, *, dtype=None, k=0):
     return (np.eye(x.shape[0], x.shape[1], k=int(k), dtype=dt),)
 
 
-@onnx_op("Trilu", inputs=("input", "k"), optional=("k",), attributes={"upper": 1},
-         outputs=("output",), since=14)
+@onnx_op(
+    "Trilu",
+    inputs=("input", "k"),
+    optional=("k",),
+    attributes={"upper": 1},
+    outputs=("output",),
+    since=14,
+)
 def trilu(input, k=None, *, upper=1):
     """The upper (``upper=1``) or lower triangle of each matrix in the last two axes of
     ``input``, from the ``k``-th diagonal on (a scalar int64 input, default 0); zeros elsewhere."""

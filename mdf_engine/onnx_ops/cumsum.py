@@ -21,8 +21,8 @@ def _cumsum_core(x, outer, n, inner, exclusive, reverse):
         for t in range(n):
             j = n - 1 - t if reverse else t
             k = (o * n + j) * inner
-            src = x[k:k + inner]
-            dst = out[k:k + inner]
+            src = x[k : k + inner]
+            dst = out[k : k + inner]
             if exclusive:
                 for i in range(inner):
                     dst[i] = run[i]
@@ -51,8 +51,13 @@ def cumsum_jit(x, axis, exclusive, reverse):
     return res.reshape(a.shape)
 
 
-@onnx_op("CumSum", inputs=("x", "axis"), attributes={"exclusive": 0, "reverse": 0},
-         since=11, jit=cumsum_jit)
+@onnx_op(
+    "CumSum",
+    inputs=("x", "axis"),
+    attributes={"exclusive": 0, "reverse": 0},
+    since=11,
+    jit=cumsum_jit,
+)
 def cumsum(x, axis, *, exclusive=0, reverse=0):
     """Cumulative sum along ``axis`` (an input), optionally exclusive and/or reversed."""
     a = np.asarray(x)
@@ -60,6 +65,7 @@ def cumsum(x, axis, *, exclusive=0, reverse=0):
         raise MDFError("CumSum: x must have rank >= 1")
     ax = axis_index(axis, a.ndim, "CumSum")
     outer, n, inner = split3(a.shape, ax)
-    res = _cumsum_core(np.ascontiguousarray(a).reshape(-1), outer, n, inner,
-                       bool(exclusive), bool(reverse))
+    res = _cumsum_core(
+        np.ascontiguousarray(a).reshape(-1), outer, n, inner, bool(exclusive), bool(reverse)
+    )
     return (res.reshape(a.shape),)

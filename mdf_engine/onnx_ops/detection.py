@@ -72,7 +72,8 @@ def _corners(boxes: np.ndarray, center_point_box: int) -> np.ndarray:
     if center_point_box:
         xc, yc, w, h = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
         return np.ascontiguousarray(
-            np.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1))
+            np.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1)
+        )
     y = np.sort(b[..., [0, 2]], axis=-1)
     x = np.sort(b[..., [1, 3]], axis=-1)
     return np.ascontiguousarray(np.stack([y[..., 0], x[..., 0], y[..., 1], x[..., 1]], axis=-1))
@@ -85,22 +86,33 @@ def _scalar(x: Any, default: float) -> float:
     return float(a[0]) if a.size else default
 
 
-@onnx_op("NonMaxSuppression",
-         inputs=("boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
-                 "score_threshold"),
-         optional=("max_output_boxes_per_class", "iou_threshold", "score_threshold"),
-         attributes={"center_point_box": 0}, outputs=("selected_indices",), since=10)
-def non_max_suppression(boxes: Any, scores: Any, max_output_boxes_per_class: Any = None,
-                        iou_threshold: Any = None, score_threshold: Any = None, *,
-                        center_point_box: int = 0) -> tuple:
+@onnx_op(
+    "NonMaxSuppression",
+    inputs=("boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"),
+    optional=("max_output_boxes_per_class", "iou_threshold", "score_threshold"),
+    attributes={"center_point_box": 0},
+    outputs=("selected_indices",),
+    since=10,
+)
+def non_max_suppression(
+    boxes: Any,
+    scores: Any,
+    max_output_boxes_per_class: Any = None,
+    iou_threshold: Any = None,
+    score_threshold: Any = None,
+    *,
+    center_point_box: int = 0,
+) -> tuple:
     """Selected ``(batch, class, box)`` indices, int64 ``[num_selected, 3]``."""
     bx = np.asarray(boxes)
     sc = np.asarray(scores)
     if bx.ndim != 3 or bx.shape[2] != 4:
         raise MDFError(f"NonMaxSuppression: boxes must be [batch, boxes, 4], got {bx.shape}")
     if sc.ndim != 3 or sc.shape[0] != bx.shape[0] or sc.shape[2] != bx.shape[1]:
-        raise MDFError(f"NonMaxSuppression: scores must be [{bx.shape[0]}, classes, "
-                       f"{bx.shape[1]}], got {sc.shape}")
+        raise MDFError(
+            f"NonMaxSuppression: scores must be [{bx.shape[0]}, classes, "
+            f"{bx.shape[1]}], got {sc.shape}"
+        )
     max_out = int(_scalar(max_output_boxes_per_class, 0))
     iou = _scalar(iou_threshold, 0.0)
     if not 0.0 <= iou <= 1.0:
@@ -112,8 +124,14 @@ def non_max_suppression(boxes: Any, scores: Any, max_output_boxes_per_class: Any
     if max_out > 0:
         for b in range(sc.shape[0]):
             for c in range(sc.shape[1]):
-                kept = _nms_one(corners[b], np.ascontiguousarray(sc[b, c], dtype=np.float64),
-                                max_out, iou, st, has_st)
+                kept = _nms_one(
+                    corners[b],
+                    np.ascontiguousarray(sc[b, c], dtype=np.float64),
+                    max_out,
+                    iou,
+                    st,
+                    has_st,
+                )
                 for k in kept:
                     rows.append((b, c, int(k)))
     return (np.array(rows, dtype=np.int64).reshape(-1, 3),)

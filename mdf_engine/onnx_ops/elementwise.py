@@ -33,25 +33,50 @@ def _arr(x: Any) -> np.ndarray:
     return x if type(x) is _ndarray else np.asarray(x)
 
 
-def run_binary(core, code: int, a: np.ndarray, b: np.ndarray, cd: np.dtype, out_dt: np.dtype,
-               *extra: Any) -> np.ndarray:
+def run_binary(
+    core, code: int, a: np.ndarray, b: np.ndarray, cd: np.dtype, out_dt: np.dtype, *extra: Any
+) -> np.ndarray:
     """Run a binary broadcast ``core`` (arith/compare/shift) on a, b converted to ``cd``,
     writing a new array of dtype ``out_dt`` of the broadcast shape."""
     sa, sb = a.shape, b.shape
     if sa == sb:
         out = np.empty(sa, out_dt)
-        core(code, _flat(a, cd), _flat(b, cd), out.reshape(-1), EMPTY_I64, EMPTY_I64,
-             EMPTY_I64, *extra)
+        core(
+            code,
+            _flat(a, cd),
+            _flat(b, cd),
+            out.reshape(-1),
+            EMPTY_I64,
+            EMPTY_I64,
+            EMPTY_I64,
+            *extra,
+        )
         return out
     shape = broadcast_shape(sa, sb)
     out = np.empty(shape, out_dt)
     n = out.size
     if a.size == 1 or b.size == 1 or (a.size == n and b.size == n):
-        core(code, _flat(a, cd), _flat(b, cd), out.reshape(-1), EMPTY_I64, EMPTY_I64,
-             EMPTY_I64, *extra)
+        core(
+            code,
+            _flat(a, cd),
+            _flat(b, cd),
+            out.reshape(-1),
+            EMPTY_I64,
+            EMPTY_I64,
+            EMPTY_I64,
+            *extra,
+        )
     else:
-        core(code, _flat(a, cd), _flat(b, cd), out.reshape(-1), np.array(shape, np.int64),
-             broadcast_strides(sa, shape), broadcast_strides(sb, shape), *extra)
+        core(
+            code,
+            _flat(a, cd),
+            _flat(b, cd),
+            out.reshape(-1),
+            np.array(shape, np.int64),
+            broadcast_strides(sa, shape),
+            broadcast_strides(sb, shape),
+            *extra,
+        )
     return out
 
 
@@ -69,8 +94,15 @@ def binary(code: int, A: Any, B: Any, name: str = "") -> np.ndarray:
     return out if cd == dt else out.astype(dt)
 
 
-def unary(code: int, X: Any, p1: float = 0.0, p2: float = 0.0, p3: float = 0.0,
-          name: str = "", ints: bool = False) -> np.ndarray:
+def unary(
+    code: int,
+    X: Any,
+    p1: float = 0.0,
+    p2: float = 0.0,
+    p3: float = 0.0,
+    name: str = "",
+    ints: bool = False,
+) -> np.ndarray:
     """Unary op ``code`` on a float tensor (or, with ``ints``, an integer one: only the codes
     handled by ``unary_int_core``; p1/p2 then are converted to the integer dtype)."""
     x = _arr(X)
@@ -83,8 +115,9 @@ def unary(code: int, X: Any, p1: float = 0.0, p2: float = 0.0, p3: float = 0.0,
     if ints and dt.kind in "iu":
         cd = _COMPUTE[dt]
         out = np.empty(x.shape, cd)
-        K.unary_int_core(code, _flat(x, cd), out.reshape(-1), _int_param(p1, dt, cd),
-                         _int_param(p2, dt, cd))
+        K.unary_int_core(
+            code, _flat(x, cd), out.reshape(-1), _int_param(p1, dt, cd), _int_param(p2, dt, cd)
+        )
         return out if cd == dt else out.astype(dt)
     kinds = "an integer or float" if ints else "a float"
     raise MDFError(f"{name} expects {kinds} tensor, got dtype {dt}")
@@ -102,14 +135,14 @@ def _int_param(p: float, dt: np.dtype, cd: np.dtype):
 
 # ---- unary math --------------------------------------------------------------------------------
 
+
 def _unary_op(op: str, code: int, arg: str, since: int, ints: bool = False):
     def kernel(x):
         return (unary(code, x, name=op, ints=ints),)
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = f"ONNX {op}: elementwise, float tensors" + (" and integers" if ints else "")
-    jit = K.jit_entry(lambda x: K.unary_nb(code, x, 0.0, 0.0, 0.0), f"{op.lower()}_jit",
-                      kernel, 1)
+    jit = K.jit_entry(lambda x: K.unary_nb(code, x, 0.0, 0.0, 0.0), f"{op.lower()}_jit", kernel, 1)
     onnx_op(op, inputs=(arg,), since=since, jit=jit)(kernel)
     return kernel
 
@@ -173,13 +206,24 @@ def isinf(X, *, detect_negative=1, detect_positive=1):
 isnan_jit = K.jit_entry(lambda X: _classify_nb(X, True, False, False), "isnan_jit", isnan, 1)
 isinf_jit = K.jit_entry(
     lambda X, detect_negative, detect_positive: _classify_nb(
-        X, False, detect_positive != 0, detect_negative != 0), "isinf_jit", isinf, 1)
+        X, False, detect_positive != 0, detect_negative != 0
+    ),
+    "isinf_jit",
+    isinf,
+    1,
+)
 onnx_op("IsNaN", inputs=("X",), since=9, jit=isnan_jit)(isnan)
-onnx_op("IsInf", inputs=("X",), attributes={"detect_negative": 1, "detect_positive": 1},
-        since=10, jit=isinf_jit)(isinf)
+onnx_op(
+    "IsInf",
+    inputs=("X",),
+    attributes={"detect_negative": 1, "detect_positive": 1},
+    since=10,
+    jit=isinf_jit,
+)(isinf)
 
 
 # ---- binary arithmetic -----------------------------------------------------------------------
+
 
 def _binary_op(op: str, code: int, since: int):
     def kernel(A, B):
@@ -226,8 +270,9 @@ def mod(A, B, *, fmod=0):
     return (binary(K.MOD_C if fmod else K.MOD_PY, A, B, "Mod"),)
 
 
-mod_jit = K.jit_entry(lambda A, B, fmod: K.arith_nb(K.MOD_C if fmod != 0 else K.MOD_PY, A, B),
-                      "mod_jit", mod, 2)
+mod_jit = K.jit_entry(
+    lambda A, B, fmod: K.arith_nb(K.MOD_C if fmod != 0 else K.MOD_PY, A, B), "mod_jit", mod, 2
+)
 onnx_op("Mod", inputs=("A", "B"), attributes={"fmod": 0}, since=10, jit=mod_jit)(mod)
 
 
@@ -241,10 +286,17 @@ def _bitshift_nb(X, Y, left):
     probe = np.zeros(1, x.dtype)
     probe[0] = -1
     signed = probe[0] < 0
-    K.shift_core(np.ascontiguousarray(x).astype(np.int64).reshape(-1),
-                 np.ascontiguousarray(y).astype(np.int64).reshape(-1), out.reshape(-1),
-                 K.shape_array_nb(shape), K.bstrides_nb(x.shape, shape),
-                 K.bstrides_nb(y.shape, shape), left, width, signed)
+    K.shift_core(
+        np.ascontiguousarray(x).astype(np.int64).reshape(-1),
+        np.ascontiguousarray(y).astype(np.int64).reshape(-1),
+        out.reshape(-1),
+        K.shape_array_nb(shape),
+        K.bstrides_nb(x.shape, shape),
+        K.bstrides_nb(y.shape, shape),
+        left,
+        width,
+        signed,
+    )
     return out.astype(x.dtype)
 
 
@@ -269,18 +321,29 @@ def bitshift(X, Y, *, direction=""):
     return (out if out.dtype == dt else out.astype(dt),)
 
 
-bitshift_jit = K.jit_entry(lambda X, Y, direction: _bitshift_nb(X, Y, direction == "LEFT"),
-                           "bitshift_jit", bitshift, 2)
-onnx_op("BitShift", inputs=("X", "Y"), attributes={"direction": ""}, since=11,
-        jit=bitshift_jit)(bitshift)
+bitshift_jit = K.jit_entry(
+    lambda X, Y, direction: _bitshift_nb(X, Y, direction == "LEFT"), "bitshift_jit", bitshift, 2
+)
+onnx_op("BitShift", inputs=("X", "Y"), attributes={"direction": ""}, since=11, jit=bitshift_jit)(
+    bitshift
+)
 
 
-def _shift(x: np.ndarray, y: np.ndarray, cd: np.dtype, left: bool, width: int,
-           signed: bool) -> np.ndarray:
+def _shift(
+    x: np.ndarray, y: np.ndarray, cd: np.dtype, left: bool, width: int, signed: bool
+) -> np.ndarray:
     sx, sy = x.shape, y.shape
     shape = broadcast_shape(sx, sy)
     out = np.empty(shape, cd)
-    K.shift_core(_flat(x, cd), _flat(y, _I64), out.reshape(-1), np.array(shape, np.int64),
-                 broadcast_strides(sx, shape), broadcast_strides(sy, shape), left, width,
-                 signed)
+    K.shift_core(
+        _flat(x, cd),
+        _flat(y, _I64),
+        out.reshape(-1),
+        np.array(shape, np.int64),
+        broadcast_strides(sx, shape),
+        broadcast_strides(sy, shape),
+        left,
+        width,
+        signed,
+    )
     return out

@@ -32,8 +32,14 @@ import numpy as np
 
 from ..errors import MDFError
 
-__all__ = ["run_graph", "run_model", "bind_subgraph", "attribute_value", "graph_input_names",
-           "graph_output_names"]
+__all__ = [
+    "run_graph",
+    "run_model",
+    "bind_subgraph",
+    "attribute_value",
+    "graph_input_names",
+    "graph_output_names",
+]
 
 
 def attribute_value(attr: Any) -> Any:
@@ -136,10 +142,13 @@ def _topological(nodes: list[Any], known: set[str], scope: Mapping[str, Any]) ->
             else:
                 rest.append(n)
         if not progressed:
-            missing = sorted({i for n in rest for i in n.input if i and i not in avail
-                              and i not in scope})
-            raise MDFError(f"ONNX graph: no value for {', '.join(missing)} (inputs, initializers "
-                           "and node outputs were searched)")
+            missing = sorted(
+                {i for n in rest for i in n.input if i and i not in avail and i not in scope}
+            )
+            raise MDFError(
+                f"ONNX graph: no value for {', '.join(missing)} (inputs, initializers "
+                "and node outputs were searched)"
+            )
         pending = rest
     return order
 
@@ -197,8 +206,10 @@ def run_graph(
             if a.type == AttributeProto.GRAPH:
                 attrs[a.name] = bind_subgraph(a.g, opset, env)
             elif a.ref_attr_name:
-                raise MDFError(f"ONNX node '{node.name}': attribute references are only "
-                               "meaningful inside functions")
+                raise MDFError(
+                    f"ONNX node '{node.name}': attribute references are only "
+                    "meaningful inside functions"
+                )
             else:
                 attrs[a.name] = attribute_value(a)
         try:
@@ -224,6 +235,7 @@ def run_model(model: Any, feeds: Mapping[str, Any]) -> dict[str, Any]:
 
     if not hasattr(model, "graph"):
         model = onnx.load(str(model))
-    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
-                default=None)
+    opset = max(
+        (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=None
+    )
     return run_graph(model.graph, feeds, opset)

@@ -87,14 +87,15 @@ def gather(data, indices, *, axis=0):
     ind = np.asarray(indices)
     ax = _axis(axis, x.ndim, "Gather")
     outer = math.prod(x.shape[:ax])
-    inner = math.prod(x.shape[ax + 1:])
+    inner = math.prod(x.shape[ax + 1 :])
     flat = _flat(x)
     if flat.dtype.kind in "OUS":
         res = np.take(x, np.where(ind < 0, ind + x.shape[ax], ind), axis=ax)
         return (res,)
-    res = _guard("Gather", _gather_core, _bits(flat), _flat(ind).astype(np.int64), outer,
-                 x.shape[ax], inner).view(flat.dtype)
-    return (res.reshape(x.shape[:ax] + ind.shape + x.shape[ax + 1:]),)
+    res = _guard(
+        "Gather", _gather_core, _bits(flat), _flat(ind).astype(np.int64), outer, x.shape[ax], inner
+    ).view(flat.dtype)
+    return (res.reshape(x.shape[:ax] + ind.shape + x.shape[ax + 1 :]),)
 
 
 # ---------------------------------------------------------------- GatherElements / ScatterElements
@@ -170,13 +171,24 @@ def _elem_offsets(op: str, x: np.ndarray, ind: np.ndarray, axis: Any) -> tuple[n
     if ind.ndim != x.ndim:
         raise MDFError(f"{op}: indices must have the rank of data ({x.ndim}), got {ind.ndim}")
     ax = _axis(axis, x.ndim, op)
-    offs = _guard(op, _elements_offsets, _flat(ind).astype(np.int64),
-                  np.array(ind.shape, dtype=np.int64), np.array(x.shape, dtype=np.int64), ax)
+    offs = _guard(
+        op,
+        _elements_offsets,
+        _flat(ind).astype(np.int64),
+        np.array(ind.shape, dtype=np.int64),
+        np.array(x.shape, dtype=np.int64),
+        ax,
+    )
     return offs, ax
 
 
-@onnx_op("GatherElements", inputs=("data", "indices"), attributes={"axis": 0},
-         outputs=("output",), since=11)
+@onnx_op(
+    "GatherElements",
+    inputs=("data", "indices"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=11,
+)
 def gatherelements(data, indices, *, axis=0):
     """``out[i..] = data[i.. with the axis coordinate replaced by indices[i..]]``."""
     x = np.asarray(data)
@@ -185,8 +197,9 @@ def gatherelements(data, indices, *, axis=0):
     return (_take_flat(_bits(_flat(x)), offs).view(x.dtype).reshape(ind.shape),)
 
 
-def _scatter_elements(op: str, data: Any, indices: Any, updates: Any, axis: Any,
-                      reduction: int) -> np.ndarray:
+def _scatter_elements(
+    op: str, data: Any, indices: Any, updates: Any, axis: Any, reduction: int
+) -> np.ndarray:
     x = np.asarray(data)
     ind = np.asarray(indices)
     upd = np.asarray(updates)
@@ -198,30 +211,50 @@ def _scatter_elements(op: str, data: Any, indices: Any, updates: Any, axis: Any,
     return out.reshape(x.shape)
 
 
-@onnx_op("Scatter", inputs=("data", "indices", "updates"), attributes={"axis": 0},
-         outputs=("output",), since=9)
+@onnx_op(
+    "Scatter",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=9,
+)
 def scatter(data, indices, updates, *, axis=0):
     """Deprecated alias of ScatterElements without reduction."""
     return (_scatter_elements("Scatter", data, indices, updates, axis, 0),)
 
 
-@onnx_op("ScatterElements", inputs=("data", "indices", "updates"), attributes={"axis": 0},
-         outputs=("output",), since=11)
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=11,
+)
 def scatterelements_v11(data, indices, updates, *, axis=0):
     """A copy of ``data`` with ``updates`` written at ``indices`` along ``axis``."""
     return (_scatter_elements("ScatterElements", data, indices, updates, axis, 0),)
 
 
-@onnx_op("ScatterElements", inputs=("data", "indices", "updates"),
-         attributes={"axis": 0, "reduction": "none"}, outputs=("output",), since=16)
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0, "reduction": "none"},
+    outputs=("output",),
+    since=16,
+)
 def scatterelements_v16(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add or mul (in index order for duplicates)."""
     r = _reduction(reduction, "ScatterElements", ("none", "add", "mul"))
     return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
 
 
-@onnx_op("ScatterElements", inputs=("data", "indices", "updates"),
-         attributes={"axis": 0, "reduction": "none"}, outputs=("output",), since=18)
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0, "reduction": "none"},
+    outputs=("output",),
+    since=18,
+)
 def scatterelements(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add, mul, max or min."""
     r = _reduction(reduction, "ScatterElements", ("none", "add", "mul", "max", "min"))
@@ -302,7 +335,7 @@ def _nd_layout(op: str, x: np.ndarray, ind: np.ndarray, b: int):
     if x.shape[:b] != ind.shape[:b]:
         raise MDFError(f"{op}: batch dims of data {x.shape[:b]} and indices {ind.shape[:b]} differ")
     nbatch = math.prod(x.shape[:b])
-    inner = math.prod(x.shape[b + q:])
+    inner = math.prod(x.shape[b + q :])
     idx2 = np.ascontiguousarray(ind, dtype=np.int64).reshape(-1, q)
     offs = _guard(op, _nd_offsets, idx2, np.array(x.shape, dtype=np.int64), b, nbatch)
     return offs, inner, q
@@ -314,7 +347,7 @@ def _gathernd(data: Any, indices: Any, batch_dims: int) -> np.ndarray:
     b = int(batch_dims)
     offs, inner, q = _nd_layout("GatherND", x, ind, b)
     out = _gather_blocks(_bits(_flat(x)), offs, inner).view(x.dtype)
-    return out.reshape(ind.shape[:-1] + x.shape[b + q:])
+    return out.reshape(ind.shape[:-1] + x.shape[b + q :])
 
 
 @onnx_op("GatherND", inputs=("data", "indices"), outputs=("output",), since=11)
@@ -323,8 +356,13 @@ def gathernd_v11(data, indices):
     return (_gathernd(data, indices, 0),)
 
 
-@onnx_op("GatherND", inputs=("data", "indices"), attributes={"batch_dims": 0},
-         outputs=("output",), since=12)
+@onnx_op(
+    "GatherND",
+    inputs=("data", "indices"),
+    attributes={"batch_dims": 0},
+    outputs=("output",),
+    since=12,
+)
 def gathernd(data, indices, *, batch_dims=0):
     """GatherND whose first ``batch_dims`` dims of data and indices are batch dims."""
     return (_gathernd(data, indices, batch_dims),)
@@ -349,20 +387,39 @@ def scatternd_v11(data, indices, updates):
     return (_scatternd(data, indices, updates, 0),)
 
 
-@onnx_op("ScatterND", inputs=("data", "indices", "updates"), attributes={"reduction": "none"},
-         outputs=("output",), since=16)
+@onnx_op(
+    "ScatterND",
+    inputs=("data", "indices", "updates"),
+    attributes={"reduction": "none"},
+    outputs=("output",),
+    since=16,
+)
 def scatternd_v16(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add or mul."""
-    return (_scatternd(data, indices, updates,
-                       _reduction(reduction, "ScatterND", ("none", "add", "mul"))),)
+    return (
+        _scatternd(
+            data, indices, updates, _reduction(reduction, "ScatterND", ("none", "add", "mul"))
+        ),
+    )
 
 
-@onnx_op("ScatterND", inputs=("data", "indices", "updates"), attributes={"reduction": "none"},
-         outputs=("output",), since=18)
+@onnx_op(
+    "ScatterND",
+    inputs=("data", "indices", "updates"),
+    attributes={"reduction": "none"},
+    outputs=("output",),
+    since=18,
+)
 def scatternd(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add, mul, max or min."""
-    return (_scatternd(data, indices, updates,
-                       _reduction(reduction, "ScatterND", ("none", "add", "mul", "max", "min"))),)
+    return (
+        _scatternd(
+            data,
+            indices,
+            updates,
+            _reduction(reduction, "ScatterND", ("none", "add", "mul", "max", "min")),
+        ),
+    )
 
 
 # ---------------------------------------------------------------- NonZero
@@ -453,8 +510,13 @@ def _unique_rows(rows: np.ndarray, sort_values: bool):
     return firsts, inv, counts
 
 
-@onnx_op("Unique", inputs=("X",), attributes={"axis": None, "sorted": 1},
-         outputs=("Y", "indices", "inverse_indices", "counts"), since=11)
+@onnx_op(
+    "Unique",
+    inputs=("X",),
+    attributes={"axis": None, "sorted": 1},
+    outputs=("Y", "indices", "inverse_indices", "counts"),
+    since=11,
+)
 def unique(X, *, axis=None, sorted=1):
     """Unique elements (or slices along ``axis``), sorted ascending or in order of first
     occurrence, with first indices, inverse indices and counts (int64)."""
@@ -488,14 +550,18 @@ def _compress(input: Any, condition: Any, axis: Any) -> np.ndarray:
         return flat[: cond.size][cond]
     ax = _axis(axis, x.ndim, "Compress")
     if cond.size > x.shape[ax]:
-        raise MDFError(f"Compress: condition has {cond.size} entries for axis length "
-                       f"{x.shape[ax]}")
+        raise MDFError(f"Compress: condition has {cond.size} entries for axis length {x.shape[ax]}")
     sel = np.nonzero(cond)[0]
     return np.take(x, sel, axis=ax)
 
 
-@onnx_op("Compress", inputs=("input", "condition"), attributes={"axis": None},
-         outputs=("output",), since=9)
+@onnx_op(
+    "Compress",
+    inputs=("input", "condition"),
+    attributes={"axis": None},
+    outputs=("output",),
+    since=9,
+)
 def compress(input, condition, *, axis=None):
     """The slices along ``axis`` (or elements of the flattened input) where ``condition``
     is true; a condition shorter than the axis selects nothing beyond its end."""
@@ -520,8 +586,13 @@ def _reverse_seq_core(x, lens):
     return out
 
 
-@onnx_op("ReverseSequence", inputs=("input", "sequence_lens"),
-         attributes={"batch_axis": 1, "time_axis": 0}, outputs=("Y",), since=10)
+@onnx_op(
+    "ReverseSequence",
+    inputs=("input", "sequence_lens"),
+    attributes={"batch_axis": 1, "time_axis": 0},
+    outputs=("Y",),
+    since=10,
+)
 def reversesequence(input, sequence_lens, *, batch_axis=1, time_axis=0):
     """Reverse the first ``sequence_lens[b]`` steps along ``time_axis`` of each batch entry."""
     x = np.asarray(input)
@@ -561,8 +632,13 @@ def _onehot_core(idx, outer, depth, inner, off, on, out):
     return out
 
 
-@onnx_op("OneHot", inputs=("indices", "depth", "values"), attributes={"axis": -1},
-         outputs=("output",), since=9)
+@onnx_op(
+    "OneHot",
+    inputs=("indices", "depth", "values"),
+    attributes={"axis": -1},
+    outputs=("output",),
+    since=9,
+)
 def onehot(indices, depth, values, *, axis=-1):
     """One-hot encoding: a new ``depth``-long axis at ``axis`` holding ``values[1]`` at each
     index and ``values[0]`` elsewhere; indices in [-depth, -1] wrap, others give all-off."""

@@ -58,8 +58,14 @@ def gemm_jit(A, B, C, alpha, beta, transA, transB):
     return y
 
 
-@onnx_op("Gemm", inputs=("A", "B", "C"), optional=("C",),
-         attributes={"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0}, since=7, jit=gemm_jit)
+@onnx_op(
+    "Gemm",
+    inputs=("A", "B", "C"),
+    optional=("C",),
+    attributes={"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0},
+    since=7,
+    jit=gemm_jit,
+)
 def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     """``Y = alpha * A' @ B' + beta * C`` (A', B' optionally transposed; C broadcast)."""
     a = np.asarray(A)
@@ -98,8 +104,12 @@ def _zero_point(zp: Any, m: int, axis_len: int, name: str) -> np.ndarray:
     raise MDFError(f"MatMulInteger: {name} must be a scalar or have {axis_len} elements")
 
 
-@onnx_op("MatMulInteger", inputs=("A", "B", "a_zero_point", "b_zero_point"),
-         optional=("a_zero_point", "b_zero_point"), since=10)
+@onnx_op(
+    "MatMulInteger",
+    inputs=("A", "B", "a_zero_point", "b_zero_point"),
+    optional=("a_zero_point", "b_zero_point"),
+    since=10,
+)
 def matmulinteger(A, B, a_zero_point=None, b_zero_point=None):
     """``(A - a_zero_point) @ (B - b_zero_point)`` of (u)int8 operands, as int32.
 
@@ -186,8 +196,9 @@ def _parse_einsum(equation: str, ndims: tuple[int, ...]) -> tuple[list[str], str
         lhs, rhs, explicit = eq, "", False
     terms = lhs.split(",")
     if len(terms) != len(ndims):
-        raise MDFError(f"Einsum: equation '{equation}' names {len(terms)} operands, "
-                       f"{len(ndims)} given")
+        raise MDFError(
+            f"Einsum: equation '{equation}' names {len(terms)} operands, {len(ndims)} given"
+        )
     ell_rank = 0
     for t, nd in zip(terms, ndims):
         if "..." in t:
@@ -199,7 +210,7 @@ def _parse_einsum(equation: str, ndims: tuple[int, ...]) -> tuple[list[str], str
     for t, nd in zip(terms, ndims):
         if "..." in t:
             k = nd - (len(t) - 3)
-            t = t.replace("...", ell[ell_rank - k:])
+            t = t.replace("...", ell[ell_rank - k :])
         labels.append(t)
     if explicit:
         out = rhs.replace("...", ell)
@@ -221,7 +232,7 @@ def _take_diagonals(x: np.ndarray, lab: str) -> tuple[np.ndarray, str]:
         i = lab.index(dup)
         j = lab.index(dup, i + 1)
         x = np.diagonal(x, axis1=i, axis2=j)  # diagonal becomes the last axis
-        lab = lab[:i] + lab[i + 1:j] + lab[j + 1:] + dup
+        lab = lab[:i] + lab[i + 1 : j] + lab[j + 1 :] + dup
 
 
 def _sum_labels(x: np.ndarray, lab: str, drop: set[str]) -> tuple[np.ndarray, str]:
@@ -242,22 +253,25 @@ def _contract(a: np.ndarray, la: str, b: np.ndarray, lb: str, keep: set[str]):
         size[c] = max(size.get(c, 1), s)
     at = np.transpose(a, [la.index(c) for c in batch + aonly + contr])
     bt = np.transpose(b, [lb.index(c) for c in batch + contr + bonly])
-    at = np.broadcast_to(at, tuple(size[c] for c in batch) + at.shape[len(batch):])
-    bt = np.broadcast_to(bt, tuple(size[c] for c in batch) + bt.shape[len(batch):])
+    at = np.broadcast_to(at, tuple(size[c] for c in batch) + at.shape[len(batch) :])
+    bt = np.broadcast_to(bt, tuple(size[c] for c in batch) + bt.shape[len(batch) :])
     bsh = tuple(size[c] for c in batch)
     m = math.prod([size[c] for c in aonly])
     n = math.prod([size[c] for c in bonly])
-    k_a = math.prod(at.shape[len(batch) + len(aonly):])
-    k_b = math.prod(bt.shape[len(batch):len(batch) + len(contr)])
+    k_a = math.prod(at.shape[len(batch) + len(aonly) :])
+    k_b = math.prod(bt.shape[len(batch) : len(batch) + len(contr)])
     if k_a != k_b:  # a contracted label of size 1 on one side: broadcast it
         ksh = tuple(size[c] for c in contr)
-        at = np.broadcast_to(at, bsh + at.shape[len(batch):len(batch) + len(aonly)] + ksh)
-        bt = np.broadcast_to(bt, bsh + ksh + bt.shape[len(batch) + len(contr):])
+        at = np.broadcast_to(at, bsh + at.shape[len(batch) : len(batch) + len(aonly)] + ksh)
+        bt = np.broadcast_to(bt, bsh + ksh + bt.shape[len(batch) + len(contr) :])
         k_a = math.prod(ksh)
     y = np.matmul(at.reshape(bsh + (m, k_a)), bt.reshape(bsh + (k_a, n)))
     out_lab = "".join(batch + aonly + bonly)
-    return y.reshape(bsh + tuple(a.shape[la.index(c)] for c in aonly)
-                     + tuple(b.shape[lb.index(c)] for c in bonly)), out_lab
+    return y.reshape(
+        bsh
+        + tuple(a.shape[la.index(c)] for c in aonly)
+        + tuple(b.shape[lb.index(c)] for c in bonly)
+    ), out_lab
 
 
 def einsum_impl(equation: str, operands: list[np.ndarray]) -> np.ndarray:
@@ -274,7 +288,7 @@ def einsum_impl(equation: str, operands: list[np.ndarray]) -> np.ndarray:
     x, lab = terms[0]
     for k in range(1, len(terms)):
         b, lb = terms[k]
-        keep = set(out).union(*[set(l) for _, l in terms[k + 1:]])
+        keep = set(out).union(*[set(l) for _, l in terms[k + 1 :]])
         x, lab = _contract(x, lab, b, lb, keep)
     x, lab = _sum_labels(x, lab, {c for c in lab if c not in out})
     missing = [c for c in out if c not in lab]
@@ -285,8 +299,14 @@ def einsum_impl(equation: str, operands: list[np.ndarray]) -> np.ndarray:
     return y.astype(dtype, copy=False)
 
 
-@onnx_op("Einsum", inputs=("Inputs",), variadic=True, attributes={"equation": ""},
-         outputs=("Output",), since=12)
+@onnx_op(
+    "Einsum",
+    inputs=("Inputs",),
+    variadic=True,
+    attributes={"equation": ""},
+    outputs=("Output",),
+    since=12,
+)
 def einsum(*Inputs, equation=""):
     """Einstein summation over the operands as given by ``equation`` (explicit ``->`` or
     implicit form, with ``...`` broadcasting and repeated labels for diagonals)."""

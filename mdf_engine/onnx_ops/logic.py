@@ -77,8 +77,7 @@ def not_(X):
     """ONNX Not: logical negation of a bool tensor."""
     x = _arr(X)
     out = np.empty(x.shape, _BOOL)
-    K.compare_core(K.XOR, _flat(x, _BOOL), _TRUE, out.reshape(-1), EMPTY_I64, EMPTY_I64,
-                   EMPTY_I64)
+    K.compare_core(K.XOR, _flat(x, _BOOL), _TRUE, out.reshape(-1), EMPTY_I64, EMPTY_I64, EMPTY_I64)
     return (out,)
 
 
@@ -87,6 +86,7 @@ onnx_op("Not", inputs=("X",), since=1, jit=not_jit)(not_)
 
 
 # ---- Where ---------------------------------------------------------------------------------------
+
 
 def where(condition: Any, X: Any, Y: Any) -> np.ndarray:
     """X where condition else Y, all three broadcast together; result dtype of X (and Y)."""
@@ -104,12 +104,27 @@ def where(condition: Any, X: Any, Y: Any) -> np.ndarray:
         return np.where(c.astype(bool), x, y)
     out = np.empty(shape, cd)
     if c.shape == x.shape == y.shape:
-        K.where_core(_flat(c, _BOOL), _flat(x, cd), _flat(y, cd), out.reshape(-1), EMPTY_I64,
-                     EMPTY_I64, EMPTY_I64, EMPTY_I64)
+        K.where_core(
+            _flat(c, _BOOL),
+            _flat(x, cd),
+            _flat(y, cd),
+            out.reshape(-1),
+            EMPTY_I64,
+            EMPTY_I64,
+            EMPTY_I64,
+            EMPTY_I64,
+        )
     else:
-        K.where_core(_flat(c, _BOOL), _flat(x, cd), _flat(y, cd), out.reshape(-1),
-                     np.array(shape, np.int64), broadcast_strides(c.shape, shape),
-                     broadcast_strides(x.shape, shape), broadcast_strides(y.shape, shape))
+        K.where_core(
+            _flat(c, _BOOL),
+            _flat(x, cd),
+            _flat(y, cd),
+            out.reshape(-1),
+            np.array(shape, np.int64),
+            broadcast_strides(c.shape, shape),
+            broadcast_strides(x.shape, shape),
+            broadcast_strides(y.shape, shape),
+        )
     return out if cd == dt else out.astype(dt)
 
 
@@ -120,11 +135,16 @@ def _where_nb(condition, X, Y):
     y = np.asarray(Y)
     shape = K.bshape_nb(K.bshape_nb(c.shape, x.shape), y.shape)
     out = np.empty(shape, x.dtype)
-    K.where_core(np.ascontiguousarray(c).astype(np.bool_).reshape(-1),
-                 np.ascontiguousarray(x).reshape(-1),
-                 np.ascontiguousarray(y).astype(x.dtype).reshape(-1), out.reshape(-1),
-                 K.shape_array_nb(shape), K.bstrides_nb(c.shape, shape),
-                 K.bstrides_nb(x.shape, shape), K.bstrides_nb(y.shape, shape))
+    K.where_core(
+        np.ascontiguousarray(c).astype(np.bool_).reshape(-1),
+        np.ascontiguousarray(x).reshape(-1),
+        np.ascontiguousarray(y).astype(x.dtype).reshape(-1),
+        out.reshape(-1),
+        K.shape_array_nb(shape),
+        K.bstrides_nb(c.shape, shape),
+        K.bstrides_nb(x.shape, shape),
+        K.bstrides_nb(y.shape, shape),
+    )
     return out
 
 
@@ -135,6 +155,5 @@ def where_(condition, X, Y):
     return (where(condition, X, Y),)
 
 
-where_jit = K.jit_entry(lambda condition, X, Y: _where_nb(condition, X, Y), "where_jit",
-                        where_, 3)
+where_jit = K.jit_entry(lambda condition, X, Y: _where_nb(condition, X, Y), "where_jit", where_, 3)
 onnx_op("Where", inputs=("condition", "X", "Y"), since=9, jit=where_jit)(where_)

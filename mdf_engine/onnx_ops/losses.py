@@ -67,8 +67,9 @@ def _as3(x: np.ndarray, op: str) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(x.shape[0], x.shape[1], -1))
 
 
-def _nll(x: np.ndarray, target: Any, weight: Any, ignore_index: Any, reduction: str,
-         op: str) -> np.ndarray:
+def _nll(
+    x: np.ndarray, target: Any, weight: Any, ignore_index: Any, reduction: str, op: str
+) -> np.ndarray:
     t = np.asarray(target)
     if t.dtype.kind not in "iu":
         raise MDFError(f"{op}: target must be integer, got {t.dtype}")
@@ -79,14 +80,16 @@ def _nll(x: np.ndarray, target: Any, weight: Any, ignore_index: Any, reduction: 
     x3 = _as3(x, op)
     t2 = np.ascontiguousarray(t.reshape(x.shape[0], -1).astype(np.int64))
     has_w = weight is not None
-    w = (np.asarray(weight, dtype=np.float64).reshape(-1) if has_w else np.ones(1))
+    w = np.asarray(weight, dtype=np.float64).reshape(-1) if has_w else np.ones(1)
     if has_w and w.shape[0] != x.shape[1]:
         raise MDFError(f"{op}: weight must have {x.shape[1]} entries (one per class)")
     has_ig = ignore_index is not None
     loss, wsum, bad = _nll_core(x3, t2, w, has_w, int(ignore_index) if has_ig else 0, has_ig)
     if bad:
-        raise MDFError(f"{op}: target values must be class indices in [0, {x.shape[1] - 1}]"
-                       + (f" or ignore_index {ignore_index}" if has_ig else ""))
+        raise MDFError(
+            f"{op}: target values must be class indices in [0, {x.shape[1] - 1}]"
+            + (f" or ignore_index {ignore_index}" if has_ig else "")
+        )
     if reduction == "none":
         return loss.reshape(t.shape)
     total = loss.sum(dtype=np.float64)
@@ -100,20 +103,44 @@ def _float(x: Any) -> np.ndarray:
     return x if x.dtype.kind == "f" else x.astype(np.float64)
 
 
-@onnx_op("NegativeLogLikelihoodLoss", inputs=("input", "target", "weight"), optional=("weight",),
-         attributes={"ignore_index": None, "reduction": "mean"}, outputs=("loss",), since=12)
-def negative_log_likelihood_loss(input: Any, target: Any, weight: Any = None, *,
-                                 ignore_index: Any = None, reduction: str = "mean") -> tuple:
+@onnx_op(
+    "NegativeLogLikelihoodLoss",
+    inputs=("input", "target", "weight"),
+    optional=("weight",),
+    attributes={"ignore_index": None, "reduction": "mean"},
+    outputs=("loss",),
+    since=12,
+)
+def negative_log_likelihood_loss(
+    input: Any,
+    target: Any,
+    weight: Any = None,
+    *,
+    ignore_index: Any = None,
+    reduction: str = "mean",
+) -> tuple:
     """``loss[n, d...] = -input[n, target[n, d...], d...] * weight[target]``, then reduced."""
-    return (_nll(_float(input), target, weight, ignore_index, reduction,
-                 "NegativeLogLikelihoodLoss"),)
+    return (
+        _nll(_float(input), target, weight, ignore_index, reduction, "NegativeLogLikelihoodLoss"),
+    )
 
 
-@onnx_op("SoftmaxCrossEntropyLoss", inputs=("scores", "labels", "weights"),
-         optional=("weights",), attributes={"ignore_index": None, "reduction": "mean"},
-         outputs=("output", "log_prob"), since=12)
-def softmax_cross_entropy_loss(scores: Any, labels: Any, weights: Any = None, *,
-                               ignore_index: Any = None, reduction: str = "mean") -> tuple:
+@onnx_op(
+    "SoftmaxCrossEntropyLoss",
+    inputs=("scores", "labels", "weights"),
+    optional=("weights",),
+    attributes={"ignore_index": None, "reduction": "mean"},
+    outputs=("output", "log_prob"),
+    since=12,
+)
+def softmax_cross_entropy_loss(
+    scores: Any,
+    labels: Any,
+    weights: Any = None,
+    *,
+    ignore_index: Any = None,
+    reduction: str = "mean",
+) -> tuple:
     """NegativeLogLikelihoodLoss of ``log_softmax(scores, axis=1)``; returns the loss and
     ``log_prob``."""
     x = _float(scores)

@@ -127,7 +127,7 @@ def _maxpool2d_values(x, k, s, d, pb, o, yf, step):
                     c = xf[U(r0 + 2 * dW + t)]
                     m = b if b > a else a
                     cv[U(t)] = c if c > m else m
-                for b in range(3, nb):   # taller windows: one row more per pass
+                for b in range(3, nb):  # taller windows: one row more per pass
                     ro = r0 + b * dW
                     for t in range(W):
                         a = xf[U(ro + t)]
@@ -144,8 +144,23 @@ def _maxpool2d_values(x, k, s, d, pb, o, yf, step):
                     for e in range(0, kw, 3):
                         e1 = e + 1 if e + 1 < kw else e
                         e2 = e + 2 if e + 2 < kw else e
-                        _row_max3(yf, none, yr + qa, cv, x0 + e * dw, x0 + e1 * dw,
-                                  x0 + e2 * dw, sw, 0, 0, 0, 0, qb - qa, e > 0, False)
+                        _row_max3(
+                            yf,
+                            none,
+                            yr + qa,
+                            cv,
+                            x0 + e * dw,
+                            x0 + e1 * dw,
+                            x0 + e2 * dw,
+                            sw,
+                            0,
+                            0,
+                            0,
+                            0,
+                            qb - qa,
+                            e > 0,
+                            False,
+                        )
 
 
 @numba.njit(cache=True)
@@ -253,7 +268,7 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf):
     cstep = 1 if storage_order == 0 else H
     nq = qb - qa
     x0 = qa * sw - pb[2]
-    tstep = sw * cstep   # index step between neighbouring interior windows
+    tstep = sw * cstep  # index step between neighbouring interior windows
     # flat arrays and offsets instead of row views (each view costs reference counting)
     xf = x.reshape(-1)
     rvf = rv.reshape(-1)
@@ -289,14 +304,17 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf):
                     dof = r * ow + qa
                     # a literal stride lets LLVM vectorize the (inlined) loop
                     if sw == 1:
-                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, 1, j0, j1, j2, tstep, nq,
-                                  e > 0, True)
+                        _row_max3(
+                            rvf, rif, dof, xf, o0, o1, o2, 1, j0, j1, j2, tstep, nq, e > 0, True
+                        )
                     elif sw == 2:
-                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, 2, j0, j1, j2, tstep, nq,
-                                  e > 0, True)
+                        _row_max3(
+                            rvf, rif, dof, xf, o0, o1, o2, 2, j0, j1, j2, tstep, nq, e > 0, True
+                        )
                     else:
-                        _row_max3(rvf, rif, dof, xf, o0, o1, o2, sw, j0, j1, j2, tstep, nq,
-                                  e > 0, True)
+                        _row_max3(
+                            rvf, rif, dof, xf, o0, o1, o2, sw, j0, j1, j2, tstep, nq, e > 0, True
+                        )
         for i in range(oh):
             top = i * sh - pb[1]
             b0, b1 = clip_taps(top, kh, dh, H)
@@ -305,13 +323,11 @@ def _maxpool2d_rows(x, k, s, d, pb, o, storage_order, yf, idf):
                 r0 = top + b * dh
                 r1 = r0 + dh if b + 1 < b1 else r0
                 r2 = r0 + 2 * dh if b + 2 < b1 else r0
-                _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0,
-                          True)
+                _col_max3(yf, idf, yo, rvf, rif, r0 * ow, r1 * ow, r2 * ow, ow, b > b0, True)
 
 
 @numba.njit(cache=True, inline="always")
-def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, update,
-              want_idx):
+def _row_max3(best, bidx, off, src, o0, o1, o2, step, i0, i1, i2, istep, n, update, want_idx):
     """For t < n: the first maximum of the taps ``src[o0/o1/o2 + t*step]`` (flat indices
     ``i0/i1/i2 + t*istep``), or of ``best[off + t]`` and those taps when ``update``, into
     ``best[off + t]``, ``bidx[off + t]``. Branch-free selects (random data would mispredict
@@ -360,7 +376,7 @@ def _col_max3(best, bidx, off, vals, idxs, o0, o1, o2, n, update, want_idx):
         b = vals[U(o1 + t)]
         c = vals[U(o2 + t)]
         k = U(off + t)
-        ka = idxs[U(o0 + t)]   # every load unconditional, so that the choices are selects
+        ka = idxs[U(o0 + t)]  # every load unconditional, so that the choices are selects
         kb = idxs[U(o1 + t)]
         kc = idxs[U(o2 + t)]
         if update:
@@ -385,8 +401,9 @@ def _hashable(v: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def _maxpool_plan(shape: tuple, kernel_shape, strides, dilations, pads, auto_pad,
-                  ceil_mode) -> tuple:
+def _maxpool_plan(
+    shape: tuple, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode
+) -> tuple:
     """``(geometry, shape5, out_shape, size, values_kernel)`` of a MaxPool of an input of
     ``shape``: ``geometry`` holds the kernel, strides, dilations, pads at the beginning and
     output shape lifted to 3-D, then 1 when the two-pass 2-D kernels serve (1-D/2-D, no
@@ -414,30 +431,53 @@ def _maxpool_plan(shape: tuple, kernel_shape, strides, dilations, pads, auto_pad
     if rows:
         kw, sw, dw = geo[0][2], geo[1][2], geo[2][2]
         dense = dw == 1 and kw <= 3
-        kernel = _maxpool_y1 if dense and sw == 1 else _maxpool_y2 if dense and sw == 2 \
-            else _maxpool_y0
+        kernel = (
+            _maxpool_y1 if dense and sw == 1 else _maxpool_y2 if dense and sw == 2 else _maxpool_y0
+        )
     return g, shape5, out_shape, math.prod(out_shape), kernel
 
 
-@onnx_op("MaxPool", inputs=("X",), outputs=("Y", "Indices"), since=1,
-         attributes={**POOL_ATTRS, "storage_order": 0}, skips_outputs=True)
-def max_pool(X: Any, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_shape=None,
-             pads=None, strides=None, storage_order=0,
-             outputs_wanted: int | None = None) -> tuple[np.ndarray, ...]:
+@onnx_op(
+    "MaxPool",
+    inputs=("X",),
+    outputs=("Y", "Indices"),
+    since=1,
+    attributes={**POOL_ATTRS, "storage_order": 0},
+    skips_outputs=True,
+)
+def max_pool(
+    X: Any,
+    *,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+    storage_order=0,
+    outputs_wanted: int | None = None,
+) -> tuple[np.ndarray, ...]:
     """Max over each window, and the flat index (over N, C and the unpadded spatial axes,
     row-major, or column-major in the spatial axes when storage_order=1) of the maximum.
     With ``outputs_wanted=1`` (a node without the Indices output) only Y is computed."""
     X = as_array(X)
-    key = (X.shape, _hashable(kernel_shape), _hashable(strides), _hashable(dilations),
-           _hashable(pads), auto_pad, ceil_mode)
+    key = (
+        X.shape,
+        _hashable(kernel_shape),
+        _hashable(strides),
+        _hashable(dilations),
+        _hashable(pads),
+        auto_pad,
+        ceil_mode,
+    )
     try:
         g, shape5, shape, size, values = _maxpool_plan(*key)
-    except TypeError:   # an attribute given as an array cannot be a memo key
+    except TypeError:  # an attribute given as an array cannot be a memo key
         g, shape5, shape, size, values = _maxpool_plan.__wrapped__(*key)
     dt = X.dtype
     if dt == np.float32 or dt == np.float64 or (dt.kind in "iu" and dt.itemsize > 2):
         x5 = np.ascontiguousarray(X).reshape(shape5)
-    else:   # float16, 8/16-bit ints: exact in float32, and no kernels of their own to compile
+    else:  # float16, 8/16-bit ints: exact in float32, and no kernels of their own to compile
         x5 = np.ascontiguousarray(X, dtype=np.float32).reshape(shape5)
     yf = np.empty(size, dtype=x5.dtype)
     if outputs_wanted == 1:
@@ -463,10 +503,16 @@ def _scatter_flat(y, idx, x):
         y[idx[t]] = x[t]
 
 
-@onnx_op("MaxUnpool", inputs=("X", "I", "output_shape"), optional=("output_shape",), since=9,
-         attributes={"kernel_shape": REQUIRED, "pads": None, "strides": None})
-def max_unpool(X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, pads=None,
-               strides=None) -> tuple[np.ndarray]:
+@onnx_op(
+    "MaxUnpool",
+    inputs=("X", "I", "output_shape"),
+    optional=("output_shape",),
+    since=9,
+    attributes={"kernel_shape": REQUIRED, "pads": None, "strides": None},
+)
+def max_unpool(
+    X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, pads=None, strides=None
+) -> tuple[np.ndarray]:
     """Inverse of MaxPool: zeros, with X's values put at the flat indices I."""
     X = as_array(X)
     I = np.asarray(I, dtype=np.int64)
@@ -476,8 +522,9 @@ def max_unpool(X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, p
     k = ints(kernel_shape, nsp, 1, "kernel_shape", "MaxUnpool")
     s = ints(strides, nsp, 1, "strides", "MaxUnpool")
     pd = ints(pads, 2 * nsp, 0, "pads", "MaxUnpool")
-    default = X.shape[:2] + tuple((X.shape[2 + i] - 1) * s[i] + k[i] - pd[i] - pd[nsp + i]
-                                  for i in range(nsp))
+    default = X.shape[:2] + tuple(
+        (X.shape[2 + i] - 1) * s[i] + k[i] - pd[i] - pd[nsp + i] for i in range(nsp)
+    )
     flat_i = I.reshape(-1)
     if flat_i.size and (flat_i.min() < 0 or flat_i.max() >= int(np.prod(default))):
         raise MDFError(f"MaxUnpool: an index in I is outside the unpooled shape {default}")
@@ -487,8 +534,10 @@ def max_unpool(X: Any, I: Any, output_shape: Any = None, *, kernel_shape=None, p
         # the requested (larger) shape.
         shape = tuple(int(v) for v in np.asarray(output_shape).reshape(-1))
         if len(shape) != X.ndim or any(a < b for a, b in zip(shape, default)):
-            raise MDFError(f"MaxUnpool: output_shape {shape} should have rank {X.ndim} and be "
-                           f"at least the unpooled shape {default}")
+            raise MDFError(
+                f"MaxUnpool: output_shape {shape} should have rank {X.ndim} and be "
+                f"at least the unpooled shape {default}"
+            )
         flat_i = np.ravel_multi_index(np.unravel_index(flat_i, default), shape)
     y = np.zeros(int(np.prod(shape)), dtype=X.dtype)
     _scatter_flat(y, flat_i, np.ascontiguousarray(X).reshape(-1))

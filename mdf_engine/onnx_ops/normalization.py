@@ -106,26 +106,45 @@ def _bn_infer(X, scale, B, mean, var, epsilon) -> np.ndarray:
     X = as_array(X)
     xf = _float_in(X)
     x3 = _bn_view(xf)
-    s, b, m, v = _bn_params((scale, B, mean, var), ("scale", "B", "mean", "var"),
-                            x3.shape[1], xf.dtype)
+    s, b, m, v = _bn_params(
+        (scale, B, mean, var), ("scale", "B", "mean", "var"), x3.shape[1], xf.dtype
+    )
     y = _bn_apply(x3, s, b, m, v, float(epsilon)).reshape(X.shape)
     return y if y.dtype == X.dtype else y.astype(X.dtype)
 
 
-@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "mean", "var"), since=9,
-         outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
-         attributes={"epsilon": 1e-5, "momentum": 0.9})
-def batch_normalization_9(X: Any, scale: Any, B: Any, mean: Any, var: Any, *, epsilon=1e-5,
-                          momentum=0.9) -> tuple[np.ndarray]:
+@onnx_op(
+    "BatchNormalization",
+    inputs=("X", "scale", "B", "mean", "var"),
+    since=9,
+    outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
+    attributes={"epsilon": 1e-5, "momentum": 0.9},
+)
+def batch_normalization_9(
+    X: Any, scale: Any, B: Any, mean: Any, var: Any, *, epsilon=1e-5, momentum=0.9
+) -> tuple[np.ndarray]:
     """Inference batch normalization: ``(X - mean) / sqrt(var + epsilon) * scale + B``."""
     return (_bn_infer(X, scale, B, mean, var, epsilon),)
 
 
-@onnx_op("BatchNormalization", inputs=("X", "scale", "B", "input_mean", "input_var"),
-         since=14, outputs=("Y", "running_mean", "running_var"),
-         attributes={"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0})
-def batch_normalization_14(X: Any, scale: Any, B: Any, input_mean: Any, input_var: Any, *,
-                           epsilon=1e-5, momentum=0.9, training_mode=0) -> tuple:
+@onnx_op(
+    "BatchNormalization",
+    inputs=("X", "scale", "B", "input_mean", "input_var"),
+    since=14,
+    outputs=("Y", "running_mean", "running_var"),
+    attributes={"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0},
+)
+def batch_normalization_14(
+    X: Any,
+    scale: Any,
+    B: Any,
+    input_mean: Any,
+    input_var: Any,
+    *,
+    epsilon=1e-5,
+    momentum=0.9,
+    training_mode=0,
+) -> tuple:
     """Batch normalization; with training_mode=1 the batch statistics normalize X and the
     running statistics are updated: ``running = input * momentum + batch * (1 - momentum)``."""
     if not training_mode:
@@ -167,10 +186,10 @@ def _standardize_rows(x, eps, scale, bias):
     return y
 
 
-@onnx_op("InstanceNormalization", inputs=("input", "scale", "B"), since=6,
-         attributes={"epsilon": 1e-5})
-def instance_normalization(input: Any, scale: Any, B: Any, *, epsilon=1e-5
-                           ) -> tuple[np.ndarray]:
+@onnx_op(
+    "InstanceNormalization", inputs=("input", "scale", "B"), since=6, attributes={"epsilon": 1e-5}
+)
+def instance_normalization(input: Any, scale: Any, B: Any, *, epsilon=1e-5) -> tuple[np.ndarray]:
     """Per (image, channel) standardization over the spatial axes, then ``* scale[c] + B[c]``."""
     X = as_array(input)
     if X.ndim < 3:
@@ -255,8 +274,12 @@ def _lrn(x, alpha, beta, bias, size):
     return y
 
 
-@onnx_op("LRN", inputs=("X",), since=1,
-         attributes={"alpha": 1e-4, "beta": 0.75, "bias": 1.0, "size": REQUIRED})
+@onnx_op(
+    "LRN",
+    inputs=("X",),
+    since=1,
+    attributes={"alpha": 1e-4, "beta": 0.75, "bias": 1.0, "size": REQUIRED},
+)
 def lrn(X: Any, *, alpha=1e-4, beta=0.75, bias=1.0, size=None) -> tuple[np.ndarray]:
     """Local response normalization across channels:
     ``x / (bias + alpha / size * sum of x^2 over the size neighbouring channels) ** beta``."""
@@ -266,6 +289,7 @@ def lrn(X: Any, *, alpha=1e-4, beta=0.75, bias=1.0, size=None) -> tuple[np.ndarr
     if X.ndim < 3:
         raise MDFError(f"LRN: X should be (N, C, D1, ...), got shape {X.shape}")
     xf = _float_in(X)
-    y = _lrn(xf.reshape(X.shape[0], X.shape[1], -1), float(alpha), float(beta), float(bias),
-             int(size))
+    y = _lrn(
+        xf.reshape(X.shape[0], X.shape[1], -1), float(alpha), float(beta), float(bias), int(size)
+    )
     return (y.reshape(X.shape).astype(X.dtype, copy=False),)

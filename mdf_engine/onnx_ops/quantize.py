@@ -41,8 +41,9 @@ def _dequantize(x, s, z):
     return y
 
 
-def _expand(param: np.ndarray, shape: tuple, axis: int, block_size: int, name: str,
-            op: str) -> np.ndarray:
+def _expand(
+    param: np.ndarray, shape: tuple, axis: int, block_size: int, name: str, op: str
+) -> np.ndarray:
     """A scale / zero point broadcast to ``shape``: scalar, 1-D along axis, or blocked."""
     nd = len(shape)
     if param.size == 1 and not block_size:
@@ -54,13 +55,17 @@ def _expand(param: np.ndarray, shape: tuple, axis: int, block_size: int, name: s
         want = list(shape)
         want[ax] = -(-shape[ax] // block_size)
         if list(param.shape) != want:
-            raise MDFError(f"{op}: {name} should have shape {tuple(want)} for block_size "
-                           f"{block_size} along axis {axis}, got {param.shape}")
+            raise MDFError(
+                f"{op}: {name} should have shape {tuple(want)} for block_size "
+                f"{block_size} along axis {axis}, got {param.shape}"
+            )
         full = np.repeat(param, block_size, axis=ax)
         return np.take(full, np.arange(shape[ax]), axis=ax)
     if param.ndim != 1 or param.size != shape[ax]:
-        raise MDFError(f"{op}: {name} should be a scalar or have {shape[ax]} values (axis "
-                       f"{axis}), got shape {param.shape}")
+        raise MDFError(
+            f"{op}: {name} should be a scalar or have {shape[ax]} values (axis "
+            f"{axis}), got shape {param.shape}"
+        )
     view = [1] * nd
     view[ax] = shape[ax]
     return np.broadcast_to(param.reshape(view), shape)
@@ -74,11 +79,14 @@ def _quantize_impl(x, y_scale, y_zero_point, axis, block_size, out_dtype, op):
     if y_zero_point is not None:
         zp = np.asarray(y_zero_point)
         if zp.dtype.kind not in "iu" or zp.dtype.itemsize > 2:
-            raise MDFError(f"{op}: y_zero_point should be (u)int8 or (u)int16, got {zp.dtype} "
-                           "(float8 and 4-bit types are not supported)")
+            raise MDFError(
+                f"{op}: y_zero_point should be (u)int8 or (u)int16, got {zp.dtype} "
+                "(float8 and 4-bit types are not supported)"
+            )
         if out_dtype is not None and zp.dtype != out_dtype:
-            raise MDFError(f"{op}: output_dtype {np.dtype(out_dtype)} differs from "
-                           f"y_zero_point's {zp.dtype}")
+            raise MDFError(
+                f"{op}: output_dtype {np.dtype(out_dtype)} differs from y_zero_point's {zp.dtype}"
+            )
         dt = zp.dtype
     else:
         dt = np.dtype(out_dtype or np.uint8)
@@ -86,52 +94,75 @@ def _quantize_impl(x, y_scale, y_zero_point, axis, block_size, out_dtype, op):
     cdt = np.float64 if np.float64 in (x.dtype, scale.dtype) else np.float32
     shape = x.shape
     s = np.ascontiguousarray(_expand(scale, shape, axis, block_size, "y_scale", op), cdt)
-    z = np.ascontiguousarray(_expand(zp, shape, axis, block_size, "y_zero_point", op),
-                             np.float64)
+    z = np.ascontiguousarray(_expand(zp, shape, axis, block_size, "y_zero_point", op), np.float64)
     info = np.iinfo(dt)
     xc = np.ascontiguousarray(x, cdt)
-    y = _quantize(xc.reshape(-1), s.reshape(-1), z.reshape(-1), float(info.min),
-                  float(info.max))
+    y = _quantize(xc.reshape(-1), s.reshape(-1), z.reshape(-1), float(info.min), float(info.max))
     return (y.reshape(shape).astype(dt),)
 
 
-@onnx_op("QuantizeLinear", inputs=("x", "y_scale", "y_zero_point"), optional=("y_zero_point",),
-         since=10)
+@onnx_op(
+    "QuantizeLinear", inputs=("x", "y_scale", "y_zero_point"), optional=("y_zero_point",), since=10
+)
 def quantize_linear_10(x: Any, y_scale: Any, y_zero_point: Any = None) -> tuple[np.ndarray]:
     """Per-tensor linear quantization to uint8 / int8."""
     return _quantize_impl(x, y_scale, y_zero_point, 1, 0, None, "QuantizeLinear")
 
 
-@onnx_op("QuantizeLinear", inputs=("x", "y_scale", "y_zero_point"), optional=("y_zero_point",),
-         since=13, attributes={"axis": 1})
-def quantize_linear_13(x: Any, y_scale: Any, y_zero_point: Any = None, *, axis=1
-                       ) -> tuple[np.ndarray]:
+@onnx_op(
+    "QuantizeLinear",
+    inputs=("x", "y_scale", "y_zero_point"),
+    optional=("y_zero_point",),
+    since=13,
+    attributes={"axis": 1},
+)
+def quantize_linear_13(
+    x: Any, y_scale: Any, y_zero_point: Any = None, *, axis=1
+) -> tuple[np.ndarray]:
     """Linear quantization, per tensor or per slice along ``axis`` (1-D scale)."""
     return _quantize_impl(x, y_scale, y_zero_point, int(axis), 0, None, "QuantizeLinear")
 
 
-@onnx_op("QuantizeLinear", inputs=("x", "y_scale", "y_zero_point"), optional=("y_zero_point",),
-         since=21, attributes={"axis": 1, "block_size": 0, "output_dtype": 0, "saturate": 1})
-def quantize_linear_21(x: Any, y_scale: Any, y_zero_point: Any = None, *, axis=1,
-                       block_size=0, output_dtype=0, saturate=1) -> tuple[np.ndarray]:
+@onnx_op(
+    "QuantizeLinear",
+    inputs=("x", "y_scale", "y_zero_point"),
+    optional=("y_zero_point",),
+    since=21,
+    attributes={"axis": 1, "block_size": 0, "output_dtype": 0, "saturate": 1},
+)
+def quantize_linear_21(
+    x: Any,
+    y_scale: Any,
+    y_zero_point: Any = None,
+    *,
+    axis=1,
+    block_size=0,
+    output_dtype=0,
+    saturate=1,
+) -> tuple[np.ndarray]:
     """Linear quantization per tensor, per axis or per block of ``block_size`` along axis;
     ``output_dtype`` (a TensorProto code) picks the integer type when there is no zero point.
     ``saturate`` only concerns float8 outputs, which are not supported."""
     od = None
     if output_dtype:
         if int(output_dtype) not in _INT_CODES:
-            raise MDFError(f"QuantizeLinear: output_dtype {output_dtype} is not supported "
-                           "(uint8=2, int8=3, uint16=4, int16=5)")
+            raise MDFError(
+                f"QuantizeLinear: output_dtype {output_dtype} is not supported "
+                "(uint8=2, int8=3, uint16=4, int16=5)"
+            )
         od = _INT_CODES[int(output_dtype)]
-    return _quantize_impl(x, y_scale, y_zero_point, int(axis), int(block_size), od,
-                          "QuantizeLinear")
+    return _quantize_impl(
+        x, y_scale, y_zero_point, int(axis), int(block_size), od, "QuantizeLinear"
+    )
 
 
 def _dequantize_impl(x, x_scale, x_zero_point, axis, block_size, op):
     x = as_array(x)
     if x.dtype.kind not in "iu":
-        raise MDFError(f"{op}: x should be an integer tensor, got {x.dtype} (float8 and 4-bit "
-                       "types are not supported)")
+        raise MDFError(
+            f"{op}: x should be an integer tensor, got {x.dtype} (float8 and 4-bit "
+            "types are not supported)"
+        )
     scale = np.asarray(x_scale)
     if scale.dtype.kind != "f":
         raise MDFError(f"{op}: x_scale should be a float tensor, got {scale.dtype}")
@@ -141,35 +172,50 @@ def _dequantize_impl(x, x_scale, x_zero_point, axis, block_size, op):
     cdt = scale.dtype if scale.dtype in (np.float32, np.float64) else np.dtype(np.float32)
     shape = x.shape
     s = np.ascontiguousarray(_expand(scale, shape, axis, block_size, "x_scale", op), cdt)
-    z = np.ascontiguousarray(_expand(zp, shape, axis, block_size, "x_zero_point", op),
-                             np.int64)
-    y = _dequantize(np.ascontiguousarray(x, np.int64).reshape(-1), s.reshape(-1),
-                    z.reshape(-1))
+    z = np.ascontiguousarray(_expand(zp, shape, axis, block_size, "x_zero_point", op), np.int64)
+    y = _dequantize(np.ascontiguousarray(x, np.int64).reshape(-1), s.reshape(-1), z.reshape(-1))
     return (y.reshape(shape).astype(scale.dtype, copy=False),)
 
 
-@onnx_op("DequantizeLinear", inputs=("x", "x_scale", "x_zero_point"),
-         optional=("x_zero_point",), since=10)
+@onnx_op(
+    "DequantizeLinear",
+    inputs=("x", "x_scale", "x_zero_point"),
+    optional=("x_zero_point",),
+    since=10,
+)
 def dequantize_linear_10(x: Any, x_scale: Any, x_zero_point: Any = None) -> tuple[np.ndarray]:
     """``(x - x_zero_point) * x_scale`` per tensor."""
     return _dequantize_impl(x, x_scale, x_zero_point, 1, 0, "DequantizeLinear")
 
 
-@onnx_op("DequantizeLinear", inputs=("x", "x_scale", "x_zero_point"),
-         optional=("x_zero_point",), since=13, attributes={"axis": 1})
-def dequantize_linear_13(x: Any, x_scale: Any, x_zero_point: Any = None, *, axis=1
-                         ) -> tuple[np.ndarray]:
+@onnx_op(
+    "DequantizeLinear",
+    inputs=("x", "x_scale", "x_zero_point"),
+    optional=("x_zero_point",),
+    since=13,
+    attributes={"axis": 1},
+)
+def dequantize_linear_13(
+    x: Any, x_scale: Any, x_zero_point: Any = None, *, axis=1
+) -> tuple[np.ndarray]:
     """``(x - x_zero_point) * x_scale`` per tensor or per slice along ``axis``."""
     return _dequantize_impl(x, x_scale, x_zero_point, int(axis), 0, "DequantizeLinear")
 
 
-@onnx_op("DequantizeLinear", inputs=("x", "x_scale", "x_zero_point"),
-         optional=("x_zero_point",), since=21, attributes={"axis": 1, "block_size": 0})
-def dequantize_linear_21(x: Any, x_scale: Any, x_zero_point: Any = None, *, axis=1,
-                         block_size=0) -> tuple[np.ndarray]:
+@onnx_op(
+    "DequantizeLinear",
+    inputs=("x", "x_scale", "x_zero_point"),
+    optional=("x_zero_point",),
+    since=21,
+    attributes={"axis": 1, "block_size": 0},
+)
+def dequantize_linear_21(
+    x: Any, x_scale: Any, x_zero_point: Any = None, *, axis=1, block_size=0
+) -> tuple[np.ndarray]:
     """``(x - x_zero_point) * x_scale`` per tensor, per axis or per block along ``axis``."""
-    return _dequantize_impl(x, x_scale, x_zero_point, int(axis), int(block_size),
-                            "DequantizeLinear")
+    return _dequantize_impl(
+        x, x_scale, x_zero_point, int(axis), int(block_size), "DequantizeLinear"
+    )
 
 
 @numba.njit(cache=True)
@@ -191,8 +237,7 @@ def _dynamic_quantize(x):
     return y, scale, np.uint8(zp)
 
 
-@onnx_op("DynamicQuantizeLinear", inputs=("x",), outputs=("y", "y_scale", "y_zero_point"),
-         since=11)
+@onnx_op("DynamicQuantizeLinear", inputs=("x",), outputs=("y", "y_scale", "y_zero_point"), since=11)
 def dynamic_quantize_linear(x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """uint8 quantization with scale and zero point chosen from the range of x (and 0)."""
     x = as_array(x)
@@ -219,11 +264,30 @@ def _vec(v: Any, n: int, name: str, as_col: bool) -> np.ndarray:
     return a.reshape(-1, 1) if as_col else a.reshape(1, -1)
 
 
-@onnx_op("QLinearMatMul", since=10,
-         inputs=("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "y_scale",
-                 "y_zero_point"))
-def qlinear_matmul(a: Any, a_scale: Any, a_zero_point: Any, b: Any, b_scale: Any,
-                   b_zero_point: Any, y_scale: Any, y_zero_point: Any) -> tuple[np.ndarray]:
+@onnx_op(
+    "QLinearMatMul",
+    since=10,
+    inputs=(
+        "a",
+        "a_scale",
+        "a_zero_point",
+        "b",
+        "b_scale",
+        "b_zero_point",
+        "y_scale",
+        "y_zero_point",
+    ),
+)
+def qlinear_matmul(
+    a: Any,
+    a_scale: Any,
+    a_zero_point: Any,
+    b: Any,
+    b_scale: Any,
+    b_zero_point: Any,
+    y_scale: Any,
+    y_zero_point: Any,
+) -> tuple[np.ndarray]:
     """Quantized MatMul: exact integer product of (a - a_zp) and (b - b_zp), scaled by
     a_scale * b_scale / y_scale, rounded half to even, plus y_zp, saturated to y's type."""
     a = as_array(a)
@@ -243,6 +307,7 @@ def qlinear_matmul(a: Any, a_scale: Any, a_zero_point: Any, b: Any, b_scale: Any
     shape = acc.shape
     m = np.ascontiguousarray(np.broadcast_to(mult, shape), f32)
     z = np.full(acc.size, float(yzp.reshape(-1)[0]))
-    y = _requantize(np.ascontiguousarray(acc).reshape(-1), m.reshape(-1), z, float(info.min),
-                    float(info.max))
+    y = _requantize(
+        np.ascontiguousarray(acc).reshape(-1), m.reshape(-1), z, float(info.min), float(info.max)
+    )
     return (y.reshape(shape).astype(yzp.dtype),)

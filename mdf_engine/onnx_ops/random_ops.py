@@ -43,8 +43,9 @@ def _float_dtype(dtype: Any, op: str, like: np.ndarray | None = None) -> Any:
         return np.float32
     d = _FLOAT_DTYPES.get(int(dtype))
     if d is None:
-        raise MDFError(f"{op}: dtype must be 1 (float32), 10 (float16) or 11 (float64), "
-                       f"got {dtype}")
+        raise MDFError(
+            f"{op}: dtype must be 1 (float32), 10 (float16) or 11 (float64), got {dtype}"
+        )
     return d
 
 
@@ -57,44 +58,66 @@ def _shape(shape: Any, op: str) -> tuple[int, ...]:
     return s
 
 
-@onnx_op("RandomNormal", attributes={"dtype": 1, "mean": 0.0, "scale": 1.0, "seed": None,
-                                     "shape": None}, outputs=("output",), since=1,
-         python_only=True)
-def random_normal(*, dtype: Any = 1, mean: float = 0.0, scale: float = 1.0, seed: Any = None,
-                  shape: Any = None) -> tuple:
+@onnx_op(
+    "RandomNormal",
+    attributes={"dtype": 1, "mean": 0.0, "scale": 1.0, "seed": None, "shape": None},
+    outputs=("output",),
+    since=1,
+    python_only=True,
+)
+def random_normal(
+    *, dtype: Any = 1, mean: float = 0.0, scale: float = 1.0, seed: Any = None, shape: Any = None
+) -> tuple:
     """Normal draws with ``mean`` and standard deviation ``scale``, of the given ``shape``."""
     s = _shape(shape, "RandomNormal")
     d = _float_dtype(dtype, "RandomNormal")
     return (_rng(seed).normal(float(mean), float(scale), size=s).astype(d),)
 
 
-@onnx_op("RandomNormalLike", inputs=("input",),
-         attributes={"dtype": None, "mean": 0.0, "scale": 1.0, "seed": None},
-         outputs=("output",), since=1, python_only=True)
-def random_normal_like(input: Any, *, dtype: Any = None, mean: float = 0.0, scale: float = 1.0,
-                       seed: Any = None) -> tuple:
+@onnx_op(
+    "RandomNormalLike",
+    inputs=("input",),
+    attributes={"dtype": None, "mean": 0.0, "scale": 1.0, "seed": None},
+    outputs=("output",),
+    since=1,
+    python_only=True,
+)
+def random_normal_like(
+    input: Any, *, dtype: Any = None, mean: float = 0.0, scale: float = 1.0, seed: Any = None
+) -> tuple:
     """Normal draws shaped like ``input`` (dtype: attribute, else the input's float dtype)."""
     x = np.asarray(input)
     d = _float_dtype(dtype, "RandomNormalLike", x)
     return (_rng(seed).normal(float(mean), float(scale), size=x.shape).astype(d),)
 
 
-@onnx_op("RandomUniform", attributes={"dtype": 1, "high": 1.0, "low": 0.0, "seed": None,
-                                      "shape": None}, outputs=("output",), since=1,
-         python_only=True)
-def random_uniform(*, dtype: Any = 1, high: float = 1.0, low: float = 0.0, seed: Any = None,
-                   shape: Any = None) -> tuple:
+@onnx_op(
+    "RandomUniform",
+    attributes={"dtype": 1, "high": 1.0, "low": 0.0, "seed": None, "shape": None},
+    outputs=("output",),
+    since=1,
+    python_only=True,
+)
+def random_uniform(
+    *, dtype: Any = 1, high: float = 1.0, low: float = 0.0, seed: Any = None, shape: Any = None
+) -> tuple:
     """Uniform draws in ``[low, high)`` of the given ``shape``."""
     s = _shape(shape, "RandomUniform")
     d = _float_dtype(dtype, "RandomUniform")
     return (_rng(seed).uniform(float(low), float(high), size=s).astype(d),)
 
 
-@onnx_op("RandomUniformLike", inputs=("input",),
-         attributes={"dtype": None, "high": 1.0, "low": 0.0, "seed": None},
-         outputs=("output",), since=1, python_only=True)
-def random_uniform_like(input: Any, *, dtype: Any = None, high: float = 1.0, low: float = 0.0,
-                        seed: Any = None) -> tuple:
+@onnx_op(
+    "RandomUniformLike",
+    inputs=("input",),
+    attributes={"dtype": None, "high": 1.0, "low": 0.0, "seed": None},
+    outputs=("output",),
+    since=1,
+    python_only=True,
+)
+def random_uniform_like(
+    input: Any, *, dtype: Any = None, high: float = 1.0, low: float = 0.0, seed: Any = None
+) -> tuple:
     """Uniform draws in ``[low, high)`` shaped like ``input``."""
     x = np.asarray(input)
     d = _float_dtype(dtype, "RandomUniformLike", x)
@@ -123,9 +146,14 @@ def _multinomial_core(logits, u):
     return out
 
 
-@onnx_op("Multinomial", inputs=("input",), attributes={"dtype": 6, "sample_size": 1,
-                                                        "seed": None},
-         outputs=("output",), since=7, python_only=True)
+@onnx_op(
+    "Multinomial",
+    inputs=("input",),
+    attributes={"dtype": 6, "sample_size": 1, "seed": None},
+    outputs=("output",),
+    since=7,
+    python_only=True,
+)
 def multinomial(input: Any, *, dtype: Any = 6, sample_size: int = 1, seed: Any = None) -> tuple:
     """``sample_size`` class indices per batch row, drawn from the distribution whose
     unnormalised log-probabilities are the row (``[batch, classes]``)."""
@@ -142,12 +170,27 @@ def multinomial(input: Any, *, dtype: Any = 6, sample_size: int = 1, seed: Any =
     return (_multinomial_core(np.ascontiguousarray(x), u).astype(d),)
 
 
-_BERNOULLI_DTYPES = {**_FLOAT_DTYPES, **_INT_DTYPES, 2: np.uint8, 3: np.int8, 4: np.uint16,
-                     5: np.int16, 9: np.bool_, 12: np.uint32, 13: np.uint64}
+_BERNOULLI_DTYPES = {
+    **_FLOAT_DTYPES,
+    **_INT_DTYPES,
+    2: np.uint8,
+    3: np.int8,
+    4: np.uint16,
+    5: np.int16,
+    9: np.bool_,
+    12: np.uint32,
+    13: np.uint64,
+}
 
 
-@onnx_op("Bernoulli", inputs=("input",), attributes={"dtype": None, "seed": None},
-         outputs=("output",), since=15, python_only=True)
+@onnx_op(
+    "Bernoulli",
+    inputs=("input",),
+    attributes={"dtype": None, "seed": None},
+    outputs=("output",),
+    since=15,
+    python_only=True,
+)
 def bernoulli(input: Any, *, dtype: Any = None, seed: Any = None) -> tuple:
     """0/1 draws, 1 with the probability given by each element of ``input`` (in [0, 1]); of
     type ``dtype`` (ONNX code), else the input's float type."""
@@ -187,26 +230,43 @@ def _dropout(x: np.ndarray, ratio: float, training: bool, seed: Any) -> tuple:
     return _dropout_core(np.ascontiguousarray(x), u, float(ratio))
 
 
-@onnx_op("Dropout", inputs=("data", "ratio", "training_mode"),
-         optional=("ratio", "training_mode"), attributes={"seed": None},
-         outputs=("output", "mask"), since=12, python_only=True)
-def dropout(data: Any, ratio: Any = None, training_mode: Any = None, *,
-            seed: Any = None) -> tuple:
+@onnx_op(
+    "Dropout",
+    inputs=("data", "ratio", "training_mode"),
+    optional=("ratio", "training_mode"),
+    attributes={"seed": None},
+    outputs=("output", "mask"),
+    since=12,
+    python_only=True,
+)
+def dropout(data: Any, ratio: Any = None, training_mode: Any = None, *, seed: Any = None) -> tuple:
     """ONNX Dropout (opset >= 12): identity unless ``training_mode`` is true."""
     r = 0.5 if ratio is None else float(np.asarray(ratio).reshape(-1)[0])
     training = training_mode is not None and bool(np.asarray(training_mode).reshape(-1)[0])
     return _dropout(np.asarray(data), r, training, seed)
 
 
-@onnx_op("Dropout", inputs=("data",), attributes={"ratio": 0.5}, outputs=("output", "mask"),
-         since=10, python_only=True)
+@onnx_op(
+    "Dropout",
+    inputs=("data",),
+    attributes={"ratio": 0.5},
+    outputs=("output", "mask"),
+    since=10,
+    python_only=True,
+)
 def dropout_10(data: Any, *, ratio: float = 0.5) -> tuple:
     """ONNX Dropout opset 10-11 (inference): the input, and an all-true bool mask."""
     return _dropout(np.asarray(data), float(ratio), False, None)
 
 
-@onnx_op("Dropout", inputs=("data",), attributes={"ratio": 0.5, "is_test": 0},
-         outputs=("output", "mask"), since=1, python_only=True)
+@onnx_op(
+    "Dropout",
+    inputs=("data",),
+    attributes={"ratio": 0.5, "is_test": 0},
+    outputs=("output", "mask"),
+    since=1,
+    python_only=True,
+)
 def dropout_1(data: Any, *, ratio: float = 0.5, is_test: int = 0) -> tuple:
     """ONNX Dropout before opset 10 (inference; ``is_test`` accepted): the input, and a mask of
     ones in the input's dtype (before opset 10 the mask had the data's type)."""

@@ -35,13 +35,33 @@ from ..registry import REQUIRED
 from . import onnx_op
 
 # ------------------------------------------------------------------------------ activations
-_ACT_CODES = {"relu": 0, "tanh": 1, "sigmoid": 2, "affine": 3, "leakyrelu": 4,
-              "thresholdedrelu": 5, "scaledtanh": 6, "hardsigmoid": 7, "elu": 8,
-              "softsign": 9, "softplus": 10}
+_ACT_CODES = {
+    "relu": 0,
+    "tanh": 1,
+    "sigmoid": 2,
+    "affine": 3,
+    "leakyrelu": 4,
+    "thresholdedrelu": 5,
+    "scaledtanh": 6,
+    "hardsigmoid": 7,
+    "elu": 8,
+    "softsign": 9,
+    "softplus": 10,
+}
 #: (number of parameters, default alpha, default beta) per activation code.
-_ACT_PARAMS = {0: (0, 0.0, 0.0), 1: (0, 0.0, 0.0), 2: (0, 0.0, 0.0), 3: (2, 1.0, 0.0),
-               4: (1, 0.01, 0.0), 5: (1, 1.0, 0.0), 6: (2, 1.0, 1.0), 7: (2, 0.2, 0.5),
-               8: (1, 1.0, 0.0), 9: (0, 0.0, 0.0), 10: (0, 0.0, 0.0)}
+_ACT_PARAMS = {
+    0: (0, 0.0, 0.0),
+    1: (0, 0.0, 0.0),
+    2: (0, 0.0, 0.0),
+    3: (2, 1.0, 0.0),
+    4: (1, 0.01, 0.0),
+    5: (1, 1.0, 0.0),
+    6: (2, 1.0, 1.0),
+    7: (2, 0.2, 0.5),
+    8: (1, 1.0, 0.0),
+    9: (0, 0.0, 0.0),
+    10: (0, 0.0, 0.0),
+}
 
 
 @numba.njit(cache=True)
@@ -296,7 +316,7 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
     F = xw.dtype.type
     Y = np.zeros((T, B, H), dtype=xw.dtype)
     h = h0.copy()
-    Rzr, Rh = R[:2 * H], R[2 * H:]
+    Rzr, Rh = R[: 2 * H], R[2 * H :]
     zr = np.zeros((B, 2 * H), dtype=xw.dtype)  # z and r recurrences, then gates
     hh = np.zeros((B, H), dtype=xw.dtype)
     rh = np.zeros((B, H), dtype=xw.dtype)
@@ -343,8 +363,9 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
 
 
 @numba.njit(cache=True, error_model="numpy")
-def _lstm_dir(xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas,
-              clip, bt):
+def _lstm_dir(
+    xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas, clip, bt
+):
     T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
     F = xw.dtype.type
     Y = np.zeros((T, B, H), dtype=xw.dtype)
@@ -368,9 +389,9 @@ def _lstm_dir(xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes,
             g, x, cb = rh[b], xw[t, b], c[b]
             for j in range(4 * H):
                 g[j] += x[j] + bias[j]
-            gi, go, gf, gc = g[:H], g[H:2 * H], g[2 * H:3 * H], g[3 * H:]
+            gi, go, gf, gc = g[:H], g[H : 2 * H], g[2 * H : 3 * H], g[3 * H :]
             if fused:
-                _apply(g[:3 * H], codes[0], alphas[0], betas[0], clip, sc, bt)
+                _apply(g[: 3 * H], codes[0], alphas[0], betas[0], clip, sc, bt)
             else:
                 if has_p:
                     for j in range(H):
@@ -402,24 +423,35 @@ def _lstm_dir(xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes,
 
 
 # --------------------------------------------------------------------------------- plumbing
-def _activations(names: Any, alpha: Any, beta: Any, per_dir: int, defaults: tuple[str, ...],
-                 n_dir: int, op: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _activations(
+    names: Any, alpha: Any, beta: Any, per_dir: int, defaults: tuple[str, ...], n_dir: int, op: str
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Per direction: (codes, alphas, betas) arrays of length ``per_dir`` (read-only arrays
     shared between calls: the parsing is memoised on the attribute values)."""
-    key = (tuple(names) if names else None, tuple(alpha) if alpha is not None else None,
-           tuple(beta) if beta is not None else None, per_dir, defaults, n_dir, op)
+    key = (
+        tuple(names) if names else None,
+        tuple(alpha) if alpha is not None else None,
+        tuple(beta) if beta is not None else None,
+        per_dir,
+        defaults,
+        n_dir,
+        op,
+    )
     return _parse_activations(*key)
 
 
 @functools.lru_cache(maxsize=256)
-def _parse_activations(names: Any, alpha: Any, beta: Any, per_dir: int,
-                       defaults: tuple[str, ...], n_dir: int, op: str) -> list:
+def _parse_activations(
+    names: Any, alpha: Any, beta: Any, per_dir: int, defaults: tuple[str, ...], n_dir: int, op: str
+) -> list:
     names = list(names) if names else list(defaults) * n_dir
     if len(names) == per_dir and n_dir == 2:
         names = names * 2
     if len(names) != per_dir * n_dir:
-        raise MDFError(f"{op}: activations must list {per_dir * n_dir} functions "
-                       f"({per_dir} per direction), got {names}")
+        raise MDFError(
+            f"{op}: activations must list {per_dir * n_dir} functions "
+            f"({per_dir} per direction), got {names}"
+        )
     alpha = list(alpha) if alpha is not None else []
     beta = list(beta) if beta is not None else []
     codes, alphas, betas = [], [], []
@@ -427,8 +459,9 @@ def _parse_activations(names: Any, alpha: Any, beta: Any, per_dir: int,
     for name in names:
         key = str(name).lower()
         if key not in _ACT_CODES:
-            raise MDFError(f"{op}: unknown activation '{name}' (known: "
-                           f"{', '.join(sorted(_ACT_CODES))})")
+            raise MDFError(
+                f"{op}: unknown activation '{name}' (known: {', '.join(sorted(_ACT_CODES))})"
+            )
         code = _ACT_CODES[key]
         nparam, da, db = _ACT_PARAMS[code]
         a, b = da, db
@@ -444,8 +477,11 @@ def _parse_activations(names: Any, alpha: Any, beta: Any, per_dir: int,
     out = []
     for d in range(n_dir):
         s = slice(d * per_dir, (d + 1) * per_dir)
-        arrays = (np.array(codes[s], dtype=np.int64), np.array(alphas[s], dtype=np.float64),
-                  np.array(betas[s], dtype=np.float64))
+        arrays = (
+            np.array(codes[s], dtype=np.int64),
+            np.array(alphas[s], dtype=np.float64),
+            np.array(betas[s], dtype=np.float64),
+        )
         for a in arrays:
             a.flags.writeable = False
         out.append(arrays)
@@ -461,7 +497,7 @@ def _aligned(a: np.ndarray, align: int = 32) -> np.ndarray:
         return a
     buf = np.empty(a.nbytes + align, dtype=np.uint8)
     start = -buf.ctypes.data % align
-    out = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out = buf[start : start + a.nbytes].view(a.dtype).reshape(a.shape)
     out[...] = a
     return out
 
@@ -469,8 +505,20 @@ def _aligned(a: np.ndarray, align: int = 32) -> np.ndarray:
 class _Prep:
     """Validated, layout-normalised inputs shared by the three operators."""
 
-    def __init__(self, op: str, gates: int, X: Any, W: Any, R: Any, B: Any, sequence_lens: Any,
-                 initial_h: Any, hidden_size: Any, direction: str, layout: int):
+    def __init__(
+        self,
+        op: str,
+        gates: int,
+        X: Any,
+        W: Any,
+        R: Any,
+        B: Any,
+        sequence_lens: Any,
+        initial_h: Any,
+        hidden_size: Any,
+        direction: str,
+        layout: int,
+    ):
         X = np.asarray(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
@@ -481,26 +529,32 @@ class _Prep:
             X = X.transpose(1, 0, 2)
         self.X = np.ascontiguousarray(X)
         T, Bt, _ = self.X.shape
-        self.dirs = {"forward": [False], "reverse": [True],
-                     "bidirectional": [False, True]}.get(direction)
+        self.dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}.get(
+            direction
+        )
         if self.dirs is None:
-            raise MDFError(f"{op}: direction must be forward, reverse or bidirectional, "
-                           f"got '{direction}'")
+            raise MDFError(
+                f"{op}: direction must be forward, reverse or bidirectional, got '{direction}'"
+            )
         nd = len(self.dirs)
         self.W = np.asarray(W, dtype=self.dtype)
         self.R = np.ascontiguousarray(R, dtype=self.dtype)
         H = int(hidden_size) if hidden_size is not None else self.R.shape[-1]
         self.H = H
         if self.W.shape != (nd, gates * H, self.X.shape[2]):
-            raise MDFError(f"{op}: W must have shape {(nd, gates * H, self.X.shape[2])}, "
-                           f"got {self.W.shape}")
+            raise MDFError(
+                f"{op}: W must have shape {(nd, gates * H, self.X.shape[2])}, got {self.W.shape}"
+            )
         if self.R.shape != (nd, gates * H, H):
             raise MDFError(f"{op}: R must have shape {(nd, gates * H, H)}, got {self.R.shape}")
         # rows can all start 32-byte aligned; the copy (10-25 us for 256 KB) pays from ~16 steps
         if T >= 16 and (H * self.R.itemsize) % 32 == 0:
             self.R = _aligned(self.R)
-        self.B = (np.zeros((nd, 2 * gates * H), self.dtype) if B is None
-                  else np.asarray(B, dtype=self.dtype))
+        self.B = (
+            np.zeros((nd, 2 * gates * H), self.dtype)
+            if B is None
+            else np.asarray(B, dtype=self.dtype)
+        )
         if self.B.shape != (nd, 2 * gates * H):
             raise MDFError(f"{op}: B must have shape {(nd, 2 * gates * H)}, got {self.B.shape}")
         if sequence_lens is None:
@@ -508,10 +562,11 @@ class _Prep:
         else:
             self.lens = np.asarray(sequence_lens).astype(np.int64).reshape(-1)
         if sequence_lens is not None and (
-                self.lens.shape != (Bt,) or (Bt and not 0 <= self.lens.min() <= self.lens.max()
-                                             <= T)):
-            raise MDFError(f"{op}: sequence_lens must hold {Bt} lengths in [0, {T}], "
-                           f"got {self.lens.tolist()}")
+            self.lens.shape != (Bt,) or (Bt and not 0 <= self.lens.min() <= self.lens.max() <= T)
+        ):
+            raise MDFError(
+                f"{op}: sequence_lens must hold {Bt} lengths in [0, {T}], got {self.lens.tolist()}"
+            )
         self.layout = layout
         self.h0 = self.state(initial_h, "initial_h", op)
 
@@ -523,8 +578,10 @@ class _Prep:
         if self.layout:
             s = s.transpose(1, 0, 2)
         if s.shape != (nd, Bt, self.H):
-            raise MDFError(f"{op}: {what} must have shape {(nd, Bt, self.H)} (layout "
-                           f"{self.layout}), got {s.shape}")
+            raise MDFError(
+                f"{op}: {what} must have shape {(nd, Bt, self.H)} (layout "
+                f"{self.layout}), got {s.shape}"
+            )
         return np.ascontiguousarray(s)
 
     def bits(self, n: int) -> np.ndarray:
@@ -550,71 +607,158 @@ class _Prep:
         return (Y, *outs)
 
 
-_COMMON = {"activation_alpha": None, "activation_beta": None, "activations": None,
-           "clip": None, "direction": "forward", "hidden_size": REQUIRED}
+_COMMON = {
+    "activation_alpha": None,
+    "activation_beta": None,
+    "activations": None,
+    "clip": None,
+    "direction": "forward",
+    "hidden_size": REQUIRED,
+}
 
 
-@onnx_op("RNN", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
-         optional=("B", "sequence_lens", "initial_h"), attributes={**_COMMON, "layout": 0},
-         outputs=("Y", "Y_h"), since=7)
-def rnn(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initial_h: Any = None,
-        *, activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
-        clip: Any = None, direction: str = "forward", hidden_size: Any = None,
-        layout: int = 0) -> tuple:
+@onnx_op(
+    "RNN",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+    optional=("B", "sequence_lens", "initial_h"),
+    attributes={**_COMMON, "layout": 0},
+    outputs=("Y", "Y_h"),
+    since=7,
+)
+def rnn(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    layout: int = 0,
+) -> tuple:
     """ONNX RNN: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)``; returns ``Y``, ``Y_h``."""
     p = _Prep("RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
-    acts = _activations(activations, activation_alpha, activation_beta, 1, ("Tanh",),
-                        len(p.dirs), "RNN")
+    acts = _activations(
+        activations, activation_alpha, activation_beta, 1, ("Tanh",), len(p.dirs), "RNN"
+    )
     cl = float(clip) if clip else 0.0
     ys, hs = [], []
     H = p.H
     for d, rev in enumerate(p.dirs):
-        Y, h = _rnn_dir(p.project(d), p.B[d, :H] + p.B[d, H:], p.R[d], p.h0[d], p.lens, rev,
-                        *acts[d], cl, p.bits(H))
+        Y, h = _rnn_dir(
+            p.project(d),
+            p.B[d, :H] + p.B[d, H:],
+            p.R[d],
+            p.h0[d],
+            p.lens,
+            rev,
+            *acts[d],
+            cl,
+            p.bits(H),
+        )
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
 
 
-@onnx_op("GRU", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
-         optional=("B", "sequence_lens", "initial_h"),
-         attributes={**_COMMON, "linear_before_reset": 0, "layout": 0},
-         outputs=("Y", "Y_h"), since=7)
-def gru(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None, initial_h: Any = None,
-        *, activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
-        clip: Any = None, direction: str = "forward", hidden_size: Any = None,
-        linear_before_reset: int = 0, layout: int = 0) -> tuple:
+@onnx_op(
+    "GRU",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+    optional=("B", "sequence_lens", "initial_h"),
+    attributes={**_COMMON, "linear_before_reset": 0, "layout": 0},
+    outputs=("Y", "Y_h"),
+    since=7,
+)
+def gru(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    linear_before_reset: int = 0,
+    layout: int = 0,
+) -> tuple:
     """ONNX GRU (gate order z, r, h); returns ``Y``, ``Y_h``."""
     p = _Prep("GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
-    acts = _activations(activations, activation_alpha, activation_beta, 2, ("Sigmoid", "Tanh"),
-                        len(p.dirs), "GRU")
+    acts = _activations(
+        activations, activation_alpha, activation_beta, 2, ("Sigmoid", "Tanh"), len(p.dirs), "GRU"
+    )
     cl = float(clip) if clip else 0.0
     H = p.H
     ys, hs = [], []
     for d, rev in enumerate(p.dirs):
-        wb, rb = p.B[d, :3 * H], p.B[d, 3 * H:]
+        wb, rb = p.B[d, : 3 * H], p.B[d, 3 * H :]
         bias = wb.copy()
-        bias[:2 * H] += rb[:2 * H]
-        Y, h = _gru_dir(p.project(d), bias, p.R[d], np.ascontiguousarray(rb[2 * H:]), p.h0[d],
-                        p.lens, rev, bool(linear_before_reset), *acts[d], cl, p.bits(2 * H))
+        bias[: 2 * H] += rb[: 2 * H]
+        Y, h = _gru_dir(
+            p.project(d),
+            bias,
+            p.R[d],
+            np.ascontiguousarray(rb[2 * H :]),
+            p.h0[d],
+            p.lens,
+            rev,
+            bool(linear_before_reset),
+            *acts[d],
+            cl,
+            p.bits(2 * H),
+        )
         ys.append(Y)
         hs.append(h)
     return p.finish(ys, [hs])
 
 
-@onnx_op("LSTM", inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
-         optional=("B", "sequence_lens", "initial_h", "initial_c", "P"),
-         attributes={**_COMMON, "input_forget": 0, "layout": 0},
-         outputs=("Y", "Y_h", "Y_c"), since=7)
-def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
-         initial_h: Any = None, initial_c: Any = None, P: Any = None, *,
-         activation_alpha: Any = None, activation_beta: Any = None, activations: Any = None,
-         clip: Any = None, direction: str = "forward", hidden_size: Any = None,
-         input_forget: int = 0, layout: int = 0) -> tuple:
+@onnx_op(
+    "LSTM",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
+    optional=("B", "sequence_lens", "initial_h", "initial_c", "P"),
+    attributes={**_COMMON, "input_forget": 0, "layout": 0},
+    outputs=("Y", "Y_h", "Y_c"),
+    since=7,
+)
+def lstm(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    initial_c: Any = None,
+    P: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    input_forget: int = 0,
+    layout: int = 0,
+) -> tuple:
     """ONNX LSTM (gate order i, o, f, c; peepholes i, o, f); returns ``Y``, ``Y_h``, ``Y_c``."""
     p = _Prep("LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout)
-    acts = _activations(activations, activation_alpha, activation_beta, 3,
-                        ("Sigmoid", "Tanh", "Tanh"), len(p.dirs), "LSTM")
+    acts = _activations(
+        activations,
+        activation_alpha,
+        activation_beta,
+        3,
+        ("Sigmoid", "Tanh", "Tanh"),
+        len(p.dirs),
+        "LSTM",
+    )
     cl = float(clip) if clip else 0.0
     H = p.H
     c0 = p.state(initial_c, "initial_c", "LSTM")
@@ -625,10 +769,23 @@ def lstm(X: Any, W: Any, R: Any, B: Any = None, sequence_lens: Any = None,
             raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {P.shape}")
     ys, hs, cs = [], [], []
     for d, rev in enumerate(p.dirs):
-        bias = p.B[d, :4 * H] + p.B[d, 4 * H:]
+        bias = p.B[d, : 4 * H] + p.B[d, 4 * H :]
         Pd = bias if P is None else np.ascontiguousarray(P[d])  # not read without peepholes
-        Y, h, c = _lstm_dir(p.project(d), bias, p.R[d], p.h0[d], c0[d], Pd, P is not None,
-                            p.lens, rev, bool(input_forget), *acts[d], cl, p.bits(3 * H))
+        Y, h, c = _lstm_dir(
+            p.project(d),
+            bias,
+            p.R[d],
+            p.h0[d],
+            c0[d],
+            Pd,
+            P is not None,
+            p.lens,
+            rev,
+            bool(input_forget),
+            *acts[d],
+            cl,
+            p.bits(3 * H),
+        )
         ys.append(Y)
         hs.append(h)
         cs.append(c)

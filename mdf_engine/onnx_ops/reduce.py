@@ -62,9 +62,9 @@ def _sum_rows(x, outer, n, inner, kind, acc):
             acc[o] = s
         return acc
     for o in range(outer):
-        a = acc[o * inner:(o + 1) * inner]
+        a = acc[o * inner : (o + 1) * inner]
         for j in range(n):
-            row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+            row = x[(o * n + j) * inner : (o * n + j + 1) * inner]
             if kind == L1:
                 for i in range(inner):
                     a[i] += abs(row[i])
@@ -108,14 +108,14 @@ def _minmax_rows(x, outer, n, inner, want_max, acc):
             nan[o] = bad
     else:
         for o in range(outer):
-            a = acc[o * inner:(o + 1) * inner]
-            f = nan[o * inner:(o + 1) * inner]
-            first = x[o * n * inner:(o * n + 1) * inner]
+            a = acc[o * inner : (o + 1) * inner]
+            f = nan[o * inner : (o + 1) * inner]
+            first = x[o * n * inner : (o * n + 1) * inner]
             for i in range(inner):
                 a[i] = first[i]
                 f[i] = first[i] != first[i]
             for j in range(1, n):
-                row = x[(o * n + j) * inner:(o * n + j + 1) * inner]
+                row = x[(o * n + j) * inner : (o * n + j + 1) * inner]
                 if want_max:
                     for i in range(inner):
                         v = row[i]
@@ -212,8 +212,8 @@ def _reduce(kind: int, op: str, data: Any, axes: Any, keepdims: int, noop: int) 
         shape = x.shape
     if red:
         outer = math.prod(shape[: red[0]])
-        n = math.prod(shape[red[0]: red[-1] + 1])
-        inner = math.prod(shape[red[-1] + 1:])
+        n = math.prod(shape[red[0] : red[-1] + 1])
+        inner = math.prod(shape[red[-1] + 1 :])
     else:
         outer, n, inner = x.size, 1, 1
     dt = x.dtype
@@ -323,14 +323,16 @@ def _reduce_stub_ol(data, axes, keepdims, noop, kind):
     keep = bool(keepdims.literal_value)
     const_axes = None
     if isinstance(axes, (types.NoneType, types.Omitted)) or (
-            isinstance(axes, types.BaseTuple) and len(axes) == 0):
+        isinstance(axes, types.BaseTuple) and len(axes) == 0
+    ):
         if noop.literal_value:
             return lambda data, axes, keepdims, noop, kind: data.copy()
         const_axes = np.arange(nd, dtype=np.int64)
     elif isinstance(axes, types.UniTuple) and isinstance(axes.dtype, types.Integer):
         pass
     elif isinstance(axes, types.BaseTuple) and all(
-            isinstance(t, types.IntegerLiteral) for t in axes.types):
+        isinstance(t, types.IntegerLiteral) for t in axes.types
+    ):
         # constant axes written in the caller's code: a tuple of literals
         const_axes = np.array([t.literal_value for t in axes.types], dtype=np.int64)
     else:
@@ -341,21 +343,26 @@ def _reduce_stub_ol(data, axes, keepdims, noop, kind):
     tmpl = np.zeros(0, dtype=np.int64 if acc_int else np.float64)
     if const_axes is not None:
         if keep:
+
             def impl_const_keep(data, axes, keepdims, noop, kind):
                 perm = to_fixed_tuple(_perm_kept_first(nd, const_axes), nd)
                 return _reduce_keep(data, const_axes, perm, k_kind, tmpl)
+
             return impl_const_keep
 
         def impl_const(data, axes, keepdims, noop, kind):
             perm = to_fixed_tuple(_perm_kept_first(nd, const_axes), nd)
             r = _reduce_keep(data, const_axes, perm, k_kind, tmpl)
             return r.reshape(to_fixed_tuple(_kept_dims(data.shape, const_axes), out_nd))
+
         return impl_const
     if keep:
+
         def impl_keep(data, axes, keepdims, noop, kind):
             ax = _axes_array(axes)
             perm = to_fixed_tuple(_perm_kept_first(nd, ax), nd)
             return _reduce_keep(data, ax, perm, k_kind, tmpl)
+
         return impl_keep
 
     def impl(data, axes, keepdims, noop, kind):
@@ -363,6 +370,7 @@ def _reduce_stub_ol(data, axes, keepdims, noop, kind):
         perm = to_fixed_tuple(_perm_kept_first(nd, ax), nd)
         r = _reduce_keep(data, ax, perm, k_kind, tmpl)
         return r.reshape(to_fixed_tuple(_kept_dims(data.shape, ax), out_nd))
+
     return impl
 
 
@@ -388,8 +396,9 @@ def _reduce_jits(kind: int, op: str) -> tuple[Any, Any]:
         return _reduce_stub(data, axes, keepdims, noop_with_empty_axes, kind)
 
     attr_axes.__doc__ = f"nopython {op} over the ``axes`` tuple (None = all)."
-    input_axes.__doc__ = (f"nopython {op} with ``axes`` as an input (a tuple, or None) and "
-                          "noop_with_empty_axes.")
+    input_axes.__doc__ = (
+        f"nopython {op} with ``axes`` as an input (a tuple, or None) and noop_with_empty_axes."
+    )
     for f, suffix in ((attr_axes, "_jit"), (input_axes, "_axes_jit")):
         f.__name__ = f.__qualname__ = op.lower() + suffix
     return numba.njit(cache=True)(attr_axes), numba.njit(cache=True)(input_axes)
@@ -419,19 +428,30 @@ def _input_reduction(kind: int, op: str):
 def _register_reduce(op: str, kind: int, input_since: int) -> None:
     attr_jit, input_jit = _reduce_jits(kind, op)
     attrs1 = {"axes": None, "keepdims": 1}
-    onnx_op(op, inputs=("data",), attributes=attrs1, outputs=("reduced",), since=1,
-            jit=attr_jit)(_attr_reduction(kind, op))
+    onnx_op(op, inputs=("data",), attributes=attrs1, outputs=("reduced",), since=1, jit=attr_jit)(
+        _attr_reduction(kind, op)
+    )
     onnx_op(
-        op, inputs=("data", "axes"), optional=("axes",),
-        attributes={"keepdims": 1, "noop_with_empty_axes": 0}, outputs=("reduced",),
-        since=input_since, jit=input_jit,
+        op,
+        inputs=("data", "axes"),
+        optional=("axes",),
+        attributes={"keepdims": 1, "noop_with_empty_axes": 0},
+        outputs=("reduced",),
+        since=input_since,
+        jit=input_jit,
     )(_input_reduction(kind, op))
 
 
 for _op, _kind in (
-    ("ReduceL1", L1), ("ReduceL2", L2), ("ReduceLogSum", LOGSUM),
-    ("ReduceLogSumExp", LOGSUMEXP), ("ReduceMax", MAX), ("ReduceMean", MEAN),
-    ("ReduceMin", MIN), ("ReduceProd", PROD), ("ReduceSumSquare", SUMSQUARE),
+    ("ReduceL1", L1),
+    ("ReduceL2", L2),
+    ("ReduceLogSum", LOGSUM),
+    ("ReduceLogSumExp", LOGSUMEXP),
+    ("ReduceMax", MAX),
+    ("ReduceMean", MEAN),
+    ("ReduceMin", MIN),
+    ("ReduceProd", PROD),
+    ("ReduceSumSquare", SUMSQUARE),
 ):
     _register_reduce(_op, _kind, 18)
 _register_reduce("ReduceSum", SUM, 13)

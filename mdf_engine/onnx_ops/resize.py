@@ -21,13 +21,21 @@ from ..errors import MDFError
 from ..registry import REQUIRED
 from . import as_array, onnx_op
 
-COORD_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
-               "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize")
+COORD_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_half_pixel_for_nn",
+    "tf_crop_and_resize",
+)
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
 
 
-def _source_coord(o: int, mode: str, scale: float, n_in: int, n_out: int, start: float,
-                  end: float) -> float:
+def _source_coord(
+    o: int, mode: str, scale: float, n_in: int, n_out: int, start: float, end: float
+) -> float:
     """The input coordinate that output cell ``o`` samples (ONNX coordinate transformation).
 
     As in ONNX, the resized length in these formulas is ``scale * n_in`` (a real number, not
@@ -76,9 +84,19 @@ def _cubic(t: float, a: float) -> float:
     return 0.0
 
 
-def _axis_table(n_in: int, n_out: int, scale: float, start: float, end: float, mode: str,
-                coord: str, nearest_mode: str, cubic_a: float, exclude_outside: bool,
-                antialias: bool):
+def _axis_table(
+    n_in: int,
+    n_out: int,
+    scale: float,
+    start: float,
+    end: float,
+    mode: str,
+    coord: str,
+    nearest_mode: str,
+    cubic_a: float,
+    exclude_outside: bool,
+    antialias: bool,
+):
     """``(idx (O, T) int64, w (O, T) float64, outside (O,) bool)`` for one axis."""
     rows_i, rows_w, outside = [], [], np.zeros(n_out, bool)
     shrink = scale if (antialias and scale < 1 and mode != "nearest") else 1.0
@@ -134,18 +152,32 @@ def _along(x: np.ndarray, axis: int, fn) -> np.ndarray:
     return np.moveaxis(y2.reshape(shp[:-1] + (y2.shape[-1],)), -1, axis)
 
 
-def resize_nd(X: np.ndarray, out_shape: tuple, scales: list, roi: np.ndarray | None, mode: str,
-              coord: str, nearest_mode: str, cubic_a: float, exclude_outside: bool,
-              extrapolation_value: float, antialias: bool) -> np.ndarray:
+def resize_nd(
+    X: np.ndarray,
+    out_shape: tuple,
+    scales: list,
+    roi: np.ndarray | None,
+    mode: str,
+    coord: str,
+    nearest_mode: str,
+    cubic_a: float,
+    exclude_outside: bool,
+    extrapolation_value: float,
+    antialias: bool,
+) -> np.ndarray:
     """Resize X to ``out_shape`` with per-axis ``scales`` (used by the coordinate transform)."""
     if mode not in ("nearest", "linear", "cubic"):
         raise MDFError(f"Resize: mode should be nearest, linear or cubic, got '{mode}'")
     if coord not in COORD_MODES:
-        raise MDFError(f"Resize: coordinate_transformation_mode should be one of "
-                       f"{', '.join(COORD_MODES)}, got '{coord}'")
+        raise MDFError(
+            f"Resize: coordinate_transformation_mode should be one of "
+            f"{', '.join(COORD_MODES)}, got '{coord}'"
+        )
     if nearest_mode not in NEAREST_MODES:
-        raise MDFError(f"Resize: nearest_mode should be one of {', '.join(NEAREST_MODES[:4])}, "
-                       f"got '{nearest_mode}'")
+        raise MDFError(
+            f"Resize: nearest_mode should be one of {', '.join(NEAREST_MODES[:4])}, "
+            f"got '{nearest_mode}'"
+        )
     nd = X.ndim
     y = X if mode == "nearest" else X.astype(np.float64)
     masks = []
@@ -156,9 +188,19 @@ def resize_nd(X: np.ndarray, out_shape: tuple, scales: list, roi: np.ndarray | N
             continue
         if n_in == 0 or n_out == 0:
             raise MDFError(f"Resize: axis {ax} would go from {n_in} to {n_out} cells")
-        idx, w, outside = _axis_table(n_in, n_out, float(scales[ax]), start, end, mode, coord,
-                                      nearest_mode, float(cubic_a), bool(exclude_outside),
-                                      bool(antialias))
+        idx, w, outside = _axis_table(
+            n_in,
+            n_out,
+            float(scales[ax]),
+            start,
+            end,
+            mode,
+            coord,
+            nearest_mode,
+            float(cubic_a),
+            bool(exclude_outside),
+            bool(antialias),
+        )
         if mode == "nearest":
             y = np.take(y, idx[:, 0], axis=ax)
         else:
@@ -186,14 +228,29 @@ def _maybe(v: Any) -> np.ndarray | None:
     return None if a.size == 0 else a.reshape(-1)
 
 
-def _resize(X, roi, scales, sizes, *, coordinate_transformation_mode="half_pixel",
-            cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, mode="nearest",
-            nearest_mode="round_prefer_floor", antialias=0, axes=None,
-            keep_aspect_ratio_policy="stretch") -> np.ndarray:
+def _resize(
+    X,
+    roi,
+    scales,
+    sizes,
+    *,
+    coordinate_transformation_mode="half_pixel",
+    cubic_coeff_a=-0.75,
+    exclude_outside=0,
+    extrapolation_value=0.0,
+    mode="nearest",
+    nearest_mode="round_prefer_floor",
+    antialias=0,
+    axes=None,
+    keep_aspect_ratio_policy="stretch",
+) -> np.ndarray:
     X = as_array(X)
     nd = X.ndim
-    ax = list(range(nd)) if axes is None or len(axes) == 0 else \
-        [int(a) + nd if int(a) < 0 else int(a) for a in axes]
+    ax = (
+        list(range(nd))
+        if axes is None or len(axes) == 0
+        else [int(a) + nd if int(a) < 0 else int(a) for a in axes]
+    )
     if sorted(set(ax)) != sorted(ax) or any(a < 0 or a >= nd for a in ax):
         raise MDFError(f"Resize: axes {axes} should be distinct axes of a {nd}-D input")
     scales, sizes, roi = _maybe(scales), _maybe(sizes), _maybe(roi)
@@ -214,8 +271,10 @@ def _resize(X, roi, scales, sizes, *, coordinate_transformation_mode="half_pixel
         sizes = sizes.astype(np.int64)
         policy = keep_aspect_ratio_policy
         if policy not in ("stretch", "not_larger", "not_smaller"):
-            raise MDFError("Resize: keep_aspect_ratio_policy should be stretch, not_larger or "
-                           f"not_smaller, got '{policy}'")
+            raise MDFError(
+                "Resize: keep_aspect_ratio_policy should be stretch, not_larger or "
+                f"not_smaller, got '{policy}'"
+            )
         ratios = [sizes[i] / X.shape[a] for i, a in enumerate(ax)]
         if policy == "stretch":
             for i, a in enumerate(ax):
@@ -240,14 +299,29 @@ def _resize(X, roi, scales, sizes, *, coordinate_transformation_mode="half_pixel
             if full_roi is not None:
                 span = full_roi[nd + a] - full_roi[a]
             out[a] = int(math.floor(X.shape[a] * span * full_scales[a]))
-    return resize_nd(X, tuple(out), full_scales, full_roi, mode,
-                     coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-                     exclude_outside, extrapolation_value, antialias)
+    return resize_nd(
+        X,
+        tuple(out),
+        full_scales,
+        full_roi,
+        mode,
+        coordinate_transformation_mode,
+        nearest_mode,
+        cubic_coeff_a,
+        exclude_outside,
+        extrapolation_value,
+        antialias,
+    )
 
 
-RESIZE_ATTRS = {"coordinate_transformation_mode": "half_pixel", "cubic_coeff_a": -0.75,
-                "exclude_outside": 0, "extrapolation_value": 0.0, "mode": "nearest",
-                "nearest_mode": "round_prefer_floor"}
+RESIZE_ATTRS = {
+    "coordinate_transformation_mode": "half_pixel",
+    "cubic_coeff_a": -0.75,
+    "exclude_outside": 0,
+    "extrapolation_value": 0.0,
+    "mode": "nearest",
+    "nearest_mode": "round_prefer_floor",
+}
 
 
 def _legacy_mode(mode: str, op: str) -> str:
@@ -260,30 +334,54 @@ def _legacy_mode(mode: str, op: str) -> str:
 @onnx_op("Resize", inputs=("X", "scales"), attributes={"mode": "nearest"}, since=10)
 def resize_10(X: Any, scales: Any, *, mode="nearest") -> tuple[np.ndarray]:
     """Resize by ``scales`` (opset 10): asymmetric coordinates, nearest or (multi)linear."""
-    return (_resize(X, None, scales, None, coordinate_transformation_mode="asymmetric",
-                    mode=_legacy_mode(mode, "Resize"), nearest_mode="simple"),)
+    return (
+        _resize(
+            X,
+            None,
+            scales,
+            None,
+            coordinate_transformation_mode="asymmetric",
+            mode=_legacy_mode(mode, "Resize"),
+            nearest_mode="simple",
+        ),
+    )
 
 
-@onnx_op("Resize", inputs=("X", "roi", "scales", "sizes"), optional=("roi", "scales", "sizes"),
-         attributes=RESIZE_ATTRS, since=11)
-def resize_11(X: Any, roi: Any = None, scales: Any = None, sizes: Any = None,
-              **attrs: Any) -> tuple[np.ndarray]:
+@onnx_op(
+    "Resize",
+    inputs=("X", "roi", "scales", "sizes"),
+    optional=("roi", "scales", "sizes"),
+    attributes=RESIZE_ATTRS,
+    since=11,
+)
+def resize_11(
+    X: Any, roi: Any = None, scales: Any = None, sizes: Any = None, **attrs: Any
+) -> tuple[np.ndarray]:
     """Resize by ``scales`` or to ``sizes``: nearest / linear / cubic with every coordinate
     transformation mode, ``nearest_mode``, ``exclude_outside`` and ``cubic_coeff_a``."""
     return (_resize(X, roi, scales, sizes, **attrs),)
 
 
-@onnx_op("Resize", inputs=("X", "roi", "scales", "sizes"), optional=("roi", "scales", "sizes"),
-         attributes={**RESIZE_ATTRS, "antialias": 0, "axes": None,
-                     "keep_aspect_ratio_policy": "stretch"}, since=18)
-def resize_18(X: Any, roi: Any = None, scales: Any = None, sizes: Any = None,
-              **attrs: Any) -> tuple[np.ndarray]:
+@onnx_op(
+    "Resize",
+    inputs=("X", "roi", "scales", "sizes"),
+    optional=("roi", "scales", "sizes"),
+    attributes={
+        **RESIZE_ATTRS,
+        "antialias": 0,
+        "axes": None,
+        "keep_aspect_ratio_policy": "stretch",
+    },
+    since=18,
+)
+def resize_18(
+    X: Any, roi: Any = None, scales: Any = None, sizes: Any = None, **attrs: Any
+) -> tuple[np.ndarray]:
     """Resize (opset 18+): adds ``antialias``, ``axes`` and ``keep_aspect_ratio_policy``."""
     return (_resize(X, roi, scales, sizes, **attrs),)
 
 
-@onnx_op("Upsample", inputs=("X",), attributes={"mode": "nearest", "scales": REQUIRED},
-         since=7)
+@onnx_op("Upsample", inputs=("X",), attributes={"mode": "nearest", "scales": REQUIRED}, since=7)
 def upsample_7(X: Any, *, mode="nearest", scales=None) -> tuple[np.ndarray]:
     """Upsample by the ``scales`` attribute (each >= 1): nearest or linear, asymmetric."""
     return upsample_9(X, scales, mode=mode)
@@ -295,5 +393,14 @@ def upsample_9(X: Any, scales: Any, *, mode="nearest") -> tuple[np.ndarray]:
     s = np.asarray(scales, np.float64).reshape(-1)
     if np.any(s < 1):
         raise MDFError(f"Upsample: scales should all be >= 1, got {s.tolist()}")
-    return (_resize(X, None, s, None, coordinate_transformation_mode="asymmetric",
-                    mode=_legacy_mode(mode, "Upsample"), nearest_mode="simple"),)
+    return (
+        _resize(
+            X,
+            None,
+            s,
+            None,
+            coordinate_transformation_mode="asymmetric",
+            mode=_legacy_mode(mode, "Upsample"),
+            nearest_mode="simple",
+        ),
+    )

@@ -56,16 +56,20 @@ def _max_roi_pool(x, rois, ph_n, pw_n, scale):
     return y
 
 
-@onnx_op("MaxRoiPool", inputs=("X", "rois"), since=1,
-         attributes={"pooled_shape": REQUIRED, "spatial_scale": 1.0})
-def max_roi_pool(X: Any, rois: Any, *, pooled_shape=None, spatial_scale=1.0
-                 ) -> tuple[np.ndarray]:
+@onnx_op(
+    "MaxRoiPool",
+    inputs=("X", "rois"),
+    since=1,
+    attributes={"pooled_shape": REQUIRED, "spatial_scale": 1.0},
+)
+def max_roi_pool(X: Any, rois: Any, *, pooled_shape=None, spatial_scale=1.0) -> tuple[np.ndarray]:
     """Max over each bin of each region (rois rows: batch index, x1, y1, x2, y2)."""
     X = float_in(as_array(X))
     rois = np.ascontiguousarray(rois, dtype=np.float64)
     if X.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 5:
-        raise MDFError(f"MaxRoiPool: expected X (N, C, H, W) and rois (R, 5), got {X.shape} "
-                       f"and {rois.shape}")
+        raise MDFError(
+            f"MaxRoiPool: expected X (N, C, H, W) and rois (R, 5), got {X.shape} and {rois.shape}"
+        )
     ph, pw = ints(pooled_shape, 2, 1, "pooled_shape", "MaxRoiPool")
     if rois.size and (rois[:, 0].min() < 0 or rois[:, 0].max() >= X.shape[0]):
         raise MDFError("MaxRoiPool: a batch index in rois is outside X")
@@ -135,47 +139,113 @@ def _roi_align(x, rois, bidx, oh, ow, sr, scale, offset, clamp_one, use_max):
     return y
 
 
-def _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
-                    sampling_ratio, spatial_scale, half_pixel):
+def _roi_align_impl(
+    X,
+    rois,
+    batch_indices,
+    mode,
+    output_height,
+    output_width,
+    sampling_ratio,
+    spatial_scale,
+    half_pixel,
+):
     X = as_array(X)
     rois = np.ascontiguousarray(rois, dtype=np.float64)
     bidx = np.ascontiguousarray(batch_indices, dtype=np.int64).reshape(-1)
     if X.ndim != 4 or rois.ndim != 2 or rois.shape[1] != 4 or bidx.size != rois.shape[0]:
-        raise MDFError(f"RoiAlign: expected X (N, C, H, W), rois (R, 4), batch_indices (R,), "
-                       f"got {X.shape}, {rois.shape}, {bidx.shape}")
+        raise MDFError(
+            f"RoiAlign: expected X (N, C, H, W), rois (R, 4), batch_indices (R,), "
+            f"got {X.shape}, {rois.shape}, {bidx.shape}"
+        )
     if bidx.size and (bidx.min() < 0 or bidx.max() >= X.shape[0]):
         raise MDFError("RoiAlign: a batch index is outside X")
     if mode not in ("avg", "max"):
         raise MDFError(f"RoiAlign: mode should be 'avg' or 'max', got '{mode}'")
-    y = _roi_align(np.ascontiguousarray(X, dtype=np.float64), rois, bidx, int(output_height),
-                   int(output_width), int(sampling_ratio), float(spatial_scale),
-                   0.5 if half_pixel else 0.0, not half_pixel, mode == "max")
+    y = _roi_align(
+        np.ascontiguousarray(X, dtype=np.float64),
+        rois,
+        bidx,
+        int(output_height),
+        int(output_width),
+        int(sampling_ratio),
+        float(spatial_scale),
+        0.5 if half_pixel else 0.0,
+        not half_pixel,
+        mode == "max",
+    )
     return (y.astype(X.dtype),)
 
 
-ROI_ATTRS = {"mode": "avg", "output_height": 1, "output_width": 1, "sampling_ratio": 0,
-             "spatial_scale": 1.0}
+ROI_ATTRS = {
+    "mode": "avg",
+    "output_height": 1,
+    "output_width": 1,
+    "sampling_ratio": 0,
+    "spatial_scale": 1.0,
+}
 
 
 @onnx_op("RoiAlign", inputs=("X", "rois", "batch_indices"), since=10, attributes=ROI_ATTRS)
-def roi_align_10(X: Any, rois: Any, batch_indices: Any, *, mode="avg", output_height=1,
-                 output_width=1, sampling_ratio=0, spatial_scale=1.0) -> tuple[np.ndarray]:
+def roi_align_10(
+    X: Any,
+    rois: Any,
+    batch_indices: Any,
+    *,
+    mode="avg",
+    output_height=1,
+    output_width=1,
+    sampling_ratio=0,
+    spatial_scale=1.0,
+) -> tuple[np.ndarray]:
     """Bilinear-sampled average/max over each bin of each region (opset 10: no half-pixel
     offset, regions at least 1x1)."""
-    return _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
-                           sampling_ratio, spatial_scale, False)
+    return _roi_align_impl(
+        X,
+        rois,
+        batch_indices,
+        mode,
+        output_height,
+        output_width,
+        sampling_ratio,
+        spatial_scale,
+        False,
+    )
 
 
-@onnx_op("RoiAlign", inputs=("X", "rois", "batch_indices"), since=16,
-         attributes={"coordinate_transformation_mode": "half_pixel", **ROI_ATTRS})
-def roi_align_16(X: Any, rois: Any, batch_indices: Any, *,
-                 coordinate_transformation_mode="half_pixel", mode="avg", output_height=1,
-                 output_width=1, sampling_ratio=0, spatial_scale=1.0) -> tuple[np.ndarray]:
+@onnx_op(
+    "RoiAlign",
+    inputs=("X", "rois", "batch_indices"),
+    since=16,
+    attributes={"coordinate_transformation_mode": "half_pixel", **ROI_ATTRS},
+)
+def roi_align_16(
+    X: Any,
+    rois: Any,
+    batch_indices: Any,
+    *,
+    coordinate_transformation_mode="half_pixel",
+    mode="avg",
+    output_height=1,
+    output_width=1,
+    sampling_ratio=0,
+    spatial_scale=1.0,
+) -> tuple[np.ndarray]:
     """RoiAlign with coordinate_transformation_mode half_pixel (default) or
     output_half_pixel (the opset-10 behaviour)."""
     if coordinate_transformation_mode not in ("half_pixel", "output_half_pixel"):
-        raise MDFError("RoiAlign: coordinate_transformation_mode should be 'half_pixel' or "
-                       f"'output_half_pixel', got '{coordinate_transformation_mode}'")
-    return _roi_align_impl(X, rois, batch_indices, mode, output_height, output_width,
-                           sampling_ratio, spatial_scale,
-                           coordinate_transformation_mode == "half_pixel")
+        raise MDFError(
+            "RoiAlign: coordinate_transformation_mode should be 'half_pixel' or "
+            f"'output_half_pixel', got '{coordinate_transformation_mode}'"
+        )
+    return _roi_align_impl(
+        X,
+        rois,
+        batch_indices,
+        mode,
+        output_height,
+        output_width,
+        sampling_ratio,
+        spatial_scale,
+        coordinate_transformation_mode == "half_pixel",
+    )

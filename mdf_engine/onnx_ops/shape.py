@@ -76,8 +76,13 @@ def reshape_v5(data, shape):
     return (_reshape(data, shape, 0),)
 
 
-@onnx_op("Reshape", inputs=("data", "shape"), attributes={"allowzero": 0},
-         outputs=("reshaped",), since=14)
+@onnx_op(
+    "Reshape",
+    inputs=("data", "shape"),
+    attributes={"allowzero": 0},
+    outputs=("reshaped",),
+    since=14,
+)
 def reshape(data, shape, *, allowzero=0):
     """Reshape; with ``allowzero`` a 0 in ``shape`` means an empty dim, not a copied one."""
     return (_reshape(data, shape, allowzero),)
@@ -158,8 +163,13 @@ def transpose_jit(data, perm):
     return np.transpose(data, perm)
 
 
-@onnx_op("Transpose", inputs=("data",), attributes={"perm": None}, outputs=("transposed",),
-         jit=transpose_jit)
+@onnx_op(
+    "Transpose",
+    inputs=("data",),
+    attributes={"perm": None},
+    outputs=("transposed",),
+    jit=transpose_jit,
+)
 def transpose(data, *, perm=None):
     """Permute the dims (reverse them when ``perm`` is absent); a strided view."""
     x = data if isinstance(data, np.ndarray) else np.asarray(data)
@@ -182,15 +192,22 @@ def _concat(inputs: tuple, axis: int) -> np.ndarray:
         raise MDFError(f"Concat: shapes {[a.shape for a in arrs]} differ off axis {ax}") from e
 
 
-@onnx_op("Concat", inputs=("inputs",), variadic=True, attributes={"axis": 1},
-         outputs=("concat_result",))
+@onnx_op(
+    "Concat", inputs=("inputs",), variadic=True, attributes={"axis": 1}, outputs=("concat_result",)
+)
 def concat_v1(*inputs, axis=1):
     """Join the inputs along ``axis`` (default 1 at opset 1)."""
     return (_concat(inputs, axis),)
 
 
-@onnx_op("Concat", inputs=("inputs",), variadic=True, attributes={"axis": 0},
-         outputs=("concat_result",), since=4)
+@onnx_op(
+    "Concat",
+    inputs=("inputs",),
+    variadic=True,
+    attributes={"axis": 0},
+    outputs=("concat_result",),
+    since=4,
+)
 def concat(*inputs, axis=0):
     """Join the inputs along ``axis`` (negative counts from the end)."""
     return (_concat(inputs, axis),)
@@ -223,14 +240,21 @@ def _equal_sizes(x: np.ndarray, axis: int, k: Any) -> list[int]:
 
 
 def _need_sizes(op: str) -> MDFError:
-    return MDFError(f"{op}: give 'split' (sizes) — the number of outputs is not known to the "
-                    "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'")
+    return MDFError(
+        f"{op}: give 'split' (sizes) — the number of outputs is not known to the "
+        "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'"
+    )
 
 
 # Before opset 18 an equal split has as many parts as the node has outputs, which only the
 # graph runner knows: it passes that count as ``num_outputs`` (see ``onnx_ops.run``).
-@onnx_op("Split", inputs=("input",), attributes={"axis": 0, "split": None, "num_outputs": None},
-         outputs=("outputs",), since=2)
+@onnx_op(
+    "Split",
+    inputs=("input",),
+    attributes={"axis": 0, "split": None, "num_outputs": None},
+    outputs=("outputs",),
+    since=2,
+)
 def split_v2(input, *, axis=0, split=None, num_outputs=None):
     """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
     ``num_outputs`` (the node's output count) equal parts."""
@@ -242,8 +266,14 @@ def split_v2(input, *, axis=0, split=None, num_outputs=None):
     return _split(x, _equal_sizes(x, axis, num_outputs), axis)
 
 
-@onnx_op("Split", inputs=("input", "split"), optional=("split",),
-         attributes={"axis": 0, "num_outputs": None}, outputs=("outputs",), since=13)
+@onnx_op(
+    "Split",
+    inputs=("input", "split"),
+    optional=("split",),
+    attributes={"axis": 0, "num_outputs": None},
+    outputs=("outputs",),
+    since=13,
+)
 def split_v13(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
     ``num_outputs`` (the node's output count) equal parts."""
@@ -255,8 +285,14 @@ def split_v13(input, split=None, *, axis=0, num_outputs=None):
     return _split(x, _equal_sizes(x, axis, num_outputs), axis)
 
 
-@onnx_op("Split", inputs=("input", "split"), optional=("split",),
-         attributes={"axis": 0, "num_outputs": None}, outputs=("outputs",), since=18)
+@onnx_op(
+    "Split",
+    inputs=("input", "split"),
+    optional=("split",),
+    attributes={"axis": 0, "num_outputs": None},
+    outputs=("outputs",),
+    since=18,
+)
 def split(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` by ``split`` sizes, or into ``num_outputs`` parts of
     ceil(n/num_outputs) (the last one smaller)."""
@@ -299,13 +335,19 @@ def _slice(data: Any, starts: Any, ends: Any, axes: Any, steps: Any) -> np.ndarr
         else:
             s = min(max(s, -1), d - 1)
             e = min(max(e, -1), d - 1)
-            idx[a] = slice(s if s >= 0 else None, e if e >= 0 else None, k) if s >= 0 else \
-                slice(0, 0, 1)
+            idx[a] = (
+                slice(s if s >= 0 else None, e if e >= 0 else None, k) if s >= 0 else slice(0, 0, 1)
+            )
     return x[tuple(idx)]
 
 
-@onnx_op("Slice", inputs=("data", "starts", "ends", "axes", "steps"),
-         optional=("axes", "steps"), outputs=("output",), since=10)
+@onnx_op(
+    "Slice",
+    inputs=("data", "starts", "ends", "axes", "steps"),
+    optional=("axes", "steps"),
+    outputs=("output",),
+    since=10,
+)
 def slice_(data, starts, ends, axes=None, steps=None):
     """``data[starts:ends:steps]`` on ``axes``, bounds clamped as ONNX says; a strided view."""
     return (_slice(data, starts, ends, axes, steps),)
@@ -347,8 +389,14 @@ def expand(input, shape):
 # ---------------------------------------------------------------- Pad
 
 
-def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] | None,
-         allowed: tuple[str, ...]) -> np.ndarray:
+def _pad(
+    x: np.ndarray,
+    pads: list[int],
+    mode: str,
+    value: Any,
+    axes: list[int] | None,
+    allowed: tuple[str, ...],
+) -> np.ndarray:
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)
     if mode not in allowed:
         raise MDFError(f"Pad: mode must be one of {', '.join(allowed)}, got '{mode}'")
@@ -365,8 +413,12 @@ def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] 
         after[a] = pads[i + len(axes)]
     # negative pads crop
     if any(v < 0 for v in before) or any(v < 0 for v in after):
-        x = x[tuple(slice(max(-b, 0), x.shape[i] - max(-e, 0))
-                    for i, (b, e) in enumerate(zip(before, after)))]
+        x = x[
+            tuple(
+                slice(max(-b, 0), x.shape[i] - max(-e, 0))
+                for i, (b, e) in enumerate(zip(before, after))
+            )
+        ]
     width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
     if mode == "constant":
         v = 0 if value is None or np.size(value) == 0 else np.asarray(value).reshape(-1)[0]
@@ -386,7 +438,7 @@ def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] 
             continue
         n = x.shape[i]
         pre = tuple(slice(None) for _ in range(i))
-        post = tuple(slice(bb, bb + nn) for nn, (bb, _) in zip(x.shape[i + 1:], width[i + 1:]))
+        post = tuple(slice(bb, bb + nn) for nn, (bb, _) in zip(x.shape[i + 1 :], width[i + 1 :]))
         for t in range(-b, n + e):
             if 0 <= t < n:
                 continue
@@ -402,40 +454,86 @@ def _pad(x: np.ndarray, pads: list[int], mode: str, value: Any, axes: list[int] 
     return out
 
 
-@onnx_op("Pad", inputs=("data",), attributes={"pads": None, "mode": "constant", "value": 0.0},
-         outputs=("output",), since=2)
+@onnx_op(
+    "Pad",
+    inputs=("data",),
+    attributes={"pads": None, "mode": "constant", "value": 0.0},
+    outputs=("output",),
+    since=2,
+)
 def pad_v2(data, *, pads=None, mode="constant", value=0.0):
     """Pad (or crop, for negative values) by the ``pads`` attribute [begins..., ends...]."""
     if pads is None:
         raise MDFError("Pad (opset 2) needs the attribute 'pads'")
-    return (_pad(np.asarray(data), _ints(pads), mode, value, None,
-                 ("constant", "reflect", "edge")),)
+    return (
+        _pad(np.asarray(data), _ints(pads), mode, value, None, ("constant", "reflect", "edge")),
+    )
 
 
-@onnx_op("Pad", inputs=("data", "pads", "constant_value"), optional=("constant_value",),
-         attributes={"mode": "constant"}, outputs=("output",), since=11)
+@onnx_op(
+    "Pad",
+    inputs=("data", "pads", "constant_value"),
+    optional=("constant_value",),
+    attributes={"mode": "constant"},
+    outputs=("output",),
+    since=11,
+)
 def pad_v11(data, pads, constant_value=None, *, mode="constant"):
     """Pad by the ``pads`` input; modes constant, reflect and edge."""
-    return (_pad(np.asarray(data), _ints(pads), mode, constant_value, None,
-                 ("constant", "reflect", "edge")),)
+    return (
+        _pad(
+            np.asarray(data),
+            _ints(pads),
+            mode,
+            constant_value,
+            None,
+            ("constant", "reflect", "edge"),
+        ),
+    )
 
 
-@onnx_op("Pad", inputs=("data", "pads", "constant_value", "axes"),
-         optional=("constant_value", "axes"), attributes={"mode": "constant"},
-         outputs=("output",), since=18)
+@onnx_op(
+    "Pad",
+    inputs=("data", "pads", "constant_value", "axes"),
+    optional=("constant_value", "axes"),
+    attributes={"mode": "constant"},
+    outputs=("output",),
+    since=18,
+)
 def pad_v18(data, pads, constant_value=None, axes=None, *, mode="constant"):
     """Pad by ``pads`` over ``axes`` (all when absent); modes constant, reflect and edge."""
-    return (_pad(np.asarray(data), _ints(pads), mode, constant_value,
-                 None if axes is None else _ints(axes), ("constant", "reflect", "edge")),)
+    return (
+        _pad(
+            np.asarray(data),
+            _ints(pads),
+            mode,
+            constant_value,
+            None if axes is None else _ints(axes),
+            ("constant", "reflect", "edge"),
+        ),
+    )
 
 
-@onnx_op("Pad", inputs=("data", "pads", "constant_value", "axes"),
-         optional=("constant_value", "axes"), attributes={"mode": "constant"},
-         outputs=("output",), since=19)
+@onnx_op(
+    "Pad",
+    inputs=("data", "pads", "constant_value", "axes"),
+    optional=("constant_value", "axes"),
+    attributes={"mode": "constant"},
+    outputs=("output",),
+    since=19,
+)
 def pad(data, pads, constant_value=None, axes=None, *, mode="constant"):
     """Pad by ``pads`` over ``axes``; modes constant, reflect, edge and wrap."""
-    return (_pad(np.asarray(data), _ints(pads), mode, constant_value,
-                 None if axes is None else _ints(axes), ("constant", "reflect", "edge", "wrap")),)
+    return (
+        _pad(
+            np.asarray(data),
+            _ints(pads),
+            mode,
+            constant_value,
+            None if axes is None else _ints(axes),
+            ("constant", "reflect", "edge", "wrap"),
+        ),
+    )
 
 
 # ---------------------------------------------------------------- Shape / Size / Identity
@@ -447,8 +545,9 @@ def shape_v1(data):
     return (np.array(np.shape(data), dtype=np.int64),)
 
 
-@onnx_op("Shape", inputs=("data",), attributes={"start": 0, "end": None}, outputs=("shape",),
-         since=15)
+@onnx_op(
+    "Shape", inputs=("data",), attributes={"start": 0, "end": None}, outputs=("shape",), since=15
+)
 def shape(data, *, start=0, end=None):
     """The dims ``start:end`` of the input's shape (clamped; negative from the end), int64."""
     s = np.shape(data)
@@ -482,14 +581,38 @@ def identity(input):
 
 #: ONNX TensorProto data types of the spec's era, by enum value.
 ONNX_DTYPES: dict[int, Any] = {
-    1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
-    8: np.str_, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64,
-    14: np.complex64, 15: np.complex128,
+    1: np.float32,
+    2: np.uint8,
+    3: np.int8,
+    4: np.uint16,
+    5: np.int16,
+    6: np.int32,
+    7: np.int64,
+    8: np.str_,
+    9: np.bool_,
+    10: np.float16,
+    11: np.float64,
+    12: np.uint32,
+    13: np.uint64,
+    14: np.complex64,
+    15: np.complex128,
 }
 _DTYPE_NAMES = {
-    "FLOAT": 1, "UINT8": 2, "INT8": 3, "UINT16": 4, "INT16": 5, "INT32": 6, "INT64": 7,
-    "STRING": 8, "BOOL": 9, "FLOAT16": 10, "DOUBLE": 11, "UINT32": 12, "UINT64": 13,
-    "COMPLEX64": 14, "COMPLEX128": 15,
+    "FLOAT": 1,
+    "UINT8": 2,
+    "INT8": 3,
+    "UINT16": 4,
+    "INT16": 5,
+    "INT32": 6,
+    "INT64": 7,
+    "STRING": 8,
+    "BOOL": 9,
+    "FLOAT16": 10,
+    "DOUBLE": 11,
+    "UINT32": 12,
+    "UINT64": 13,
+    "COMPLEX64": 14,
+    "COMPLEX128": 15,
 }
 
 
@@ -506,8 +629,10 @@ def onnx_dtype(to: Any) -> np.dtype:
             raise MDFError(f"unknown ONNX data type '{name}'") from e
     code = int(to)
     if code not in ONNX_DTYPES:
-        raise MDFError(f"ONNX data type {code} is not supported (supported: bool, int8..int64, "
-                       "uint8..uint64, float16/32/64, complex, string)")
+        raise MDFError(
+            f"ONNX data type {code} is not supported (supported: bool, int8..int64, "
+            "uint8..uint64, float16/32/64, complex, string)"
+        )
     return np.dtype(ONNX_DTYPES[code])
 
 
@@ -549,8 +674,9 @@ def cast_array(x: Any, to: Any) -> np.ndarray:
         return np.array(flat, dtype=object).reshape(a.shape)
     if a.dtype.kind in "OUS":
         flat = [
-            v if not isinstance(v, (str, bytes)) else
-            _parse_number(v.decode() if isinstance(v, bytes) else v)
+            v
+            if not isinstance(v, (str, bytes))
+            else _parse_number(v.decode() if isinstance(v, bytes) else v)
             for v in a.reshape(-1).tolist()
         ]
         vals = np.array(flat, dtype=np.float64).reshape(a.shape)
@@ -567,8 +693,9 @@ def cast(input, *, to=1):
     return (cast_array(input, to),)
 
 
-@onnx_op("Cast", inputs=("input",), attributes={"to": 1, "saturate": 1}, outputs=("output",),
-         since=19)
+@onnx_op(
+    "Cast", inputs=("input",), attributes={"to": 1, "saturate": 1}, outputs=("output",), since=19
+)
 def cast_v19(input, *, to=1, saturate=1):
     """Cast; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
     return (cast_array(input, to),)
@@ -587,8 +714,13 @@ def castlike(input, target_type):
     return (_castlike(input, target_type),)
 
 
-@onnx_op("CastLike", inputs=("input", "target_type"), attributes={"saturate": 1},
-         outputs=("output",), since=19)
+@onnx_op(
+    "CastLike",
+    inputs=("input", "target_type"),
+    attributes={"saturate": 1},
+    outputs=("output",),
+    since=19,
+)
 def castlike_v19(input, target_type, *, saturate=1):
     """CastLike; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
     return (_castlike(input, target_type),)
@@ -620,8 +752,13 @@ def depthtospace_v1(input, *, blocksize=None):
     return (_depth_to_space(np.asarray(input), int(blocksize), "DCR"),)
 
 
-@onnx_op("DepthToSpace", inputs=("input",), attributes={"blocksize": None, "mode": "DCR"},
-         outputs=("output",), since=11)
+@onnx_op(
+    "DepthToSpace",
+    inputs=("input",),
+    attributes={"blocksize": None, "mode": "DCR"},
+    outputs=("output",),
+    since=11,
+)
 def depthtospace(input, *, blocksize=None, mode="DCR"):
     """Move blocks of channels into spatial blocks, ``mode`` DCR (default) or CRD."""
     if blocksize is None:
@@ -653,8 +790,13 @@ def spacetodepth_v1(input, *, blocksize=None):
     return (_space_to_depth(np.asarray(input), int(blocksize), "DCR"),)
 
 
-@onnx_op("SpaceToDepth", inputs=("input",), attributes={"blocksize": None, "mode": "DCR"},
-         outputs=("output",), since=28)
+@onnx_op(
+    "SpaceToDepth",
+    inputs=("input",),
+    attributes={"blocksize": None, "mode": "DCR"},
+    outputs=("output",),
+    since=28,
+)
 def spacetodepth(input, *, blocksize=None, mode="DCR"):
     """SpaceToDepth with the channel order ``mode`` (DCR or CRD; opset 28)."""
     if blocksize is None:

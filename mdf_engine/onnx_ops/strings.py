@@ -25,12 +25,27 @@ from ..errors import MDFError
 from . import onnx_op
 
 
-@onnx_op("StringNormalizer", inputs=("X",),
-         attributes={"case_change_action": "NONE", "is_case_sensitive": 0, "locale": "",
-                     "stopwords": None},
-         outputs=("Y",), since=10, python_only=True)
-def string_normalizer(X: Any, *, case_change_action: str = "NONE", is_case_sensitive: int = 0,
-                      locale: str = "", stopwords: Any = None) -> tuple:
+@onnx_op(
+    "StringNormalizer",
+    inputs=("X",),
+    attributes={
+        "case_change_action": "NONE",
+        "is_case_sensitive": 0,
+        "locale": "",
+        "stopwords": None,
+    },
+    outputs=("Y",),
+    since=10,
+    python_only=True,
+)
+def string_normalizer(
+    X: Any,
+    *,
+    case_change_action: str = "NONE",
+    is_case_sensitive: int = 0,
+    locale: str = "",
+    stopwords: Any = None,
+) -> tuple:
     """Stopword removal and case change of a 1-D or ``[1, C]`` string tensor."""
     x = np.asarray(X, dtype=object)
     if x.ndim == 2 and x.shape[0] == 1:
@@ -41,8 +56,10 @@ def string_normalizer(X: Any, *, case_change_action: str = "NONE", is_case_sensi
         raise MDFError(f"StringNormalizer: X must be [C] or [1, C], got shape {x.shape}")
     action = str(case_change_action).upper()
     if action not in ("NONE", "LOWER", "UPPER"):
-        raise MDFError(f"StringNormalizer: case_change_action must be NONE, LOWER or UPPER, "
-                       f"got '{case_change_action}'")
+        raise MDFError(
+            f"StringNormalizer: case_change_action must be NONE, LOWER or UPPER, "
+            f"got '{case_change_action}'"
+        )
     words = [w.decode("utf-8") if isinstance(w, bytes) else str(w) for w in x.reshape(-1)]
     stops = [str(s) for s in (stopwords or [])]
     if is_case_sensitive:
@@ -62,8 +79,9 @@ def string_normalizer(X: Any, *, case_change_action: str = "NONE", is_case_sensi
     return (out.reshape(1, -1) if two_d else out,)
 
 
-def _pool_ngrams(pool: list, ngram_counts: list[int], ngram_indexes: list[int],
-                 max_n: int) -> dict[tuple, int]:
+def _pool_ngrams(
+    pool: list, ngram_counts: list[int], ngram_indexes: list[int], max_n: int
+) -> dict[tuple, int]:
     """``{n-gram tuple: output column}`` from the flat pool."""
     table: dict[tuple, int] = {}
     k = 0
@@ -72,30 +90,60 @@ def _pool_ngrams(pool: list, ngram_counts: list[int], ngram_indexes: list[int],
         n = level + 1
         start, end = bounds[level], bounds[level + 1]
         if (end - start) % n:
-            raise MDFError(f"TfIdfVectorizer: pool section for {n}-grams has {end - start} "
-                           f"items, not a multiple of {n}")
+            raise MDFError(
+                f"TfIdfVectorizer: pool section for {n}-grams has {end - start} "
+                f"items, not a multiple of {n}"
+            )
         for p in range(start, end, n):
             if k >= len(ngram_indexes):
-                raise MDFError("TfIdfVectorizer: ngram_indexes has fewer entries than the pool "
-                               "has n-grams")
-            table[tuple(pool[p:p + n])] = int(ngram_indexes[k])
+                raise MDFError(
+                    "TfIdfVectorizer: ngram_indexes has fewer entries than the pool has n-grams"
+                )
+            table[tuple(pool[p : p + n])] = int(ngram_indexes[k])
             k += 1
     return table
 
 
-@onnx_op("TfIdfVectorizer", inputs=("X",),
-         attributes={"max_gram_length": None, "max_skip_count": None, "min_gram_length": None,
-                     "mode": None, "ngram_counts": None, "ngram_indexes": None,
-                     "pool_int64s": None, "pool_strings": None, "weights": None},
-         outputs=("Y",), since=9, python_only=True)
-def tfidf_vectorizer(X: Any, *, max_gram_length: Any = None, max_skip_count: Any = None,
-                     min_gram_length: Any = None, mode: Any = None, ngram_counts: Any = None,
-                     ngram_indexes: Any = None, pool_int64s: Any = None,
-                     pool_strings: Any = None, weights: Any = None) -> tuple:
+@onnx_op(
+    "TfIdfVectorizer",
+    inputs=("X",),
+    attributes={
+        "max_gram_length": None,
+        "max_skip_count": None,
+        "min_gram_length": None,
+        "mode": None,
+        "ngram_counts": None,
+        "ngram_indexes": None,
+        "pool_int64s": None,
+        "pool_strings": None,
+        "weights": None,
+    },
+    outputs=("Y",),
+    since=9,
+    python_only=True,
+)
+def tfidf_vectorizer(
+    X: Any,
+    *,
+    max_gram_length: Any = None,
+    max_skip_count: Any = None,
+    min_gram_length: Any = None,
+    mode: Any = None,
+    ngram_counts: Any = None,
+    ngram_indexes: Any = None,
+    pool_int64s: Any = None,
+    pool_strings: Any = None,
+    weights: Any = None,
+) -> tuple:
     """n-gram TF / IDF / TFIDF vectors of each row of ``X``."""
-    for name, v in (("max_gram_length", max_gram_length), ("max_skip_count", max_skip_count),
-                    ("min_gram_length", min_gram_length), ("mode", mode),
-                    ("ngram_counts", ngram_counts), ("ngram_indexes", ngram_indexes)):
+    for name, v in (
+        ("max_gram_length", max_gram_length),
+        ("max_skip_count", max_skip_count),
+        ("min_gram_length", min_gram_length),
+        ("mode", mode),
+        ("ngram_counts", ngram_counts),
+        ("ngram_indexes", ngram_indexes),
+    ):
         if v is None:
             raise MDFError(f"TfIdfVectorizer needs attribute '{name}'")
     mode = str(mode).upper()
@@ -105,19 +153,23 @@ def tfidf_vectorizer(X: Any, *, max_gram_length: Any = None, max_skip_count: Any
         raise MDFError("TfIdfVectorizer: give exactly one of pool_int64s and pool_strings")
     lo, hi, skip = int(min_gram_length), int(max_gram_length), int(max_skip_count)
     if not 1 <= lo <= hi:
-        raise MDFError(f"TfIdfVectorizer: need 1 <= min_gram_length <= max_gram_length, got "
-                       f"{lo}, {hi}")
+        raise MDFError(
+            f"TfIdfVectorizer: need 1 <= min_gram_length <= max_gram_length, got {lo}, {hi}"
+        )
     x = np.asarray(X)
     if pool_strings is not None:
         pool = [str(s) for s in pool_strings]
-        conv = (lambda v: v.decode("utf-8") if isinstance(v, bytes) else str(v))  # noqa: E731
+        conv = lambda v: v.decode("utf-8") if isinstance(v, bytes) else str(v)  # noqa: E731
     else:
         pool = [int(v) for v in pool_int64s]
         conv = int
     table = _pool_ngrams(pool, list(ngram_counts), list(ngram_indexes), hi)
     width = int(max(ngram_indexes)) + 1 if len(ngram_indexes) else 0
-    w = (np.ones(width, dtype=np.float64) if weights is None
-         else np.asarray(weights, dtype=np.float64))
+    w = (
+        np.ones(width, dtype=np.float64)
+        if weights is None
+        else np.asarray(weights, dtype=np.float64)
+    )
     col_weight = np.ones(width, dtype=np.float64)
     for k, col in enumerate(ngram_indexes):
         if weights is not None and k < len(w):
@@ -138,7 +190,7 @@ def tfidf_vectorizer(X: Any, *, max_gram_length: Any = None, max_skip_count: Any
                 step = s + 1
                 span = (n - 1) * step
                 for i in range(L - span):
-                    col = table.get(tuple(items[i:i + span + 1:step]))
+                    col = table.get(tuple(items[i : i + span + 1 : step]))
                     if col is not None:
                         out[r, col] += 1.0
     if mode == "IDF":

@@ -89,15 +89,21 @@ def topk_v1(X, *, axis=-1, k=None):
     return _topk(X, int(k), axis, 1)
 
 
-@onnx_op("TopK", inputs=("X", "K"), attributes={"axis": -1}, outputs=("Values", "Indices"),
-         since=10)
+@onnx_op(
+    "TopK", inputs=("X", "K"), attributes={"axis": -1}, outputs=("Values", "Indices"), since=10
+)
 def topk_v10(X, K, *, axis=-1):
     """The ``K`` largest elements along ``axis``, sorted, ties by lower index."""
     return _topk(X, int(np.asarray(K).reshape(-1)[0]), axis, 1)
 
 
-@onnx_op("TopK", inputs=("X", "K"), attributes={"axis": -1, "largest": 1, "sorted": 1},
-         outputs=("Values", "Indices"), since=11)
+@onnx_op(
+    "TopK",
+    inputs=("X", "K"),
+    attributes={"axis": -1, "largest": 1, "sorted": 1},
+    outputs=("Values", "Indices"),
+    since=11,
+)
 def topk(X, K, *, axis=-1, largest=1, sorted=1):
     """The ``K`` largest (or smallest) elements along ``axis``; always returned sorted (allowed
     for ``sorted=0``), equal values ordered by lower index first."""

@@ -64,10 +64,8 @@ def _variadic(op: str, code: int, doc: str):
 
     kernel.__name__ = op.lower()
     kernel.__doc__ = doc
-    jit = K.jit_entry(lambda *data_0: _fold_nb(code, data_0), f"{op.lower()}_jit", kernel,
-                      None)
-    onnx_op(op, inputs=("data_0",), variadic=True, since=8, outputs=(op.lower(),),
-            jit=jit)(kernel)
+    jit = K.jit_entry(lambda *data_0: _fold_nb(code, data_0), f"{op.lower()}_jit", kernel, None)
+    onnx_op(op, inputs=("data_0",), variadic=True, since=8, outputs=(op.lower(),), jit=jit)(kernel)
     return kernel
 
 
@@ -86,5 +84,4 @@ def mean(*data_0):
 
 
 mean_jit = K.jit_entry(lambda *data_0: _mean_nb(data_0), "mean_jit", mean, None)
-onnx_op("Mean", inputs=("data_0",), variadic=True, since=8, outputs=("mean",),
-        jit=mean_jit)(mean)
+onnx_op("Mean", inputs=("data_0",), variadic=True, since=8, outputs=("mean",), jit=mean_jit)(mean)

@@ -58,6 +58,8 @@ _ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
 def _assigned(lines: list[str]) -> set[str]:
     """The scheduler locals that ``lines`` assign."""
     return {m.group(1) for ln in lines if (m := _ASSIGN.match(ln))}
+
+
 _CMP = {v: k for k, v in COMPARATORS.items()}
 
 
@@ -75,9 +77,15 @@ def _number_literal(v: float | int) -> str:
 class SchedulerSource:
     """Writes the code of one scheduled update for a graph's condition table."""
 
-    def __init__(self, table: ConditionTable, roots: np.ndarray, term: int,
-                 queue: tuple[np.ndarray, np.ndarray], n_nodes: int,
-                 number: Callable[[float | int], str] | None = None):
+    def __init__(
+        self,
+        table: ConditionTable,
+        roots: np.ndarray,
+        term: int,
+        queue: tuple[np.ndarray, np.ndarray],
+        n_nodes: int,
+        number: Callable[[float | int], str] | None = None,
+    ):
         #: the source of a number from the model (a threshold, a count, a time): by default
         #: a literal; the compiled backend names an entry of its constant table
         self.num = number or _number_literal
@@ -89,8 +97,10 @@ class SchedulerSource:
         self.n_thresholds = len(table.thresholds)
         self.clock = table.absolute
         starts, qnodes = queue
-        self.sets = [sorted(int(m) for m in qnodes[starts[q]:starts[q + 1]])
-                     for q in range(len(starts) - 1)]
+        self.sets = [
+            sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]])
+            for q in range(len(starts) - 1)
+        ]
         #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
         self.used: set[tuple] = set()
         self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
@@ -115,14 +125,24 @@ class SchedulerSource:
             return f"(not {self.condition(kids[0])})"
         if op == OPCODES["EveryNCalls"]:
             return f"({self._u(a, b % self.n)} >= {n})"
-        if op in (OPCODES["AfterNCalls"], OPCODES["AtNCalls"], OPCODES["BeforeNCalls"], OPCODES["AfterCall"]):
-            cmp = {OPCODES["AfterNCalls"]: ">=", OPCODES["AtNCalls"]: "==", OPCODES["BeforeNCalls"]: "<",
-                   OPCODES["AfterCall"]: ">"}[op]
+        if op in (
+            OPCODES["AfterNCalls"],
+            OPCODES["AtNCalls"],
+            OPCODES["BeforeNCalls"],
+            OPCODES["AfterCall"],
+        ):
+            cmp = {
+                OPCODES["AfterNCalls"]: ">=",
+                OPCODES["AtNCalls"]: "==",
+                OPCODES["BeforeNCalls"]: "<",
+                OPCODES["AfterCall"]: ">",
+            }[op]
             return f"({self._t(b, a)} {cmp} {n})"
         if op == OPCODES["AllHaveRun"]:
             deps = [-1 - k for k in kids]
-            return "(" + " and ".join(f"{self._t(b, d)} >= 1" for d in deps) + ")" \
-                if deps else "True"
+            return (
+                "(" + " and ".join(f"{self._t(b, d)} >= 1" for d in deps) + ")" if deps else "True"
+            )
         if op == OPCODES["JustRan"]:
             self.used.add(("ls", a))
             return f"q_ls{a}"
@@ -132,14 +152,20 @@ class SchedulerSource:
                 if n == 0:
                     raise NotCompilable("EveryNPasses(0)")
                 return f"({p} % {n} == 0)"
-            cmp = {OPCODES["AtPass"]: "==", OPCODES["AfterPass"]: ">", OPCODES["AfterNPasses"]: ">=",
-                   OPCODES["BeforePass"]: "<"}[op]
+            cmp = {
+                OPCODES["AtPass"]: "==",
+                OPCODES["AfterPass"]: ">",
+                OPCODES["AfterNPasses"]: ">=",
+                OPCODES["BeforePass"]: "<",
+            }[op]
             return f"({p} {cmp} {n})"
         if OPCODES["AtEnvironmentStateUpdate"] <= op <= OPCODES["BeforeEnvironmentStateUpdate"]:
-            cmp = {OPCODES["AtEnvironmentStateUpdate"]: "==",
-                   OPCODES["AfterEnvironmentStateUpdate"]: ">",
-                   OPCODES["AfterNEnvironmentStateUpdates"]: ">=",
-                   OPCODES["BeforeEnvironmentStateUpdate"]: "<"}[op]
+            cmp = {
+                OPCODES["AtEnvironmentStateUpdate"]: "==",
+                OPCODES["AfterEnvironmentStateUpdate"]: ">",
+                OPCODES["AfterNEnvironmentStateUpdates"]: ">=",
+                OPCODES["BeforeEnvironmentStateUpdate"]: "<",
+            }[op]
             return f"(q_c2 {cmp} {n})"
         if op == OPCODES["Threshold"]:
             x, t = f"q_th{a}", float(self.floats[row, 0])
@@ -152,12 +178,18 @@ class SchedulerSource:
             deps = [-1 - k for k in kids]
             total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
             return f"({total} >= {n})"
-        if OPCODES["AtConsiderationSetExecution"] <= op <= OPCODES["AfterNConsiderationSetExecutions"]:
+        if (
+            OPCODES["AtConsiderationSetExecution"]
+            <= op
+            <= OPCODES["AfterNConsiderationSetExecutions"]
+        ):
             self.used.add(("k", b))
-            cmp = {OPCODES["AtConsiderationSetExecution"]: "==",
-                   OPCODES["BeforeConsiderationSetExecution"]: "<",
-                   OPCODES["AfterConsiderationSetExecution"]: ">",
-                   OPCODES["AfterNConsiderationSetExecutions"]: ">="}[op]
+            cmp = {
+                OPCODES["AtConsiderationSetExecution"]: "==",
+                OPCODES["BeforeConsiderationSetExecution"]: "<",
+                OPCODES["AfterConsiderationSetExecution"]: ">",
+                OPCODES["AfterNConsiderationSetExecutions"]: ">=",
+            }[op]
             return f"(q_k{b} {cmp} {n})"
         if op == OPCODES["TimeInterval"]:
             return self._time_interval(self.clock.conditions[a])
@@ -167,9 +199,11 @@ class SchedulerSource:
             return f"(q_at {'>=' if tc.start_inclusive else '>'} {tc.start})"
         if OPCODES["AtEnvironmentSequence"] <= op <= OPCODES["AfterNEnvironmentSequences"]:
             # one Simulation is one environment sequence: its index is always 0
-            holds = {OPCODES["AtEnvironmentSequence"]: n == 0,
-                     OPCODES["AfterEnvironmentSequence"]: 0 > n,
-                     OPCODES["AfterNEnvironmentSequences"]: 0 >= n}[op]
+            holds = {
+                OPCODES["AtEnvironmentSequence"]: n == 0,
+                OPCODES["AfterEnvironmentSequence"]: 0 > n,
+                OPCODES["AfterNEnvironmentSequences"]: 0 >= n,
+            }[op]
             return "True" if holds else "False"
         raise NotCompilable(f"condition opcode {op}")
 
@@ -201,8 +235,12 @@ class SchedulerSource:
     def _held(self) -> list[tuple[str, str]]:
         """(local, state array element) of every scheduler value kept in a local during
         ``run``: loaded at the start, stored back before every return."""
-        pairs = [("q_c0", "clock[0]"), ("q_c1", "clock[1]"), ("q_c2", "clock[2]"),
-                 ("q_lp", "logpos[0]")]
+        pairs = [
+            ("q_c0", "clock[0]"),
+            ("q_c1", "clock[1]"),
+            ("q_c2", "clock[2]"),
+            ("q_lp", "logpos[0]"),
+        ]
         pairs += [(f"q_k{s}", f"clock[{3 + s}]") for _, s in self._counters("k")]
         pairs += [("q_at", "clock[6]") for _ in self._counters("at")]
         pairs += [(f"q_u{a}_{b}", f"useable[{a}, {b}]") for _, a, b in self._counters("u")]
@@ -216,7 +254,9 @@ class SchedulerSource:
         """Locals from the state arrays, at the start of ``run`` (and the log's switch and
         length, which are only read)."""
         return [f"{ind}{local} = {held}" for local, held in self._held()] + [
-            f"{ind}q_log = logpos[1] == 1", f"{ind}q_logn = logbuf.shape[0]"]
+            f"{ind}q_log = logpos[1] == 1",
+            f"{ind}q_logn = logbuf.shape[0]",
+        ]
 
     def store(self, ind: str) -> list[str]:
         """The locals back into the state arrays, before every return."""
@@ -239,15 +279,20 @@ class SchedulerSource:
 
     def _set_ran(self, members: list[int], ind: str) -> list[str]:
         """A set ran: it is the last set (``JustRan``) and a time step of the log."""
-        out = [f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
-               for _, m in self._counters("ls")]
+        out = [
+            f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
+            for _, m in self._counters("ls")
+        ]
         out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
         # the log is a ring buffer: q_lp counts every entry ever written, the buffer keeps
         # the last q_logn of them
         out.append(f"{ind}if q_log:")
         for m in members:
-            out += [f"{ind}    if q_x{m}:",
-                    f"{ind}        logbuf[q_lp % q_logn] = {m}", f"{ind}        q_lp += 1"]
+            out += [
+                f"{ind}    if q_x{m}:",
+                f"{ind}        logbuf[q_lp % q_logn] = {m}",
+                f"{ind}        q_lp += 1",
+            ]
         out += [f"{ind}    logbuf[q_lp % q_logn] = -1", f"{ind}    q_lp += 1"]
         return out
 
@@ -255,13 +300,17 @@ class SchedulerSource:
         """A pass in which nothing ran: no node just ran, and the log gets an empty step."""
         out = [f"{ind}q_ls{m} = False" for _, m in self._counters("ls")]
         out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]
-        out += [f"{ind}if q_log:", f"{ind}    logbuf[q_lp % q_logn] = -1",
-                f"{ind}    q_lp += 1"]
+        out += [f"{ind}if q_log:", f"{ind}    logbuf[q_lp % q_logn] = -1", f"{ind}    q_lp += 1"]
         return out
 
     # -- one update ---------------------------------------------------------------------------
-    def update(self, body: Callable[[int, str], list[str]], give_up: Callable[[str], list[str]],
-               max_passes: int, ind: str) -> list[str]:
+    def update(
+        self,
+        body: Callable[[int, str], list[str]],
+        give_up: Callable[[str], list[str]],
+        max_passes: int,
+        ind: str,
+    ) -> list[str]:
         """One environment state update. ``body(m, ind)`` is the code of node ``m``;
         ``give_up(ind)`` the code that stores the state and returns (after an update that
         never ends, ``err[0] = -2``)."""
@@ -288,14 +337,21 @@ class SchedulerSource:
             block += [f"{j1}q_x{m} = False" for m in members]
             if len(members) == 1:
                 m = members[0]
-                block += [f"{j1}if {self._exprs[self.roots[m]]}:", f"{j2}q_x{m} = True",
-                          *self._mark(m, j2)]
+                block += [
+                    f"{j1}if {self._exprs[self.roots[m]]}:",
+                    f"{j2}q_x{m} = True",
+                    *self._mark(m, j2),
+                ]
             else:
                 # a member marked as run can make another one runnable: repeat until stable
                 block += [f"{j1}q_more = True", f"{j1}while q_more:", f"{j2}q_more = False"]
                 for m in members:
-                    block += [f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
-                              f"{j3}q_x{m} = True", f"{j3}q_more = True", *self._mark(m, j3)]
+                    block += [
+                        f"{j2}if not q_x{m} and {self._exprs[self.roots[m]]}:",
+                        f"{j3}q_x{m} = True",
+                        f"{j3}q_more = True",
+                        *self._mark(m, j3),
+                    ]
             if self.clock.enabled:
                 # with absolute time every set is a time step and moves the clock on
                 block += self._set_ran(members, j1)
@@ -309,10 +365,14 @@ class SchedulerSource:
                     block += [f"{j2}if q_x{m}:", *body(m, j3)]
             changed |= _assigned(block)
             # a set that follows a stop is skipped
-            out += [f"{i1}# consideration set {q}: nodes {members}", f"{i1}if not q_stop:",
-                    *block]
+            out += [f"{i1}# consideration set {q}: nodes {members}", f"{i1}if not q_stop:", *block]
         if not self.clock.enabled:
             out += [f"{i1}if not q_any:", *self._idle_pass(i2)]
-        out += [f"{i1}q_c0 += 1", f"{i1}q_c1 += 1",
-                f"{i1}if q_c0 > {max_passes}:", f"{i2}err[0] = -2", *give_up(i2)]
+        out += [
+            f"{i1}q_c0 += 1",
+            f"{i1}q_c1 += 1",
+            f"{i1}if q_c0 > {max_passes}:",
+            f"{i2}err[0] = -2",
+            *give_up(i2),
+        ]
         return out

@@ -47,21 +47,49 @@ from graph_scheduler import TimeScale
 from ..errors import NotCompilable
 
 OPCODES = {
-    "Always": 0, "Never": 1, "All": 2, "And": 2, "Any": 3, "Or": 3, "Not": 4,
-    "EveryNCalls": 5, "AfterNCalls": 6, "AtNCalls": 7, "BeforeNCalls": 8, "AfterCall": 9,
-    "AllHaveRun": 10, "JustRan": 11, "AtPass": 12, "AfterPass": 13, "AfterNPasses": 14,
-    "EveryNPasses": 15, "BeforePass": 16, "AtEnvironmentStateUpdate": 17,
-    "AfterEnvironmentStateUpdate": 18, "AfterNEnvironmentStateUpdates": 19,
-    "BeforeEnvironmentStateUpdate": 20, "Threshold": 21, "AfterNCallsCombined": 22,
-    "AtEnvironmentSequence": 23, "AfterEnvironmentSequence": 24,
+    "Always": 0,
+    "Never": 1,
+    "All": 2,
+    "And": 2,
+    "Any": 3,
+    "Or": 3,
+    "Not": 4,
+    "EveryNCalls": 5,
+    "AfterNCalls": 6,
+    "AtNCalls": 7,
+    "BeforeNCalls": 8,
+    "AfterCall": 9,
+    "AllHaveRun": 10,
+    "JustRan": 11,
+    "AtPass": 12,
+    "AfterPass": 13,
+    "AfterNPasses": 14,
+    "EveryNPasses": 15,
+    "BeforePass": 16,
+    "AtEnvironmentStateUpdate": 17,
+    "AfterEnvironmentStateUpdate": 18,
+    "AfterNEnvironmentStateUpdates": 19,
+    "BeforeEnvironmentStateUpdate": 20,
+    "Threshold": 21,
+    "AfterNCallsCombined": 22,
+    "AtEnvironmentSequence": 23,
+    "AfterEnvironmentSequence": 24,
     "AfterNEnvironmentSequences": 25,
-    "AtConsiderationSetExecution": 26, "BeforeConsiderationSetExecution": 27,
-    "AfterConsiderationSetExecution": 28, "AfterNConsiderationSetExecutions": 29,
-    "TimeInterval": 30, "TimeTermination": 31,
+    "AtConsiderationSetExecution": 26,
+    "BeforeConsiderationSetExecution": 27,
+    "AfterConsiderationSetExecution": 28,
+    "AfterNConsiderationSetExecutions": 29,
+    "TimeInterval": 30,
+    "TimeTermination": 31,
 }
 COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
-_SCALE_ROW = {TimeScale.CONSIDERATION_SET_EXECUTION: 0, TimeScale.PASS: 0, TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
-              TimeScale.ENVIRONMENT_SEQUENCE: 2, TimeScale.LIFE: 2}
+_SCALE_ROW = {
+    TimeScale.CONSIDERATION_SET_EXECUTION: 0,
+    TimeScale.PASS: 0,
+    TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
+    TimeScale.ENVIRONMENT_SEQUENCE: 2,
+    TimeScale.LIFE: 2,
+}
 
 # row layout of the int table
 OP, A, B, N, FIRST_CHILD, N_CHILDREN = range(6)
@@ -109,8 +137,11 @@ class ConditionTable:
             a, n, b = self._node(args[0]), int(args[1]), owner
         elif op in (6, 7, 8, 9):
             a, n = self._node(args[0]), int(args[1])
-            b = self._scale(getattr(cond, "time_scale", kw.get("time_scale",
-                                                            TimeScale.ENVIRONMENT_STATE_UPDATE)))
+            b = self._scale(
+                getattr(
+                    cond, "time_scale", kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
+                )
+            )
         elif op == 10:
             deps = args or list(self.node_index)
             kids = [-1 - self._node(d) for d in deps]
@@ -119,24 +150,32 @@ class ConditionTable:
             a = self._node(args[0])
         elif op in (12, 13, 14, 15, 16):
             n = int(args[0])
-            ts = args[1] if len(args) > 1 else kw.get("time_scale",
-                                                      TimeScale.ENVIRONMENT_STATE_UPDATE)
-            if ts not in (TimeScale.ENVIRONMENT_STATE_UPDATE, TimeScale.ENVIRONMENT_SEQUENCE,
-                          TimeScale.LIFE):
+            ts = (
+                args[1]
+                if len(args) > 1
+                else kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
+            )
+            if ts not in (
+                TimeScale.ENVIRONMENT_STATE_UPDATE,
+                TimeScale.ENVIRONMENT_SEQUENCE,
+                TimeScale.LIFE,
+            ):
                 raise NotCompilable(f"{name} at time scale {ts}")
             b = 0 if ts is TimeScale.ENVIRONMENT_STATE_UPDATE else 1
         elif op in (17, 18, 19, 20):
             n = int(args[0])
-            ts = args[1] if len(args) > 1 else kw.get("time_scale",
-                                                      TimeScale.ENVIRONMENT_SEQUENCE)
+            ts = args[1] if len(args) > 1 else kw.get("time_scale", TimeScale.ENVIRONMENT_SEQUENCE)
             if ts not in (TimeScale.ENVIRONMENT_SEQUENCE, TimeScale.LIFE):
                 raise NotCompilable(f"{name} at time scale {ts}")
         elif op in (23, 24, 25):
             n = int(args[0])
         elif op in (26, 27, 28, 29):
             n = int(args[0])
-            ts = args[1] if len(args) > 1 else kw.get("time_scale",
-                                                      TimeScale.ENVIRONMENT_STATE_UPDATE)
+            ts = (
+                args[1]
+                if len(args) > 1
+                else kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
+            )
             if ts in (TimeScale.CONSIDERATION_SET_EXECUTION, TimeScale.PASS):
                 # graph-scheduler itself cannot count these (TimeScaleError)
                 raise NotCompilable(f"{name} at time scale {ts}")
@@ -164,9 +203,13 @@ class ConditionTable:
             tc = TimeCondition(start=_ms(cond.t), start_inclusive=bool(cond.kwargs["inclusive"]))
         else:
             kw = cond.kwargs
-            tc = TimeCondition(repeat=_ms(cond.repeat), start=_ms(cond.start), end=_ms(cond.end),
-                               start_inclusive=bool(kw.get("start_inclusive", True)),
-                               end_inclusive=bool(kw.get("end_inclusive", True)))
+            tc = TimeCondition(
+                repeat=_ms(cond.repeat),
+                start=_ms(cond.start),
+                end=_ms(cond.end),
+                start_inclusive=bool(kw.get("start_inclusive", True)),
+                end_inclusive=bool(kw.get("end_inclusive", True)),
+            )
             if tc.repeat is not None:
                 if owner < 0 or owner not in self.set_of:
                     # graph-scheduler itself fails on it (the offset comes from the owner)
@@ -187,8 +230,9 @@ class ConditionTable:
         """Append an ``Any`` row over existing ``rows``; return its row."""
         return self._row(OPCODES["Any"], 0, 0, 0, rows)
 
-    def _row(self, op: int, a: int, b: int, n: int, kids: list[int],
-             fl: list[float] | None = None) -> int:
+    def _row(
+        self, op: int, a: int, b: int, n: int, kids: list[int], fl: list[float] | None = None
+    ) -> int:
         row = len(self.ints)
         first = len(self.children)
         self.children.extend(kids)
@@ -278,8 +322,11 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
     every time condition of ``table`` in ticks."""
     try:
         absolute = scheduler.get_absolute_conditions()
-        interval = _ms(scheduler._get_absolute_consideration_set_execution_unit()) \
-            if absolute else Fraction(1)
+        interval = (
+            _ms(scheduler._get_absolute_consideration_set_execution_unit())
+            if absolute
+            else Fraction(1)
+        )
     except Exception as e:  # a graph-scheduler without these methods
         raise NotCompilable(f"absolute time ({type(e).__name__}: {e})") from None
     first = Fraction(0)
@@ -288,20 +335,32 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
         first = min(min(p) if p else Fraction(0) for p in points)
     # graph-scheduler's TimeInterval counts ``repeat`` from ``start`` in exact time (its mode
     # EXACT_TIME, or a single consideration set), else from the owner's place in the pass
-    exact = scheduler.mode is graph_scheduler.SchedulingMode.EXACT_TIME \
+    exact = (
+        scheduler.mode is graph_scheduler.SchedulingMode.EXACT_TIME
         or len(scheduler.consideration_queue) == 1
+    )
     for tc in table.times:
         tc.offset = tc.start if exact and tc.start is not None else tc.owner_set * interval
-    values = [interval, first] + [v for tc in table.times
-                                  for v in (tc.repeat, tc.start, tc.end, tc.offset)
-                                  if v is not None]
+    values = [interval, first] + [
+        v for tc in table.times for v in (tc.repeat, tc.start, tc.end, tc.offset) if v is not None
+    ]
     ticks = lcm(*(Fraction(v).denominator for v in values))
 
     def tick(v: Any) -> int | None:
         return None if v is None else int(Fraction(v) * ticks)
 
-    conds = [TimeCondition(tick(tc.repeat), tick(tc.start), tick(tc.end), tc.start_inclusive,
-                           tc.end_inclusive, tc.owner_set, tick(tc.offset)) for tc in table.times]
+    conds = [
+        TimeCondition(
+            tick(tc.repeat),
+            tick(tc.start),
+            tick(tc.end),
+            tc.start_inclusive,
+            tc.end_inclusive,
+            tc.owner_set,
+            tick(tc.offset),
+        )
+        for tc in table.times
+    ]
     return AbsoluteTime(bool(absolute), tick(interval), tick(first), ticks, conds)
 
 
@@ -311,12 +370,16 @@ def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
     index = {nid: i for i, nid in enumerate(node_ids)}
     table = ConditionTable(index)
     table.sched_nodes = {str(n): n for n in scheduler.nodes}
-    table.set_of = {index[str(n)]: q for q, cs in enumerate(scheduler.consideration_queue)
-                    for n in cs}
+    table.set_of = {
+        index[str(n)]: q for q, cs in enumerate(scheduler.consideration_queue) for n in cs
+    }
     roots = np.zeros(len(node_ids), dtype=np.int64)
     for nid in node_ids:
-        cond = scheduler.conditions.conditions_basic.get(_find(scheduler, nid)) \
-            if _find(scheduler, nid) in scheduler.conditions.conditions_basic else None
+        cond = (
+            scheduler.conditions.conditions_basic.get(_find(scheduler, nid))
+            if _find(scheduler, nid) in scheduler.conditions.conditions_basic
+            else None
+        )
         if cond is None:
             cond = graph_scheduler.Always()
         roots[index[nid]] = table.add(cond, index[nid])

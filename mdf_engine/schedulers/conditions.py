@@ -25,8 +25,11 @@ from ..errors import MDFError
 from ..model import Condition, Graph
 
 _TIME_SCALE_RE = re.compile(r"^(TimeScale)?\.?([A-Z_]+)$")
-_OLD_NAMES = {"TRIAL": "ENVIRONMENT_STATE_UPDATE", "RUN": "ENVIRONMENT_SEQUENCE",
-              "TIME_STEP": "CONSIDERATION_SET_EXECUTION"}
+_OLD_NAMES = {
+    "TRIAL": "ENVIRONMENT_STATE_UPDATE",
+    "RUN": "ENVIRONMENT_SEQUENCE",
+    "TIME_STEP": "CONSIDERATION_SET_EXECUTION",
+}
 
 
 class SchedNode(str):
@@ -55,16 +58,21 @@ def time_scale(name: Any, where: str = "") -> TimeScale:
     try:
         return TimeScale[key]
     except KeyError:
-        raise MDFError(f"unknown time scale '{name}' (known: "
-                       f"{', '.join(t.name for t in TimeScale)})", where) from None
+        raise MDFError(
+            f"unknown time scale '{name}' (known: {', '.join(t.name for t in TimeScale)})", where
+        ) from None
 
 
 class ConditionBuilder:
     """Builds graph-scheduler conditions for one graph."""
 
-    def __init__(self, graph: Graph, nodes: dict[str, SchedNode],
-                 value_getter: Callable[[str, str], Any] | None = None,
-                 default_getter: Callable[[str, str], Any] | None = None):
+    def __init__(
+        self,
+        graph: Graph,
+        nodes: dict[str, SchedNode],
+        value_getter: Callable[[str, str], Any] | None = None,
+        default_getter: Callable[[str, str], Any] | None = None,
+    ):
         self.graph = graph
         self.nodes = nodes
         self.value_getter = value_getter
@@ -76,22 +84,28 @@ class ConditionBuilder:
         cls = getattr(graph_scheduler.condition, str(cond.type), None)
         structural = getattr(graph_scheduler.condition, "GraphStructureCondition", None)
         if inspect.isclass(cls) and structural is not None and issubclass(cls, structural):
-            raise MDFError(f"{cond.type} is a graph structure condition (it edits the "
-                           "scheduler's graph); an MDF graph's structure comes from its edges, "
-                           "so it cannot be used as a node or termination condition",
-                           f"{where}.type")
+            raise MDFError(
+                f"{cond.type} is a graph structure condition (it edits the "
+                "scheduler's graph); an MDF graph's structure comes from its edges, "
+                "so it cannot be used as a node or termination condition",
+                f"{where}.type",
+            )
         if not (inspect.isclass(cls) and issubclass(cls, graph_scheduler.condition.Condition)):
             raise MDFError(f"unknown condition type '{cond.type}'", f"{where}.type")
         sig = inspect.signature(cls)
         kwargs = {k: self.argument(v, f"{where}.kwargs.{k}") for k, v in cond.kwargs.items()}
-        if "dependencies" in kwargs and "dependencies" not in sig.parameters \
-                and "dependency" in sig.parameters:
+        if (
+            "dependencies" in kwargs
+            and "dependencies" not in sig.parameters
+            and "dependency" in sig.parameters
+        ):
             kwargs["dependency"] = kwargs.pop("dependencies")
         if "custom_parameter_getter" in sig.parameters:
             self._threshold_getter(kwargs, where)
         if "func" in sig.parameters and "func" not in kwargs:
-            raise MDFError(f"{cond.type} needs a Python function and cannot be given in a "
-                           "model file", where)
+            raise MDFError(
+                f"{cond.type} needs a Python function and cannot be given in a model file", where
+            )
         var_pos = [n for n, p in sig.parameters.items() if p.kind is p.VAR_POSITIONAL]
         for name in ("n", "N"):
             if isinstance(kwargs.get(name), float) and float(kwargs[name]).is_integer():
@@ -106,8 +120,9 @@ class ConditionBuilder:
         except MDFError:
             raise
         except Exception as e:
-            raise MDFError(f"cannot build {cond.type}({', '.join(cond.kwargs)}): {e}",
-                           where) from None
+            raise MDFError(
+                f"cannot build {cond.type}({', '.join(cond.kwargs)}): {e}", where
+            ) from None
 
     def argument(self, v: Any, where: str) -> Any:
         if isinstance(v, Condition) or (isinstance(v, dict) and "type" in v):
@@ -129,10 +144,13 @@ class ConditionBuilder:
         if str(dep) not in self.nodes:
             raise MDFError(f"Threshold dependency '{dep}' is not a node", f"{where}.kwargs")
         node = self.graph.get_node(str(dep))
-        if not any(node.get(k, param) for k in ("input_ports", "parameters", "functions",
-                                                 "output_ports")):
-            raise MDFError(f"node '{dep}' has no port, parameter or function '{param}'",
-                           f"{where}.kwargs.parameter")
+        if not any(
+            node.get(k, param) for k in ("input_ports", "parameters", "functions", "output_ports")
+        ):
+            raise MDFError(
+                f"node '{dep}' has no port, parameter or function '{param}'",
+                f"{where}.kwargs.parameter",
+            )
         getter = self.value_getter
         kwargs["custom_parameter_getter"] = lambda d, p: getter(str(d), p)
         kwargs["custom_parameter_validator"] = lambda d, p: True
@@ -162,14 +180,20 @@ def _has_repeating_interval(cond: Any) -> bool:
     """``cond`` is, or contains, a TimeInterval with a repeat."""
     if isinstance(cond, graph_scheduler.TimeInterval) and cond.repeat is not None:
         return True
-    return any(_has_repeating_interval(a) for a in getattr(cond, "args", ())
-               if isinstance(a, graph_scheduler.Condition))
+    return any(
+        _has_repeating_interval(a)
+        for a in getattr(cond, "args", ())
+        if isinstance(a, graph_scheduler.Condition)
+    )
 
 
-def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None = None,
-                   finished: Callable[[str], bool] | None = None,
-                   where: str = "", mode: str = "standard",
-                   ) -> tuple[graph_scheduler.Scheduler, dict[str, SchedNode]]:
+def make_scheduler(
+    graph: Graph,
+    value_getter: Callable[[str, str], Any] | None = None,
+    finished: Callable[[str], bool] | None = None,
+    where: str = "",
+    mode: str = "standard",
+) -> tuple[graph_scheduler.Scheduler, dict[str, SchedNode]]:
     """A graph-scheduler ``Scheduler`` for ``graph``: dependencies from the edges (an edge into
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
     allowed), and the graph's conditions. ``mode`` "exact_time" is graph-scheduler's
@@ -194,19 +218,26 @@ def make_scheduler(graph: Graph, value_getter: Callable[[str, str], Any] | None 
     if cs is not None:
         for node_id, cond in cs.node_specific.items():
             conditions[nodes[node_id]] = builder.build(
-                cond, f"{where}.conditions.node_specific.{node_id}")
+                cond, f"{where}.conditions.node_specific.{node_id}"
+            )
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
             termination[time_scale(scale, w)] = built = builder.build(cond, w)
             if _has_repeating_interval(built):
-                raise MDFError("a TimeInterval with a 'repeat' cannot be (part of) a termination "
-                               "condition: graph-scheduler counts the repeat from the place of "
-                               "the node it belongs to, and a termination condition belongs to "
-                               "no node (use TimeTermination, or TimeInterval with start/end)", w)
+                raise MDFError(
+                    "a TimeInterval with a 'repeat' cannot be (part of) a termination "
+                    "condition: graph-scheduler counts the repeat from the place of "
+                    "the node it belongs to, and a termination condition belongs to "
+                    "no node (use TimeTermination, or TimeInterval with start/end)",
+                    w,
+                )
     try:
         sched = graph_scheduler.Scheduler(
-            graph=deps, conditions=conditions, termination_conds=termination,
-            mode=graph_scheduler.SchedulingMode[mode.upper()])
+            graph=deps,
+            conditions=conditions,
+            termination_conds=termination,
+            mode=graph_scheduler.SchedulingMode[mode.upper()],
+        )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
     return sched, nodes

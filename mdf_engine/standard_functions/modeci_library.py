@@ -35,12 +35,25 @@ def _rng(seed: Any) -> Any:
     return np.random.RandomState(int(seed) & 0xFFFFFFFF)
 
 
-@register("mdf", "drift_diffusion_integrator",
-          inputs=("starting_point", "non_decision_time", "drift_rate", "threshold", "noise", "dt"),
-          optional=("noise", "dt"), attributes={"seed": None}, outputs=("rt",), python_only=True)
-def drift_diffusion_integrator(starting_point: Any, non_decision_time: Any, drift_rate: Any,
-                               threshold: Any, noise: Any = None, dt: Any = None, *,
-                               seed: Any = None) -> float:
+@register(
+    "mdf",
+    "drift_diffusion_integrator",
+    inputs=("starting_point", "non_decision_time", "drift_rate", "threshold", "noise", "dt"),
+    optional=("noise", "dt"),
+    attributes={"seed": None},
+    outputs=("rt",),
+    python_only=True,
+)
+def drift_diffusion_integrator(
+    starting_point: Any,
+    non_decision_time: Any,
+    drift_rate: Any,
+    threshold: Any,
+    noise: Any = None,
+    dt: Any = None,
+    *,
+    seed: Any = None,
+) -> float:
     """One drift diffusion trial; signed response time (see the module docstring)."""
     noise = 1.0 if noise is None else float(noise)
     dt = 0.01 if dt is None else float(dt)
@@ -56,7 +69,9 @@ def drift_diffusion_integrator(starting_point: Any, non_decision_time: Any, drif
         x = x + rng.normal(loc=loc, scale=sd)
         steps += 1
         if steps >= MAX_STEPS:
-            raise MDFError("drift_diffusion_integrator: the particle did not reach the threshold "
-                           f"in {MAX_STEPS} steps (expected a drift or noise that moves it)")
+            raise MDFError(
+                "drift_diffusion_integrator: the particle did not reach the threshold "
+                f"in {MAX_STEPS} steps (expected a drift or noise that moves it)"
+            )
     t = float(non_decision_time) + steps * dt
     return t if x > threshold else -t

@@ -18,11 +18,15 @@ def _make(np_fn):
 
 
 for _name, _np_fn in (
-    ("tan", np.tan), ("sinh", np.sinh), ("cosh", np.cosh), ("tanh", np.tanh),
-    ("arcsin", np.arcsin), ("arccos", np.arccos), ("arctan", np.arctan),
+    ("tan", np.tan),
+    ("sinh", np.sinh),
+    ("cosh", np.cosh),
+    ("tanh", np.tanh),
+    ("arcsin", np.arcsin),
+    ("arccos", np.arccos),
+    ("arctan", np.arctan),
 ):
     _k = _make(_np_fn)
     _k.__doc__ = f"{_name}(variable0, scale) = scale * {_name}(variable0)"
     _k.__name__ = _name
-    register("mdf", _name, inputs=("variable0", "scale"), outputs=("out",),
-             jit=njit(_k))(_k)
+    register("mdf", _name, inputs=("variable0", "scale"), outputs=("out",), jit=njit(_k))(_k)

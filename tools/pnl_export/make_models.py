@@ -45,8 +45,7 @@ def record(comp, inputs, n_trials, **run_kw):
         outs = {}
         for mech in _all_mechanisms(comp):
             for port in mech.output_ports:
-                pid = pnl.core.globals.utilities.parse_valid_identifier(
-                    f"{mech.name}_{port.name}")
+                pid = pnl.core.globals.utilities.parse_valid_identifier(f"{mech.name}_{port.name}")
                 outs[pid] = _plain(port.parameters.value.get(comp))
         trials.append(outs)
     return trials
@@ -61,6 +60,7 @@ def input_port_ids(inputs):
 
 
 # -- the compositions ---------------------------------------------------------------------------
+
 
 def fhn():
     """A FitzHugh-Nagumo integrator mechanism (one node, stateful, dt=0.05)."""
@@ -102,12 +102,14 @@ def branching():
     comp.add_projection(pnl.MappingProjection(matrix=[[2.0]]), A, C)
     comp.add_projection(pnl.MappingProjection(), B, D)
     comp.add_projection(pnl.MappingProjection(), C, D)
-    comp.scheduler.add_condition_set({
-        A: pnl.AtPass(0),
-        B: pnl.EveryNCalls(A, 1),
-        C: pnl.AfterNCalls(A, 1),
-        D: pnl.All(pnl.AfterNPasses(2), pnl.EveryNCalls(C, 2)),
-    })
+    comp.scheduler.add_condition_set(
+        {
+            A: pnl.AtPass(0),
+            B: pnl.EveryNCalls(A, 1),
+            C: pnl.AfterNCalls(A, 1),
+            D: pnl.All(pnl.AfterNPasses(2), pnl.EveryNCalls(C, 2)),
+        }
+    )
     comp.termination_processing = {pnl.TimeScale.TRIAL: pnl.AfterNCalls(D, 2)}
     inputs = {A: [[1.0], [2.0], [0.5]]}
     return comp, inputs
@@ -133,24 +135,33 @@ def stroop():
     (PsyNeuLink 0.21 drops an LCAMechanism's recurrent projection and a controller's control
     signals from the export, so the task layer has no lateral inhibition and no controller.)"""
     color_input = pnl.ProcessingMechanism(name="color_input", input_shapes=2)
-    color_hidden = pnl.ProcessingMechanism(name="color_hidden", input_shapes=2,
-                                           function=pnl.Logistic(bias=-4))
+    color_hidden = pnl.ProcessingMechanism(
+        name="color_hidden", input_shapes=2, function=pnl.Logistic(bias=-4)
+    )
     output = pnl.ProcessingMechanism(name="OUTPUT", input_shapes=2, function=pnl.Logistic)
     word_input = pnl.ProcessingMechanism(name="word_input", input_shapes=2)
-    word_hidden = pnl.ProcessingMechanism(name="word_hidden", input_shapes=2,
-                                          function=pnl.Logistic(bias=-4))
+    word_hidden = pnl.ProcessingMechanism(
+        name="word_hidden", input_shapes=2, function=pnl.Logistic(bias=-4)
+    )
     task_input = pnl.ProcessingMechanism(name="task_input", input_shapes=2)
-    task = pnl.IntegratorMechanism(name="TASK", input_shapes=2, function=pnl.LeakyCompetingIntegrator(
-        rate=0.5, time_step_size=0.1, initializer=[0.5, 0.5]))
+    task = pnl.IntegratorMechanism(
+        name="TASK",
+        input_shapes=2,
+        function=pnl.LeakyCompetingIntegrator(rate=0.5, time_step_size=0.1, initializer=[0.5, 0.5]),
+    )
     conflict = pnl.ProcessingMechanism(
-        name="Conflict_Monitor", input_shapes=2,
-        function=pnl.Energy(input_shapes=2, matrix=[[0, -2.5], [-2.5, 0]]))
+        name="Conflict_Monitor",
+        input_shapes=2,
+        function=pnl.Energy(input_shapes=2, matrix=[[0, -2.5], [-2.5, 0]]),
+    )
     comp = pnl.Composition(name="stroop")
     w = np.array
-    comp.add_linear_processing_pathway([color_input, w([[2, -2], [-2, 2]]), color_hidden,
-                                        w([[2, -2], [-2, 2]]), output])
-    comp.add_linear_processing_pathway([word_input, w([[3, -3], [-3, 3]]), word_hidden,
-                                        w([[3, -3], [-3, 3]]), output])
+    comp.add_linear_processing_pathway(
+        [color_input, w([[2, -2], [-2, 2]]), color_hidden, w([[2, -2], [-2, 2]]), output]
+    )
+    comp.add_linear_processing_pathway(
+        [word_input, w([[3, -3], [-3, 3]]), word_hidden, w([[3, -3], [-3, 3]]), output]
+    )
     comp.add_linear_processing_pathway([task_input, task, w([[4, 4], [0, 0]]), color_hidden])
     comp.add_linear_processing_pathway([task_input, task, w([[0, 0], [4, 4]]), word_hidden])
     comp.add_linear_processing_pathway([output, conflict])
@@ -161,16 +172,21 @@ def stroop():
     comp.scheduler.add_condition(color_hidden, pnl.EveryNCalls(task, settling))
     comp.scheduler.add_condition(word_hidden, pnl.EveryNCalls(task, settling))
     comp.scheduler.add_condition(
-        output, pnl.All(pnl.EveryNCalls(color_hidden, 1), pnl.EveryNCalls(word_hidden, 1)))
+        output, pnl.All(pnl.EveryNCalls(color_hidden, 1), pnl.EveryNCalls(word_hidden, 1))
+    )
     comp.scheduler.add_condition(conflict, pnl.EveryNCalls(output, 1))
     comp.termination_processing = {pnl.TimeScale.TRIAL: pnl.AfterNCalls(conflict, 1)}
     red, green = [1, 0], [0, 1]
-    inputs = {color_input: [red, red, green], word_input: [green, red, green],
-              task_input: [[1, 0], [1, 0], [0, 1]]}
+    inputs = {
+        color_input: [red, red, green],
+        word_input: [green, red, green],
+        task_input: [[1, 0], [1, 0], [0, 1]],
+    }
     return comp, inputs
 
 
 # -- single functions ---------------------------------------------------------------------------
+
 
 def _call(fn, variable):
     return _plain(fn.execute(variable))
@@ -184,86 +200,178 @@ def function_cases():
 
     def add(name, args, fn, variables, state=None):
         for v in variables:
-            case = {"function": name, "args": args, "variable0": _plain(v),
-                    "expected": _call(fn, v)}
+            case = {
+                "function": name,
+                "args": args,
+                "variable0": _plain(v),
+                "expected": _call(fn, v),
+            }
             if state is not None:
                 case["state_after"] = state(fn)
             cases.append(case)
 
     x = rng.normal(size=(3, 4))
-    add("linear", {"slope": 1.7, "intercept": -0.3, "scale": 0.8, "offset": 0.25},
-        pnl.Linear(slope=1.7, intercept=-0.3, scale=0.8, offset=0.25), list(x))
-    add("logistic", {"gain": 1.3, "bias": 0.4, "x_0": 0.2, "scale": 1.5, "offset": -0.1},
-        pnl.Logistic(gain=1.3, bias=0.4, x_0=0.2, scale=1.5, offset=-0.1), list(x))
-    add("exponential", {"rate": 0.6, "bias": -0.2, "scale": 1.4, "offset": 0.3},
-        pnl.Exponential(rate=0.6, bias=-0.2, scale=1.4, offset=0.3), list(x))
+    add(
+        "linear",
+        {"slope": 1.7, "intercept": -0.3, "scale": 0.8, "offset": 0.25},
+        pnl.Linear(slope=1.7, intercept=-0.3, scale=0.8, offset=0.25),
+        list(x),
+    )
+    add(
+        "logistic",
+        {"gain": 1.3, "bias": 0.4, "x_0": 0.2, "scale": 1.5, "offset": -0.1},
+        pnl.Logistic(gain=1.3, bias=0.4, x_0=0.2, scale=1.5, offset=-0.1),
+        list(x),
+    )
+    add(
+        "exponential",
+        {"rate": 0.6, "bias": -0.2, "scale": 1.4, "offset": 0.3},
+        pnl.Exponential(rate=0.6, bias=-0.2, scale=1.4, offset=0.3),
+        list(x),
+    )
     two = [rng.normal(size=(2, 3)) for _ in range(3)]
-    add("linearcombination", {"weights": [1.0, -2.0], "scale": 1.5, "offset": 0.5},
-        pnl.LinearCombination(default_variable=two[0], weights=[[1.0], [-2.0]], scale=1.5,
-                              offset=0.5), two)
+    add(
+        "linearcombination",
+        {"weights": [1.0, -2.0], "scale": 1.5, "offset": 0.5},
+        pnl.LinearCombination(
+            default_variable=two[0], weights=[[1.0], [-2.0]], scale=1.5, offset=0.5
+        ),
+        two,
+    )
     pos = [np.abs(t) + 0.1 for t in two]
-    add("linearcombination", {"operation": "product", "exponents": [1.0, -1.0]},
-        pnl.LinearCombination(default_variable=pos[0], operation=pnl.PRODUCT,
-                              exponents=[[1.0], [-1.0]]), pos)
-    add("reduce", {"weights": [1.0, 2.0, -1.0], "scale": 0.5, "offset": 1.0},
-        pnl.Reduce(default_variable=[[0, 0, 0]], weights=[1.0, 2.0, -1.0], scale=0.5,
-                   offset=1.0), [rng.normal(size=(1, 3)) for _ in range(3)])
-    add("reduce", {"operation": "product"},
+    add(
+        "linearcombination",
+        {"operation": "product", "exponents": [1.0, -1.0]},
+        pnl.LinearCombination(
+            default_variable=pos[0], operation=pnl.PRODUCT, exponents=[[1.0], [-1.0]]
+        ),
+        pos,
+    )
+    add(
+        "reduce",
+        {"weights": [1.0, 2.0, -1.0], "scale": 0.5, "offset": 1.0},
+        pnl.Reduce(default_variable=[[0, 0, 0]], weights=[1.0, 2.0, -1.0], scale=0.5, offset=1.0),
+        [rng.normal(size=(1, 3)) for _ in range(3)],
+    )
+    add(
+        "reduce",
+        {"operation": "product"},
         pnl.Reduce(default_variable=[[0, 0, 0]], operation=pnl.PRODUCT),
-        [rng.normal(size=(1, 3)) for _ in range(3)])
-    for metric in ("max_abs_diff", "difference", "dot_product", "euclidean", "cosine",
-                   "correlation", "energy"):
+        [rng.normal(size=(1, 3)) for _ in range(3)],
+    )
+    for metric in (
+        "max_abs_diff",
+        "difference",
+        "dot_product",
+        "euclidean",
+        "cosine",
+        "correlation",
+        "energy",
+    ):
         for normalize in (False, True):
-            add("distance", {"metric": metric, "normalize": normalize},
-                pnl.Distance(default_variable=two[0], metric=metric, normalize=normalize), two)
+            add(
+                "distance",
+                {"metric": metric, "normalize": normalize},
+                pnl.Distance(default_variable=two[0], metric=metric, normalize=normalize),
+                two,
+            )
     probs = [rng.uniform(0.05, 1.0, size=(2, 3)) for _ in range(2)]
-    add("distance", {"metric": "cross-entropy"},
-        pnl.Distance(default_variable=probs[0], metric=pnl.CROSS_ENTROPY), probs)
+    add(
+        "distance",
+        {"metric": "cross-entropy"},
+        pnl.Distance(default_variable=probs[0], metric=pnl.CROSS_ENTROPY),
+        probs,
+    )
     m = [[0, -2.5, 1.0], [-2.5, 0, 0.5], [1.0, 0.5, 0]]
-    add("energy", {"matrix": m}, pnl.Energy(default_variable=[0, 0, 0], matrix=m),
-        [rng.uniform(size=3) for _ in range(3)])
-    add("energy", {"matrix": m, "normalize": True},
+    add(
+        "energy",
+        {"matrix": m},
+        pnl.Energy(default_variable=[0, 0, 0], matrix=m),
+        [rng.uniform(size=3) for _ in range(3)],
+    )
+    add(
+        "energy",
+        {"matrix": m, "normalize": True},
         pnl.Energy(default_variable=[0, 0, 0], matrix=m, normalize=True),
-        [rng.uniform(size=3) for _ in range(2)])
-    for drift, start, thr in ((0.5, 0.0, 1.0), (-0.8, 0.2, 0.8), (0.0, -0.1, 1.2),
-                              (3.0, 0.3, 2.0)):
-        add("driftdiffusionanalytical",
-            {"drift_rate": drift, "threshold": thr, "starting_value": start, "noise": 0.7,
-             "non_decision_time": 0.3},
-            pnl.DriftDiffusionAnalytical(drift_rate=drift, threshold=thr,
-                                         starting_value=start, noise=0.7,
-                                         non_decision_time=0.3),
-            [np.array([1.0]), np.array([0.6])])
+        [rng.uniform(size=3) for _ in range(2)],
+    )
+    for drift, start, thr in ((0.5, 0.0, 1.0), (-0.8, 0.2, 0.8), (0.0, -0.1, 1.2), (3.0, 0.3, 2.0)):
+        add(
+            "driftdiffusionanalytical",
+            {
+                "drift_rate": drift,
+                "threshold": thr,
+                "starting_value": start,
+                "noise": 0.7,
+                "non_decision_time": 0.3,
+            },
+            pnl.DriftDiffusionAnalytical(
+                drift_rate=drift,
+                threshold=thr,
+                starting_value=start,
+                noise=0.7,
+                non_decision_time=0.3,
+            ),
+            [np.array([1.0]), np.array([0.6])],
+        )
     # stateful: a sequence of calls; the case records the state before and after each call
     seq = [rng.normal(size=2) for _ in range(4)]
     for name, cls, args in (
-            ("simpleintegrator", pnl.SimpleIntegrator, {"rate": 0.4, "offset": 0.1}),
-            ("adaptiveintegrator", pnl.AdaptiveIntegrator, {"rate": 0.3, "offset": -0.2}),
-            ("leakycompetingintegrator", pnl.LeakyCompetingIntegrator,
-             {"rate": 0.6, "offset": 0.05, "time_step_size": 0.2})):
+        ("simpleintegrator", pnl.SimpleIntegrator, {"rate": 0.4, "offset": 0.1}),
+        ("adaptiveintegrator", pnl.AdaptiveIntegrator, {"rate": 0.3, "offset": -0.2}),
+        (
+            "leakycompetingintegrator",
+            pnl.LeakyCompetingIntegrator,
+            {"rate": 0.6, "offset": 0.05, "time_step_size": 0.2},
+        ),
+    ):
         fn = cls(default_variable=[0.0, 0.0], initializer=[0.2, -0.1], **args)
         prev = [0.2, -0.1]
         for v in seq:
             out = _call(fn, v)
-            cases.append({"function": name, "args": args, "variable0": _plain(v),
-                          "previous_value": prev, "expected": out})
+            cases.append(
+                {
+                    "function": name,
+                    "args": args,
+                    "variable0": _plain(v),
+                    "previous_value": prev,
+                    "expected": out,
+                }
+            )
             prev = out
     for method in ("RK4", "EULER"):
-        args = {"time_step_size": 0.1, "a_v": -0.3, "e_v": -0.9, "time_constant_w": 10.0,
-                "integration_method": method}
+        args = {
+            "time_step_size": 0.1,
+            "a_v": -0.3,
+            "e_v": -0.9,
+            "time_constant_w": 10.0,
+            "integration_method": method,
+        }
         fn = pnl.FitzHughNagumoIntegrator(initial_v=0.2, initial_w=-0.1, **args)
         state = [0.2, -0.1, 0.0]
         for v in (0.5, 0.7, -0.2):
             out = fn.execute(v)
             outs = [float(np.ravel(o)[0]) for o in out]
-            cases.append({"function": "fitzhughnagumointegrator", "args": args,
-                          "variable0": v, "state": state, "expected": outs})
+            cases.append(
+                {
+                    "function": "fitzhughnagumointegrator",
+                    "args": args,
+                    "variable0": v,
+                    "state": state,
+                    "expected": outs,
+                }
+            )
             state = outs
     return cases
 
 
-MODELS = {"fhn": fhn, "linear_chain": linear_chain, "branching": branching, "nested": nested,
-          "stroop": stroop}
+MODELS = {
+    "fhn": fhn,
+    "linear_chain": linear_chain,
+    "branching": branching,
+    "nested": nested,
+    "stroop": stroop,
+}
 
 
 def main(outdir: Path, only=None) -> None:
@@ -291,14 +399,18 @@ def main(outdir: Path, only=None) -> None:
 def write_function_cases(outdir: Path) -> None:
     cases = function_cases()
     (outdir / "functions.expected.json").write_text(
-        json.dumps({"psyneulink": pnl.__version__, "cases": cases}, indent=1) + "\n")
+        json.dumps({"psyneulink": pnl.__version__, "cases": cases}, indent=1) + "\n"
+    )
     print(f"functions: {len(cases)} cases written")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    out = Path(args[0]) if args and not args[0].startswith("-") else (
-        Path(__file__).resolve().parents[2] / "tests" / "data" / "pnl")
+    out = (
+        Path(args[0])
+        if args and not args[0].startswith("-")
+        else (Path(__file__).resolve().parents[2] / "tests" / "data" / "pnl")
+    )
     only = [a[2:] for a in args if a.startswith("--")] or None
     if not only or "functions" in only:
         out.mkdir(parents=True, exist_ok=True)
