@@ -180,7 +180,7 @@ def quantized_dilated_conv2d(
     return _finish_conv(acc, step, bias, b_min, b_max, out_min, out_max, scale, 0.0)
 
 
-TC_IN = (
+TC16_IN = (
     "input",
     "filter",
     "input_min",
@@ -194,12 +194,11 @@ TC_IN = (
     "bias_max",
     "output_min",
     "output_max",
-    "channel_scale",
-    "groups",
 )
 
-
 OPT = ("channel_scale", "groups")
+#: the 8-bit transpose convs take the 16-bit op's inputs and two optional ones
+TC_IN = TC16_IN + OPT
 
 
 def transpose_conv_acc(x, w, x_min, x_max, w_min, w_max, pad, stride):
@@ -317,23 +316,6 @@ def quantized_conv2d_16x16to32(x, w, x_min, x_max, w_min, w_max, stride, *, padd
         acc = (acc + (1 << (shift - 1))) >> shift
     lo, hi = product_range(F32(sx * 2**shift), F32(sw_))
     return acc.astype(np.int32), scalar(lo), scalar(hi)
-
-
-TC16_IN = (
-    "input",
-    "filter",
-    "input_min",
-    "input_max",
-    "filter_min",
-    "filter_max",
-    "pad",
-    "stride",
-    "bias",
-    "bias_min",
-    "bias_max",
-    "output_min",
-    "output_max",
-)
 
 
 @hexop("QuantizedTransposeConv2d_16x16p32to16", TC16_IN)
