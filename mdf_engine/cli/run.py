@@ -138,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         res.save(args.output)
     if args.plot:
-        from ..plotting import plot_run
+        from ..viz.runs import plot_run
 
         plot_run(
             res,

@@ -126,7 +126,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.output:
         save_dataset(ds, args.output)
     if args.plot:
-        from ..plotting import plot_sweep
+        from ..viz.sweeps import plot_sweep
 
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
