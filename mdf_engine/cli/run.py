@@ -54,7 +54,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="record these ports/parameters at every step",
     )
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
-    r.add_argument("--plot", default=None, help="plot recorded traces to this image")
+    r.add_argument(
+        "--plot",
+        default=None,
+        help="plot recorded traces to this image (without --record: every numeric output port)",
+    )
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
     r.add_argument(
         "--progress",
@@ -135,6 +139,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         initializer=_read_initializer(args.initializer),
         record_fired=bool(args.plot and args.fired),
     )
+    if args.plot and not args.record:
+        _keep_numeric_traces(res)
     if args.output:
         res.save(args.output)
     if args.plot:
@@ -163,6 +169,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not res.completed:
         print(f"mdf: {res.note}", file=sys.stderr)
         return 130
+
+
+def _keep_numeric_traces(res: Any) -> None:
+    """``--plot`` without ``--record`` records every output port; keep the traces that can be
+    plotted (numbers, booleans, of one shape), dropping the others (an ACT-R model's chunks and
+    productions).
+    With none left, an MDFError asks for ``--record``."""
+    import numpy as np
+
+    for key in list(res.traces):
+        try:
+            values = np.asarray(res.traces[key]) if len(res.traces[key]) else np.zeros(0)
+        except ValueError:  # values of different shapes (lists, productions)
+            values = np.zeros(0, dtype=object)
+        if values.dtype == object or not (
+            np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_
+        ):
+            del res.traces[key]
+    if not res.traces:
+        raise MDFError("--plot: no output port has numeric values; choose some with --record")
 
 
 def _read_initializer(path: str | None) -> dict | None:
