@@ -15,7 +15,7 @@ The scheduler's nodes are :class:`SchedNode` objects: the node id as a string th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import graph_scheduler
@@ -79,7 +79,8 @@ class Bridge:
         except MDFError:
             raise
         except Exception as e:
-            raise MDFError(f"cannot build {kind.name}: {e}", where) from None
+            given = [f.name for f in fields(kind) if getattr(kind, f.name) != f.default]
+            raise MDFError(f"cannot build {kind.name}({', '.join(given)}): {e}", where) from None
 
 
 @dataclass
