@@ -45,6 +45,8 @@ FAMILIES = (
     "concat_split",
     "control_flow",
     "conv",
+    "conv_integer",
+    "conv_transpose",
     "creation",
     "cumsum",
     "detection",
