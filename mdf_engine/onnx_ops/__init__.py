@@ -61,6 +61,7 @@ FAMILIES = (
     "losses",
     "lstm",
     "maxpool",
+    "maxunpool",
     "normalization",
     "onehot",
     "optional",
