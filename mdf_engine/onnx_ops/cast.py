@@ -34,7 +34,8 @@ ONNX_DTYPES: dict[int, Any] = {
     14: np.complex64,
     15: np.complex128,
 }
-_DTYPE_NAMES = {
+#: ONNX TensorProto data type names -> their enum value.
+DTYPE_NAMES = {
     "FLOAT": 1,
     "UINT8": 2,
     "INT8": 3,
@@ -58,8 +59,8 @@ def onnx_dtype(to: Any) -> np.dtype:
     if isinstance(to, (str, bytes)):
         name = to.decode() if isinstance(to, bytes) else to
         key = name.upper().replace("TENSORPROTO.", "")
-        if key in _DTYPE_NAMES:
-            return np.dtype(ONNX_DTYPES[_DTYPE_NAMES[key]])
+        if key in DTYPE_NAMES:
+            return np.dtype(ONNX_DTYPES[DTYPE_NAMES[key]])
         try:
             return np.dtype(name)
         except TypeError as e:
