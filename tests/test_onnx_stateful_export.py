@@ -39,7 +39,7 @@ EXAMPLES = [
 CORPUS = [ROOT / "examples" / f for f in EXAMPLES]
 CORPUS += [
     ROOT / "tests/data/pnl" / f
-    for f in ("branching.json", "linear_chain.json", "nested.json", "stroop.json")
+    for f in ("branching.json", "linear_chain.json", "nested.json", "stroop.json", "fhn.json")
 ]
 CORPUS += [
     SHARED / f
@@ -243,10 +243,6 @@ def test_odd_ids_give_safe_unique_names(tmp_path):
 def test_refused_with_one_line_naming_the_field():
     with pytest.raises(MDFError, match=r"actr_count.json: .*retrieve_chunk.* has no ONNX"):
         to_onnx_step(str(ROOT / "examples" / "actr_count.json"))
-    with pytest.raises(
-        MDFError, match=r"fhn.json: graphs.fhn.nodes.FHN.functions.FHN_FitzHugh.*cannot be exported"
-    ):
-        to_onnx_step(str(ROOT / "tests/data/pnl/fhn.json"))
     model = {
         "m": {
             "format": "ModECI MDF v0.4",

@@ -65,7 +65,6 @@ REFUSED = {
     "count.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     "addition.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     "ddm.json": "driftdiffusionanalytical' (namespace pnl) has no ONNX export",
-    "fhn.json": "FitzHughNagumoIntegrator_Function_0.value: '(integration_result",
     # the export's probe update runs without the trial's inputs: the response layer's
     # defaults of different lengths do not combine (energy itself exports: tests/data/pnl/stroop)
     "v0.21.0.0/stroop_lca.json": "input_combination_function: evaluation failed",

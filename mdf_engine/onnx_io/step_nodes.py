@@ -112,6 +112,8 @@ class NodeEmitter:
                 env[pp.id] = prev
                 continue
             init = self._first_value(tr, nid, pp, env, t + "_first")
+            if first is True:  # as Where(first, init, prev) would: the state's shape
+                init = _expand(tr, init, self.lay.state[("p", nid, pp.id)].declared, t)
             env[pp.id] = where(tr, first, init, prev, t + "_prev")
         funcs: dict[str, Val] = {}
         sub = _subscripted(node)
@@ -352,3 +354,15 @@ def _const(v: Any) -> Any:
     if isinstance(v, dict) or isinstance(v, str):
         raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
     return v
+
+
+def _expand(tr: StepTranslator, v: Val, shape: list[int], t: str) -> Val:
+    """``v`` broadcast to (at least) ``shape``: a first value such as ``-1.0`` takes the shape
+    its state has in later updates, so values built from it keep one rank in every update."""
+    if not shape:
+        return v
+    if v.name is None and v.multi is None:
+        c = np.asarray(v.const, dtype=float)
+        return Val(const=c + np.zeros(shape), hint=v.hint)
+    s = tr.materialize(Val(const=np.asarray(shape, dtype=np.int64)), t + "_shape", "int")
+    return tr._op("Expand", [tr.as_kind(v, "float", t + "_init"), s], t + "_expanded", "float")

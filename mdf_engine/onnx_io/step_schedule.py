@@ -252,15 +252,22 @@ class UpdateEmitter:
             # runs in the update has run before it unless this is the first update
             ran: set[str] = set()
             runs = {self.node_ids[m] for members in self.sets for m in members}
+            pnl = self.plan.psyneulink
             for members in self.sets:
+                # PsyNeuLink files: nodes of one time step read the values from before it
+                frozen = pnl and len(members) > 1
+                before, ran_before = dict(S), set(ran)
                 for m in members:
                     nid = self.node_ids[m]
+                    seen = ran_before if frozen else ran
                     ever = {
-                        n: True if n in ran else (started if n in runs else False)
+                        n: True if n in seen else (started if n in runs else False)
                         for n in self.node_ids
                     }
-                    pend = {key: key[0] not in ran for key in ext}  # inputs are read once
-                    writes, _ = self.nodes.run(nid, S, Flags(dt, has_dt, ever, ext, pend))
+                    # inputs are read once per update; PsyNeuLink's trial input at every run
+                    pend = {key: pnl or key[0] not in ran for key in ext}
+                    fl = Flags(dt, has_dt, ever, ext, pend)
+                    writes, _ = self.nodes.run(nid, before if frozen else S, fl)
                     S.update(writes)
                     ran.add(nid)
         else:
@@ -343,8 +350,10 @@ class UpdateEmitter:
                     ran = self._op("Or", [ran, x[m]], f"set{q}_ran", "bool")
                 any_ran = flag_or(self.tr, any_ran, ran, "any_ran")
                 self._set_ran(S, members, x, ran)
+            # PsyNeuLink files: nodes of one time step read the values from before it
+            before = dict(S) if self.plan.psyneulink and len(members) > 1 else None
             for m in members:
-                self._run(S, pend, m, x[m], dt, has_dt, ext)
+                self._run(S, pend, m, x[m], dt, has_dt, ext, before)
             if sch.clock.enabled:
                 S[("q", "q_at")] = self._add(S[("q", "q_at")], go, "clock", sch.clock.step)
         if not sch.clock.enabled:
@@ -381,12 +390,24 @@ class UpdateEmitter:
             S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], ran, f"k{s}")
 
     def _run(
-        self, S: dict, pend: dict, m: int, x: Val, dt: Val | None, has_dt: Any, ext: dict
+        self,
+        S: dict,
+        pend: dict,
+        m: int,
+        x: Val,
+        dt: Val | None,
+        has_dt: Any,
+        ext: dict,
+        before: dict | None = None,
     ) -> None:
+        """Node ``m`` runs where ``x``; it reads ``before`` (the state before its time step)
+        when given, else ``S``."""
         nid = self.node_ids[m]
-        ever = {n: S[("q", f"q_ev{i}")] for i, n in enumerate(self.node_ids)}
-        fl = Flags(dt, has_dt, ever, ext, pend)
-        writes, values = self.nodes.run(nid, S, fl)
+        read = S if before is None else before
+        ever = {n: read[("q", f"q_ev{i}")] for i, n in enumerate(self.node_ids)}
+        pnl = self.plan.psyneulink
+        fl = Flags(dt, has_dt, ever, ext, {k: True for k in pend} if pnl else pend)
+        writes, values = self.nodes.run(nid, read, fl)
         tr = self.nodes.translator(nid, {})
         for k, v in writes.items():
             S[k] = where(tr, x, v, S[k], "keep")
@@ -400,7 +421,7 @@ class UpdateEmitter:
             v = tr._op("Reshape", [v, shape], f"th{k}_value", "float")
             S[("q", f"q_th{k}")] = where(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
         for key in pend:
-            if key[0] == nid:
+            if key[0] == nid and not pnl:
                 pend[key] = self._op(
                     "And", [pend[key], self._op("Not", [x], "unread", "bool")], "pending", "bool"
                 )

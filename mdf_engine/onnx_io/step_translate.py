@@ -87,6 +87,14 @@ class StepTranslator(Translator):
                         ) from None
                 k = self.materialize(Val(const=idx.value), target + "_index", "int")
                 return self._op("Gather", [v, k], target, v.kind)
+        if isinstance(n, ast.Tuple):
+            # a tuple (PsyNeuLink's FitzHugh-Nagumo returns (v, w, time)): its items may differ
+            # in rank, so it stays a set of values, read back by constant index as f[k] is
+            if not n.elts:
+                raise MDFError("an empty tuple cannot be exported", f"{self.where}.{what}")
+            vals = [self.emit(e, f"{target}_{k}", scope, what) for k, e in enumerate(n.elts)]
+            items = [self.materialize(v, f"{target}_{k}") for k, v in enumerate(vals)]
+            return Val(multi=[v.name for v in items], kinds=[v.kind for v in items])
         if isinstance(n, ast.List):
             if not n.elts:
                 raise MDFError("an empty list cannot be exported", f"{self.where}.{what}")
