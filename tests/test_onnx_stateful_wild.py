@@ -65,9 +65,6 @@ REFUSED = {
     "count.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     "addition.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     "ddm.json": "driftdiffusionanalytical' (namespace pnl) has no ONNX export",
-    # the export's probe update runs without the trial's inputs: the response layer's
-    # defaults of different lengths do not combine (energy itself exports: tests/data/pnl/stroop)
-    "v0.21.0.0/stroop_lca.json": "input_combination_function: evaluation failed",
     # the engine does not run PsyNeuLink 0.15's 0-d mechanism output (test_wild_psyneulink)
     "v0.15.3.0/stroop_lca.json": "cannot apply the projection matrix",
     "exact_time.json": "scheduling mode 'exact_time'",
@@ -120,7 +117,7 @@ def _close(want, got, what):
 def test_wild_stateful_file_exports_or_is_refused(path):
     n, dt, inits, mode = _protocol(path)
     try:
-        step = to_onnx_step(str(path), scheduling_mode=mode)
+        step = to_onnx_step(str(path), scheduling_mode=mode, initializer=inits[0] or None)
     except MDFError as e:
         msg = str(e)
         want = REFUSED.get(f"{path.parent.name}/{path.name}", REFUSED.get(path.name))
@@ -151,7 +148,9 @@ def test_wild_stateful_file_exports_or_is_refused(path):
     # the whole run in one call: the first step's inputs held for every step
     ref = Simulation(str(path), backend="interpreted", scheduling_mode=mode)
     ref.run(steps=n, dt=dt, initializer=inits[0] or None)
-    run = to_onnx_run(str(path), steps=n, dt=dt, scheduling_mode=mode)
+    run = to_onnx_run(
+        str(path), steps=n, dt=dt, scheduling_mode=mode, initializer=inits[0] or None
+    )
     onnx.checker.check_model(run, full_check=True)
     rmeta = _meta(run)
     rsess = _session(run)
