@@ -103,10 +103,16 @@ def layout(
         for node, name, indices in thresholds or []:
             v = warm.threshold_value(node, name)
             thr0.append(_index_scalar(v, indices))
+    seen: dict = {}
     for k in range(MAX_WARM_UP_STEPS):
         if k >= warm_steps and len(warm.ever_ran) == len(plan.nodes):
             break
         warm.evaluate(time_increment=None if k == 0 else 1e-3, initializer=initializer)
+        # values whose shape grows by broadcasting in the first updates (a synapse starting to
+        # deliver) take the shape they settle at: warm up while some shape still changes
+        now = _value_shapes(warm)
+        if now != seen:
+            warm_steps, seen = max(warm_steps, k + 2), now
     state: dict[tuple, StateVar] = {}
     shapes: dict[tuple[str, str], tuple[int, ...]] = {}
     constants: dict[tuple[str, str], Any] = {}
@@ -181,6 +187,16 @@ def layout(
             else:
                 add(("q", local), local[2:], "int", np.int64(0), "scheduler")
     return Layout(state, shapes, warm, constants)
+
+
+def _value_shapes(warm: Any) -> dict:
+    """The shape of every value of every node of ``warm`` (an interpreted graph)."""
+    out = {}
+    for nid, st in warm.states.items():
+        for kind, d in (("p", st.params), ("o", st.outputs), ("i", st.inputs_read)):
+            for k, v in d.items():
+                out[(nid, kind, k)] = np.shape(v) if isinstance(v, (np.ndarray, float, int)) else None
+    return out
 
 
 def _unconditioned(plan: Any, initializer: dict | None = None) -> Any:
