@@ -296,6 +296,7 @@ def test_import_gives_back_a_model_with_the_same_numbers(name, steps, dt, tmp_pa
     for kind, mp in (
         ("step", to_onnx_step(str(path))),
         ("run", to_onnx_run(str(path), steps=steps, dt=dt, unroll_first=False)),
+        ("steps", to_onnx_run(str(path), steps=steps, dt=dt)),  # as `--steps N` writes it
     ):
         model = portable(import_model(mp))
         save(model, str(tmp_path / f"{kind}.json"))  # as `mdf import` writes it
@@ -310,13 +311,39 @@ def test_import_gives_back_a_model_with_the_same_numbers(name, steps, dt, tmp_pa
 def test_import_refuses_a_scheduled_update_clearly():
     from mdf_engine.onnx_io import import_model
 
-    run = to_onnx_run(str(ROOT / "examples" / "fitzhugh_nagumo.json"), steps=3, dt=DT)
-    with pytest.raises(MDFError, match="first update before its Loop"):
-        import_model(run)
+    path = str(ROOT / "examples" / "conditions_threshold.json")
+    for mp in (to_onnx_step(path), to_onnx_run(path, steps=3, dt=DT)):
+        with pytest.raises(MDFError, match="Loop over scheduler passes") as e:
+            import_model(mp)
+        assert "\n" not in str(e.value)
 
-    mp = to_onnx_step(str(ROOT / "examples" / "conditions_threshold.json"))
-    with pytest.raises(MDFError, match="Loop over scheduler passes"):
-        import_model(mp)
+
+@pytest.mark.parametrize("path", EXPORTED, ids=_id)
+def test_every_steps_file_imports_back_or_says_why(path, tmp_path):
+    """`mdf import` of a `--steps N` file: the imported model's run(steps=N) gives the file's
+    final values, or one line says the update is a Loop over passes."""
+    from mdf_engine.cli import main
+    from mdf_engine.loader import load
+
+    steps, dt = 7, 0.01
+    ref, _ = _engine(path, steps=steps, dt=dt)
+    src = tmp_path / "run.onnx"
+    argv = ["export", "--onnx", str(path), str(src), "--steps", str(steps), "--dt", str(dt)]
+    assert main(argv) == 0
+    run = onnx.load(str(src))
+    if sum(n.op_type == "Loop" for n in run.graph.node) > 1:  # a Loop over passes first
+        assert main(["import", str(src), str(tmp_path / "m.json")]) == 2
+        return
+    assert main(["import", str(src), str(tmp_path / "m.json")]) == 0
+    model = load(str(tmp_path / "m.json"))
+    sim = Simulation(str(tmp_path / "m.json"), backend="interpreted")
+    sim.run(steps=steps)
+    ports = model.metadata["onnx_stateful"]["ports"]
+    assert set(ports) == set(_meta(run)["outputs"]) | set(_meta(run)["parameters"])
+    for port, where in ports.items():
+        n, p = port.split(".", 1)
+        nn, pp = where.split(".", 1)
+        _close(ref.value(n, p), sim.value(nn, pp), 1e-6, port)
 
 
 def test_cli_writes_checked_files(tmp_path, capsys):
