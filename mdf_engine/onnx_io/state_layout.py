@@ -195,7 +195,9 @@ def _value_shapes(warm: Any) -> dict:
     for nid, st in warm.states.items():
         for kind, d in (("p", st.params), ("o", st.outputs), ("i", st.inputs_read)):
             for k, v in d.items():
-                out[(nid, kind, k)] = np.shape(v) if isinstance(v, (np.ndarray, float, int)) else None
+                out[(nid, kind, k)] = (
+                    np.shape(v) if isinstance(v, (np.ndarray, float, int)) else None
+                )
     return out
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError, NotCompilable
-from .exporter import _choose_opset, _port_type
+from .exporter import choose_opset, port_type
 from .state_layout import Layout, layout
 from .step_schedule import (
     UpdateEmitter,
@@ -84,7 +84,7 @@ class _Export:
         # nodes fold into edge weights)
         g = self.g = self.plan.graph
         _precheck(self.plan, self.source)
-        self.opset = opset or _choose_opset(model, g)
+        self.opset = opset or choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
         self.b.names.add("dt")  # the step model's time increment input
         self.node_ids = [n.id for n in g.nodes]
@@ -129,7 +129,7 @@ class _Export:
                     continue
                 name = self.b.fresh(safe_name(n.id, ip.id))
                 pp = next(p for p in self.plan.nodes[n.id].inputs if p.id == ip.id)
-                elem, _ = _port_type(ip, self.b.dtype.name)
+                elem, _ = port_type(ip, self.b.dtype.name)
                 given = self.initializer.get(f"{n.id}.{ip.id}", self.initializer.get(ip.id))
                 default = np.asarray(pp.fallback() if given is None else given, dtype=float)
                 self.b.inits.append(_tensor(default.astype(self.b.dtype), name))
@@ -375,7 +375,7 @@ def to_onnx_run(
             axes = ex.tr.materialize(Val(const=np.asarray([0])), "axis0", "int")
             for j, k in enumerate(keys):
                 v = ex.tr.as_kind(init[k], "float", "first")
-                first = ex.tr._op("Unsqueeze", [v, axes], "first_record", "float")
+                first = ex.tr.op("Unsqueeze", [v, axes], "first_record", "float")
                 out = ex.b.fresh("series")
                 ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
                 series[j] = Val(out, "float")

@@ -30,7 +30,8 @@ import numpy as np
 from .state_layout import Layout
 from .step_nodes import Flags, NodeEmitter, flag_or, where
 from .step_translate import StepTranslator
-from .translate import ELEM, Builder, Val
+from .translate import Builder, Val
+from .vocabulary import ELEM
 
 __all__ = ["UpdateEmitter", "emit_loop", "static_sets", "MAX_PASSES"]
 
@@ -85,7 +86,7 @@ def repeating_schedule(sched: Any, time_steps: list, node_ids: list[str]) -> lis
     graph-scheduler ran (``time_steps``); else None."""
     if sched.clock.enabled:
         return None
-    texts = [sched._exprs[r] for r in {*sched.roots, sched.term}]
+    texts = [sched.condition(r) for r in {*sched.roots, sched.term}]
     names = {m for t in texts for m in re.findall(r"\bq_\w+", t)}
     if any(not _PER_UPDATE.fullmatch(n) for n in names):
         return None
@@ -94,6 +95,12 @@ def repeating_schedule(sched: Any, time_steps: list, node_ids: list[str]) -> lis
     if sum(len(m) for m in sets) > MAX_UNROLLED:
         return None
     return sets
+
+
+def counters(sched: Any, kind: str) -> list[tuple]:
+    """The counters of ``kind`` (``t`` calls, ``u`` calls since, ``k`` set executions, ``ls``
+    last set) that some condition of ``sched`` (a SchedulerSource) reads, sorted."""
+    return sorted(c for c in sched.used if c[0] == kind)
 
 
 def kind_elem(b: Builder, kind: str) -> int:
@@ -184,6 +191,7 @@ class UpdateEmitter:
         self.tr = StepTranslator(b, SimpleNamespace(id="schedule"), plan.where, {})
         self._ints: dict[int, Val] = {}
         self._consts: dict[str, Val] = {}
+        self._texts: dict[int, str] = {}  # condition row -> its expression over counters
 
     # -- small helpers ------------------------------------------------------------------------
     def _op(self, op: str, ins: list[Val], name: str, kind: str, **attrs: Any) -> Val:
@@ -230,7 +238,9 @@ class UpdateEmitter:
         return self._consts["false"]
 
     def _cond(self, row: int, S: dict) -> Val:
-        text = self.sched._exprs[row]
+        if row not in self._texts:
+            self._texts[row] = self.sched.condition(row)
+        text = self._texts[row]
         scope = {k[1]: v for k, v in S.items() if k[0] == "q"}
         tree = ast.parse(text, mode="eval").body
         return self.tr.as_kind(self.tr.emit(tree, "cond", scope, "conditions"), "bool", "cond")
@@ -283,13 +293,13 @@ class UpdateEmitter:
 
     def _scheduled(self, S: dict, dt: Val | None, has_dt: Any, ext: dict) -> dict:
         sch = self.sched
-        for _, s, m in sch._counters("t"):
+        for _, s, m in counters(sch, "t"):
             if s == 1:
                 S[("q", f"q_t1_{m}")] = self._int(0)
-        for _, s in sch._counters("k"):
+        for _, s in counters(sch, "k"):
             if s == 1:
                 S[("q", "q_k1")] = self._int(0)
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             S[("q", f"q_u{a}_{b}")] = self._int(0)
         S[("q", "q_c0")] = self._int(0)
         clock = sch.clock
@@ -319,7 +329,7 @@ class UpdateEmitter:
 
     def _pass(self, S: dict, pend: dict, dt: Val | None, has_dt: Any, ext: dict) -> None:
         sch = self.sched
-        for _, s, m in sch._counters("t"):
+        for _, s, m in counters(sch, "t"):
             if s == 0:
                 S[("q", f"q_t0_{m}")] = self._int(0)
         if ("k", 0) in sch.used:
@@ -358,35 +368,35 @@ class UpdateEmitter:
                 S[("q", "q_at")] = self._add(S[("q", "q_at")], go, "clock", sch.clock.step)
         if not sch.clock.enabled:
             idle = self._op("Not", [any_ran], "idle", "bool") if any_ran is not False else True
-            for _, m in sch._counters("ls"):
+            for _, m in counters(sch, "ls"):
                 S[("q", f"q_ls{m}")] = self._sel(
                     idle, self._false(), S[("q", f"q_ls{m}")], f"ls{m}"
                 )
-            for _, s in sch._counters("k"):
+            for _, s in counters(sch, "k"):
                 S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], idle, f"k{s}")
         S[("q", "q_c0")] = self._add(S[("q", "q_c0")], True, "c0")
         S[("q", "q_c1")] = self._add(S[("q", "q_c1")], True, "c1")
 
     def _mark(self, S: dict, m: int, x: Val) -> None:
         sch = self.sched
-        for _, s, mm in sch._counters("t"):
+        for _, s, mm in counters(sch, "t"):
             if mm == m:
                 S[("q", f"q_t{s}_{m}")] = self._add(S[("q", f"q_t{s}_{m}")], x, f"t{s}_{m}")
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             if b == m:
                 S[("q", f"q_u{a}_{b}")] = self._sel(
                     x, self._int(0), S[("q", f"q_u{a}_{b}")], f"u{a}_{b}"
                 )
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             if a == m:
                 S[("q", f"q_u{a}_{b}")] = self._add(S[("q", f"q_u{a}_{b}")], x, f"u{a}_{b}")
 
     def _set_ran(self, S: dict, members: list[int], x: dict, ran: Any) -> None:
         sch = self.sched
-        for _, m in sch._counters("ls"):
+        for _, m in counters(sch, "ls"):
             now = x[m] if m in members else self._false()
             S[("q", f"q_ls{m}")] = self._sel(ran, now, S[("q", f"q_ls{m}")], f"ls{m}")
-        for _, s in sch._counters("k"):
+        for _, s in counters(sch, "k"):
             S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], ran, f"k{s}")
 
     def _run(
@@ -416,9 +426,9 @@ class UpdateEmitter:
                 continue
             v = tr.as_kind(values[name], "float", f"th{k}")
             for idx in indices or []:
-                v = tr._op("Gather", [v, self._int(int(idx))], f"th{k}_at", "float")
+                v = tr.op("Gather", [v, self._int(int(idx))], f"th{k}_at", "float")
             shape = tr.materialize(Val(const=np.zeros(0, np.int64)), "scalar_shape", "int")
-            v = tr._op("Reshape", [v, shape], f"th{k}_value", "float")
+            v = tr.op("Reshape", [v, shape], f"th{k}_value", "float")
             S[("q", f"q_th{k}")] = where(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
         for key in pend:
             if key[0] == nid and not pnl:
