@@ -74,7 +74,7 @@ def test_every_hexagon_op_of_the_op_list_is_registered():
 def test_the_compile_cache_key_covers_every_source_file():
     """A compiled record is keyed by every source file of the package, sub-packages included
     (an edited kernel module must never be served from an old cache)."""
-    from mdf_engine.compile_cache import engine_sources
+    from mdf_engine.backends.compiled.cache import engine_sources
 
     root = Path(mdf_engine.__file__).parent
     names = {p.relative_to(root).as_posix() for p in engine_sources()}
