@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import MDFError
+from ..errors import MDFError
 
 
 def add_parsers(sub: Any) -> None:
@@ -95,8 +95,8 @@ def parse_sets(sets: list[str]) -> dict[str, str]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .progress import progress
-    from .sweep import make_design, save_dataset, sweep
+    from ..progress import progress
+    from ..sweep import make_design, save_dataset, sweep
 
     params = parse_sets(args.sets)
     total = make_design(params, args.design, args.samples, args.seed).values.shape[0]
@@ -126,7 +126,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.output:
         save_dataset(ds, args.output)
     if args.plot:
-        from .plotting import plot_sweep
+        from ..viz.sweeps import plot_sweep
 
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
@@ -135,7 +135,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             + (f" -> {args.output}" if args.output else "")
         )
         if not args.output:
-            from .sweep import final_table
+            from ..sweep import final_table
 
             header, table = final_table(ds)
             print(",".join(header))

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .errors import MDFError, one_line
+from ..errors import MDFError, one_line
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -61,7 +61,7 @@ def check_output_path(path: str | None, what: str = "output") -> None:
 
 def check_run_args(args: argparse.Namespace) -> None:
     """``--steps``, ``--duration`` and ``--dt``: finite, positive, within the step limit."""
-    from .limits import check_steps, steps_estimate
+    from ..limits import check_steps, steps_estimate
 
     steps = getattr(args, "steps", None)
     dt = getattr(args, "dt", None)
@@ -89,14 +89,14 @@ def guarded(command: Callable[[argparse.Namespace], Any], args: argparse.Namespa
         check_run_args(args)
         return int(command(args) or 0)
     except MDFError as e:
-        from .simulation import name_file
+        from ..simulation import name_file
 
         return _fail(str(name_file(e, model)))
     except KeyboardInterrupt:
         print("mdf: interrupted", file=sys.stderr)
         return 130
     except ModuleNotFoundError as e:  # an optional extra that is not installed
-        from .extras import missing_message
+        from ..extras import missing_message
 
         text = missing_message(e.name)
         if text is None:

@@ -1,70 +1,18 @@
-"""The ``mdf`` command line: ``mdf run``, ``mdf info``, ``mdf validate``, and the commands that
-plug-in modules add (each module in ``PLUGINS`` has ``add_parsers(sub)``, which registers its
-subcommands with ``set_defaults(func=...)``).
-
-Bad input (a malformed model, an unknown option value) exits with status 2 and one line on
-stderr that names the file and field; never a traceback. So does a command whose optional
-dependency is not installed: the line names the pip extra to install.
-
-Verbosity: ``-v`` shows the engine's INFO lines (backend choices, compile-cache use) and those
-of Dask; ``-q`` shows errors only. Without ``-v`` Dask's own INFO lines are hidden.
-"""
+"""``mdf run MODEL``: run a model through :class:`~mdf_engine.simulation.Simulation` on any
+backend, then print, save (``-o``) or plot (``--plot``) its outputs and recorded traces."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import json
-import logging
-import os
 import sys
-from collections.abc import Iterator
 from typing import Any
 
-from .cli_checks import OneLineParser, guarded
-from .errors import MDFError, one_line
-
-#: Modules adding subcommands: ONNX import/export, sweeps and drawings.
-PLUGINS = ("mdf_engine.cli_onnx", "mdf_engine.cli_sweep", "mdf_engine.cli_draw")
+from ..errors import MDFError, one_line
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"mdf {version('mdf-engine')}"
-    except PackageNotFoundError:
-        return "mdf (mdf_engine imported from a source tree that is not pip-installed)"
-
-
-def _verbosity(p: argparse.ArgumentParser, top: bool) -> None:
-    """``-v``/``-q``, accepted before the subcommand (``top``: kept as ``verbose_all`` and
-    ``quiet_all``, which a subcommand's own defaults cannot overwrite) and after it."""
-    p.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        dest="verbose_all" if top else "verbose",
-        help="more log lines (-v: INFO, -vv: DEBUG)",
-    )
-    if not any("--quiet" in a.option_strings for a in p._actions):
-        p.add_argument(
-            "-q",
-            "--quiet",
-            action="store_true",
-            dest="quiet_all" if top else "quiet",
-            help="print nothing but errors",
-        )
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="mdf", description="Run and inspect ModECI MDF models.")
-    p.add_argument("--version", action="version", version=_version())
-    _verbosity(p, top=True)
-    sub = p.add_subparsers(dest="command", required=True)
-
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``run`` subcommand."""
     r = sub.add_parser("run", help="run a model and report or save its outputs")
     r.add_argument("model", help="MDF model file (.json, .yaml)")
     r.add_argument("--graph", default=None, help="graph id (default: the first graph)")
@@ -106,7 +54,11 @@ def _parser() -> argparse.ArgumentParser:
         help="record these ports/parameters at every step",
     )
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
-    r.add_argument("--plot", default=None, help="plot recorded traces to this image")
+    r.add_argument(
+        "--plot",
+        default=None,
+        help="plot recorded traces to this image (without --record: every numeric output port)",
+    )
     r.add_argument("--json", action="store_true", help="print final outputs as JSON")
     r.add_argument(
         "--progress",
@@ -151,72 +103,14 @@ def _parser() -> argparse.ArgumentParser:
         help="ACT-R models: the most production cycles a run without --steps takes",
     )
 
-    i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
-    i.add_argument("model")
-    i.add_argument(
-        "--full",
-        action="store_true",
-        help="print whole arrays (default: shape, dtype and range of large ones)",
-    )
-
-    v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
-    v.add_argument("model")
     r.set_defaults(func=cmd_run)
-    i.set_defaults(func=cmd_info)
-    v.set_defaults(func=cmd_validate)
-    for name in PLUGINS:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.add_parsers(sub)
-    for sp in sub.choices.values():
-        _verbosity(sp, top=False)
-    return p
-
-
-@contextlib.contextmanager
-def _logging(verbose: int, quiet: bool) -> Iterator[None]:
-    """Log levels for one command; the previous levels (and environment) come back after it,
-    so calling :func:`main` from Python leaves no trace in the caller's logging."""
-    level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
-    if verbose >= 2:
-        level = logging.DEBUG
-    logging.basicConfig(level=level, format="mdf: %(message)s")
-    names = ("mdf_engine", "distributed")
-    saved = {n: logging.getLogger(n).level for n in names}
-    saved_env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
-    logging.getLogger("mdf_engine").setLevel(level)
-    if not verbose:
-        # Dask reads this when it is first imported (also in its worker processes)
-        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
-        logging.getLogger("distributed").setLevel(max(level, logging.WARNING))
-    try:
-        yield
-    finally:
-        for n, lv in saved.items():
-            logging.getLogger(n).setLevel(lv)
-        if saved_env is None:
-            os.environ.pop("DASK_LOGGING__DISTRIBUTED", None)
-        else:
-            os.environ["DASK_LOGGING__DISTRIBUTED"] = saved_env
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
-    args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
-    with _logging(args.verbose, args.quiet):
-        return guarded(args.func, args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .backends import uses_namespace
-    from .loader import load
-    from .results import plain
-    from .simulation import Simulation
+    from ..backends import uses_namespace
+    from ..loader import load
+    from ..results import plain
+    from ..simulation import Simulation
 
     model = load(args.model)
     backend = args.backend
@@ -245,10 +139,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         initializer=_read_initializer(args.initializer),
         record_fired=bool(args.plot and args.fired),
     )
+    if args.plot and not args.record:
+        _keep_numeric_traces(res)
     if args.output:
         res.save(args.output)
     if args.plot:
-        from .plotting import plot_run
+        from ..viz.runs import plot_run
 
         plot_run(
             res,
@@ -264,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             data.update(cycles=res.steps, goal=goal)
         print(json.dumps(data))
     elif not args.quiet:
-        from .summary import summarize
+        from ..summary import summarize
 
         print(one_line(f"{model.id} / {sim.graph.id}: {res.steps} steps"))
         for node, ports in res.outputs.items():
@@ -275,13 +171,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
 
 
+def _keep_numeric_traces(res: Any) -> None:
+    """``--plot`` without ``--record`` records every output port; keep the traces that can be
+    plotted (numbers, booleans, of one shape), dropping the others (an ACT-R model's chunks and
+    productions).
+    With none left, an MDFError asks for ``--record``."""
+    import numpy as np
+
+    for key in list(res.traces):
+        try:
+            values = np.asarray(res.traces[key]) if len(res.traces[key]) else np.zeros(0)
+        except ValueError:  # values of different shapes (lists, productions)
+            values = np.zeros(0, dtype=object)
+        if values.dtype == object or not (
+            np.issubdtype(values.dtype, np.number) or values.dtype == np.bool_
+        ):
+            del res.traces[key]
+    if not res.traces:
+        raise MDFError("--plot: no output port has numeric values; choose some with --record")
+
+
 def _read_initializer(path: str | None) -> dict | None:
     """The ``--initializer`` file: a JSON mapping of input port to value (lists as arrays)."""
     if path is None:
         return None
     import numpy as np
 
-    from .loader import read_file
+    from ..loader import read_file
 
     data = read_file(path)
     if not isinstance(data, dict):
@@ -314,29 +230,3 @@ def parse_values(sets: list[str], source: str) -> dict[str, Any]:
             )
         out[key.strip()] = value
     return out
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    from .loader import load
-    from .plan import plan_graph
-
-    try:
-        model = load(args.model)
-        for g in model.graphs:
-            plan_graph(model, g, args.model)
-    except MDFError as e:
-        print(f"mdf: invalid: {e}", file=sys.stderr)
-        return 1
-    print(f"{args.model}: valid ({len(model.graphs)} graph(s))")
-    return 0
-
-
-def cmd_info(args: argparse.Namespace) -> int:
-    from .info import describe
-
-    print(describe(args.model, full=args.full))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

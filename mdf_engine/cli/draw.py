@@ -1,11 +1,11 @@
 """``mdf draw MODEL OUT.png|.svg|.pdf``: a picture of a model's graph (a plug-in of
-:mod:`mdf_engine.cli`; the drawing is made by :mod:`mdf_engine.drawing`)."""
+:mod:`mdf_engine.cli`; the drawing is made by :mod:`mdf_engine.viz.drawing`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from .errors import MDFError
+from ..errors import MDFError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -35,8 +35,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_draw(args: argparse.Namespace) -> int:
-    from .drawing import draw
-    from .plotting import image_format
+    from ..viz.drawing import draw
+    from ..viz.figures import image_format
 
     image_format(args.out)  # a bad extension fails before the model is read
     if args.dpi <= 0 or (args.size is not None and min(args.size) <= 0):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .errors import MDFError
+from ..errors import MDFError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -83,8 +83,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .loader import load
-    from .onnx_io import export
+    from ..loader import load
+    from ..onnx_io import export
 
     if not str(args.out).endswith(".onnx"):
         raise MDFError("the output of 'mdf export --onnx' must be a .onnx file", source=args.out)
@@ -93,7 +93,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise MDFError(f"cannot write here: no directory '{folder}'", source=args.out)
     model = load(args.model)
     if args.step or args.steps is not None or args.duration is not None:
-        from .onnx_io.step_export import export_stateful
+        from ..onnx_io.step_export import export_stateful
 
         mp = export_stateful(
             model,
@@ -121,8 +121,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from .onnx_io.importer import import_model, read_feeds, save_imported, set_inputs
-    from .sidecar import sidecar_name
+    from ..onnx_io.importer import import_model, read_feeds, save_imported, set_inputs
+    from ..sidecar import sidecar_name
 
     if not str(args.out).endswith((".json", ".yaml", ".yml")):
         raise MDFError(

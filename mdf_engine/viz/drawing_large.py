@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Graph, Node
-from .plotting import new_figure, save_figure
+from ..model import Graph, Node
+from .figures import new_figure, save_figure
 
 #: Graphs with more nodes than this are drawn with the compact layout.
 LARGE = 40

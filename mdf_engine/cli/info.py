@@ -1,19 +1,58 @@
-"""A readable summary of a model: graphs, nodes, ports, parameters, edges, conditions, the
-function libraries it needs and which backends can run it."""
+"""``mdf info`` and ``mdf validate``: a readable summary of a model (graphs, nodes, ports,
+parameters, edges, conditions, the function libraries it needs and which backends can run it)
+and a check that every graph of a file can be planned."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any
 
-from .loader import load
-from .registry import REGISTRY
+from ..errors import MDFError
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``info`` and ``validate`` subcommands."""
+    i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
+    i.add_argument("model")
+    i.add_argument(
+        "--full",
+        action="store_true",
+        help="print whole arrays (default: shape, dtype and range of large ones)",
+    )
+
+    v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
+    v.add_argument("model")
+    i.set_defaults(func=cmd_info)
+    v.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ..loader import load
+    from ..plan import plan_graph
+
+    try:
+        model = load(args.model)
+        for g in model.graphs:
+            plan_graph(model, g, args.model)
+    except MDFError as e:
+        print(f"mdf: invalid: {e}", file=sys.stderr)
+        return 1
+    print(f"{args.model}: valid ({len(model.graphs)} graph(s))")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    print(describe(args.model, full=args.full))
+    return 0
 
 
 def describe(source: Any, full: bool = False) -> str:
     """The summary text; large arrays (weights, defaults) as shape, dtype and range unless
     ``full``."""
-    from .plan import load_function_libraries
-    from .summary import summarize
+    from ..loader import load
+    from ..plan import load_function_libraries
+    from ..summary import summarize
 
     def short(v: Any) -> str:
         return summarize(v, full)
@@ -72,6 +111,8 @@ def describe(source: Any, full: bool = False) -> str:
 
 
 def _libraries(fname: str | None) -> set[str]:
+    from ..registry import REGISTRY
+
     if not fname or fname not in REGISTRY:
         return {"unknown"} if fname else set()
     return {s.namespace for s in REGISTRY.versions(fname)}
