@@ -29,8 +29,6 @@ LONG_MODULES = {
     "mdf_engine/onnx_ops/indexing.py": "opsplit",
     "mdf_engine/onnx_ops/maxpool.py": "opsplit",
     "mdf_engine/onnx_io/translate.py": "export",
-    "mdf_engine/drawing.py": "pkgs: moving into viz/",
-    "mdf_engine/plotting.py": "pkgs: moving into viz/",
 }
 
 #: Function-level (lazy) imports of mdf_engine modules when this test was written: 117. They
