@@ -8,12 +8,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ..errors import MDFError
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``sweep`` subcommand."""
     s = sub.add_parser("sweep", help="run a model over many parameter values")
     s.add_argument("model", help="MDF model file (.json, .yaml)")
     s.add_argument(
