@@ -1,10 +1,10 @@
 """``onnx::`` Concat and Split: join tensors along an axis, and cut one into parts.
 
-Concat's default axis is 1 at opset 1 and 0 (a required attribute in the spec) from opset 4.
-Split takes ``split`` (the part sizes) as an attribute at opset 2, as an input from 13, and gains
-``num_outputs`` at 18 (parts of ceil(n/k), the last one smaller). Before 18 an equal split has as
-many parts as the node has outputs, which only the graph runner knows: :func:`mdf_engine.onnx_ops.run`
-passes that count as ``num_outputs``. The parts are copies, never views. The opset-1 Split lives in
+Concat's default axis is 1 at opset 1 and 0 from opset 4. Split takes ``split`` (the part sizes)
+as an attribute at opset 2, as an input from 13, and gains ``num_outputs`` at 18 (parts of
+ceil(n/k), the last one smaller). Before 18 an equal split has as many parts as the node has
+outputs, which only the graph runner knows: :func:`mdf_engine.onnx_ops.run` passes that count as
+``num_outputs``. The parts are copies, never views. The early Split and Concat are adapters in
 ``variants/legacy_shape.py``.
 """
 
