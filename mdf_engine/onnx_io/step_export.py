@@ -250,7 +250,7 @@ def _precheck(plan: Any, source: str | None) -> None:
                 ns in ("std", "mdf")
                 and cp.name != "drift_diffusion_integrator"
                 or ns == "pnl"
-                and (cp.name in PNL_FORMULAS or cp.name == "energy")
+                and (cp.name in PNL_FORMULAS or cp.name in ("energy", "driftdiffusionanalytical"))
                 or ns.startswith("onnx")
             ):
                 continue

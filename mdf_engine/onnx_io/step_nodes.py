@@ -273,6 +273,10 @@ class NodeEmitter:
         ns = cp.schema.namespace
         if ns == "pnl" and cp.name == "energy":
             return _energy(tr, item, scope, t, what)
+        if ns == "pnl" and cp.name == "driftdiffusionanalytical":
+            from .step_ddm import ddm_analytical
+
+            return ddm_analytical(tr, item, scope, t, what)
         if ns == "pnl" and cp.name in PNL_FORMULAS:
             formula, defaults = PNL_FORMULAS[cp.name]
             bound = {k: Val(const=v) for k, v in defaults.items()}
