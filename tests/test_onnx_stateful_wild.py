@@ -76,7 +76,6 @@ REFUSED = {
     "addition.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     # the engine does not run PsyNeuLink 0.15's 0-d mechanism output (test_wild_psyneulink)
     "v0.15.3.0/stroop_lca.json": "cannot apply the projection matrix",
-    "exact_time.json": "scheduling mode 'exact_time'",
     # NeuroMLlite's pulse input has no output port 'i' though an edge reads it (the reference
     # fails too: the oracle is a refusal)
     "IafPulse.mdf.json": "node 'InputList_stim' has no output port 'i'",

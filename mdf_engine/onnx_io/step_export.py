@@ -70,16 +70,13 @@ class _Export:
         dtype = dtype or "float64"
         if dtype not in ("float32", "float64"):
             raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
-        if scheduling_mode != "standard":
-            # exact_time schedules by absolute time (TimeInterval): the compiled counters the
-            # export writes count passes and calls only
+        if scheduling_mode not in ("standard", "exact_time"):
             raise MDFError(
-                f"scheduling mode '{scheduling_mode}' cannot be exported to ONNX (the export "
-                "counts passes and calls: standard mode only)",
+                f"scheduling mode must be 'standard' or 'exact_time', got {scheduling_mode!r}",
                 f"{self.where}.conditions",
                 self.source,
             )
-        self.plan = plan_graph(model, g, self.source)
+        self.plan = plan_graph(model, g, self.source, scheduling_mode)
         # the graph as planned: a writer's conventions may rewrite it (PsyNeuLink's projection
         # nodes fold into edge weights)
         g = self.g = self.plan.graph
