@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import MDFError, NotCompilable
 from .exporter import choose_opset, port_type
 from .state_layout import Layout, layout
+from .step_nodes import precheck
 from .step_schedule import (
     UpdateEmitter,
     emit_loop,
@@ -80,7 +81,7 @@ class _Export:
         # the graph as planned: a writer's conventions may rewrite it (PsyNeuLink's projection
         # nodes fold into edge weights)
         g = self.g = self.plan.graph
-        _precheck(self.plan, self.source)
+        precheck(self.plan, self.source)
         self.opset = opset or choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
         self.b.names.add("dt")  # the step model's time increment input
@@ -91,7 +92,13 @@ class _Export:
         # graph-scheduler gives nodes without a condition their default one when it first
         # runs (EveryNCalls of a sender): encode the conditions of a scheduler that has run
         self.initializer = dict(initializer or {})
-        probe.evaluate(initializer=self.initializer)
+        try:
+            probe.evaluate(initializer=self.initializer)
+        except MDFError as e:
+            if self.initializer:
+                raise
+            hint = " (the export runs the graph once to learn its shapes: give example inputs)"
+            raise MDFError(e.message + hint, e.path, e.source) from None
         try:
             table, roots, term, queue = encode(probe.scheduler, self.node_ids)
             sched = SchedulerSource(table, roots, term, queue, len(self.node_ids))
@@ -229,55 +236,6 @@ class _Export:
                 f"the exported ONNX model does not check: {e}", self.where, self.source
             ) from None
         return mp
-
-
-def _precheck(plan: Any, source: str | None) -> None:
-    """Refuse, before anything runs, the calls and constants ONNX cannot hold."""
-    from .step_nodes import PNL_FORMULAS
-
-    for nid, np_ in plan.nodes.items():
-        nw = f"{plan.where}.nodes.{nid}"
-        calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
-        calls += [(f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call]
-        for what, cp in calls:
-            if cp.schema is None:
-                continue
-            ns = cp.schema.namespace
-            if (
-                ns in ("std", "mdf")
-                and cp.name != "drift_diffusion_integrator"
-                or ns == "pnl"
-                and (cp.name in PNL_FORMULAS or cp.name in ("energy", "driftdiffusionanalytical"))
-                or ns.startswith("onnx")
-            ):
-                continue
-            raise MDFError(
-                f"function '{cp.name}' (namespace {ns}) has no ONNX export", f"{nw}.{what}", source
-            )
-        for pp in np_.parameters:
-            for vp in (pp.value, pp.initial):
-                if (
-                    vp is not None
-                    and vp.expr is None
-                    and (
-                        isinstance(vp.const, (dict, str))
-                        or np.asarray(vp.const, dtype=object).dtype.kind == "O"
-                        and not _numeric_list(vp.const)
-                    )
-                ):
-                    raise MDFError(
-                        f"parameter '{nid}.{pp.id}' holds a "
-                        f"{type(vp.const).__name__}; ONNX tensors hold numbers only",
-                        f"{nw}.parameters.{pp.id}",
-                        source,
-                    )
-
-
-def _numeric_list(v: Any) -> bool:
-    try:
-        return np.asarray(v).dtype.kind in "biuf"
-    except (TypeError, ValueError):
-        return False
 
 
 def to_onnx_step(
