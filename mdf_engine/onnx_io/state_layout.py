@@ -177,7 +177,7 @@ def layout(
     add(("evals",), "evaluations", "int", np.int64(0), "evaluations")
     add(("time",), "time", "float", 0.0, "time")
     if sched is not None:
-        for local, _ in sched._held():
+        for local, _ in sched.held():
             if local == "q_lp":
                 continue
             if local.startswith("q_th"):

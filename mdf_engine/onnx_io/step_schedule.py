@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..schedulers.compiled import static_sets as fixed_sets
 from .state_layout import Layout
 from .step_nodes import Flags, NodeEmitter, flag_or, where
 from .step_translate import StepTranslator
@@ -43,33 +44,9 @@ def static_sets(
     table: Any, roots: Any, term: int, queue: Any, n_nodes: int
 ) -> list[list[int]] | None:
     """The consideration sets of a fixed schedule (each node once per update, in queue order),
-    or None when the conditions make the order depend on the run (as the compiled backend's
-    ``static_schedule``)."""
-    ints, _floats, children = table.arrays()
-    starts, qnodes = queue
-    set_of = {
-        int(qnodes[k]): q for q in range(len(starts) - 1) for k in range(starts[q], starts[q + 1])
-    }
-
-    def holds(r: int, owner: int) -> bool:
-        row = ints[r]
-        if row[0] == 0:
-            return True  # Always
-        if row[0] == 5 and row[3] == 1:  # EveryNCalls(dep, 1), dep in an earlier set
-            return set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
-        if row[0] == 2:  # All of such conditions (graph-scheduler's default for several senders)
-            return all(holds(int(children[row[4] + k]), owner) for k in range(row[5]))
-        return False
-
-    if not all(holds(int(r), owner) for owner, r in enumerate(roots)):
-        return None
-    t = ints[term]
-    kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
-    if t[0] != 10 or t[2] != 1 or kids != set(range(n_nodes)):
-        return None
-    return [
-        sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]]) for q in range(len(starts) - 1)
-    ]
+    or None when the conditions make the order depend on the run
+    (:func:`mdf_engine.schedulers.compiled.static_sets`)."""
+    return fixed_sets(table, roots, term, queue, composite=True)
 
 
 #: counters that restart with every update: conditions reading only these give every update
