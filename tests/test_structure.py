@@ -28,7 +28,6 @@ LONG_MODULES = {
     "mdf_engine/onnx_ops/conv.py": "opsplit",
     "mdf_engine/onnx_ops/indexing.py": "opsplit",
     "mdf_engine/onnx_ops/maxpool.py": "opsplit",
-    "mdf_engine/onnx_io/translate.py": "export",
     "mdf_engine/drawing.py": "pkgs: moving into viz/",
     "mdf_engine/plotting.py": "pkgs: moving into viz/",
 }
