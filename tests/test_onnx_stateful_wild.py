@@ -242,3 +242,20 @@ def test_drift_diffusion_analytical_in_every_branch(dtype, rtol):
         feeds = {inp: np.asarray([d], dtype), "dt": np.asarray(0.0, dtype)}
         got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))[name]
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-3, err_msg=f"drift {d}")
+
+
+def test_cli_initializer_lets_a_model_that_needs_its_inputs_export(tmp_path, capsys):
+    """PsyNeuLink 0.21's stroop_lca cannot run without its trial inputs: `mdf export` says to
+    give them, and with `--initializer` (one trial's inputs) the file exports and checks."""
+    from mdf_engine.cli import main
+
+    path = WILD / "psyneulink" / "v0.21.0.0" / "stroop_lca.json"
+    out = tmp_path / "s.onnx"
+    assert main(["export", "--onnx", str(path), str(out), "--step"]) == 2
+    assert "give example inputs" in capsys.readouterr().err
+    _, _, inits, _ = _protocol(path)
+    feeds = tmp_path / "trial0.json"
+    feeds.write_text(json.dumps({k: v.tolist() for k, v in inits[0].items()}))
+    argv = ["export", "--onnx", str(path), str(out), "--step", "--initializer", str(feeds)]
+    assert main(argv) == 0
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)
