@@ -136,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         duration=args.duration,
         record=record,
         progress=not args.quiet,
-        initializer=_read_initializer(args.initializer),
+        initializer=read_initializer(args.initializer),
         record_fired=bool(args.plot and args.fired),
     )
     if args.plot and not args.record:
@@ -191,7 +191,7 @@ def _keep_numeric_traces(res: Any) -> None:
         raise MDFError("--plot: no output port has numeric values; choose some with --record")
 
 
-def _read_initializer(path: str | None) -> dict | None:
+def read_initializer(path: str | None) -> dict | None:
     """The ``--initializer`` file: a JSON mapping of input port to value (lists as arrays)."""
     if path is None:
         return None
