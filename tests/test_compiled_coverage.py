@@ -1,0 +1,294 @@
+"""The compiled backend against the interpreted one on every model of the corpus (issue 22,
+goal 2: everything numeric compiles whole).
+
+Walks every model file of tests/data/wild/ (every writer, PsyNeuLink's exports included),
+examples/ and tests/data/pnl/, runs it on the interpreted backend (the oracle here: the corpus
+tests compare that one with each writer's own runs) and on the compiled backend, driven as the
+corpus tests drive them (the oracle's inputs, ``dt`` and scheduling mode; at most
+:data:`STEPS` steps or trials, so the compiled code and its cache are the ones those tests use),
+and checks every output port after every call: equal within rtol 1e-9, and float values of
+the same dtype (integer ones are float64 compiled).
+
+A file the compiled backend does not compile must be in :data:`NOT_COMPILED` with the text of
+the log line that says why: a new fallback, or a changed reason, fails the test, and so does a
+file in the table that now compiles (shrink the table). The table of writer, files, compiled
+files and reasons is printed at the end (docs/performance.md, goal 2, holds a copy).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES
+from reference_engine import model_files
+
+import mdf_engine
+from mdf_engine import Simulation
+from mdf_engine.errors import MDFError
+
+DATA = Path(__file__).resolve().parent / "data"
+WILD = DATA / "wild"
+#: steps (or trials) run per file: enough for state and conditions to change
+STEPS = 12
+
+#: PsyNeuLink's rules the compiled loop does not follow yet (psyneulink_files.not_compiled_reason)
+_SAME_STEP = "joins nodes of one time step, which read values from before the step in PsyNeuLink"
+_HELD_INPUT = "may run more than once per trial and reads its input every time in PsyNeuLink"
+
+#: writer / file -> the text of the log line saying why it does not compile
+NOT_COMPILED: dict[str, str] = {
+    "psyneulink/v0.15.3.0/exact_time.json": _SAME_STEP,
+    "psyneulink/v0.15.3.0/fhn.json": _HELD_INPUT,
+    "psyneulink/v0.18.0.0/exact_time.json": _SAME_STEP,
+    "psyneulink/v0.18.0.0/fhn.json": _HELD_INPUT,
+    "psyneulink/v0.21.0.0/exact_time.json": _SAME_STEP,
+    "psyneulink/v0.21.0.0/fhn.json": _HELD_INPUT,
+    "actr_importer/addition.json": "ACT-R values are chunks and productions",
+    "actr_importer/count.json": "ACT-R values are chunks and productions",
+    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
+    "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
+    "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
+    "backend computes in float64",
+    "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
+    "'axes'; the compiled backend computes in float64",
+    "onnx_to_mdf/test_reshape_reordered_all_dims.json": "onnx::Reshape gets int64 input "
+    "'shape'; the compiled backend computes in float64",
+    "onnx_to_mdf/test_unsqueeze_axis_0.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
+    "compiled backend computes in float64",
+    "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/gru_last_step.json": "graphs.RecurrentGraph.nodes.GRU_82_83.parameters._11 "
+    "holds a NoneType, not a number or numeric array",
+    "pytorch_to_mdf/lstm_last_step.json": "graphs.RecurrentGraph.nodes.LSTM_93_94_95.parameters."
+    "_11 holds a NoneType, not a number or numeric array",
+    "pytorch_to_mdf/rnn_last_step.json": "graphs.RecurrentGraph.nodes.RNN_30_31.parameters._9 "
+    "holds a NoneType, not a number or numeric array",
+    "pytorch_to_mdf/cnn_conv_bn_pools.json": "function 'onnx::BatchNormalization' has no Numba "
+    "kernel, and a call through Python with 3 outputs is not compiled",
+}
+
+#: (writer, file) -> "compiled" or the fallback reason
+OUTCOMES: dict[tuple[str, str], str] = {}
+
+
+def _wild_cases() -> list[Any]:
+    """(writer, model, driver, oracle) of every wild file whose oracle runs it (the refused
+    files are refused alike by both backends: tests/test_wild_corpus.py)."""
+    out = []
+    for op in sorted(WILD.glob("*/*.oracle.json")):
+        oracle = json.loads(op.read_text())
+        writer = op.parent.name
+        if writer == "psyneulink_old":
+            model = op.with_name(op.name[: -len(".oracle.json")])
+            out.append((writer, model, "trials_old", oracle))
+        elif oracle.get("protocol") != "refuse":
+            kind = "actr" if oracle["protocol"] == "actr" else "wild"
+            out.append((writer, op.parent / oracle["model"], kind, oracle))
+    for p in sorted((WILD / "psyneulink").glob("v*/*.json")):
+        if not p.name.endswith(".oracle.json"):
+            oracle = json.loads(p.with_name(p.stem + ".oracle.json").read_text())
+            out.append((f"psyneulink/{p.parent.name}", p, "trials", oracle))
+    return out
+
+
+def _cases() -> list[Any]:
+    cases = _wild_cases()
+    for p in model_files(EXAMPLES):
+        if not p.name.startswith("actr_"):
+            cases.append(("examples", p, "example", None))
+    for p in sorted(DATA.glob("pnl/*.json")):
+        if not p.name.endswith(".expected.json"):
+            exp = json.loads(p.with_name(p.stem + ".expected.json").read_text())
+            cases.append(("pnl", p, "trials", exp))
+    return [pytest.param(*c, id=f"{c[0]}/{c[1].name}") for c in cases]
+
+
+def _array(v: Any) -> Any:
+    return [np.asarray(x) for x in v] if isinstance(v, (list, tuple)) else np.asarray(v)
+
+
+def _drive(model: Path, kind: str, oracle: dict | None, backend: str) -> tuple[Any, list]:
+    """Run ``model`` as its corpus test does; the simulation and every output port after each
+    call (the ``run`` of a step-driven file is one call)."""
+    seen = []
+
+    def snap(sim: Simulation) -> None:
+        seen.append(
+            {(n, p): _array(v) for n, ports in sim.outputs.items() for p, v in ports.items()}
+        )
+
+    if kind == "wild":
+        run = oracle["run"]
+        init = run.get("initializer")
+        if run.get("initializer_file"):
+            init = json.loads((model.parent / run["initializer_file"]).read_text())
+        if init is not None:
+            init = {k: np.asarray(v) if isinstance(v, list) else v for k, v in init.items()}
+        sim = Simulation(str(model), backend=backend)
+        sim.run(steps=min(run["steps"], STEPS), dt=run["dt"], initializer=init)
+        snap(sim)
+    elif kind in ("trials", "trials_old"):
+        sim = Simulation(
+            mdf_engine.load(str(model)),
+            backend=backend,
+            **(
+                {"scheduling_mode": oracle["scheduling_mode"]}
+                if "scheduling_mode" in oracle
+                else {}
+            ),
+        )
+        if kind == "trials_old":
+            inputs = [oracle["run"]["initializer"]] * oracle["run"]["steps"]
+        else:
+            n = len(next(iter(oracle["inputs"].values())))
+            inputs = [{k: v[t] for k, v in oracle["inputs"].items()} for t in range(n)]
+        for trial in inputs[:STEPS]:
+            sim.evaluate(initializer={k: np.asarray(v, dtype=float) for k, v in trial.items()})
+            snap(sim)
+    elif kind == "example":
+        sim = Simulation(str(model), backend=backend)
+        sim.run(steps=STEPS, dt=0.01)
+        snap(sim)
+    else:  # ACT-R: the example scripts' loop (tests/test_wild_corpus.py)
+        sim = Simulation(str(model), backend=backend)
+        goal: Any = {}
+        retrieval: Any = {}
+        for _ in range(min(oracle["run"]["steps"], STEPS)):
+            sim.evaluate(initializer={"goal_input": goal, "dm_input": retrieval})
+            goal = sim.value("fire_production", "fire_prod_output_to_goal")
+            retrieval = sim.value("fire_production", "fire_prod_output_to_retrieval")
+    return sim, seen
+
+
+def _same(ours: Any, want: Any, what: str) -> None:
+    if isinstance(want, list):
+        assert isinstance(ours, list) and len(ours) == len(want), what
+        for k, (x, y) in enumerate(zip(ours, want)):
+            _same(x, y, f"{what}[{k}]")
+        return
+    assert ours.shape == want.shape, f"{what}: shape {ours.shape} != {want.shape}"
+    if want.dtype.kind == "f":  # float32 stays float32 (integers: compiled scalars are float64)
+        assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
+    np.testing.assert_allclose(ours, want, rtol=1e-9, atol=1e-12, err_msg=what)
+
+
+@pytest.mark.parametrize("writer,model,kind,oracle", _cases())
+def test_compiled_equals_interpreted(writer, model, kind, oracle, caplog) -> None:
+    key = f"{writer}/{model.name}"
+    if kind == "actr":  # chunks and productions (dicts): nothing numeric to compile
+        OUTCOMES[(writer, model.name)] = NOT_COMPILED[key]
+        return
+    try:
+        _, want = _drive(model, kind, oracle, "interpreted")
+    except MDFError as e:  # a file its writer broke: refused alike by both backends
+        with pytest.raises(MDFError):
+            _drive(model, kind, oracle, "compiled")
+        OUTCOMES[(writer, model.name)] = f"refused by both backends ({str(e)[-60:]})"
+        return
+    with caplog.at_level(logging.INFO, logger="mdf_engine"):
+        sim, got = _drive(model, kind, oracle, "compiled")
+    runner = sim.runner
+    if runner.is_compiled:
+        OUTCOMES[(writer, model.name)] = "compiled"
+        assert key not in NOT_COMPILED, f"{key} compiles now: drop it from NOT_COMPILED"
+    else:
+        why = runner.fallback_reason
+        OUTCOMES[(writer, model.name)] = why or runner.mode
+        assert why and any(why in r.getMessage() for r in caplog.records), "no log line says why"
+        assert key in NOT_COMPILED, f"{key} does not compile: {why}"
+        assert NOT_COMPILED[key] in why, f"{key}: the reason changed: {why}"
+    assert len(got) == len(want)
+    for t, (g, w) in enumerate(zip(got, want)):
+        assert g.keys() == w.keys()
+        for port in w:
+            _same(g[port], w[port], f"{key} call {t} {port[0]}.{port[1]}")
+
+
+def table_lines() -> list[str]:
+    """writer, files, compiled files; then each reason with its count."""
+    by_writer: dict[str, Counter] = defaultdict(Counter)
+    reasons: Counter = Counter()
+    for (writer, _), outcome in OUTCOMES.items():
+        group = writer.split("/")[0]
+        by_writer[group]["files"] += 1
+        by_writer[group]["compiled"] += outcome == "compiled"
+        by_writer[group]["refused"] += outcome.startswith("refused")
+        if outcome != "compiled" and not outcome.startswith("refused"):
+            reasons[outcome] += 1
+    lines = [f"{'writer':<16}{'files':>6}{'compiled':>10}{'refused':>9}"]
+    for w in sorted(by_writer):
+        c = by_writer[w]
+        lines.append(f"{w:<16}{c['files']:>6}{c['compiled']:>10}{c['refused']:>9}")
+    total = sum(c["files"] for c in by_writer.values())
+    done = sum(c["compiled"] for c in by_writer.values())
+    refused = sum(c["refused"] for c in by_writer.values())
+    lines.append(f"{'all':<16}{total:>6}{done:>10}{refused:>9}")
+    for why, n in reasons.most_common():
+        files = ", ".join(f for (w, f), o in sorted(OUTCOMES.items()) if o == why)
+        lines.append(f"  {n} x {why} ({files})")
+    return lines
+
+
+def test_coverage_table(capsys) -> None:
+    """Print the coverage table (after the file tests; run alone, it has nothing to print)."""
+    if not OUTCOMES:
+        pytest.skip("the file tests did not run")
+    with capsys.disabled():
+        print("\ncompiled backend coverage (issue 22, goal 2):")
+        print("\n".join(table_lines()))
+    fell_back = {
+        f"{w}/{f}" for (w, f), o in OUTCOMES.items() if o != "compiled" and "refused" not in o
+    }
+    assert set(NOT_COMPILED) >= fell_back
+
+
+def _small_cnn() -> Any:
+    """A float32 ONNX CNN: Conv, BatchNormalization, Relu, MaxPool, Flatten, Gemm."""
+    pytest.importorskip("onnx")
+    from onnx_nets import _Net
+
+    n = _Net(1)
+    x = n.conv("input", 3, 4, 3, pad=1)
+    x = n.node("Relu", [n.bn(x, 4)])
+    x = n.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = n.node("Flatten", [x])
+    w = n.const("fw", (0.1 * n.rng.standard_normal((5, 64))).astype(np.float32))
+    b = n.const("fb", (0.1 * n.rng.standard_normal(5)).astype(np.float32))
+    return n.model("input", [1, 3, 8, 8], n.node("Gemm", [x, w, b], transB=1), [1, 5], "cnn", 13)
+
+
+def test_float32_model_keeps_float32() -> None:
+    """A float32 ONNX network imported to MDF compiles whole and computes in float32: every
+    output port has the interpreted run's dtype and values (float32 rounding apart), and the
+    network's output equals onnxruntime's (the oracle) as the interpreted one does."""
+    ort = pytest.importorskip("onnxruntime")
+    from mdf_engine.onnx_io import import_model
+
+    proto = _small_cnn()
+    feed = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, {"input": feed})[0]
+    model = import_model(proto)
+    meta = model.metadata["onnx"]
+    node, port = next(iter(meta["outputs"].values())).split(".", 1)
+    runs = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(model, backend=backend)
+        sim.evaluate(initializer={meta["inputs"]["input"]: feed})
+        runs[backend] = sim
+    assert runs["compiled"].runner.is_compiled, runs["compiled"].runner.fallback_reason
+    want, got = runs["interpreted"].outputs, runs["compiled"].outputs
+    for nid, ports in want.items():
+        for pid, w in ports.items():
+            w, g = np.asarray(w), np.asarray(got[nid][pid])
+            assert g.dtype == w.dtype, f"{nid}.{pid}: {g.dtype} != interpreted {w.dtype}"
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{nid}.{pid}")
+    out = np.asarray(got[node][port])
+    assert out.dtype == expected.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
