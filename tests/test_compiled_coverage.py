@@ -43,6 +43,10 @@ _HELD_INPUT = "may run more than once per trial and reads its input every time i
 
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
+    "psyneulink_old/model_basic.json": _HELD_INPUT,
+    "psyneulink_old/model_basic.yml": _HELD_INPUT,
+    "psyneulink_old/model_basic_non_identity.json": _HELD_INPUT,
+    "psyneulink_old/model_udfs.json": _HELD_INPUT,
     "psyneulink/v0.15.3.0/exact_time.json": _SAME_STEP,
     "psyneulink/v0.15.3.0/fhn.json": _HELD_INPUT,
     "psyneulink/v0.18.0.0/exact_time.json": _SAME_STEP,

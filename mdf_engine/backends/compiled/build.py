@@ -27,7 +27,7 @@ from .cache import load as cache_load
 from .cache import save as cache_save
 from .generated_source import ConstantTable
 from .generator import CompileSpec, Generator
-from .layout import Layout, kind_of
+from .layout import Layout, array_dtype, kind_of
 
 log = logging.getLogger("mdf_engine")
 
@@ -85,7 +85,10 @@ def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float
 
 def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
     """What, besides the graph, changes the generated code."""
-    kinds = [[k, *kind_of(initializer[k], f"initializer '{k}'")] for k in sorted(initializer or {})]
+    kinds = [
+        [k, *kind_of(initializer[k], f"initializer '{k}'"), array_dtype(initializer[k]).__name__]
+        for k in sorted(initializer or {})
+    ]
     return {
         "initializer": kinds,
         "check_finite": spec.check_finite,

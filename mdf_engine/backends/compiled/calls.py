@@ -176,6 +176,9 @@ class CallEmitter:
         # one value: a one-output function, or the first output of one whose others the
         # model does not use (MaxPool's Indices, BatchNormalization's running statistics)
         first_only = cp.outputs_wanted == 1 and not cp.keep_tuple
+        several = self.python_outputs(cp, slot) if not first_only else None
+        if several is not None:
+            return self.python_tuple_call(cp, args, out, ind, tag, slot, several)
         if (
             slot is None
             or not first_only
@@ -192,24 +195,89 @@ class CallEmitter:
                 f"function '{sch.name}' has no Numba kernel, and a call "
                 f"through Python with {why} is not compiled"
             )
-        shape = None if slot.kind == "s" else tuple(slot.shape)
-        key = (sch.name, sch.since, sch.namespace, shape)
+        var = self.python_kernel(cp, [slot], False)
+        res = f"r_{tag}"
+        out += [
+            f"{ind}with objmode({res}={self.slot_type(slot)!r}):",
+            f"{ind}    {res} = {var}({', '.join(args)})",
+        ]
+        return res
+
+    def python_outputs(self, cp: CallPlan, slot: Slot | None) -> int | None:
+        """How many outputs a call through Python gives its slot when that slot holds them
+        all (a tuple slot with one part per output, or an array slot whose first axis are
+        outputs of one shape); None when the call does not give several outputs so."""
+        n = cp.outputs_wanted or len(cp.schema.outputs)
+        if slot is None or not (cp.keep_tuple or n > 1):
+            return None
+        if slot.kind == "t" and len(slot.parts) == n:
+            if all(p.kind in "sa" and not p.seq for p in slot.parts):
+                return n
+        if slot.kind == "a" and slot.seq and slot.shape[0] == n:
+            return n
+        return None
+
+    def python_tuple_call(
+        self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str, slot: Slot, n: int
+    ) -> None:
+        """A call through Python giving ``n`` outputs: into the parts of a tuple slot (one
+        object-mode result each), or stacked into an array slot; None (the slot is written)."""
+        if slot.kind == "a":
+            var = self.python_kernel(cp, [slot], True)
+            res = f"r_{tag}"
+            out += [
+                f"{ind}with objmode({res}={self.slot_type(slot)!r}):",
+                f"{ind}    {res} = {var}({', '.join(args)})",
+                self.assign(slot, res, ind),
+            ]
+            return None
+        var = self.python_kernel(cp, slot.parts, False)
+        res = [f"r_{tag}_{k}" for k in range(n)]
+        types = ", ".join(f"{r}={self.slot_type(p)!r}" for r, p in zip(res, slot.parts))
+        out += [
+            f"{ind}with objmode({types}):",
+            f"{ind}    {', '.join(res)}, = {var}({', '.join(args)})",
+        ]
+        out += [self.assign(p, r, ind) for p, r in zip(slot.parts, res)]
+        return None
+
+    def python_kernel(self, cp: CallPlan, slots: list[Slot], stacked: bool) -> str:
+        """The global ``PY<k>`` calling ``cp``'s function through Python, giving one value
+        per slot of ``slots`` (of its kind, shape and dtype; ``stacked``: the outputs stacked
+        into the one array slot)."""
+        sch = cp.schema
+        kinds = tuple(
+            (None if s.kind == "s" else tuple(int(d) for d in s.shape), self.slot_dtype(s))
+            for s in slots
+        )
+        key = (sch.name, sch.since, sch.namespace, kinds, stacked, cp.outputs_wanted)
         if key not in self.python_functions:
             var = f"PY{len(self.python_functions)}"
             self.python_functions[key] = var
-            shape_src = (
-                "None" if shape is None else "(" + "".join(f"{int(d)}, " for d in shape) + ")"
+            src = ", ".join(
+                "("
+                + ("None" if sh is None else "(" + "".join(f"{d}, " for d in sh) + ")")
+                + f", {self.constants.text(dt)})"
+                for sh, dt in kinds
             )
-            self._kernel_global(var, "_python_kernel", sch, f", {shape_src}")
+            many = "None" if len(slots) == 1 and not stacked else str(len(slots))
+            wanted = "None" if cp.outputs_wanted is None else str(int(cp.outputs_wanted))
+            self._kernel_global(
+                var, "_python_kernel", sch, f", ({src}, ), {many}, {stacked}, {wanted}"
+            )
             self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
-        var = self.python_functions[key]
-        if shape is None:
-            typ = "float64"
-        else:
-            typ = "float64[" + ", ".join([":"] * (len(shape) - 1) + ["::1"]) + "]"
-        res = f"r_{tag}"
-        out += [f"{ind}with objmode({res}={typ!r}):", f"{ind}    {res} = {var}({', '.join(args)})"]
-        return res
+        return self.python_functions[key]
+
+    def slot_dtype(self, slot: Slot) -> str:
+        """The dtype name of a slot's value (scalars are float64)."""
+        return "float64" if slot.kind != "a" else self.arrays[slot.index].dtype.name
+
+    def slot_type(self, slot: Slot) -> str:
+        """Numba's name of the type of a slot's value (object mode's result type)."""
+        dt = self.slot_dtype(slot)
+        if slot.kind == "s":
+            return dt
+        return dt + "[" + ", ".join([":"] * (len(slot.shape) - 1) + ["::1"]) + "]"
 
     def function_schema(self, cp: CallPlan) -> str:
         sch = cp.schema

@@ -520,7 +520,7 @@ class CompiledGraph:
             items = [self._read(p) for p in slot.parts]
         elif slot.seq:
             a = self._state["A"][slot.index]
-            items = [np.float64(x) if a.ndim == 1 else x.copy() for x in a]
+            items = [a.dtype.type(x) if a.ndim == 1 else x.copy() for x in a]
         else:
             return self._state["A"][slot.index].copy()
         return tuple(items) if slot.seq == "tuple" else items

@@ -1,8 +1,8 @@
 """Where a compiled graph keeps its values: slots, the layout, and the kind of a value.
 
 Every port, parameter and function value of a compiled graph lives in one *slot* of the
-compiled state: a float64 scalar in the table ``S``, a float64 array ``A<k>`` of a fixed shape,
-or a tuple of such slots. :class:`Layout` maps each ``(node, key)`` to its slot and records what
+compiled state: a float64 scalar in the table ``S``, an array ``A<k>`` of a fixed shape
+(float32 if the value is float32, else float64: :func:`array_dtype`), or a tuple of such slots. :class:`Layout` maps each ``(node, key)`` to its slot and records what
 the generated code reports (NaN/inf checks, recorded columns, bounds-checked fields); it is
 stored in the compile cache as JSON.
 """
@@ -37,6 +37,12 @@ class Slot:
         """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
         items are read by constant indices, see ``ValueEmitter.value``)."""
         return {"s": "s", "a": "a", "t": "T"}[self.kind] + str(self.index)
+
+
+def array_dtype(value: Any) -> type:
+    """The dtype an array slot holds a value in: float32 stays float32 (an ONNX or PyTorch
+    model computes in it), every other number is float64."""
+    return np.float32 if getattr(value, "dtype", None) == np.float32 else np.float64
 
 
 def kind_of(value: Any, what: str) -> tuple[str, tuple[int, ...]]:

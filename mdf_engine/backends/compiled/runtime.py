@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...registry import REGISTRY
 from .helpers import index_error
-from .layout import kind_of
+from .layout import array_dtype, kind_of
 
 #: Passes of the scheduler's loop after which one update is reported as never ending.
 MAX_PASSES_PER_UPDATE = 10_000_000
@@ -39,7 +39,8 @@ def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
     for key in sorted(initializer or {}):
         v = initializer[key]
         kind, _ = kind_of(v, f"initializer '{key}'")
-        out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
+        a = np.asarray(v)
+        out.append(float(a) if kind == "s" else np.ascontiguousarray(a, dtype=array_dtype(a)))
     return out
 
 
@@ -108,35 +109,55 @@ class PythonCallFailed(MDFError):
     another kind of value than in the warm-up."""
 
 
-def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...] | None):
+def _python_kernel(
+    name: str,
+    since: int,
+    namespace: str,
+    kinds: tuple[tuple[tuple[int, ...] | None, str], ...],
+    many: int | None = None,
+    stacked: bool = False,
+    wanted: int | None = None,
+):
     """A registered function's Python kernel as the compiled loop calls it (object mode):
-    positional inputs then attributes in schema order in, a float64 value of the kind the
-    warm-up saw out (a float for ``shape`` None, else a C-contiguous array of ``shape``)."""
+    positional inputs then attributes in schema order in, values of the kinds the warm-up saw
+    out. ``kinds`` holds a (shape, dtype name) per value (shape None: a float): with ``many``
+    None the first output, else the first ``many`` outputs as a tuple, or (``stacked``) stacked
+    into one array of the one kind; ``wanted``: the outputs the model uses (the call's
+    ``outputs_wanted``, as the interpreter passes it)."""
     sch = _schema(name, since, namespace)
     n_attrs = len(sch.attributes)
+
+    def fail(why: str) -> PythonCallFailed:
+        return PythonCallFailed(f"{name} {why}; use backend='interpreted'")
+
+    def checked(value: Any, shape: tuple[int, ...] | None, dtype: str) -> Any:
+        value = np.asarray(value, dtype=dtype)
+        if shape is None:
+            if value.size != 1:
+                raise fail(
+                    f"returned shape {value.shape} where the compiled backend expects a number"
+                )
+            return float(value.reshape(-1)[0])
+        if value.shape != shape:
+            raise fail(
+                f"returned shape {value.shape}, not {shape} as in the compiled backend's warm-up"
+            )
+        return np.ascontiguousarray(value)
 
     def call(*args: Any) -> Any:
         cut = len(args) - n_attrs
         attrs = dict(zip(sch.attributes, args[cut:]))
         try:
-            value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
+            outs = sch.call(list(args[:cut]), attrs, wanted)
         except Exception as e:  # noqa: BLE001 - e.g. an attribute it cannot take as a float
-            raise PythonCallFailed(
-                f"{name} failed in the compiled backend ({type(e).__name__}: "
-                f"{e}); use backend='interpreted'"
-            ) from e
-        if shape is None:
-            if value.size != 1:
-                raise PythonCallFailed(
-                    f"{name} returned shape {value.shape} where the compiled "
-                    "backend expects a number; use backend='interpreted'"
-                )
-            return float(value.reshape(-1)[0])
-        if value.shape != shape:
-            raise PythonCallFailed(
-                f"{name} returned shape {value.shape}, not {shape} as in the "
-                "compiled backend's warm-up; use backend='interpreted'"
-            )
-        return np.ascontiguousarray(value)
+            raise fail(f"failed in the compiled backend ({type(e).__name__}: {e})") from e
+        if stacked:
+            shape, dtype = kinds[0]
+            return checked(np.stack([np.asarray(o) for o in outs[: shape[0]]]), shape, dtype)
+        if many is None:
+            return checked(outs[0], *kinds[0])
+        if len(outs) < many:
+            raise fail(f"returned {len(outs)} outputs, not {many}")
+        return tuple(checked(o, *k) for o, k in zip(outs, kinds))
 
     return call

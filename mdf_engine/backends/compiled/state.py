@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import NotCompilable
-from .layout import Layout, Slot, kind_of
+from .layout import Layout, Slot, array_dtype, kind_of
 
 
 class StateAllocator:
@@ -27,7 +27,7 @@ class StateAllocator:
             self.scalars.append(float(np.asarray(value, dtype=float)))
         else:
             slot = Slot("a", len(self.arrays), shape)
-            self.arrays.append(np.array(value, dtype=np.float64))
+            self.arrays.append(np.array(value, dtype=array_dtype(value)))
         self.slots[key] = slot
         return slot
 
@@ -42,7 +42,8 @@ class StateAllocator:
             for k, x in enumerate(value):
                 kind_of(x, f"{what}[{k}]")
         if flat and len({np.shape(x) for x in value}) == 1:
-            slot = self._slot(key, np.array(value, dtype=np.float64), what)
+            dtype = np.result_type(*[array_dtype(np.asarray(x)) for x in value])
+            slot = self._slot(key, np.array(value, dtype=dtype), what)
             if slot.kind == "s":  # (a 0-d array cannot hold a sequence)
                 raise NotCompilable(f"{what} holds an empty {seq}")
             slot.seq = seq
