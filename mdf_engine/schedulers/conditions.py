@@ -23,7 +23,7 @@ from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, TimeInterval
+from .kinds import ConditionKind, JustRan, TimeInterval
 from .parse import parse_condition, time_scale
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
@@ -106,6 +106,27 @@ def _has_repeating_interval(kind: ConditionKind) -> bool:
     return any(isinstance(k, TimeInterval) and k.repeat is not None for k in kind.walk())
 
 
+def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: str) -> None:
+    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
+    fails reading its empty execution list): on a node of the first consideration set, or on
+    any node in exact_time mode (every node is in the one consideration set)."""
+    first = {str(n) for n in sched.consideration_queue[0]} if sched.consideration_queue else set()
+    for node_id, kind in kinds.nodes.items():
+        if not any(isinstance(k, JustRan) for k in kind.walk()):
+            continue
+        if mode == "exact_time" or node_id in first:
+            when = (
+                "in scheduling mode 'exact_time'"
+                if mode == "exact_time"
+                else "on a node that runs in the first time step"
+            )
+            raise MDFError(
+                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
+                "node has run",
+                f"{where}.conditions.node_specific.{node_id}",
+            )
+
+
 def make_scheduler(
     graph: Graph,
     value_getter: Callable[[str, str], Any] | None = None,
@@ -164,4 +185,5 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
+    _check_just_ran(sched, kinds, mode, where)
     return sched, nodes
