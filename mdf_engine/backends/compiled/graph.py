@@ -39,6 +39,7 @@ from .runtime import (
     RUN_ARGS,
     PythonCallFailed,
     arguments,
+    first_failure,
     init_key,
     initializer_args,
     reported_error,
@@ -482,16 +483,9 @@ class CompiledGraph:
             "I": inits,
         }
         self.call_jitted(self._batch_fn, *arguments(BATCH_ARGS, args))
-        for failed in (
-            err[:, 0] == -5,
-            err[:, 0] == -4,
-            err[:, 0] == -3,
-            err[:, 0] == -2,
-            err[:, 0] > 0,
-        ):
-            bad = np.nonzero(failed)[0]
-            if bad.size:
-                self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
+        bad = first_failure(err)
+        if bad is not None:
+            self._raise_error(err[bad], f"parameter set {bad}: ")
         return rec[:, :, :width]
 
     @property

@@ -162,6 +162,17 @@ def reported_error(
     return None
 
 
+def first_failure(errs: np.ndarray) -> int | None:
+    """The batch row whose ``err`` row is reported (of the first kind that occurred, in the
+    order overflow, int(), index, endless update, NaN/inf: the first such row), or None."""
+    code = errs[:, 0]
+    for failed in (code == -5, code == -4, code == -3, code == -2, code > 0):
+        bad = np.nonzero(failed)[0]
+        if bad.size:
+            return int(bad[0])
+    return None
+
+
 def _jit(name: str, since: int, namespace: str | None = None):
     """The Numba kernel of a registered function version (name, since and origin)."""
     for sch in REGISTRY.versions(name):
