@@ -29,7 +29,7 @@ from ...plan import GraphPlan
 from .build import Built, WarmupStopped, build, float_parameters, numba_failure
 from .generator import CompileSpec
 from .helpers import index_error
-from .layout import Layout, Slot, SlotKey, Storage, fresh_state, output_key, read_slot
+from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
 from .node_by_node import NodeByNodeGraph
 from .runtime import (
     BATCH_ARGS,
@@ -123,10 +123,10 @@ class CompiledGraph:
 
     def slot_value(self, key: SlotKey) -> Any:
         """The compiled state's value of the slot ``key``."""
-        return self._read(self._layout.slots[key])
+        return read_slot(self._state, self._layout.slots[key])
 
     @property
-    def interp(self):
+    def interp(self) -> Any:
         """The interpreted backend that runs the graph when it cannot be compiled."""
         if self._interp is None:
             from ...interpreter import InterpretedGraph
@@ -170,6 +170,7 @@ class CompiledGraph:
 
     @property
     def order_of_execution(self) -> list[str]:
+        """The node ids of the most recent node runs, in order (see ``schedule_log``)."""
         if not self.is_compiled:
             return self._runner.order_of_execution
         return self.log.decoded()[1]
@@ -182,6 +183,7 @@ class CompiledGraph:
     def evaluate(
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
+        """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
         mark = self.log.here()
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self.log.mark = mark
@@ -243,14 +245,15 @@ class CompiledGraph:
         slot = self._layout.lookup(node, name)
         if slot is None:
             return self.interp.value(node, name)  # its error names what is missing
-        return self._read(slot)
+        return read_slot(self._state, slot)
 
     def outputs(self) -> dict[str, dict[str, Any]]:
+        """Every node's output port values."""
         if self._state is None:
             return self.interp.outputs()
         return {
             nid: {
-                oid: self._read(self._layout.slots[output_key(nid, oid)])
+                oid: read_slot(self._state, self._layout.slots[output_key(nid, oid)])
                 for oid, _ in self.plan.nodes[nid].outputs
             }
             for nid in self.node_ids
@@ -363,6 +366,7 @@ class CompiledGraph:
         initializer: Mapping[str, Any] | None,
         first_without_dt: bool,
     ) -> None:
+        """``n`` updates of the whole-graph jitted loop on the current state."""
         self._check_initializer_keys(initializer)
         st = self._state
         inits = initializer_args(initializer)
@@ -492,6 +496,3 @@ class CompiledGraph:
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
         return list(self._layout.record_columns)
-
-    def _read(self, slot: Slot) -> Any:
-        return read_slot(self._state, slot)

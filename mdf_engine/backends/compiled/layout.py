@@ -63,10 +63,12 @@ class SlotKey(NamedTuple):
         return self._replace(part=(k, *self.part))
 
     def to_json(self) -> list[Any]:
+        """The key as JSON (the compile cache)."""
         return [self.node, self.role.value, self.name, list(self.part)]
 
     @classmethod
     def from_json(cls, r: list[Any]) -> SlotKey:
+        """A key written by :meth:`to_json`."""
         return cls(str(r[0]), Role(r[1]), str(r[2]), tuple(int(k) for k in r[3]))
 
 
@@ -164,6 +166,7 @@ class Layout:
         return self.slots.get(value_key(node, name)) or self.slots.get(output_key(node, name))
 
     def to_json(self) -> dict[str, Any]:
+        """The layout as JSON (the compile cache's record)."""
         keys = {id(s): key.to_json() for key, s in self.slots.items()}
         return {
             "slots": [
@@ -186,6 +189,7 @@ class Layout:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
+        """A layout written by :meth:`to_json`."""
         rows = [(SlotKey.from_json(r[0]), r) for r in d["slots"]]
         slots = {key: Slot(Storage(r[1]), int(r[2]), tuple(r[3]), r[4]) for key, r in rows}
         for key, r in rows:

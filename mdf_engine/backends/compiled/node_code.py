@@ -22,6 +22,7 @@ class NodeCodeEmitter:
     NaN/inf checks."""
 
     def node_body(self, nid: str, ind: str) -> list[str]:
+        """The code of one run of node ``nid`` (indented by ``ind``), in the reference's order."""
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
         out = [f"{ind}# node {i}"]
@@ -117,6 +118,8 @@ class NodeCodeEmitter:
         )
 
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
+        """Code delivering ``val`` to an input port (its pending value, combined by the port's
+        reduce)."""
         ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
         pend = self.slots[SlotKey(nid, Role.PENDING, port)]
         flag = self.slots[SlotKey(nid, Role.FLAG, port)].var
@@ -156,6 +159,7 @@ class NodeCodeEmitter:
     def parameter(
         self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str], ind: str
     ) -> list[str]:
+        """Code evaluating a parameter (value, function, Euler step, conditions) into its slot."""
         slot = self.slots[value_key(nid, pp.id)]
         out: list[str] = []
         node = self.plan.nodes[nid]

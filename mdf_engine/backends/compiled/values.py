@@ -31,6 +31,8 @@ class ValueEmitter:
     by item, and assignments into slots."""
 
     def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
+        """Source of a value: a constant's table name, or the expression over ``names`` (model
+        name -> variable)."""
         if vp.expr is None:
             return self.consts.const(vp.const)
 
@@ -174,6 +176,7 @@ class ValueEmitter:
         return {s.var: s for s in self.slots.values()}
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
+        """Code storing ``expr`` into ``slot`` (item by item for a tuple slot)."""
         if slot.kind is Storage.TUPLE or expr in self.tuple_of_var:
             src = self.tuple_of_var.get(expr)
             if slot.kind is not Storage.TUPLE or src is None or len(src.parts) != len(slot.parts):
