@@ -28,7 +28,9 @@ class CompiledState:
         self.n_tuples = 0
         self._allocate(plan, warm, initializer)
 
-    def _slot(self, key: SlotKey, value: Any, what: str) -> Slot:
+    def allocate(self, key: SlotKey, value: Any, what: str) -> Slot:
+        """A new slot ``key`` of the kind and shape of ``value`` (its warm-up value, which
+        ``what`` names in an error); lists and tuples as in :meth:`_seq_slot`."""
         if isinstance(value, (list, tuple)):
             return self._seq_slot(key, value, what)
         kind, shape = kind_of(value, what)
@@ -53,12 +55,12 @@ class CompiledState:
             for k, x in enumerate(value):
                 kind_of(x, f"{what}[{k}]")
         if flat and len({np.shape(x) for x in value}) == 1:
-            slot = self._slot(key, np.array(value, dtype=np.float64), what)
+            slot = self.allocate(key, np.array(value, dtype=np.float64), what)
             if slot.kind is Storage.SCALAR:  # (a 0-d array cannot hold a sequence)
                 raise NotCompilable(f"{what} holds an empty {seq}")
             slot.seq = seq
             return slot
-        parts = [self._slot(key.item(k), x, f"{what}[{k}]") for k, x in enumerate(value)]
+        parts = [self.allocate(key.item(k), x, f"{what}[{k}]") for k, x in enumerate(value)]
         slot = Slot(Storage.TUPLE, self.n_tuples, (), seq, parts)
         self.n_tuples += 1
         self.slots[key] = slot
@@ -70,9 +72,9 @@ class CompiledState:
             w = f"{np_.where}"
             for ip in np_.inputs:
                 read = st.inputs_read.get(ip.id)
-                slot = self._slot(value_key(nid, ip.id), read, f"{w}.input_ports.{ip.id}")
+                slot = self.allocate(value_key(nid, ip.id), read, f"{w}.input_ports.{ip.id}")
                 pend = st.pending[ip.id]
-                pslot = self._slot(
+                pslot = self.allocate(
                     SlotKey(nid, Role.PENDING, ip.id),
                     read if pend is None else pend,
                     f"{w}.input_ports.{ip.id}",
@@ -82,15 +84,15 @@ class CompiledState:
                 self.slots[SlotKey(nid, Role.FLAG, ip.id)] = Slot(Storage.SCALAR, len(self.scalars))
                 self.scalars.append(0.0 if pend is None else 1.0)
             for fid, _ in np_.functions:
-                self._slot(value_key(nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
+                self.allocate(value_key(nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
             for pp in np_.parameters:
-                self._slot(value_key(nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
+                self.allocate(value_key(nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
                 self.slots[SlotKey(nid, Role.UNSET, pp.id)] = Slot(
                     Storage.SCALAR, len(self.scalars)
                 )
                 self.scalars.append(0.0)
             for oid, _ in np_.outputs:
-                self._slot(output_key(nid, oid), st.outputs[oid], f"{w}.output_ports.{oid}")
+                self.allocate(output_key(nid, oid), st.outputs[oid], f"{w}.output_ports.{oid}")
         for key, value in initializer.items():
             kind_of(value, f"initializer '{key}'")
 
