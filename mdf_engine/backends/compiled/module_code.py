@@ -14,6 +14,7 @@ import re
 
 import numpy as np
 
+from ...schedulers.compiled import static_sets
 from .generated_source import check_source
 from .layout import Storage
 from .runtime import (
@@ -74,35 +75,8 @@ class ModuleCodeEmitter:
         """The fixed order of one update when every node runs under ``Always`` (or after one
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
-        conditions make the order depend on the run."""
-        ints, _floats, children = self.table.arrays()
-        starts, qnodes = self.queue
-        set_of = {
-            int(qnodes[k]): q
-            for q in range(len(starts) - 1)
-            for k in range(starts[q], starts[q + 1])
-        }
-        for owner, r in enumerate(self.roots):
-            row = ints[r]
-            if row[0] == 0:
-                continue  # Always
-            # EveryNCalls(dep, 1) on a node of an earlier consideration set: dep has run once
-            # in this update by the time the owner's set is considered, every update
-            if (
-                row[0] == 5
-                and row[3] == 1
-                and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
-            ):
-                continue
-            return None
-        t = ints[self.term]
-        kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
-        if t[0] != 10 or t[2] != 1 or kids != set(range(len(self.spec.node_ids))):
-            return None
-        return [
-            sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]])
-            for q in range(len(starts) - 1)
-        ]
+        conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        return static_sets(self.table, self.roots, self.term, self.queue, composite=False)
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
