@@ -99,8 +99,11 @@ def external_port(mdf: dict, mech) -> str:
     return cim[0]
 
 
-def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "") -> tuple:
-    """Export ``comp``, run it trial by trial, return (mdf text, oracle)."""
+def record(
+    name: str, comp, inputs: dict, mode: str = "standard", doc: str = "", **run_kwargs
+) -> tuple:
+    """Export ``comp``, run it trial by trial (``comp.run(**run_kwargs)``), return (mdf text,
+    oracle)."""
     mdf_text = pnl.get_mdf_serialized(comp, fmt="json")
     mdf = json.loads(mdf_text)
     n_trials = len(next(iter(inputs.values())))
@@ -108,7 +111,7 @@ def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "")
     trials, execution, nested_exec, times = [], [], [], []
     seen = 0
     for t in range(n_trials):
-        comp.run(inputs={k: [v[t]] for k, v in inputs.items()})
+        comp.run(inputs={k: [v[t]] for k, v in inputs.items()}, **run_kwargs)
         elist = comp.scheduler.execution_list[eid]
         steps = elist[seen:]
         seen = len(elist)
