@@ -221,9 +221,9 @@ def plan_graph(
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     prefer = _preferred_namespace(model)
     if prefer == "pnl":
-        from .psyneulink_files import ddm_outputs, fold_projection_nodes
+        from .psyneulink_files import ddm_outputs, fold_projection_nodes, older_writer
 
-        graph = ddm_outputs(fold_projection_nodes(graph))
+        graph = ddm_outputs(fold_projection_nodes(older_writer(graph, model)))
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
     try:

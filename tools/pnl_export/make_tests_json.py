@@ -14,7 +14,7 @@ OUTDIR defaults to ``tests/data/wild/psyneulink/v<version>``; files are named
 ``comp.run`` per trial). PsyNeuLink's seeded noise draws from numpy's global generator, which no
 MDF file records: as PsyNeuLink's test_mdf.py does, the integrators' noise is fixed for the run
 with ``runtime_params`` to the draw of the ONNX random operator the export writes (seeded:
-``numpy.random.default_rng(seed)``, the engine's reading of a seeded ONNX random op), and the
+numpy's ``RandomState(seed)`` in float32, the engine's reading of a seeded ONNX random op), and the
 same values are stored in the oracle (``runtime_noise``).
 """
 
@@ -51,7 +51,8 @@ SCRIPTS = {
     ),
 }
 
-#: the integrators' noise in model_integrators.py: node -> (distribution, its arguments)
+#: the integrators' noise in model_integrators.py, as its export writes it: node -> (ONNX random
+#: operator's distribution, its arguments)
 NOISE = {
     "A": ("uniform", {"low": -1.0, "high": 1.0, "seed": 0}),
     "B": ("normal", {"loc": -1.0, "scale": 0.5, "seed": 0}),
@@ -62,9 +63,11 @@ NOISE = {
 
 
 def _draw(kind: str, args: dict) -> float:
+    """A seeded ONNX RandomUniform/RandomNormal of shape (1, 1), float32 (ONNX's default
+    dtype), as mdf_engine reads it: numpy's ``RandomState(seed)`` stream."""
     a = dict(args)
-    rng = np.random.default_rng(a.pop("seed"))
-    return float(getattr(rng, kind)(size=(1, 1), **a)[0, 0])
+    rng = np.random.RandomState(a.pop("seed"))
+    return float(np.float32(getattr(rng, kind)(size=(1, 1), **a)[0, 0]))
 
 
 def build(script: Path) -> dict:
