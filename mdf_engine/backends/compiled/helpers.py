@@ -1,0 +1,314 @@
+"""Numba helpers that the compiled backend's generated code calls.
+
+``_scalar`` and ``_where`` give numpy's answers on Numba scalars; ``_ix1``/``_ix2``/``_ck``
+bounds-check subscripts; ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
+``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
+as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
+``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
+:func:`index_error` turns a bounds failure into the MDFError the user sees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import MDFError
+
+
+def _make_helpers():
+    from numba import njit, types
+    from numba.extending import overload
+
+    def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
+        return float(np.asarray(x))
+
+    def _where(m, a, b):  # pragma: no cover
+        return np.where(m, a, b)
+
+    @overload(_scalar)
+    def _scalar_ov(x):
+        if isinstance(x, types.Boolean):
+            return lambda x: 1.0 if x else 0.0
+        if isinstance(x, types.Number):
+            return lambda x: float(x)
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return lambda x: float(x[()])
+        return None
+
+    @overload(_where)
+    def _where_ov(m, a, b):
+        scalar = (types.Number, types.Boolean)
+        if isinstance(m, scalar) and isinstance(a, scalar) and isinstance(b, scalar):
+            return lambda m, a, b: float(a) if m else float(b)
+        if isinstance(m, scalar):
+
+            def where_scalar_mask(m, a, b):
+                if m:
+                    return np.asarray(a) + np.zeros_like(np.asarray(b) * 1.0)
+                return np.asarray(b) + np.zeros_like(np.asarray(a) * 1.0)
+
+            return where_scalar_mask
+        return lambda m, a, b: np.where(m, a, b)
+
+    def _ix1(x, i, k, step, err):  # pragma: no cover
+        return x[i]
+
+    def _ix2(x, i, j, k, step, err):  # pragma: no cover
+        return x[i, j]
+
+    def _out_of_bounds(err, k, axis, i, n, step):  # pragma: no cover
+        pass
+
+    @overload(_out_of_bounds)
+    def _oob_ov(err, k, axis, i, n, step):
+        def oob(err, k, axis, i, n, step):
+            # the first failure is reported; the node's code goes on with element 0 and the
+            # loop returns after the node (a size-0 axis has no element 0: raise)
+            if err[0] == 0:
+                err[0] = -3
+                err[1] = k
+                err[2] = step
+                err[3] = i
+                err[4] = n
+                err[5] = axis
+            if n == 0:
+                raise IndexError(k, axis, i, n, step)
+
+        return oob
+
+    def _ck(i, n, k, axis, step, err):  # pragma: no cover
+        return i
+
+    @overload(_ck)
+    def _ck_ov(i, n, k, axis, step, err):
+        if isinstance(i, types.Integer):
+
+            def ck(i, n, k, axis, step, err):
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, axis, i, n, step)
+                    return 0
+                return i
+
+            return ck
+        return None
+
+    def _int(x, k, step, err):  # pragma: no cover
+        return int(x)
+
+    def _floordiv(a, b):  # pragma: no cover
+        return a // b
+
+    def _mod(a, b):  # pragma: no cover
+        return a % b
+
+    @overload(_int)
+    def _int_ov(x, k, step, err):
+        if isinstance(x, types.Integer):
+            return lambda x, k, step, err: np.int64(x)
+        if isinstance(x, (types.Float, types.Boolean)):
+
+            def to_int(x, k, step, err):
+                v = float(x)
+                # int() of NaN, inf or a value beyond int64 is an error on both backends
+                if not (v >= -9.223372036854775808e18 and v < 9.223372036854775808e18):
+                    if err[0] == 0:
+                        err[0] = -4
+                        err[1] = k
+                        err[2] = step
+                    return np.int64(0)
+                return np.int64(v)
+
+            return to_int
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return lambda x, k, step, err: _int(x[()], k, step, err)
+        return None
+
+    _I64_MAX = np.int64(2**63 - 1)
+    _I64_MIN = np.int64(-(2**63))
+
+    def _int_pair(a, b):
+        return isinstance(a, types.Integer) and isinstance(b, types.Integer)
+
+    def _overflow(err, k, step):  # pragma: no cover
+        pass
+
+    @overload(_overflow)
+    def _overflow_ov(err, k, step):
+        def overflow(err, k, step):
+            if err[0] == 0:
+                err[0] = -5
+                err[1] = k
+                err[2] = step
+
+        return overflow
+
+    def _iadd(a, b, k, step, err):  # pragma: no cover
+        return a + b
+
+    def _isub(a, b, k, step, err):  # pragma: no cover
+        return a - b
+
+    def _imul(a, b, k, step, err):  # pragma: no cover
+        return a * b
+
+    def _ipow(a, b):  # pragma: no cover
+        return a**b
+
+    @overload(_ipow)
+    def _ipow_ov(a, b):
+        if not _int_pair(a, b):
+            return lambda a, b: a**b
+
+        def ipow(a, b):
+            # as the interpreted backend: exact while the result fits in 62 bits, else
+            # float64 (a float64 either way here)
+            x, y = np.int64(a), np.int64(b)
+            if y < 0:
+                return np.float64(x) ** np.float64(y)
+            ax = -x if x < 0 else x
+            bits, t = 0, ax
+            while t > 0:
+                bits += 1
+                t >>= 1
+            if ax <= 1 or y * bits <= 62:
+                return np.float64(x**y)
+            return np.float64(x) ** np.float64(y)
+
+        return ipow
+
+    # the checks below compute nothing that overflows (Numba's wrapped integer results do
+    # not support checking after the fact)
+    @overload(_iadd)
+    def _iadd_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a + b
+
+        def iadd(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y > 0 and x > _I64_MAX - y) or (y < 0 and x < _I64_MIN - y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x + y
+
+        return iadd
+
+    @overload(_isub)
+    def _isub_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a - b
+
+        def isub(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if (y < 0 and x > _I64_MAX + y) or (y > 0 and x < _I64_MIN + y):
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x - y
+
+        return isub
+
+    @overload(_imul)
+    def _imul_ov(a, b, k, step, err):
+        if not _int_pair(a, b):
+            return lambda a, b, k, step, err: a * b
+
+        def imul(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if x == 0 or y == 0:
+                return np.int64(0)
+            one = np.uint64(1)
+            ux = np.uint64(-(x + 1)) + one if x < 0 else np.uint64(x)
+            uy = np.uint64(-(y + 1)) + one if y < 0 else np.uint64(y)
+            limit = np.uint64(_I64_MAX) + (one if (x < 0) != (y < 0) else np.uint64(0))
+            if ux > limit // uy:
+                _overflow(err, k, step)
+                return np.int64(0)
+            return x * y
+
+        return imul
+
+    @overload(_floordiv)
+    def _floordiv_ov(a, b):
+        if _int_pair(a, b):
+            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
+            def int_floordiv(a, b):
+                if b == 0:
+                    return np.floor_divide(np.float64(a), np.float64(b))
+                return np.float64(a // b)
+
+            return int_floordiv
+        return lambda a, b: a // b
+
+    @overload(_mod)
+    def _mod_ov(a, b):
+        if _int_pair(a, b):
+
+            def int_mod(a, b):
+                if b == 0:
+                    return np.float64(np.nan)
+                return np.float64(a % b)
+
+            return int_mod
+        return lambda a, b: a % b
+
+    @overload(_ix1)
+    def _ix1_ov(x, i, k, step, err):
+        if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
+
+            def ix1(x, i, k, step, err):
+                n = x.shape[0]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0]
+                return x[i]
+
+            return ix1
+        return None
+
+    @overload(_ix2)
+    def _ix2_ov(x, i, j, k, step, err):
+        if (
+            isinstance(x, types.Array)
+            and x.ndim >= 2
+            and isinstance(i, types.Integer)
+            and isinstance(j, types.Integer)
+        ):
+
+            def ix2(x, i, j, k, step, err):
+                n, m = x.shape[0], x.shape[1]
+                if i < -n or i >= n:
+                    _out_of_bounds(err, k, 0, i, n, step)
+                    return x[0, 0]
+                if j < -m or j >= m:
+                    _out_of_bounds(err, k, 1, j, m, step)
+                    return x[0, 0]
+                return x[i, j]
+
+            return ix2
+        return None
+
+    del njit
+    return _scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow
+
+
+(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow) = (
+    _make_helpers()
+)
+
+
+def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:
+    """The MDFError for a bounds check of generated code (``_ix1``/``_ix2``), in the words
+    numpy uses on the interpreted backend, naming the field and the step; None for any other
+    IndexError."""
+    args = e.args
+    if (
+        len(args) != 5
+        or not all(isinstance(a, int) for a in args)
+        or not 0 <= args[0] < len(fields)
+    ):
+        return None
+    k, axis, i, n, step = args
+    return MDFError(
+        f"{prefix}evaluation failed: IndexError: index {i} is out of bounds for "
+        f"axis {axis} with size {n} (at step {step})",
+        fields[k],
+    )
