@@ -240,3 +240,38 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
         assert sim.time_step_times == pytest.approx(stamps)
     if backend == "compiled":
         assert sim.runner.is_compiled, sim.runner.fallback_reason
+
+
+@pytest.mark.parametrize("mode", ["exact_time", "standard"])
+def test_cli_scheduling_mode_on_an_exact_time_export(mode, tmp_path, capsys):
+    """``mdf run --scheduling-mode exact_time`` on PsyNeuLink 0.21's EXACT_TIME export gives
+    PsyNeuLink's first trial: its outputs, execution list and step times in ms; the default
+    (standard) mode runs the file as graph-scheduler's standard mode does, as
+    ``Simulation`` does without the mode, which is not PsyNeuLink's run."""
+    from mdf_engine.cli import main as cli_main
+
+    path = DATA / "v0.21.0.0" / "exact_time.json"
+    oracle = _oracle(path)
+    init = tmp_path / "init.json"
+    init.write_text(json.dumps({k: v[0] for k, v in oracle["inputs"].items()}))
+    argv = ["run", str(path), "--initializer", str(init), "--json", "-q", "--steps", "1"]
+    if mode == "exact_time":
+        argv += ["--scheduling-mode", "exact_time"]
+    capsys.readouterr()
+    assert cli_main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    outs = {p: v for ports in data["outputs"].values() for p, v in ports.items()}
+    if mode == "exact_time":
+        assert data["time_steps"] == oracle["execution"][0]
+        assert data["time_step_times"] == pytest.approx(oracle["times"][0])
+        for port, want in oracle["trials"][0].items():
+            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(want), rtol=1e-9)
+        return
+    sim = Simulation(mdf_engine.load(str(path)))
+    sim.evaluate(initializer={k: np.array(v[0]) for k, v in oracle["inputs"].items()})
+    assert data["time_steps"] == [sorted(s) for s in sim.time_steps]
+    assert data["time_step_times"] == pytest.approx(sim.time_step_times)
+    for ports in sim.outputs.values():
+        for port, value in ports.items():
+            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(value), rtol=1e-12)
+    assert data["time_steps"] != oracle["execution"][0]
