@@ -266,7 +266,8 @@ class InterpretedGraph:
         """Deliver ``nid``'s incoming edges and run it. ``frozen`` (PsyNeuLink files): the
         nodes of this time step with their outputs from before it (None: not run before)."""
         st = self.states[nid]
-        for port, value in self.held.get(nid, ()):
+        held = dict(self.held.get(nid, ()))
+        for port, value in held.items():
             if st.pending[port] is None:
                 st.set_input(port, value)
         for ep in self.plan.incoming[nid]:
@@ -296,6 +297,8 @@ class InterpretedGraph:
                     ) from None
             if self.plan.psyneulink:
                 value = to_port_shape(value, self._port_shapes.get((nid, ep.receiver_port)))
+                if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
+                    value = held[ep.receiver_port] + value  # external input one of them
             st.set_input(ep.receiver_port, value)
         evaluate_node(st, dt)
         if self.check_finite:
