@@ -127,6 +127,27 @@ def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: st
             )
 
 
+def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
+    """``deps`` with each cycle of dependencies (which only PsyNeuLink files may have: the
+    loader refuses them elsewhere) made one group, as PsyNeuLink schedules a cycle: its nodes
+    depend on no one in the group and on everything the group depends on, so they share a
+    consideration set (and read each other's values from before the step)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(deps)
+    g.add_edges_from((s, r) for r, ss in deps.items() for s in ss if s is not r)
+    groups = [c for c in nx.strongly_connected_components(g) if len(c) > 1]
+    if not groups:
+        return deps
+    out = {r: set(ss) for r, ss in deps.items()}
+    for group in groups:
+        outside = set().union(*(deps[n] for n in group)) - group
+        for n in group:
+            out[n] = set(outside) | (deps[n] & {n})
+    return out
+
+
 def make_scheduler(
     graph: Graph,
     value_getter: Callable[[str, str], Any] | None = None,
@@ -151,6 +172,7 @@ def make_scheduler(
         if port is not None and port.default_value is not None:
             continue
         deps[nodes[e.receiver]].add(nodes[e.sender])
+    deps = _one_step_per_cycle(deps)
     bridge = Bridge(nodes, value_getter)
     kinds = ScheduleKinds()
     conditions: dict[SchedNode, Any] = {}

@@ -267,7 +267,9 @@ class CompiledGraph:
         try:
             from ...psyneulink_files import not_compiled_reason
 
-            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
+            why = not_compiled_reason(
+                self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
+            )
             if why:
                 raise NotCompilable(why)
             if not self.swept:
