@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,13 +21,24 @@ from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
-from .layout import Slot
+from .layout import Slot, Storage
 from .runtime import _jit, _schema
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
 #: off the compiled backend, which holds every value as float64.
 DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
+
+
+class KernelKey(NamedTuple):
+    """A kernel the generated module binds to a global: the function ``name`` an expression
+    calls (its registered version: ``since`` and ``namespace`` None), or one registered version
+    of a function a call binds to; ``python``: called through Python (it has no Numba kernel)."""
+
+    name: str
+    since: int | None = None
+    namespace: str | None = None
+    python: bool = False
 
 
 def constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None) -> list[int] | None:
@@ -89,14 +101,16 @@ class CallEmitter:
                         )
 
     def function(self, name: str) -> str:
-        if name not in self.functions:
+        """The global of the Numba kernel of the function ``name`` of an expression."""
+        key = KernelKey(name)
+        if key not in self.functions:
             sch = REGISTRY.lookup(name)
             if sch.jit is None:
                 raise NotCompilable(f"function '{name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
-            self.functions[name] = var
-            self._kernel_global(var, "_jit", sch)
-        return self.functions[name]
+            self.functions[key] = var
+            self.consts.kernel_global(var, "_jit", sch)
+        return self.functions[key]
 
     def call(
         self,
@@ -123,7 +137,7 @@ class CallEmitter:
             src = (
                 self.value(vp, local)
                 if axes is None
-                else "(" + "".join(f"{self.literal(a)}, " for a in axes) + ")"
+                else "(" + "".join(f"{self.consts.literal(a)}, " for a in axes) + ")"
             )
             src = self.stacked(vp, local) or src
             if (
@@ -134,7 +148,7 @@ class CallEmitter:
                 and isinstance(vp.const, (int, np.integer))
                 and not isinstance(vp.const, (bool, np.bool_))
             ):
-                src = self.literal(int(vp.const))  # an integer attribute stays an integer
+                src = self.consts.literal(int(vp.const))  # an integer attribute stays an integer
             if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
                 local[argname] = src
                 continue
@@ -158,9 +172,9 @@ class CallEmitter:
         args += [
             local[a]
             if a in cp.attribute_names
-            else self.literal(default)
+            else self.consts.literal(default)
             if aware and type(default) is int
-            else self.const(default)
+            else self.consts.const(default)
             for a, default in cp.schema.attributes.items()
         ]
         if fn is None:
@@ -210,10 +224,10 @@ class CallEmitter:
         n = cp.outputs_wanted or len(cp.schema.outputs)
         if slot is None or not (cp.keep_tuple or n > 1):
             return None
-        if slot.kind == "t" and len(slot.parts) == n:
-            if all(p.kind in "sa" and not p.seq for p in slot.parts):
+        if slot.kind is Storage.TUPLE and len(slot.parts) == n:
+            if all(p.kind is not Storage.TUPLE and not p.seq for p in slot.parts):
                 return n
-        if slot.kind == "a" and slot.seq and slot.shape[0] == n:
+        if slot.kind is Storage.ARRAY and slot.seq and slot.shape[0] == n:
             return n
         return None
 
@@ -222,7 +236,7 @@ class CallEmitter:
     ) -> None:
         """A call through Python giving ``n`` outputs: into the parts of a tuple slot (one
         object-mode result each), or stacked into an array slot; None (the slot is written)."""
-        if slot.kind == "a":
+        if slot.kind is Storage.ARRAY:
             var = self.python_kernel(cp, [slot], True)
             res = f"r_{tag}"
             out += [
@@ -247,7 +261,10 @@ class CallEmitter:
         into the one array slot)."""
         sch = cp.schema
         kinds = tuple(
-            (None if s.kind == "s" else tuple(int(d) for d in s.shape), self.slot_dtype(s))
+            (
+                None if s.kind is Storage.SCALAR else tuple(int(d) for d in s.shape),
+                self.slot_dtype(s),
+            )
             for s in slots
         )
         key = (sch.name, sch.since, sch.namespace, kinds, stacked, cp.outputs_wanted)
@@ -262,30 +279,33 @@ class CallEmitter:
             )
             many = "None" if len(slots) == 1 and not stacked else str(len(slots))
             wanted = "None" if cp.outputs_wanted is None else str(int(cp.outputs_wanted))
-            self._kernel_global(
+            self.consts.kernel_global(
                 var, "_python_kernel", sch, f", ({src}, ), {many}, {stacked}, {wanted}"
             )
-            self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
+            self.functions[KernelKey(sch.name, sch.since, sch.namespace, python=True)] = var
         return self.python_functions[key]
 
     def slot_dtype(self, slot: Slot) -> str:
         """The dtype name of a slot's value (scalars are float64)."""
-        return "float64" if slot.kind != "a" else self.arrays[slot.index].dtype.name
+        if slot.kind is not Storage.ARRAY:
+            return "float64"
+        return self.arrays[slot.index].dtype.name
 
     def slot_type(self, slot: Slot) -> str:
         """Numba's name of the type of a slot's value (object mode's result type)."""
         dt = self.slot_dtype(slot)
-        if slot.kind == "s":
+        if slot.kind is Storage.SCALAR:
             return dt
         return dt + "[" + ", ".join([":"] * (len(slot.shape) - 1) + ["::1"]) + "]"
 
     def function_schema(self, cp: CallPlan) -> str:
+        """The global of the Numba kernel of the function version a call binds to."""
         sch = cp.schema
-        key = f"{sch.name}@{sch.since}@{sch.namespace}"
+        key = KernelKey(sch.name, sch.since, sch.namespace)
         if key not in self.functions:  # (call() sends functions without a kernel elsewhere)
             var = f"F{len(self.functions)}"
             self.functions[key] = var
-            self._kernel_global(var, "_jit", sch)
+            self.consts.kernel_global(var, "_jit", sch)
         return self.functions[key]
 
     def kernel_digest(self) -> str:
@@ -293,18 +313,13 @@ class CallEmitter:
         calls, and of the helpers every generated function uses."""
         files = {Path(runtime.__file__), Path(helpers.__file__)}
         for key in self.functions:
-            name, _, rest = key.partition("@")
-            since, _, namespace = rest.partition("@")
-            namespace, _, python = namespace.partition("@")
             try:
-                if python:
-                    fn = _schema(name, int(since), namespace).kernel
+                if key.python:
+                    fn = _schema(key.name, key.since, key.namespace).kernel
+                elif key.since is None:
+                    fn = _jit(key.name, REGISTRY.lookup(key.name).since)
                 else:
-                    fn = (
-                        _jit(name, int(since), namespace or None)
-                        if rest
-                        else _jit(name, REGISTRY.lookup(name).since)
-                    )
+                    fn = _jit(key.name, key.since, key.namespace or None)
             except (NotCompilable, KeyError, ValueError, MDFError):
                 continue
             module = sys.modules.get(getattr(getattr(fn, "py_func", fn), "__module__", ""))
