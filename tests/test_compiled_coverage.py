@@ -40,6 +40,7 @@ STEPS = 12
 #: PsyNeuLink's rules the compiled loop does not follow yet (psyneulink_files.not_compiled_reason)
 _SAME_STEP = "joins nodes of one time step, which read values from before the step in PsyNeuLink"
 _HELD_INPUT = "may run more than once per trial and reads its input every time in PsyNeuLink"
+_BEFORE_SENDER = "whose initial value it then reads in PsyNeuLink files (not compiled)"
 
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
@@ -47,6 +48,18 @@ NOT_COMPILED: dict[str, str] = {
     "psyneulink_old/model_basic.yml": _HELD_INPUT,
     "psyneulink_old/model_basic_non_identity.json": _HELD_INPUT,
     "psyneulink_old/model_udfs.json": _HELD_INPUT,
+    "psyneulink/v0.15.3.0/tests_model_basic.json": _HELD_INPUT,
+    "psyneulink/v0.15.3.0/tests_model_basic_non_identity.json": _HELD_INPUT,
+    "psyneulink/v0.15.3.0/tests_model_integrators.json": _HELD_INPUT,
+    "psyneulink/v0.15.3.0/tests_model_udfs.json": _HELD_INPUT,
+    "psyneulink/v0.15.3.0/tests_model_nested_comp_with_scheduler.json": _BEFORE_SENDER,
+    "psyneulink/v0.21.0.0/tests_model_basic.json": _HELD_INPUT,
+    "psyneulink/v0.21.0.0/tests_model_basic_non_identity.json": _HELD_INPUT,
+    "psyneulink/v0.21.0.0/tests_model_integrators.json": _HELD_INPUT,
+    "psyneulink/v0.21.0.0/tests_model_udfs.json": _HELD_INPUT,
+    "psyneulink/v0.21.0.0/tests_model_nested_comp_with_scheduler.json": _BEFORE_SENDER,
+    "psyneulink/v0.21.0.0/cycle.json": _SAME_STEP,
+    "pnl/stroop.json": _BEFORE_SENDER,
     "psyneulink/v0.15.3.0/exact_time.json": _SAME_STEP,
     "psyneulink/v0.15.3.0/fhn.json": _HELD_INPUT,
     "psyneulink/v0.18.0.0/exact_time.json": _SAME_STEP,
@@ -216,13 +229,13 @@ def table_lines() -> list[str]:
     """writer, files, compiled files; then each reason with its count."""
     by_writer: dict[str, Counter] = defaultdict(Counter)
     reasons: Counter = Counter()
-    for (writer, _), outcome in OUTCOMES.items():
+    for (writer, name), outcome in OUTCOMES.items():
         group = writer.split("/")[0]
         by_writer[group]["files"] += 1
         by_writer[group]["compiled"] += outcome == "compiled"
         by_writer[group]["refused"] += outcome.startswith("refused")
         if outcome != "compiled" and not outcome.startswith("refused"):
-            reasons[outcome] += 1
+            reasons[NOT_COMPILED.get(f"{writer}/{name}", outcome)] += 1
     lines = [f"{'writer':<16}{'files':>6}{'compiled':>10}{'refused':>9}"]
     for w in sorted(by_writer):
         c = by_writer[w]
@@ -232,7 +245,11 @@ def table_lines() -> list[str]:
     refused = sum(c["refused"] for c in by_writer.values())
     lines.append(f"{'all':<16}{total:>6}{done:>10}{refused:>9}")
     for why, n in reasons.most_common():
-        files = ", ".join(f for (w, f), o in sorted(OUTCOMES.items()) if o == why)
+        files = ", ".join(
+            f"{w}/{f}"
+            for (w, f), o in sorted(OUTCOMES.items())
+            if NOT_COMPILED.get(f"{w}/{f}", o) == why and o != "compiled"
+        )
         lines.append(f"  {n} x {why} ({files})")
     return lines
 
