@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,12 +107,21 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
     }
 
 
-def build(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Built:
+def build(
+    spec: CompileSpec,
+    initializer: Mapping[str, Any] | None,
+    dt: float | None,
+    check: Callable[[], None] | None = None,
+) -> Built:
     """The graph's compiled code: the compile cache's record when there is one, else generated
-    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled."""
+    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
+    (raising NotCompilable) runs before generating only: a record is written only for a graph
+    that passed it, and its key covers everything the check reads."""
     key = graph_key(spec.plan, options(spec, initializer))
     found = cache_load(cache_dir(), key)
     if found is None:
+        if check is not None:
+            check()
         return generate(spec, initializer, dt, key)
     record, arrays = found
     return Built(

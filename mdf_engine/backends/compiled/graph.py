@@ -30,7 +30,6 @@ from .build import Built, WarmupStopped, build, float_parameters, numba_failure
 from .generator import CompileSpec
 from .helpers import index_error
 from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
-from .node_by_node import NodeByNodeGraph
 from .runtime import (
     BATCH_ARGS,
     ERR_WIDTH,
@@ -265,13 +264,6 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
-            from ...psyneulink_files import not_compiled_reason
-
-            why = not_compiled_reason(
-                self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
-            )
-            if why:
-                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = float_parameters(self.plan)
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -282,7 +274,7 @@ class CompiledGraph:
                 tuple(self.swept),
                 tuple(self.recorded),
             )
-            self._adopt(build(spec, initializer, dt))
+            self._adopt(build(spec, initializer, dt, lambda: self._check_writer(initializer)))
             self._init_key = init_key(initializer)
             if self._nodes is None:
                 self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
@@ -294,6 +286,20 @@ class CompiledGraph:
             raise
         except Exception as e:  # numba typing/lowering errors
             self._give_up(numba_failure(e))
+
+    def _check_writer(self, initializer: Mapping[str, Any] | None) -> None:
+        """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop
+        lacks. Called on a compile cache miss only: a record exists only for a graph (and
+        initializer keys) that passed, and a cached start then needs no graph-scheduler."""
+        from ...psyneulink_files import not_compiled_reason
+
+        if not self.plan.psyneulink:
+            return
+        why = not_compiled_reason(
+            self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
+        )
+        if why:
+            raise NotCompilable(why)
 
     def _adopt(self, built: Built) -> None:
         """Take compiled code: its functions, layout and the state of a graph that has not run."""
@@ -320,6 +326,8 @@ class CompiledGraph:
                 "the jitted node functions",
                 node_by_node,
             )
+            from .node_by_node import NodeByNodeGraph  # (imports graph-scheduler)
+
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
         self.log.static = layout.static
