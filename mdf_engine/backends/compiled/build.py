@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,12 +107,35 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
     }
 
 
-def build(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Built:
+def check_writer(plan: GraphPlan, interp: Any, initializer: Mapping[str, Any] | None) -> None:
+    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop lacks
+    (``interp``: the graph's interpreted runner, whose scheduler and initial outputs they read).
+    Called on a compile cache miss only: a record exists only for a graph (and initializer
+    keys) that passed, and a cached start then needs no graph-scheduler."""
+    from ...psyneulink_files import not_compiled_reason
+
+    if not plan.psyneulink:
+        return
+    why = not_compiled_reason(plan, interp.scheduler, initializer, interp.initial_outputs)
+    if why:
+        raise NotCompilable(why)
+
+
+def build(
+    spec: CompileSpec,
+    initializer: Mapping[str, Any] | None,
+    dt: float | None,
+    check: Callable[[], None] | None = None,
+) -> Built:
     """The graph's compiled code: the compile cache's record when there is one, else generated
-    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled."""
+    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
+    (raising NotCompilable) runs before generating only: a record is written only for a graph
+    that passed it, and its key covers everything the check reads."""
     key = graph_key(spec.plan, options(spec, initializer))
     found = cache_load(cache_dir(), key)
     if found is None:
+        if check is not None:
+            check()
         return generate(spec, initializer, dt, key)
     record, arrays = found
     return Built(

@@ -26,11 +26,10 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
-from .build import Built, WarmupStopped, build, float_parameters, numba_failure
+from .build import Built, WarmupStopped, build, check_writer, float_parameters, numba_failure
 from .generator import CompileSpec
 from .helpers import index_error
 from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
-from .node_by_node import NodeByNodeGraph
 from .runtime import (
     BATCH_ARGS,
     ERR_WIDTH,
@@ -265,13 +264,6 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
-            from ...psyneulink_files import not_compiled_reason
-
-            why = not_compiled_reason(
-                self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
-            )
-            if why:
-                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = float_parameters(self.plan)
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -282,7 +274,11 @@ class CompiledGraph:
                 tuple(self.swept),
                 tuple(self.recorded),
             )
-            self._adopt(build(spec, initializer, dt))
+
+            def check() -> None:  # (on a cache miss only: self.interp runs graph-scheduler)
+                check_writer(self.plan, self.interp, initializer)
+
+            self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)
             if self._nodes is None:
                 self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
@@ -320,6 +316,8 @@ class CompiledGraph:
                 "the jitted node functions",
                 node_by_node,
             )
+            from .node_by_node import NodeByNodeGraph  # (imports graph-scheduler)
+
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
         self.log.static = layout.static

@@ -64,10 +64,12 @@ class ModuleCodeEmitter:
                     body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
                 else:
                     size = int(np.prod(slot.shape))
-                    body.append(
-                        f"{ind2}    rec[step, {col}:{col + size}] = "
-                        f"np.ascontiguousarray({slot.var}).reshape({size})"
-                    )
+                    # element by element: a slice assignment compiles seconds longer
+                    body += [
+                        f"{ind2}    for k_ in range({size}):",
+                        f"{ind2}        rec[step, {col} + k_] = "
+                        f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
+                    ]
         body += self.write_back(ind)
         return self.module_source(sig, body)
 
@@ -127,7 +129,7 @@ class ModuleCodeEmitter:
             "from numba import njit, prange",
             "from numba import objmode",
             "from mdf_engine.backends.compiled.helpers import _ck, _floordiv, _iadd, _imul, _int, "
-            "_ipow, _isub, _ix1, _ix2, _mod, _scalar, _where",
+            "_ipow, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
@@ -242,7 +244,8 @@ class ModuleCodeEmitter:
             f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
             f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
             f"{ind2}run_quiet({', '.join(call)})",
-            f"{ind2}ERR[b, :] = err",
+            f"{ind2}for k_ in range({ERR_WIDTH}):",
+            f"{ind2}    ERR[b, k_] = err[k_]",
         ]
         return [
             "",

@@ -161,7 +161,7 @@ class ValueEmitter:
                 shape = tuple(slot.shape[1:])
                 element = self.element_value(item, names, shape)
                 if element is None:
-                    out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
+                    out.append(f"{ind}_put({slot.var}[{k}], {self.value(item, names)})")
                 else:  # item by item, element by element (no temporary arrays)
                     out += [
                         f"{ind}for i_ in range({int(np.prod(shape))}):",
@@ -186,4 +186,4 @@ class ValueEmitter:
             return "\n".join(self.assign(d, s.var, ind) for d, s in zip(slot.parts, src.parts))
         if slot.kind is Storage.SCALAR:
             return f"{ind}{slot.var} = _scalar({expr})"
-        return f"{ind}{slot.var}[...] = {expr}"
+        return f"{ind}_put({slot.var}, {expr})"
