@@ -4,7 +4,7 @@ A call binds to one registered function version; its Numba kernel becomes a modu
 ``F<k> = _jit(name, since, namespace)`` (the strings from the constant table), a function
 without a kernel a global ``PY<k> = _python_kernel(...)`` called in Numba's object mode with the
 kind of value the warm-up saw. Namespaces whose kernels compute by their inputs' dtype are
-refused integer inputs (every compiled value is float64).
+refused integer inputs (compiled values are float64, float32 arrays aside).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .runtime import _jit, _schema
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
-#: off the compiled backend, which holds every value as float64.
+#: off the compiled backend, which holds every number as float64 (float32 arrays as float32).
 DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
 
 

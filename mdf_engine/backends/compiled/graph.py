@@ -1,7 +1,8 @@
 """The compiled backend's runner: a whole graph, scheduler included, as one Numba-jitted function.
 
 A throw-away interpreted warm-up (until every node has run once) gives every port, parameter,
-function and output a fixed kind (a float64 scalar or a float64 array of a fixed shape). From
+function and output a fixed kind (a float64 scalar, or an array of a fixed shape: float32
+if the value is float32, else float64). From
 that the generator (:mod:`.generator`) writes Python source for a function ``run(nsteps, dt,
 ...)`` that holds graph-scheduler's algorithm as unrolled passes and consideration sets
 (:mod:`mdf_engine.schedulers.codegen`) with every node's body inlined: incoming edges, input
