@@ -53,6 +53,7 @@ class ModuleCodeEmitter:
             if slot.kind == "s":
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
         body += self.sched.load(ind)
+        body.append(f"{ind}q_quit = False")
         body.append(f"{ind}for step in range(nsteps):")
         ind2 = ind * 2
         body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
@@ -124,9 +125,8 @@ class ModuleCodeEmitter:
                 indexed = len(self.index_fields)
                 out += self.node_body(self.spec.node_ids[m], ind)
                 if self.spec.check_finite or len(self.index_fields) > indexed:
-                    out.append(f"{ind}if err[0] != 0:")
-                    out += self.write_back(ind + "    ")
-                    out.append(f"{ind}    return")
+                    # to the one write-back after the loop (a copy per node compiles slowly)
+                    out += [f"{ind}if err[0] != 0:", f"{ind}    break"]
         return out
 
     def write_back(self, ind: str) -> list[str]:
@@ -144,13 +144,16 @@ class ModuleCodeEmitter:
             indexed = len(self.index_fields)
             out = self.node_body(self.spec.node_ids[m], ind)
             if self.spec.check_finite or len(self.index_fields) > indexed:
-                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "), f"{ind}    return"]
+                # out of the update's loop, then out of the step loop to the one write-back
+                # after it (a copy of the write-back per node compiles slowly)
+                out += [f"{ind}if err[0] != 0:", f"{ind}    q_quit = True", f"{ind}    break"]
             return out
 
         def give_up(ind: str) -> list[str]:
             return [*self.write_back(ind), f"{ind}return"]
 
-        return self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
+        update = self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
+        return [*update, f"{ind2}if q_quit:", f"{ind2}    break"]
 
     def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
         header = [
