@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -54,6 +55,14 @@ class Built:
     python_calls: list[str]
 
 
+def numba_failure(e: Exception) -> str:
+    """The fallback reason for an error Numba raised compiling a model (its first line of
+    detail, without terminal colours)."""
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines() if ln.strip()]
+    detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    return f"Numba could not compile the model ({type(e).__name__}: {detail})"
+
+
 def cache_dir() -> Path:
     """Where generated model code and Numba's cache live (``MDF_ENGINE_CACHE`` overrides)."""
     root = os.environ.get("MDF_ENGINE_CACHE") or os.path.join(
@@ -85,7 +94,10 @@ def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float
 
 def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
     """What, besides the graph, changes the generated code."""
-    kinds = [[k, *kind_of(initializer[k], f"initializer '{k}'")] for k in sorted(initializer or {})]
+    kinds = []
+    for k in sorted(initializer or {}):
+        storage, shape = kind_of(initializer[k], f"initializer '{k}'")
+        kinds.append([k, storage.value, shape])
     return {
         "initializer": kinds,
         "check_finite": spec.check_finite,
