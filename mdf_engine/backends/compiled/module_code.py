@@ -14,7 +14,6 @@ import re
 
 import numpy as np
 
-from ...schedulers.compiled import static_sets
 from .generated_source import check_source
 from .layout import Storage
 from .runtime import (
@@ -79,6 +78,8 @@ class ModuleCodeEmitter:
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
         conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        from ...schedulers.compiled import static_sets  # (imports graph-scheduler)
+
         return static_sets(self.table, self.roots, self.term, self.queue, composite=False)
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
