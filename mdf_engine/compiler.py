@@ -760,11 +760,14 @@ class CompiledGraph:
         dt: float | None,
         initializer: Mapping[str, Any] | None = None,
         first_without_dt: bool = True,
+        keep: int | None = None,
     ) -> np.ndarray:
         """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
         column per swept parameter), in one jitted call spread over the cores.
 
-        Returns the recorded values, shape ``(rows, steps, width)`` (see ``record_layout``)."""
+        Returns the recorded values of the last ``keep`` steps (default all), shape
+        ``(rows, keep, width)`` (see ``record_layout``)."""
+        keep = steps if keep is None else max(1, min(int(keep), steps))
         if not self.is_compiled:
             raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
         if _init_key(initializer) != self._init_key:
@@ -774,15 +777,15 @@ class CompiledGraph:
         width = self._layout.record_width
         from .limits import LIMITS, limit
 
-        size = float(values.shape[0]) * steps * max(width, 1)
+        size = float(values.shape[0]) * keep * max(width, 1)
         if size > limit("sweep_values"):
             raise MDFError(
-                f"recording {width} values at {steps} steps of {values.shape[0]} "
+                f"recording {width} values at {keep} steps of {values.shape[0]} "
                 f"parameter sets needs {size:.3g} numbers; the limit is "
                 f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
                 "more)"
             )
-        rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
+        rec = np.zeros((values.shape[0], keep, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = _initializer_args(initializer)
         self.call_jitted(
@@ -1860,14 +1863,16 @@ class _Generator:
             body += self.scheduled_step(ind2)
         body.append(f"{ind2}q_c2 += 1")
         if self.record_columns:
-            body.append(f"{ind2}if step < rec.shape[0]:")
+            # (rec keeps the last rec.shape[0] steps: a sweep of final values passes one row)
+            body.append(f"{ind2}q_rec = step - nsteps + rec.shape[0]")
+            body.append(f"{ind2}if q_rec >= 0:")
             for (_nid, _name, col, _shape), slot in zip(self.record_columns, self.record_slots):
                 if slot.kind == "s":
-                    body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
+                    body.append(f"{ind2}    rec[q_rec, {col}] = {slot.var}")
                 else:
                     size = int(np.prod(slot.shape))
                     body.append(
-                        f"{ind2}    rec[step, {col}:{col + size}] = "
+                        f"{ind2}    rec[q_rec, {col}:{col + size}] = "
                         f"np.ascontiguousarray({slot.var}).reshape({size})"
                     )
         body += self.write_back(ind)
