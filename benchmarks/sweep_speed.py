@@ -101,6 +101,8 @@ MEMORY_CASES = {
     "series -> NetCDF (streamed)": ("series", ".nc"),
     "series in memory": ("series", None),
 }
+#: short names of the memory cases (``--memory-cases``)
+CASE_KEYS = dict(zip(("csv", "final", "nc", "memory"), MEMORY_CASES))
 
 
 def memory_case(name: str, runs: int, steps: int, folder: str) -> None:
@@ -117,7 +119,7 @@ def memory_case(name: str, runs: int, steps: int, folder: str) -> None:
     print(f"{peak:.1f} {took:.2f} {size:.1f}")
 
 
-def memory_table(sizes: list[tuple[int, int]]) -> None:
+def memory_table(sizes: list[tuple[int, int]], cases: list[str]) -> None:
     """Peak RSS of each case at each size, every case in a fresh process."""
 
     def run(name: str, runs: int, steps: int) -> list[float]:
@@ -136,7 +138,7 @@ def memory_table(sizes: list[tuple[int, int]]) -> None:
     )
     print(f"  {'case':30s} {'runs x steps':>14s} {'peak RSS':>10s} {'time':>8s} {'file':>10s}")
     for runs, steps in sizes:
-        for name in MEMORY_CASES:
+        for name in cases:
             peak, took, size = run(name, runs, steps)
             file = f"{size:8.1f} MB" if MEMORY_CASES[name][1] else ""
             print(f"  {name:30s} {f'{runs}x{steps}':>14s} {peak:7.0f} MB {took:7.2f}s {file:>10s}")
@@ -159,6 +161,11 @@ def main() -> None:
         default="2000x1000,20000x1000,2000x10000",
         help="RUNSxSTEPS of the memory cases, comma-separated",
     )
+    ap.add_argument(
+        "--memory-cases",
+        default=",".join(CASE_KEYS),
+        help=f"memory cases, comma-separated, of {', '.join(CASE_KEYS)}",
+    )
     ap.add_argument("--no-timing", action="store_true", help="only the memory table")
     ap.add_argument("--no-memory", action="store_true", help="only the timings")
     args = ap.parse_args()
@@ -166,7 +173,7 @@ def main() -> None:
         timings(args)
     if not args.no_memory:
         sizes = [tuple(int(x) for x in s.split("x")) for s in args.memory_sizes.split(",")]
-        memory_table(sizes)
+        memory_table(sizes, [CASE_KEYS[c.strip()] for c in args.memory_cases.split(",")])
 
 
 def timings(args: argparse.Namespace) -> None:
