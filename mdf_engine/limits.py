@@ -54,8 +54,8 @@ def steps_estimate(duration: float, dt: float | None) -> float:
 
 def check_elements(shape: object, what: str) -> None:
     """Refuse, before allocating, an array of more elements than an expression may make
-    (``expressions.MAX_RESULT_ELEMENTS``): ``shape`` is a shape or an element count."""
-    from .expressions import MAX_RESULT_ELEMENTS
+    (``expressions.operators.MAX_RESULT_ELEMENTS``): ``shape`` is a shape or an element count."""
+    from .expressions.operators import MAX_RESULT_ELEMENTS
 
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     total = 1.0

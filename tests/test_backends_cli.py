@@ -212,3 +212,45 @@ def test_no_methods_patched_onto_classes():
             ):
                 found.append(f"{file.name}:{stmt.lineno}")
     assert not found
+
+
+def test_actr_plot_duration_and_json_flags(tmp_path, capsys):
+    """``--plot`` without ``--record`` plots the numeric output ports of an ACT-R model (its
+    chunks cannot be drawn), ``--duration`` gives the reference loop's steps, ``--json`` the
+    goals of ``actr.run_model`` (the runner's own API)."""
+    path = ACTR[0]
+    goals = run_model(str(path), max_cycles=1000)
+    png, csv = tmp_path / "run.png", tmp_path / "run.csv"
+    rc = main(["run", str(path), "-q", "--plot", str(png), "--fired", "-o", str(csv)])
+    assert rc == 0 and png.stat().st_size > 0
+    rows = csv.read_text().splitlines()
+    assert rows[0] == "time,check_termination.check_output"
+    assert [r.split(",")[1] for r in rows[1:]] == ["0.0"] * (len(goals) - 1) + ["1.0"]
+
+    # t = 0; while t <= 1: ...; t += 0.5 -- three cycles
+    out = tmp_path / "run.json"
+    args = ["run", str(path), "-q", "--duration", "1", "--dt", "0.5"]
+    assert main([*args, "--record", "goal_buffer.goal_output", "-o", str(out)]) == 0
+    res = _json(out)
+    assert res["steps"] == 3 and res["traces"]["goal_buffer.goal_output"] == goals[:3]
+    assert res["times"] == [0.0, 0.5, 1.0]
+
+    assert main(["run", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cycles"] == data["steps"] == len(goals) and data["goal"] == goals[-1]
+
+
+def test_hexagon_set_duration_and_json_flags(hexagon_model, tmp_path, capsys):
+    """``--set`` changes the float model before it is quantized, as ``run_quantized`` on the
+    changed model; ``--duration`` and ``--json`` as on the interpreted backend."""
+    path, _ = hexagon_model
+    model = load(str(path))
+    w = model.graphs[0].get_node("features").get("parameters", "W")
+    half = (np.asarray(w.value) * 0.5).tolist()
+    w.value = half
+    expected = run_quantized(model)["classifier"]["probs"]
+    argv = ["run", str(path), "--backend", "hexagon", "--set", f"features.W={json.dumps(half)}"]
+    assert main([*argv, "--json", "--duration", "0.5", "--dt", "0.25"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["steps"] == 3  # t = 0, 0.25, 0.5
+    np.testing.assert_array_equal(data["outputs"]["classifier"]["probs"], expected)

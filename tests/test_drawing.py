@@ -1,4 +1,4 @@
-"""Graph pictures (mdf_engine.drawing) and ``mdf draw`` (mdf_engine.cli_draw): PNG and SVG files
+"""Graph pictures (mdf_engine.viz.drawing) and ``mdf draw`` (mdf_engine.cli.draw): PNG and SVG files
 of the expected size, the text of nodes, ports, conditions, weights and termination read back
 from the SVG, and the layered layout."""
 
@@ -27,8 +27,9 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.image import imread  # noqa: E402
 
-from mdf_engine import cli_draw  # noqa: E402
-from mdf_engine.drawing import condition_text, draw, graph_layers  # noqa: E402
+from mdf_engine.cli import draw as cli_draw  # noqa: E402
+from mdf_engine.viz.drawing import draw, graph_layers  # noqa: E402
+from mdf_engine.viz.labels import condition_text  # noqa: E402
 
 
 def _node(i: str, ins: list[str], outs: list[str]) -> Node:

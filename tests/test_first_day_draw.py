@@ -9,7 +9,7 @@ import pytest
 
 from mdf_engine import load
 from mdf_engine.cli import main
-from mdf_engine.drawing_large import MAX_INCHES, units_of
+from mdf_engine.viz.drawing_large import MAX_INCHES, units_of
 
 pytest.importorskip("matplotlib")
 

@@ -114,7 +114,7 @@ def test_fired_nodes_per_step(backend, tmp_path):
     assert res.fired == want
     assert ["A"] in want and ["A", "B"] in want  # the model does skip B
     pytest.importorskip("matplotlib")
-    from mdf_engine.plotting import plot_run
+    from mdf_engine.viz.runs import plot_run
 
     w, h = plot_run(res, tmp_path / "fired.png", fired=res.fired)
     assert (tmp_path / "fired.png").stat().st_size > 0 and h > w / 2

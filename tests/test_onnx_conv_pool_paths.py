@@ -1,14 +1,14 @@
 """The fast code paths of Conv, MaxPool and AveragePool/LpPool against onnxruntime and
 independent numpy formulas, on shapes chosen to pick each path.
 
-Conv has three kernels (``mdf_engine/onnx_ops/conv.py``): direct accumulation (depthwise-like
-groups and tiny problems), im2col tiles with the thin-filter product ``gemm_small``, and im2col
-tiles with BLAS writing into the output. Every case below asserts which path it takes, and
-covers interior and border windows, strides, dilations, groups, pads / auto_pad, 1-D/2-D/3-D,
-float32 and float64, several im2col tiles and an odd number of filters. The 2-D pools run by
-row then column passes whose interior windows are unit-stride (or phase-split strided) loops;
-their cases cover strides 1-3, dilations, ceil_mode, pads on either side, storage_order and
-ties (Indices must name the first maximum in row-major window order).
+Conv has three kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py``): direct
+accumulation (depthwise-like groups and tiny problems), im2col tiles with the thin-filter
+product ``gemm_small``, and im2col tiles with BLAS writing into the output. Every case below
+asserts which path it takes, and covers interior and border windows, strides, dilations, groups,
+pads / auto_pad, 1-D/2-D/3-D, float32 and float64, several im2col tiles and an odd number of
+filters. The 2-D pools run by row then column passes whose interior windows are unit-stride
+(or phase-split strided) loops; their cases cover strides 1-3, dilations, ceil_mode, pads on
+either side, storage_order and ties (Indices must name the first maximum in row-major window order).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from mdf_engine import onnx_ops
 from mdf_engine.errors import MDFError
+from mdf_engine.onnx_ops import _im2col
 from mdf_engine.onnx_ops import conv as conv_mod
 
 onnx = pytest.importorskip("onnx")
@@ -36,7 +37,7 @@ def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int, bias: b
     if conv_mod._use_direct(x.shape[0], m, m // group, w[0].size, out_pixels):
         return "direct"
     ka = w[0].size + (1 if bias else 0)
-    return "small" if conv_mod.use_gemm_small(m // group, ka, out_pixels) else "blas"
+    return "small" if _im2col.use_gemm_small(m // group, ka, out_pixels) else "blas"
 
 
 # (x shape, w shape, attributes, expected path)
@@ -265,7 +266,7 @@ def test_convtranspose_matches_onnxruntime(xs, ws, attrs, bias):
     rng = np.random.default_rng(xs[-1] * 7 + ws[1])
     x, w = _rand(rng, *xs), _rand(rng, *ws)
     g = attrs.get("group", 1)
-    thin = conv_mod.use_gemm_small(ws[1] * int(np.prod(ws[2:])), xs[1] // g, int(np.prod(xs[2:])))
+    thin = _im2col.use_gemm_small(ws[1] * int(np.prod(ws[2:])), xs[1] // g, int(np.prod(xs[2:])))
     assert thin == (xs[1] // g <= 16)  # the cases cover both products
     b = _rand(rng, ws[1] * attrs.get("group", 1)) if bias else None
     exp = ort_run("ConvTranspose", [x, w, b], attrs)[0]

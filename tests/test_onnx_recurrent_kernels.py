@@ -1,4 +1,4 @@
-"""RNN/GRU/LSTM recurrence paths: batch 1 (``recurrent._matvec``), batches of two entries per
+"""RNN/GRU/LSTM recurrence paths: batch 1 (``_recurrent_kernels.matvec``), batches of two entries per
 pass (``_matvec2``, with a leftover single entry for odd batches) and, above
 ``_OWN_RECUR_MAX_BATCH``, BLAS; hidden sizes are odd so the loops' four-row blocks leave a
 remainder.
@@ -18,7 +18,7 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import helper  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
-from mdf_engine.onnx_ops import recurrent  # noqa: E402
+from mdf_engine.onnx_ops import _recurrent_inputs, _recurrent_kernels  # noqa: E402
 
 OPSET = 14
 
@@ -108,7 +108,7 @@ def test_rnn_batch1_against_ort():
     _check("RNN", [X, W, R, B, None, h0], 2, {"hidden_size": 37})
 
 
-@pytest.mark.parametrize("batch", [2, 5, recurrent._OWN_RECUR_MAX_BATCH + 3])
+@pytest.mark.parametrize("batch", [2, 5, _recurrent_kernels.OWN_RECUR_MAX_BATCH + 3])
 def test_lstm_batches_against_ort(batch):
     rng = np.random.default_rng(20 + batch)
     H = 11
@@ -117,7 +117,7 @@ def test_lstm_batches_against_ort(batch):
     _check("LSTM", [X, W, R, B, lens, h0], 3, {"hidden_size": H, "direction": "bidirectional"})
 
 
-@pytest.mark.parametrize("batch", [3, recurrent._OWN_RECUR_MAX_BATCH + 1])
+@pytest.mark.parametrize("batch", [3, _recurrent_kernels.OWN_RECUR_MAX_BATCH + 1])
 def test_gru_batches_against_ort(batch):
     rng = np.random.default_rng(30 + batch)
     X, W, R, B, h0 = _arrays(rng, 3, 1, 11, 6, 5, batch=batch)
@@ -128,7 +128,7 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@pytest.mark.parametrize("batch", [1, 3, recurrent._OWN_RECUR_MAX_BATCH + 2])
+@pytest.mark.parametrize("batch", [1, 3, _recurrent_kernels.OWN_RECUR_MAX_BATCH + 2])
 def test_lstm_float64_matches_numpy_recurrence(batch):
     # the re-associated own loops (batch 1, 3) and BLAS (the largest): all float64-accurate
     rng = np.random.default_rng(16)
@@ -158,13 +158,13 @@ def test_matvecs_match_float64_product(dtype, rows):
     R = rng.standard_normal((rows, 19)).astype(dtype)
     h = rng.standard_normal(19).astype(dtype)
     out = np.full(rows, np.nan, dtype)
-    recurrent._matvec(R, h, out)
+    _recurrent_kernels.matvec(R, h, out)
     want = R.astype(np.float64) @ h.astype(np.float64)
     tol = 1e-5 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
     g = rng.standard_normal(19).astype(dtype)
     out_h, out_g = np.full(rows, np.nan, dtype), np.full(rows, np.nan, dtype)
-    recurrent._matvec2(R, h, g, out_h, out_g)
+    _recurrent_kernels.matvec2(R, h, g, out_h, out_g)
     np.testing.assert_allclose(out_h, want, rtol=tol, atol=tol)
     np.testing.assert_allclose(
         out_g, R.astype(np.float64) @ g.astype(np.float64), rtol=tol, atol=tol
@@ -188,10 +188,10 @@ def test_misaligned_recurrence_weights_give_the_same_result():
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
     Rm = _offset_copy(R, 16)
-    Ra = recurrent._aligned(Rm)
+    Ra = _recurrent_inputs.aligned(Rm)
     assert Ra.ctypes.data % 32 == 0 and Ra.dtype == R.dtype
     np.testing.assert_array_equal(Ra, R)
-    assert recurrent._aligned(Ra) is Ra
+    assert _recurrent_inputs.aligned(Ra) is Ra
 
 
 def test_lstm_zero_length_entry_keeps_its_initial_state():

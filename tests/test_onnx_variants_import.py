@@ -69,7 +69,7 @@ def everything() -> dict:
 @pytest.mark.parametrize(
     "module",
     [f"mdf_engine.onnx_ops.variants.{m}" for m in variants.MODULES]
-    + ["mdf_engine.onnx_ops.variants", "mdf_engine.onnx_ops.recurrent"],
+    + ["mdf_engine.onnx_ops.variants", "mdf_engine.onnx_ops.lstm"],
 )
 def test_resolution_does_not_depend_on_the_first_import(module, everything):
     alone = _resolution_after_importing(module)

@@ -1,4 +1,4 @@
-"""Plots of runs and sweeps (mdf_engine.plotting) and progress bars (mdf_engine.progress): each
+"""Plots of runs and sweeps (mdf_engine.viz) and progress bars (mdf_engine.progress): each
 plot is rendered and checked to be a non-empty image of the expected size, labels (with units)
 are read back from SVG text, and the progress bar is a no-op off a terminal."""
 
@@ -20,13 +20,10 @@ xr = pytest.importorskip("xarray")
 
 from matplotlib.image import imread  # noqa: E402
 
-from mdf_engine.plotting import (  # noqa: E402
-    _as_table,
-    _select,
-    model_units,
-    plot_run,
-    plot_sweep,
-)
+from mdf_engine.viz.figures import model_units  # noqa: E402
+from mdf_engine.viz.runs import plot_run  # noqa: E402
+from mdf_engine.viz.sweep_table import as_table, select_values  # noqa: E402
+from mdf_engine.viz.sweeps import plot_sweep  # noqa: E402
 
 
 def _decay_model() -> Model:
@@ -142,8 +139,8 @@ def _grid_dataset() -> xr.Dataset:
 
 def test_select_takes_final_time_and_nearest_value():
     ds = _grid_dataset()
-    t = _as_table(ds, None)
-    dims, vals, reduced = _select(t, "cell.V_out", {"cell.V0": 3.9})
+    t = as_table(ds, None)
+    dims, vals, reduced = select_values(t, "cell.V_out", {"cell.V0": 3.9})
     assert reduced and dims == ["cell.tau"]
     a = ds["cell.tau"].values
     np.testing.assert_allclose(vals, np.exp(-2.5 / a) * 4.0)

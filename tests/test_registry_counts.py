@@ -9,6 +9,8 @@ import importlib
 import os
 import pkgutil
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,53 @@ def test_every_hexagon_op_of_the_op_list_is_registered():
     load_function_libraries()
     names = [n for n in REGISTRY.names() if n.startswith("hexagon::")]
     assert len(set(names)) == len(hexagon.ALL_OPS) == 253
+
+
+def test_every_onnx_module_on_disk_is_a_listed_family():
+    """``onnx_ops`` imports its families from one explicit list: a module on the disk that the
+    list lacks (its ops would register only when something else imports it) fails here."""
+    from mdf_engine import onnx_ops
+
+    on_disk = {
+        p.stem
+        for p in (ROOT / "mdf_engine" / "onnx_ops").glob("*.py")
+        if not p.stem.startswith("_")
+    }
+    assert sorted(onnx_ops.FAMILIES) == sorted(on_disk - set(onnx_ops.NOT_FAMILIES))
+
+
+_KERNEL_MODULES = (
+    "from mdf_engine.plan import load_function_libraries\n"
+    "from mdf_engine.registry import REGISTRY\n"
+    "load_function_libraries()\n"
+    "print('\\n'.join(sorted({s.kernel.__module__ for n in REGISTRY.names()"
+    " for s in REGISTRY.versions(n)})))\n"
+)
+
+
+def test_a_fresh_load_registers_every_op_module():
+    """In a fresh interpreter, ``load_function_libraries()`` alone registers ops from every
+    module that registers ops here, where every module of the package has been imported: a
+    module that its package's list forgets registers nothing there (this process cannot tell,
+    since test_every_module_imports imported everything)."""
+    for name in _modules():
+        importlib.import_module(name)
+    here = {s.kernel.__module__ for n in REGISTRY.names() for s in REGISTRY.versions(n)}
+    here = {m for m in here if m.startswith("mdf_engine.")}
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", _KERNEL_MODULES],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+        check=True,
+    ).stdout.split()
+    assert sorted(here - set(out)) == []
 
 
 def test_the_compile_cache_key_covers_every_source_file():

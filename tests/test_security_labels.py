@@ -12,9 +12,9 @@ import json
 import pytest
 
 import mdf_engine
-from mdf_engine.drawing import draw
 from mdf_engine.results import csv_cell
 from mdf_engine.safe_text import mpl_text
+from mdf_engine.viz.drawing import draw
 
 HOSTILE = "A$\\frac{1}{0}$\x1b[31m$"
 
@@ -63,7 +63,7 @@ def test_drawing_and_plot_of_hostile_ids(tmp_path):
     draw(str(path), str(tmp_path / "d.png"))
     sim = mdf_engine.Simulation(str(path))
     res = sim.run(steps=3, record=[f"{HOSTILE}.o$"])
-    from mdf_engine.plotting import plot_run
+    from mdf_engine.viz.runs import plot_run
 
     plot_run(res, str(tmp_path / "p.png"), title="t$x$")
     assert (tmp_path / "d.png").stat().st_size > 0 and (tmp_path / "p.png").stat().st_size > 0

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import MDFError
-from ..loader import from_dict, load, modeci_element_to_dict
+from ..loader import from_dict, load
+from ..loader.modeci import modeci_element_to_dict
 from ..model import Graph, Model, Node
 from ..simulation import Simulation
 from .elements import (

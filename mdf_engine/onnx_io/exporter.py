@@ -30,9 +30,17 @@ import numpy as np
 from ..errors import MDFError
 from ..expressions import looks_numeric
 from ..model import Graph, Model, Node
-from .translate import ELEM, OPSET_FLOOR, STD_FORMULAS, Builder, Translator, Val
+from .translate import Builder, Translator, Val
+from .vocabulary import ELEM, OPSET_FLOOR, STD_FORMULAS
 
-__all__ = ["export", "to_onnx"]
+__all__ = [
+    "export",
+    "to_onnx",
+    "choose_opset",
+    "port_type",
+    "subscripted_calls",
+    "function_value",
+]
 
 
 def _ordered_nodes(g: Graph, where: str) -> list[Node]:
@@ -79,7 +87,9 @@ def _refuse_stateful(model: Model, g: Graph, where: str) -> None:
         )
 
 
-def _choose_opset(model: Model, g: Graph) -> int:
+def choose_opset(model: Model, g: Graph) -> int:
+    """The opset an export of ``g`` writes (docs/onnx_io.md: the model's, else the newest
+    ``since`` of the ``onnx::`` operators used, at least OPSET_FLOOR)."""
     from ..plan import load_function_libraries
     from ..registry import REGISTRY
 
@@ -96,7 +106,8 @@ def _choose_opset(model: Model, g: Graph) -> int:
     return newest
 
 
-def _port_type(port: Any, default: str) -> tuple[int, list[int] | None]:
+def port_type(port: Any, default: str) -> tuple[int, list[int] | None]:
+    """(ONNX element type, shape or None) of an input port (its ``type``, else ``default``)."""
     t = (port.type or "").lower()
     elem = None
     for key, code in (
@@ -146,7 +157,7 @@ def to_onnx(
         [f.function for n in g.nodes for f in list(n.parameters) + list(n.functions) if f.function]
     )
     plan_graph(model, g)  # every expression and call is checked as the engine would
-    opset = opset or _choose_opset(model, g)
+    opset = opset or choose_opset(model, g)
     b = Builder(dtype, opset)
     order = _ordered_nodes(g, where)
     out_edges = {(e.sender, e.sender_port) for e in g.edges}
@@ -162,7 +173,7 @@ def to_onnx(
             incoming = [e for e in g.edges if e.receiver == node.id and e.receiver_port == ip.id]
             if not incoming:
                 name = b.fresh(vname)
-                elem, shape = _port_type(ip, dtype)
+                elem, shape = port_type(ip, dtype)
                 graph_inputs.append(helper.make_tensor_value_info(name, elem, shape))
                 scope[ip.id] = Val(name, {1: "float", 11: "float", 7: "int", 9: "bool"}[elem])
                 continue
@@ -215,7 +226,7 @@ def to_onnx(
                     hint=f"{node.id}_{p.id}",
                     typed=isinstance(p.value, (np.ndarray, np.generic)),
                 )
-        subscripted = _subscripted(node)
+        subscripted = subscripted_calls(node)
         items = [("functions", f) for f in _functions_in_order(node)] + [
             ("parameters", p) for p in node.parameters
         ]
@@ -223,7 +234,7 @@ def to_onnx(
             w = f"{kind}.{item.id}"
             target = f"{node.id}_{item.id}"
             if item.function is not None:
-                scope[item.id] = _function_value(tr, item, target, w, subscripted.get(item.id))
+                scope[item.id] = function_value(tr, item, target, w, subscripted.get(item.id))
             elif isinstance(item.value, str) and looks_numeric(item.value) is None:
                 scope[item.id] = tr.expr(item.value, target, f"{w}.value")
         for op_ in node.output_ports:
@@ -303,7 +314,7 @@ def _functions_in_order(node: Node) -> list[Any]:
     return order
 
 
-def _subscripted(node: Node) -> dict[str, int]:
+def subscripted_calls(node: Node) -> dict[str, int]:
     """For each name used as ``name[k]`` in the node, 1 + the largest k."""
     out: dict[str, int] = {}
     texts = (
@@ -329,7 +340,9 @@ def _subscripted(node: Node) -> dict[str, int]:
     return out
 
 
-def _function_value(tr: Translator, item: Any, target: str, what: str, n_sub: int | None) -> Val:
+def function_value(tr: Translator, item: Any, target: str, what: str, n_sub: int | None) -> Val:
+    """The value of a parameter or function ``item`` that calls a function (standard or
+    ``onnx::``), with its arguments translated in ``tr``'s scope; ``n_sub`` outputs used."""
     from ..registry import REGISTRY
 
     fname = item.function

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,8 @@ from .names import NamePool, identifier
 
 __all__ = [
     "import_model",
+    "import_graph",
+    "Imported",
     "run_onnx",
     "load_proto",
     "portable",
@@ -127,16 +130,32 @@ def _value_info(vi: Any) -> tuple[tuple[int, ...] | None, str | None]:
 
 def import_model(source: Any, model_id: str | None = None) -> Model:
     """An MDF :class:`Model` (one graph) from an ONNX file path or ``onnx.ModelProto``."""
-    from onnx import AttributeProto, numpy_helper
-
-    from ..onnx_ops import schema as onnx_schema
-    from ..onnx_ops.graph import _topological, attribute_value
-
     proto = load_proto(source)
     from .step_import import import_stateful, stateful_metadata  # stateful exports: their state
 
     if (meta := stateful_metadata(proto)) is not None:
         return import_stateful(proto, meta, model_id)
+    return import_graph(proto, model_id).model
+
+
+@dataclass
+class Imported:
+    """An imported ONNX graph: the model, the MDF node id of each ONNX node name, and the
+    ``(node, output port)`` holding each ONNX value that a node computes."""
+
+    model: Model
+    node_ids: dict[str, str]
+    producer: dict[str, tuple[str, str]]
+
+
+def import_graph(proto: Any, model_id: str | None = None) -> Imported:
+    """The stateless import of ``proto``'s graph (ONNX nodes as MDF nodes), with where each
+    ONNX node and value went (the stateful importer closes state loops with them)."""
+    from onnx import AttributeProto, numpy_helper
+
+    from ..onnx_ops import schema as onnx_schema
+    from ..onnx_ops.graph import _topological, attribute_value
+
     opset = _opset_of(proto)
     g = proto.graph
     pool = NamePool()  # ids of ports and parameters (they share one scope per node)
@@ -174,6 +193,7 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         kept.append(n)
 
     producer: dict[str, tuple[str, str]] = {}
+    node_ids: dict[str, str] = {}
     mdf_nodes: list[Node] = []
     edges: list[Edge] = []
     in_info = {i.name: _value_info(i) for i in inputs}
@@ -186,6 +206,7 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         except MDFError as e:
             raise MDFError(f"{where}: {e.message}") from None
         nid = node_pool.get(on.name or f"{on.op_type}_{k}", "node", "node")
+        node_ids[on.name] = nid
         node = Node(id=nid)
         fid = pool.fresh(on.op_type.lower(), "f")
         args: dict[str, Any] = {}
@@ -280,12 +301,13 @@ def import_model(source: Any, model_id: str | None = None) -> Model:
         onnx_outputs[oname] = ".".join(producer[oname])
     graph = Graph(id=identifier(g.name or "onnx_graph", "graph"), nodes=mdf_nodes, edges=edges)
     mid = model_id or identifier(g.name or "onnx_model", "model")
-    return Model(
+    model = Model(
         id=mid,
         graphs=[graph],
         onnx_opset_version=opset,
         metadata={"onnx": {"inputs": onnx_inputs, "outputs": onnx_outputs}},
     )
+    return Imported(model, node_ids, producer)
 
 
 def run_onnx(source: Any, feeds: Mapping[str, Any], backend: str = "interpreted") -> dict:

@@ -89,10 +89,12 @@ def layout(
     sched: Any = None,
     thresholds: list | None = None,
     warm_steps: int = WARM_UP_STEPS,
+    initializer: dict | None = None,
 ) -> Layout:
     """The state of ``plan``'s graph. ``names`` is the set of ONNX names already taken (the
     new ones are added); ``sched`` the :class:`SchedulerSource` when the step is scheduled,
-    ``thresholds`` its (node, name, indices) per Threshold slot."""
+    ``thresholds`` its (node, name, indices) per Threshold slot; ``initializer`` the external
+    inputs every warm-up update is given (a model may need them to run at all)."""
     from ..interpreter import InterpretedGraph
 
     warm = InterpretedGraph(plan)
@@ -101,10 +103,16 @@ def layout(
         for node, name, indices in thresholds or []:
             v = warm.threshold_value(node, name)
             thr0.append(_index_scalar(v, indices))
+    seen: dict = {}
     for k in range(MAX_WARM_UP_STEPS):
         if k >= warm_steps and len(warm.ever_ran) == len(plan.nodes):
             break
-        warm.evaluate(time_increment=None if k == 0 else 1e-3)
+        warm.evaluate(time_increment=None if k == 0 else 1e-3, initializer=initializer)
+        # values whose shape grows by broadcasting in the first updates (a synapse starting to
+        # deliver) take the shape they settle at: warm up while some shape still changes
+        now = _value_shapes(warm)
+        if now != seen:
+            warm_steps, seen = max(warm_steps, k + 2), now
     state: dict[tuple, StateVar] = {}
     shapes: dict[tuple[str, str], tuple[int, ...]] = {}
     constants: dict[tuple[str, str], Any] = {}
@@ -128,7 +136,7 @@ def layout(
         nw = f"{where}.nodes.{nid}"
         if nid not in warm.ever_ran:
             # not run yet under its conditions: shapes from a run of the graph without them
-            st = _unconditioned(plan).states[nid]
+            st = _unconditioned(plan, initializer).states[nid]
         for ip in np_.inputs:
             v = st.inputs_read.get(ip.id)
             shapes[(nid, ip.id)] = _numeric(v, f"{nw}.input_ports.{ip.id}").shape
@@ -169,7 +177,7 @@ def layout(
     add(("evals",), "evaluations", "int", np.int64(0), "evaluations")
     add(("time",), "time", "float", 0.0, "time")
     if sched is not None:
-        for local, _ in sched._held():
+        for local, _ in sched.held():
             if local == "q_lp":
                 continue
             if local.startswith("q_th"):
@@ -181,7 +189,19 @@ def layout(
     return Layout(state, shapes, warm, constants)
 
 
-def _unconditioned(plan: Any) -> Any:
+def _value_shapes(warm: Any) -> dict:
+    """The shape of every value of every node of ``warm`` (an interpreted graph)."""
+    out = {}
+    for nid, st in warm.states.items():
+        for kind, d in (("p", st.params), ("o", st.outputs), ("i", st.inputs_read)):
+            for k, v in d.items():
+                out[(nid, kind, k)] = (
+                    np.shape(v) if isinstance(v, (np.ndarray, float, int)) else None
+                )
+    return out
+
+
+def _unconditioned(plan: Any, initializer: dict | None = None) -> Any:
     """The graph of ``plan`` run for WARM_UP_STEPS updates with no conditions (every node runs
     in every update)."""
     import dataclasses
@@ -192,7 +212,7 @@ def _unconditioned(plan: Any) -> Any:
     g = dataclasses.replace(plan.graph, conditions=None)
     warm = InterpretedGraph(plan_graph(None, g))
     for k in range(WARM_UP_STEPS):
-        warm.evaluate(time_increment=None if k == 0 else 1e-3)
+        warm.evaluate(time_increment=None if k == 0 else 1e-3, initializer=initializer)
     return warm
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError, NotCompilable
-from .exporter import _choose_opset, _port_type
+from .exporter import choose_opset, port_type
 from .state_layout import Layout, layout
 from .step_schedule import (
     UpdateEmitter,
@@ -56,6 +56,7 @@ class _Export:
         dtype: str | None,
         opset: int | None,
         scheduling_mode: str = "standard",
+        initializer: dict | None = None,
     ):
         from ..loader import load
         from ..plan import plan_graph
@@ -83,7 +84,7 @@ class _Export:
         # nodes fold into edge weights)
         g = self.g = self.plan.graph
         _precheck(self.plan, self.source)
-        self.opset = opset or _choose_opset(model, g)
+        self.opset = opset or choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
         self.b.names.add("dt")  # the step model's time increment input
         self.node_ids = [n.id for n in g.nodes]
@@ -92,7 +93,8 @@ class _Export:
         probe = InterpretedGraph(self.plan)
         # graph-scheduler gives nodes without a condition their default one when it first
         # runs (EveryNCalls of a sender): encode the conditions of a scheduler that has run
-        probe.evaluate()
+        self.initializer = dict(initializer or {})
+        probe.evaluate(initializer=self.initializer)
         try:
             table, roots, term, queue = encode(probe.scheduler, self.node_ids)
             sched = SchedulerSource(table, roots, term, queue, len(self.node_ids))
@@ -106,7 +108,9 @@ class _Export:
         if sets is None:
             sets = repeating_schedule(sched, probe.time_steps, self.node_ids)
         self.sched = None if sets is not None else sched
-        self.lay: Layout = layout(self.plan, self.b.names, self.sched, table.thresholds)
+        self.lay: Layout = layout(
+            self.plan, self.b.names, self.sched, table.thresholds, initializer=self.initializer
+        )
         self.upd = UpdateEmitter(
             self.b, self.plan, self.lay, self.node_ids, sets, self.sched, table.thresholds
         )
@@ -125,8 +129,9 @@ class _Export:
                     continue
                 name = self.b.fresh(safe_name(n.id, ip.id))
                 pp = next(p for p in self.plan.nodes[n.id].inputs if p.id == ip.id)
-                elem, _ = _port_type(ip, self.b.dtype.name)
-                default = np.asarray(pp.fallback(), dtype=float)
+                elem, _ = port_type(ip, self.b.dtype.name)
+                given = self.initializer.get(f"{n.id}.{ip.id}", self.initializer.get(ip.id))
+                default = np.asarray(pp.fallback() if given is None else given, dtype=float)
                 self.b.inits.append(_tensor(default.astype(self.b.dtype), name))
                 self.inputs.append(
                     helper.make_tensor_value_info(
@@ -284,15 +289,18 @@ def to_onnx_step(
     dtype: str | None = None,
     opset: int | None = None,
     scheduling_mode: str = "standard",
+    initializer: dict | None = None,
 ) -> Any:
-    """One update of a (stateful) MDF graph as an ``onnx.ModelProto`` (see the module doc)."""
+    """One update of a (stateful) MDF graph as an ``onnx.ModelProto`` (see the module doc).
+    ``initializer``: example external inputs ({port id or NODE.PORT: value}, as
+    ``evaluate(initializer=...)`` takes), used to learn shapes and as the inputs' defaults."""
     from ..loader import load
 
     model = load(model)
     with _named_source(model):
         from onnx import helper
 
-        ex = _Export(model, graph, dtype, opset, scheduling_mode)
+        ex = _Export(model, graph, dtype, opset, scheduling_mode, initializer)
         S = ex.initial_state()
         dt = Val("dt", "float")
         inputs = list(ex.inputs) + [
@@ -321,10 +329,12 @@ def to_onnx_run(
     duration: float | None = None,
     unroll_first: bool = True,
     scheduling_mode: str = "standard",
+    initializer: dict | None = None,
 ) -> Any:
     """A whole ``Simulation.run(steps=N, dt=DT)`` (or ``duration=T``) as one ONNX ``Loop``.
     ``unroll_first``: write the first update before the Loop (faster: the loop body then has
-    no first-update logic; such files cannot be imported back, those without it can)."""
+    no first-update logic). ``initializer``: the external inputs held for the whole run (their
+    defaults; feeds may still replace them)."""
     from ..loader import load
 
     model = load(model)
@@ -338,7 +348,7 @@ def to_onnx_run(
         if steps is None or int(steps) < 1:
             raise MDFError(f"the number of steps must be at least 1, got {steps}")
         steps = int(steps)
-        ex = _Export(model, graph, dtype, opset, scheduling_mode)
+        ex = _Export(model, graph, dtype, opset, scheduling_mode, initializer)
         keys = _record_keys(ex, record)
         S0 = ex.initial_state()
         dtv = None
@@ -365,7 +375,7 @@ def to_onnx_run(
             axes = ex.tr.materialize(Val(const=np.asarray([0])), "axis0", "int")
             for j, k in enumerate(keys):
                 v = ex.tr.as_kind(init[k], "float", "first")
-                first = ex.tr._op("Unsqueeze", [v, axes], "first_record", "float")
+                first = ex.tr.op("Unsqueeze", [v, axes], "first_record", "float")
                 out = ex.b.fresh("series")
                 ex.b.node("Concat", [first.name, series[j].name], [out], "series", axis=0)
                 series[j] = Val(out, "float")
@@ -426,6 +436,7 @@ def export_stateful(
     graph: str | None = None,
     dtype: str | None = None,
     opset: int | None = None,
+    initializer: dict | None = None,
 ) -> Any:
     """Write the ``step`` model (``step=True``) or the whole-run model (``steps``/``duration``)
     to ``path`` atomically; returns the ModelProto."""
@@ -435,9 +446,11 @@ def export_stateful(
                 "--step exports one update (dt is its input): it takes no --steps, --duration, "
                 "--dt or --record"
             )
-        mp = to_onnx_step(model, graph, dtype, opset)
+        mp = to_onnx_step(model, graph, dtype, opset, initializer=initializer)
     else:
-        mp = to_onnx_run(model, steps, dt, record, graph, dtype, opset, duration)
+        mp = to_onnx_run(
+            model, steps, dt, record, graph, dtype, opset, duration, initializer=initializer
+        )
     _write_atomically(mp, path)
     return mp
 

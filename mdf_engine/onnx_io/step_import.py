@@ -56,12 +56,7 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
         raise MDFError(f"metadata '{_KEY}': 'state' must be a list")
     if meta.get("kind") == "run":
         if meta.get("first_update") != "in_loop":
-            raise MDFError(
-                "this whole-run ONNX file computes its first update before its Loop "
-                "(for speed), so its Loop body is not the whole step: import the "
-                "'--step' export of the model, or one written by to_onnx_run(..., "
-                "unroll_first=False)"
-            )
+            return import_unrolled(proto, meta, model_id)
         step, finals = _body_as_step(proto, state)
     elif meta.get("kind") == "step":
         step, finals = onnx.ModelProto(), {}
@@ -183,3 +178,160 @@ def _plain(v: Any) -> Any:
         return None
     arr = np.asarray(v)
     return arr.item() if arr.ndim == 0 else arr.tolist()
+
+
+def import_unrolled(proto: Any, meta: dict, model_id: str | None = None) -> Any:
+    """A whole-run file whose first update is written before its Loop (``--steps``): the
+    nodes before the Loop run in the first update only (``AtEnvironmentStateUpdate(0)``), the
+    Loop body's nodes in every later one (``AfterEnvironmentStateUpdate(0)``), one pass per
+    update. Each piece of state the Loop carries is an input port of the body fed by two
+    edges: from the value the first update made, then from the body's own next value; the
+    later edge whose sender has run delivers, so the second update reads the first one's
+    result and every later one the body's. Each output is a node ``final_...`` fed the same
+    way. ``Simulation.run(steps=N)`` then gives the file's numbers (its ``dt`` is built in)."""
+    from onnx import helper
+
+    from ..model import Condition, ConditionSet, Edge, InputPort, Node, OutputPort
+    from .importer import import_graph
+
+    g = proto.graph
+    loops = [n for n in g.node if n.op_type == "Loop"]
+    if not loops:
+        raise MDFError("a whole-run stateful ONNX file must hold a Loop")
+    loop = loops[-1]  # the run's Loop comes last; any other is an update's Loop over passes
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    if len(loops) > 1 or any(n.op_type in ("Loop", "Scan", "If") for n in body.node):
+        raise MDFError(
+            "this stateful ONNX file computes each update with an ONNX Loop over "
+            "scheduler passes (a graph with scheduling conditions); MDF nodes cannot "
+            "express it, so it cannot be imported (the original MDF model runs it)"
+        )
+    n_state = len(body.input) - 2
+    carried_in = [vi.name for vi in body.input[2:]]
+    carried_out = [vi.name for vi in body.output[1 : 1 + n_state]]
+    first = list(loop.input[2 : 2 + n_state])
+    # what comes after the Loop (final Identities, recorded series) is left out
+    after = set(loop.output)
+    pre = []
+    for n in g.node:
+        if n is loop:
+            continue
+        if after & set(n.input):
+            after |= set(n.output)
+            continue
+        pre.append(n)
+    final_of = {o: k for k, o in enumerate(loop.output[:n_state])}
+    finals = {
+        n.output[0]: final_of[n.input[0]]
+        for n in g.node
+        if n.op_type == "Identity" and n.input and n.input[0] in final_of
+    }
+    inits = {t.name: t for t in g.initializer}
+    names = {o for n in list(g.node) + list(body.node) for o in n.output}
+    names |= {i for n in list(g.node) + list(body.node) for i in n.input}
+    names |= {vi.name for vi in list(g.input) + list(body.input)} | set(inits)
+
+    def fresh_name(base: str) -> str:
+        out, j = base, 1
+        while out in names:
+            out, j = f"{base}_{j}", j + 1
+        names.add(out)
+        return out
+
+    # every piece of state goes through an Identity ("held") that runs first in an update:
+    # it reads the previous update's value before the body computes the next one
+    produced = {o for n in pre for o in n.output}
+    firsts, held_in, extra = [], [], []
+    for k, name in enumerate(carried_in):
+        if first[k] in produced:
+            firsts.append(first[k])
+        else:  # the first update leaves it as stored: an Identity makes it a node's value
+            firsts.append(fresh_name(f"{first[k]}__first"))
+            extra.append(
+                helper.make_node("Identity", [first[k]], [firsts[-1]], name=fresh_name(f"first{k}"))
+            )
+        held_in.append(fresh_name(f"{name}__held"))
+    holds = [
+        helper.make_node("Identity", [held_in[k]], [carried_in[k]], name=fresh_name(f"held{k}"))
+        for k in range(n_state)
+    ]
+    used = {i for n in list(pre) + extra + list(body.node) for i in n.input}
+    ins = [vi for vi in g.input if vi.name in used]
+    ins += [
+        helper.make_tensor_value_info(h, vi.type.tensor_type.elem_type, None)
+        for h, vi in zip(held_in, body.input[2:])
+    ]
+    kept_inits = [t for t in g.initializer if t.name in used]
+    gp = helper.make_graph(
+        holds + pre + extra + list(body.node), g.name, ins, [], initializer=kept_inits
+    )
+    combined = helper.make_model(gp, opset_imports=list(proto.opset_import))
+    combined.ir_version = proto.ir_version
+    imp = import_graph(combined, model_id)
+    model = imp.model
+    graph = model.graphs[0]
+    info = model.metadata["onnx"]
+    taken = {e.id for e in graph.edges} | {n.id for n in graph.nodes}
+
+    def fresh(base: str) -> str:
+        out, k = base, 1
+        while out in taken:
+            out, k = f"{base}_{k}", k + 1
+        taken.add(out)
+        return out
+
+    def feed(node: str, port: str, k: int) -> None:
+        """Edges into ``node.port``: the first update's value of state ``k``, then the body's."""
+        for src in (firsts[k], carried_out[k]):
+            snode, sport = imp.producer[src]
+            graph.edges.append(
+                Edge(
+                    id=fresh(f"state_{port}_{node}"),
+                    sender=snode,
+                    sender_port=sport,
+                    receiver=node,
+                    receiver_port=port,
+                )
+            )
+
+    for k in range(n_state):
+        nid = imp.node_ids[holds[k].name]
+        port = info["inputs"][held_in[k]]
+        # never read (the first update's edge has delivered before the body runs); it makes
+        # the edge from the body's own next value no scheduling dependency
+        graph.get_node(nid).get("input_ports", port).default_value = 0.0
+        feed(nid, port, k)
+    body_nodes = {imp.node_ids[n.name] for n in holds + list(body.node) if n.name in imp.node_ids}
+    cond = {
+        n.id: Condition(
+            "AfterEnvironmentStateUpdate" if n.id in body_nodes else "AtEnvironmentStateUpdate",
+            {"n": 0},
+        )
+        for n in graph.nodes
+    }
+    ports = {}
+    wanted = {**(meta.get("outputs") or {}), **(meta.get("parameters") or {})}
+    for key, oname in wanted.items():
+        k = finals.get(oname)
+        if k is None:
+            raise MDFError(f"output '{oname}' is not a final value of the Loop")
+        nid = fresh(f"final_{oname}")
+        graph.nodes.append(
+            Node(
+                id=nid,
+                input_ports=[InputPort(id="v")],
+                output_ports=[OutputPort(id="value", value="v")],
+            )
+        )
+        feed(nid, "v", k)
+        cond[nid] = Condition("Always")
+        ports[key] = f"{nid}.value"
+    graph.conditions = ConditionSet(
+        node_specific=cond,
+        termination={"environment_state_update": Condition("AfterNPasses", {"n": 1})},
+    )
+    model.metadata = {
+        "onnx": info,
+        "onnx_stateful": {"steps": meta.get("steps"), "dt": meta.get("dt"), "ports": ports},
+    }
+    return model

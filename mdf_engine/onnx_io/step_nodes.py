@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
-from .exporter import _function_value, _subscripted
+from .exporter import function_value, subscripted_calls
 from .state_layout import Layout, is_constant
 from .step_translate import StepTranslator, safe_name
 from .translate import Builder, Val
@@ -64,7 +64,7 @@ def where(tr: StepTranslator, cond: Flag, a: Val, b: Val, name: str) -> Val:
     c = tr.as_kind(cond, "bool", name + "_c")
     x = tr.as_kind(a, "float", name + "_a")
     y = tr.as_kind(b, "float", name + "_b")
-    return tr._op("Where", [c, x, y], name, "float")
+    return tr.op("Where", [c, x, y], name, "float")
 
 
 def flag_or(tr: StepTranslator, a: Flag, b: Flag, name: str) -> Flag:
@@ -74,7 +74,7 @@ def flag_or(tr: StepTranslator, a: Flag, b: Flag, name: str) -> Flag:
         return b
     if b is False:
         return a
-    return tr._op("Or", [a, b], name, "bool")
+    return tr.op("Or", [a, b], name, "bool")
 
 
 class NodeEmitter:
@@ -112,9 +112,11 @@ class NodeEmitter:
                 env[pp.id] = prev
                 continue
             init = self._first_value(tr, nid, pp, env, t + "_first")
+            if first is True:  # as Where(first, init, prev) would: the state's shape
+                init = _expand(tr, init, self.lay.state[("p", nid, pp.id)].declared, t)
             env[pp.id] = where(tr, first, init, prev, t + "_prev")
         funcs: dict[str, Val] = {}
-        sub = _subscripted(node)
+        sub = subscripted_calls(node)
         for fid, cp in np_.functions:
             item = node.get("functions", fid)
             env[fid] = funcs[fid] = self._call(
@@ -155,17 +157,17 @@ class NodeEmitter:
             et = f"{t}_e{k}"
             if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
                 m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
-                v = tr._op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
+                v = tr.op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
             if ep.has_weight:
                 w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
-                v = tr._op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
+                v = tr.op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
             if has is False:
                 acc, has = v, d
                 continue
             if ip.reduce == "add":
-                c = tr._op("Add", [acc, v], et + "_add", "float")
+                c = tr.op("Add", [acc, v], et + "_add", "float")
             elif ip.reduce == "multiply":
-                c = tr._op("Mul", [acc, v], et + "_mul", "float")
+                c = tr.op("Mul", [acc, v], et + "_mul", "float")
             else:
                 c = v
             c = where(tr, has, c, v, et + "_c")
@@ -218,8 +220,8 @@ class NodeEmitter:
                     step = fl.dt  # time itself: d/dt = 1
                 else:
                     td = tr.as_kind(td, "float", t + "_d")
-                    step = tr._op("Mul", [td, fl.dt], t + "_step", "float")
-                cur = tr._op(
+                    step = tr.op("Mul", [td, fl.dt], t + "_step", "float")
+                cur = tr.op(
                     "Add", [tr.as_kind(old, "float", t + "_old"), step], t + "_euler", "float"
                 )
             if fl.has_dt is not True:
@@ -284,7 +286,7 @@ class NodeEmitter:
             )
         saved, tr.scope = tr.scope, scope
         try:
-            return _function_value(tr, item, t, what, n_sub)
+            return function_value(tr, item, t, what, n_sub)
         finally:
             tr.scope = saved
 
@@ -325,20 +327,20 @@ def _energy(tr: StepTranslator, item: Any, scope: dict, t: str, what: str) -> Va
         tr.expr(args["variable0"], f"{t}_v", f"{what}.args.variable0", scope), "float", t
     )
     flat = tr.materialize(Val(const=np.asarray([-1], dtype=np.int64)), t + "_flat", "int")
-    v = tr._op("Reshape", [v, flat], t + "_vflat", "float")
+    v = tr.op("Reshape", [v, flat], t + "_vflat", "float")
     h = tr.materialize(Val(const=m * (1.0 - np.eye(n))), t + "_hollow", "float")
-    hv = tr._op("MatMul", [h, v], t + "_hv", "float")
-    vhv = tr._op("Mul", [v, hv], t + "_vhv", "float")
+    hv = tr.op("MatMul", [h, v], t + "_hv", "float")
+    vhv = tr.op("Mul", [v, hv], t + "_vhv", "float")
     s = Val(tr.b.fresh(t + "_sum"), "float")
     tr.b.node("ReduceSum", [vhv.name], [s.name], t + "_sum", keepdims=0)
     k = tr.materialize(Val(const=np.asarray(scale)), t + "_scale", "float")
-    return tr._op("Mul", [s, k], t + "_energy", "float")
+    return tr.op("Mul", [s, k], t + "_energy", "float")
 
 
 def _not(tr: StepTranslator, f: Flag, name: str) -> Flag:
     if isinstance(f, bool):
         return not f
-    return tr._op("Not", [f], name, "bool")
+    return tr.op("Not", [f], name, "bool")
 
 
 def _const(v: Any) -> Any:
@@ -352,3 +354,15 @@ def _const(v: Any) -> Any:
     if isinstance(v, dict) or isinstance(v, str):
         raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
     return v
+
+
+def _expand(tr: StepTranslator, v: Val, shape: list[int], t: str) -> Val:
+    """``v`` broadcast to (at least) ``shape``: a first value such as ``-1.0`` takes the shape
+    its state has in later updates, so values built from it keep one rank in every update."""
+    if not shape:
+        return v
+    if v.name is None and v.multi is None:
+        c = np.asarray(v.const, dtype=float)
+        return Val(const=c + np.zeros(shape), hint=v.hint)
+    s = tr.materialize(Val(const=np.asarray(shape, dtype=np.int64)), t + "_shape", "int")
+    return tr.op("Expand", [tr.as_kind(v, "float", t + "_init"), s], t + "_expanded", "float")

@@ -27,10 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from ..schedulers.compiled import static_sets as fixed_sets
 from .state_layout import Layout
 from .step_nodes import Flags, NodeEmitter, flag_or, where
 from .step_translate import StepTranslator
-from .translate import ELEM, Builder, Val
+from .translate import Builder, Val
+from .vocabulary import ELEM
 
 __all__ = ["UpdateEmitter", "emit_loop", "static_sets", "MAX_PASSES"]
 
@@ -42,33 +44,9 @@ def static_sets(
     table: Any, roots: Any, term: int, queue: Any, n_nodes: int
 ) -> list[list[int]] | None:
     """The consideration sets of a fixed schedule (each node once per update, in queue order),
-    or None when the conditions make the order depend on the run (as the compiled backend's
-    ``static_schedule``)."""
-    ints, _floats, children = table.arrays()
-    starts, qnodes = queue
-    set_of = {
-        int(qnodes[k]): q for q in range(len(starts) - 1) for k in range(starts[q], starts[q + 1])
-    }
-
-    def holds(r: int, owner: int) -> bool:
-        row = ints[r]
-        if row[0] == 0:
-            return True  # Always
-        if row[0] == 5 and row[3] == 1:  # EveryNCalls(dep, 1), dep in an earlier set
-            return set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
-        if row[0] == 2:  # All of such conditions (graph-scheduler's default for several senders)
-            return all(holds(int(children[row[4] + k]), owner) for k in range(row[5]))
-        return False
-
-    if not all(holds(int(r), owner) for owner, r in enumerate(roots)):
-        return None
-    t = ints[term]
-    kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
-    if t[0] != 10 or t[2] != 1 or kids != set(range(n_nodes)):
-        return None
-    return [
-        sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]]) for q in range(len(starts) - 1)
-    ]
+    or None when the conditions make the order depend on the run
+    (:func:`mdf_engine.schedulers.compiled.static_sets`)."""
+    return fixed_sets(table, roots, term, queue, composite=True)
 
 
 #: counters that restart with every update: conditions reading only these give every update
@@ -85,7 +63,7 @@ def repeating_schedule(sched: Any, time_steps: list, node_ids: list[str]) -> lis
     graph-scheduler ran (``time_steps``); else None."""
     if sched.clock.enabled:
         return None
-    texts = [sched._exprs[r] for r in {*sched.roots, sched.term}]
+    texts = [sched.condition(r) for r in {*sched.roots, sched.term}]
     names = {m for t in texts for m in re.findall(r"\bq_\w+", t)}
     if any(not _PER_UPDATE.fullmatch(n) for n in names):
         return None
@@ -94,6 +72,12 @@ def repeating_schedule(sched: Any, time_steps: list, node_ids: list[str]) -> lis
     if sum(len(m) for m in sets) > MAX_UNROLLED:
         return None
     return sets
+
+
+def counters(sched: Any, kind: str) -> list[tuple]:
+    """The counters of ``kind`` (``t`` calls, ``u`` calls since, ``k`` set executions, ``ls``
+    last set) that some condition of ``sched`` (a SchedulerSource) reads, sorted."""
+    return sorted(c for c in sched.used if c[0] == kind)
 
 
 def kind_elem(b: Builder, kind: str) -> int:
@@ -184,6 +168,7 @@ class UpdateEmitter:
         self.tr = StepTranslator(b, SimpleNamespace(id="schedule"), plan.where, {})
         self._ints: dict[int, Val] = {}
         self._consts: dict[str, Val] = {}
+        self._texts: dict[int, str] = {}  # condition row -> its expression over counters
 
     # -- small helpers ------------------------------------------------------------------------
     def _op(self, op: str, ins: list[Val], name: str, kind: str, **attrs: Any) -> Val:
@@ -230,7 +215,9 @@ class UpdateEmitter:
         return self._consts["false"]
 
     def _cond(self, row: int, S: dict) -> Val:
-        text = self.sched._exprs[row]
+        if row not in self._texts:
+            self._texts[row] = self.sched.condition(row)
+        text = self._texts[row]
         scope = {k[1]: v for k, v in S.items() if k[0] == "q"}
         tree = ast.parse(text, mode="eval").body
         return self.tr.as_kind(self.tr.emit(tree, "cond", scope, "conditions"), "bool", "cond")
@@ -252,15 +239,22 @@ class UpdateEmitter:
             # runs in the update has run before it unless this is the first update
             ran: set[str] = set()
             runs = {self.node_ids[m] for members in self.sets for m in members}
+            pnl = self.plan.psyneulink
             for members in self.sets:
+                # PsyNeuLink files: nodes of one time step read the values from before it
+                frozen = pnl and len(members) > 1
+                before, ran_before = dict(S), set(ran)
                 for m in members:
                     nid = self.node_ids[m]
+                    seen = ran_before if frozen else ran
                     ever = {
-                        n: True if n in ran else (started if n in runs else False)
+                        n: True if n in seen else (started if n in runs else False)
                         for n in self.node_ids
                     }
-                    pend = {key: key[0] not in ran for key in ext}  # inputs are read once
-                    writes, _ = self.nodes.run(nid, S, Flags(dt, has_dt, ever, ext, pend))
+                    # inputs are read once per update; PsyNeuLink's trial input at every run
+                    pend = {key: pnl or key[0] not in ran for key in ext}
+                    fl = Flags(dt, has_dt, ever, ext, pend)
+                    writes, _ = self.nodes.run(nid, before if frozen else S, fl)
                     S.update(writes)
                     ran.add(nid)
         else:
@@ -276,13 +270,13 @@ class UpdateEmitter:
 
     def _scheduled(self, S: dict, dt: Val | None, has_dt: Any, ext: dict) -> dict:
         sch = self.sched
-        for _, s, m in sch._counters("t"):
+        for _, s, m in counters(sch, "t"):
             if s == 1:
                 S[("q", f"q_t1_{m}")] = self._int(0)
-        for _, s in sch._counters("k"):
+        for _, s in counters(sch, "k"):
             if s == 1:
                 S[("q", "q_k1")] = self._int(0)
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             S[("q", f"q_u{a}_{b}")] = self._int(0)
         S[("q", "q_c0")] = self._int(0)
         clock = sch.clock
@@ -312,7 +306,7 @@ class UpdateEmitter:
 
     def _pass(self, S: dict, pend: dict, dt: Val | None, has_dt: Any, ext: dict) -> None:
         sch = self.sched
-        for _, s, m in sch._counters("t"):
+        for _, s, m in counters(sch, "t"):
             if s == 0:
                 S[("q", f"q_t0_{m}")] = self._int(0)
         if ("k", 0) in sch.used:
@@ -343,50 +337,64 @@ class UpdateEmitter:
                     ran = self._op("Or", [ran, x[m]], f"set{q}_ran", "bool")
                 any_ran = flag_or(self.tr, any_ran, ran, "any_ran")
                 self._set_ran(S, members, x, ran)
+            # PsyNeuLink files: nodes of one time step read the values from before it
+            before = dict(S) if self.plan.psyneulink and len(members) > 1 else None
             for m in members:
-                self._run(S, pend, m, x[m], dt, has_dt, ext)
+                self._run(S, pend, m, x[m], dt, has_dt, ext, before)
             if sch.clock.enabled:
                 S[("q", "q_at")] = self._add(S[("q", "q_at")], go, "clock", sch.clock.step)
         if not sch.clock.enabled:
             idle = self._op("Not", [any_ran], "idle", "bool") if any_ran is not False else True
-            for _, m in sch._counters("ls"):
+            for _, m in counters(sch, "ls"):
                 S[("q", f"q_ls{m}")] = self._sel(
                     idle, self._false(), S[("q", f"q_ls{m}")], f"ls{m}"
                 )
-            for _, s in sch._counters("k"):
+            for _, s in counters(sch, "k"):
                 S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], idle, f"k{s}")
         S[("q", "q_c0")] = self._add(S[("q", "q_c0")], True, "c0")
         S[("q", "q_c1")] = self._add(S[("q", "q_c1")], True, "c1")
 
     def _mark(self, S: dict, m: int, x: Val) -> None:
         sch = self.sched
-        for _, s, mm in sch._counters("t"):
+        for _, s, mm in counters(sch, "t"):
             if mm == m:
                 S[("q", f"q_t{s}_{m}")] = self._add(S[("q", f"q_t{s}_{m}")], x, f"t{s}_{m}")
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             if b == m:
                 S[("q", f"q_u{a}_{b}")] = self._sel(
                     x, self._int(0), S[("q", f"q_u{a}_{b}")], f"u{a}_{b}"
                 )
-        for _, a, b in sch._counters("u"):
+        for _, a, b in counters(sch, "u"):
             if a == m:
                 S[("q", f"q_u{a}_{b}")] = self._add(S[("q", f"q_u{a}_{b}")], x, f"u{a}_{b}")
 
     def _set_ran(self, S: dict, members: list[int], x: dict, ran: Any) -> None:
         sch = self.sched
-        for _, m in sch._counters("ls"):
+        for _, m in counters(sch, "ls"):
             now = x[m] if m in members else self._false()
             S[("q", f"q_ls{m}")] = self._sel(ran, now, S[("q", f"q_ls{m}")], f"ls{m}")
-        for _, s in sch._counters("k"):
+        for _, s in counters(sch, "k"):
             S[("q", f"q_k{s}")] = self._add(S[("q", f"q_k{s}")], ran, f"k{s}")
 
     def _run(
-        self, S: dict, pend: dict, m: int, x: Val, dt: Val | None, has_dt: Any, ext: dict
+        self,
+        S: dict,
+        pend: dict,
+        m: int,
+        x: Val,
+        dt: Val | None,
+        has_dt: Any,
+        ext: dict,
+        before: dict | None = None,
     ) -> None:
+        """Node ``m`` runs where ``x``; it reads ``before`` (the state before its time step)
+        when given, else ``S``."""
         nid = self.node_ids[m]
-        ever = {n: S[("q", f"q_ev{i}")] for i, n in enumerate(self.node_ids)}
-        fl = Flags(dt, has_dt, ever, ext, pend)
-        writes, values = self.nodes.run(nid, S, fl)
+        read = S if before is None else before
+        ever = {n: read[("q", f"q_ev{i}")] for i, n in enumerate(self.node_ids)}
+        pnl = self.plan.psyneulink
+        fl = Flags(dt, has_dt, ever, ext, {k: True for k in pend} if pnl else pend)
+        writes, values = self.nodes.run(nid, read, fl)
         tr = self.nodes.translator(nid, {})
         for k, v in writes.items():
             S[k] = where(tr, x, v, S[k], "keep")
@@ -395,12 +403,12 @@ class UpdateEmitter:
                 continue
             v = tr.as_kind(values[name], "float", f"th{k}")
             for idx in indices or []:
-                v = tr._op("Gather", [v, self._int(int(idx))], f"th{k}_at", "float")
+                v = tr.op("Gather", [v, self._int(int(idx))], f"th{k}_at", "float")
             shape = tr.materialize(Val(const=np.zeros(0, np.int64)), "scalar_shape", "int")
-            v = tr._op("Reshape", [v, shape], f"th{k}_value", "float")
+            v = tr.op("Reshape", [v, shape], f"th{k}_value", "float")
             S[("q", f"q_th{k}")] = where(tr, x, v, S[("q", f"q_th{k}")], f"th{k}")
         for key in pend:
-            if key[0] == nid:
+            if key[0] == nid and not pnl:
                 pend[key] = self._op(
                     "And", [pend[key], self._op("Not", [x], "unread", "bool")], "pending", "bool"
                 )

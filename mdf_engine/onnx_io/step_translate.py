@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
-from .translate import COMPARE, Translator, Val
+from .translate import Translator, Val
+from .vocabulary import COMPARE
 
 __all__ = ["StepTranslator", "safe_name"]
 
@@ -52,10 +53,10 @@ class StepTranslator(Translator):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
             a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
             c = self.as_kind(self.emit(n.right, target, scope, what), "float", target + "_b")
-            q = self._op("Div", [a, c], target + "_q", "float")
-            f = self._op("Floor", [q], target + "_f", "float")
-            m = self._op("Mul", [f, c], target + "_m", "float")
-            return self._op("Sub", [a, m], target, "float")
+            q = self.op("Div", [a, c], target + "_q", "float")
+            f = self.op("Floor", [q], target + "_f", "float")
+            m = self.op("Mul", [f, c], target + "_m", "float")
+            return self.op("Sub", [a, m], target, "float")
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and type(n.ops[0]) in COMPARE:
             # counters (int64) compared with integers stay integers: no Cast
             a = self.emit(n.left, target, scope, what)
@@ -63,7 +64,7 @@ class StepTranslator(Translator):
             if _integral(a) and _integral(c) and (a.name or c.name):
                 a = self.materialize(a, target + "_a", "int")
                 c = self.materialize(c, target + "_b", "int")
-                return self._op(COMPARE[type(n.ops[0])], [a, c], target, "bool")
+                return self.op(COMPARE[type(n.ops[0])], [a, c], target, "bool")
         if isinstance(n, ast.BoolOp):
             vals = [
                 self.as_kind(self.emit(e, f"{target}_{k}", scope, what), "bool", f"{target}_{k}")
@@ -72,7 +73,7 @@ class StepTranslator(Translator):
             op = "And" if isinstance(n.op, ast.And) else "Or"
             out = vals[0]
             for k, v in enumerate(vals[1:]):
-                out = self._op(op, [out, v], f"{target}_{op.lower()}{k}", "bool")
+                out = self.op(op, [out, v], f"{target}_{op.lower()}{k}", "bool")
             return out
         if isinstance(n, ast.Subscript):
             v = self.emit(n.value, target, scope, what)
@@ -86,7 +87,15 @@ class StepTranslator(Translator):
                             f"index {idx.value} out of range", f"{self.where}.{what}"
                         ) from None
                 k = self.materialize(Val(const=idx.value), target + "_index", "int")
-                return self._op("Gather", [v, k], target, v.kind)
+                return self.op("Gather", [v, k], target, v.kind)
+        if isinstance(n, ast.Tuple):
+            # a tuple (PsyNeuLink's FitzHugh-Nagumo returns (v, w, time)): its items may differ
+            # in rank, so it stays a set of values, read back by constant index as f[k] is
+            if not n.elts:
+                raise MDFError("an empty tuple cannot be exported", f"{self.where}.{what}")
+            vals = [self.emit(e, f"{target}_{k}", scope, what) for k, e in enumerate(n.elts)]
+            items = [self.materialize(v, f"{target}_{k}") for k, v in enumerate(vals)]
+            return Val(multi=[v.name for v in items], kinds=[v.kind for v in items])
         if isinstance(n, ast.List):
             if not n.elts:
                 raise MDFError("an empty list cannot be exported", f"{self.where}.{what}")
@@ -97,7 +106,7 @@ class StepTranslator(Translator):
             parts = []
             for k, v in enumerate(vals):
                 x = self.as_kind(v, "float", f"{target}_{k}")
-                parts.append(self._op("Unsqueeze", [x, axes], f"{target}_{k}_u", "float"))
+                parts.append(self.op("Unsqueeze", [x, axes], f"{target}_{k}_u", "float"))
             out = self.b.fresh(target)
             self.b.node("Concat", [p.name for p in parts], [out], self.node_name(target), axis=0)
             return Val(out, "float")
@@ -112,7 +121,7 @@ class StepTranslator(Translator):
                 c = self.as_kind(self.emit(n.args[0], target, scope, what), "bool", target + "_c")
                 a = self.as_kind(self.emit(n.args[1], target, scope, what), "float", target + "_a")
                 e = self.as_kind(self.emit(n.args[2], target, scope, what), "float", target + "_b")
-                return self._op("Where", [c, a, e], target, "float")
+                return self.op("Where", [c, a, e], target, "float")
             if fname in ("sum", "mean") and owner and len(n.args) == 1:
                 return self._reduce(n, fname, target, scope, what)
         return super().call(n, target, scope, what)

@@ -10,7 +10,6 @@ Used by :mod:`mdf_engine.onnx_io.exporter`, which handles graphs, ports and edge
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,111 +18,21 @@ import numpy as np
 from ..errors import MDFError
 from ..expressions import looks_numeric, parse
 from ..model import Node
+from .vocabulary import (  # noqa: F401 - re-exported: the tables the translator reads
+    BINARY_CALLS,
+    BINOPS,
+    COMPARE,
+    CONSTANTS,
+    ELEM,
+    KIND_TYPE,
+    OPSET_FLOOR,
+    STD_ARGS,
+    STD_FORMULAS,
+    TYPE_STR,
+    UNARY_CALLS,
+)
 
 __all__ = ["Val", "Builder", "Translator", "STD_FORMULAS", "OPSET_FLOOR", "ELEM"]
-
-#: The lowest opset written (comparisons such as GreaterOrEqual need 12; 13 is widely run).
-OPSET_FLOOR = 13
-
-#: Standard functions as formulas over their argument names (the spec's definitions).
-STD_FORMULAS = {
-    "linear": "variable0 * slope + intercept",
-    "logistic": "1 / (1 + exp(-1 * gain * (variable0 + bias) + offset))",
-    "exponential": "scale * exp((rate * variable0) + bias) + offset",
-    "sin": "scale * sin(variable0)",
-    "cos": "scale * cos(variable0)",
-    "tan": "scale * tan(variable0)",
-    "sinh": "scale * sinh(variable0)",
-    "cosh": "scale * cosh(variable0)",
-    "tanh": "scale * tanh(variable0)",
-    "arcsin": "scale * asin(variable0)",
-    "arccos": "scale * acos(variable0)",
-    "arctan": "scale * atan(variable0)",
-    "MatMul": "A @ B",
-    "Relu": "_relu(A)",
-}
-STD_ARGS = {
-    "linear": ("variable0", "slope", "intercept"),
-    "logistic": ("variable0", "gain", "bias", "offset"),
-    "exponential": ("variable0", "scale", "rate", "bias", "offset"),
-    "MatMul": ("A", "B"),
-    "Relu": ("A",),
-}
-
-#: Element-wise math calls (math.f, numpy.f, np.f or bare f) and their ONNX operators.
-UNARY_CALLS = {
-    "exp": "Exp",
-    "log": "Log",
-    "sqrt": "Sqrt",
-    "sin": "Sin",
-    "cos": "Cos",
-    "tan": "Tan",
-    "asin": "Asin",
-    "arcsin": "Asin",
-    "acos": "Acos",
-    "arccos": "Acos",
-    "atan": "Atan",
-    "arctan": "Atan",
-    "sinh": "Sinh",
-    "cosh": "Cosh",
-    "tanh": "Tanh",
-    "asinh": "Asinh",
-    "arcsinh": "Asinh",
-    "acosh": "Acosh",
-    "arccosh": "Acosh",
-    "atanh": "Atanh",
-    "arctanh": "Atanh",
-    "abs": "Abs",
-    "fabs": "Abs",
-    "absolute": "Abs",
-    "floor": "Floor",
-    "ceil": "Ceil",
-    "erf": "Erf",
-    "sign": "Sign",
-    "negative": "Neg",
-    "reciprocal": "Reciprocal",
-    "_relu": "Relu",
-}
-BINARY_CALLS = {
-    "maximum": "Max",
-    "minimum": "Min",
-    "matmul": "MatMul",
-    "power": "Pow",
-    "add": "Add",
-    "subtract": "Sub",
-    "multiply": "Mul",
-    "divide": "Div",
-    "true_divide": "Div",
-}
-BINOPS = {
-    ast.Add: "Add",
-    ast.Sub: "Sub",
-    ast.Mult: "Mul",
-    ast.Div: "Div",
-    ast.Pow: "Pow",
-    ast.MatMult: "MatMul",
-}
-COMPARE = {
-    ast.Lt: "Less",
-    ast.Gt: "Greater",
-    ast.LtE: "LessOrEqual",
-    ast.GtE: "GreaterOrEqual",
-    ast.Eq: "Equal",
-}
-CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau": math.tau}
-
-_TYPE_STR = {
-    "float32": "tensor(float)",
-    "float64": "tensor(double)",
-    "int64": "tensor(int64)",
-    "int32": "tensor(int32)",
-    "bool": "tensor(bool)",
-    "uint8": "tensor(uint8)",
-    "int8": "tensor(int8)",
-    "float16": "tensor(float16)",
-}
-ELEM = {"float32": 1, "float64": 11, "int64": 7, "int32": 6, "bool": 9}
-_KIND_TYPE = {"int": "tensor(int64)", "bool": "tensor(bool)"}
 
 
 @dataclass
@@ -292,16 +201,16 @@ class Translator:
                         const=-np.asarray(v.const) if isinstance(v.const, np.ndarray) else -v.const
                     )
                 x = self.as_kind(v, "float", target)
-                return self._op("Neg", [x], target, "float")
+                return self.op("Neg", [x], target, "float")
             if isinstance(n.op, ast.Not):
                 x = self.as_kind(v, "bool", target)
-                return self._op("Not", [x], target, "bool")
+                return self.op("Not", [x], target, "bool")
         if isinstance(n, ast.BinOp):
             if type(n.op) is ast.FloorDiv:
                 a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
                 c = self.as_kind(self.emit(n.right, target, scope, what), "float", target + "_b")
-                q = self._op("Div", [a, c], target + "_div", "float")
-                return self._op("Floor", [q], target, "float")
+                q = self.op("Div", [a, c], target + "_div", "float")
+                return self.op("Floor", [q], target, "float")
             op = BINOPS.get(type(n.op))
             if op is None:
                 raise MDFError(
@@ -310,7 +219,7 @@ class Translator:
                 )
             a = self.as_kind(self.emit(n.left, target, scope, what), "float", target + "_a")
             c = self.as_kind(self.emit(n.right, target, scope, what), "float", target + "_b")
-            return self._op(op, [a, c], target, "float")
+            return self.op(op, [a, c], target, "float")
         if isinstance(n, ast.Compare):
             if len(n.ops) != 1:
                 raise MDFError("chained comparisons cannot be exported", f"{self.where}.{what}")
@@ -320,18 +229,18 @@ class Translator:
                 self.emit(n.comparators[0], target, scope, what), "float", target + "_b"
             )
             if cmp is ast.NotEq:
-                eq = self._op("Equal", [a, c], target + "_eq", "bool")
-                return self._op("Not", [eq], target, "bool")
+                eq = self.op("Equal", [a, c], target + "_eq", "bool")
+                return self.op("Not", [eq], target, "bool")
             if cmp in (ast.LtE, ast.GtE) and self.b.opset < 12:  # no LessOrEqual before 12
-                strict = self._op(
+                strict = self.op(
                     "Greater" if cmp is ast.LtE else "Less", [a, c], target + "_strict", "bool"
                 )
-                return self._op("Not", [strict], target, "bool")
+                return self.op("Not", [strict], target, "bool")
             if cmp not in COMPARE:
                 raise MDFError(
                     f"comparison '{ast.unparse(n)}' cannot be exported", f"{self.where}.{what}"
                 )
-            return self._op(COMPARE[cmp], [a, c], target, "bool")
+            return self.op(COMPARE[cmp], [a, c], target, "bool")
         if isinstance(n, ast.Subscript):
             v = self.emit(n.value, target, scope, what)
             idx = n.slice
@@ -348,7 +257,7 @@ class Translator:
             c = self.as_kind(self.emit(n.test, target, scope, what), "bool", target + "_c")
             a = self.as_kind(self.emit(n.body, target, scope, what), "float", target + "_a")
             e = self.as_kind(self.emit(n.orelse, target, scope, what), "float", target + "_b")
-            return self._op("Where", [c, a, e], target, "float")
+            return self.op("Where", [c, a, e], target, "float")
         if isinstance(n, ast.Call):
             return self.call(n, target, scope, what)
         raise MDFError(f"'{ast.unparse(n)}' cannot be exported to ONNX", f"{self.where}.{what}")
@@ -370,15 +279,15 @@ class Translator:
             return self.std(fname, bound, target, what)
         if fname in UNARY_CALLS and len(n.args) == 1 and not n.keywords:
             x = self.as_kind(self.emit(n.args[0], target, scope, what), "float", target)
-            return self._op(UNARY_CALLS[fname], [x], target, "float")
+            return self.op(UNARY_CALLS[fname], [x], target, "float")
         if fname in BINARY_CALLS and len(n.args) == 2 and not n.keywords:
             a = self.as_kind(self.emit(n.args[0], target, scope, what), "float", target + "_a")
             c = self.as_kind(self.emit(n.args[1], target, scope, what), "float", target + "_b")
-            return self._op(BINARY_CALLS[fname], [a, c], target, "float")
+            return self.op(BINARY_CALLS[fname], [a, c], target, "float")
         if fname == "pow" and len(n.args) == 2:
             a = self.as_kind(self.emit(n.args[0], target, scope, what), "float", target + "_a")
             c = self.as_kind(self.emit(n.args[1], target, scope, what), "float", target + "_b")
-            return self._op("Pow", [a, c], target, "float")
+            return self.op("Pow", [a, c], target, "float")
         raise MDFError(f"call '{ast.unparse(n)}' has no ONNX export", f"{self.where}.{what}")
 
     def std(self, fname: str, bound: dict[str, Val], target: str, what: str) -> Val:
@@ -390,7 +299,9 @@ class Translator:
         tree = ast.parse(STD_FORMULAS[fname], mode="eval").body
         return self.emit(tree, target, bound, what)
 
-    def _op(self, op: str, inputs: list[Val], target: str, kind: str) -> Val:
+    def op(self, op: str, inputs: list[Val], target: str, kind: str) -> Val:
+        """One ONNX node ``op`` over named ``inputs``, its output a fresh value named after
+        ``target`` of element kind ``kind`` (the stateful export builds its own nodes so)."""
         out = self.b.fresh(target)
         self.b.node(op, [v.name for v in inputs], [out], self.node_name(target))
         return Val(out, kind)
@@ -483,7 +394,7 @@ class Translator:
         )
         if v.name is None and v.multi is None:
             arr = np.asarray(v.const)
-            if v.typed and _TYPE_STR.get(arr.dtype.name) in allowed:
+            if v.typed and TYPE_STR.get(arr.dtype.name) in allowed:
                 return self.materialize(v, name, "asis").name
             if arr.dtype.kind in "iu" and not float_ok and "tensor(int64)" in allowed:
                 return self.materialize(v, name, "int").name
@@ -492,7 +403,7 @@ class Translator:
             kind = "float" if float_ok else ("int" if "tensor(int64)" in allowed else "float")
             return self.materialize(v, name, kind).name
         v = self.materialize(v, name)
-        if _KIND_TYPE.get(v.kind, "") in allowed or (v.kind == "float" and float_ok):
+        if KIND_TYPE.get(v.kind, "") in allowed or (v.kind == "float" and float_ok):
             return v.name
         if float_ok:
             return self.as_kind(v, "float", name).name

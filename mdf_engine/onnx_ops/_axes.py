@@ -1,6 +1,7 @@
-"""Axis helpers shared by the axis-wise reductions (Reduce*, ArgMax/ArgMin, CumSum, TopK):
-axes given as ints, lists or integer tensors; a shape cut into ``(outer, n, inner)`` around one
-axis, the layout their kernels work on."""
+"""Axis helpers shared by the axis-wise reductions (Reduce*, ArgMax/ArgMin, CumSum, TopK) and
+the shape families (Reshape..., Concat/Split, Slice, Pad): axes and sizes given as ints, lists or
+integer tensors; one axis normalised against a rank; a shape cut into ``(outer, n, inner)``
+around one axis, the layout the reduction kernels work on."""
 
 from __future__ import annotations
 
@@ -34,3 +35,22 @@ def axis_index(axis: Any, ndim: int, op: str) -> int:
     if not -ndim <= a < ndim:
         raise MDFError(f"{op}: axis {a} is out of range for a tensor of rank {ndim}")
     return a % ndim
+
+
+def int_values(x: Any) -> list[int]:
+    """An attribute or a 1-D int tensor as a list of Python ints (``None`` -> ``[]``)."""
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return [int(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [int(v) for v in x.reshape(-1).tolist()]
+    return [int(v) for v in np.asarray(x).reshape(-1).tolist()]
+
+
+def norm_axis(a: int, ndim: int, op: str, extra: int = 0) -> int:
+    """Normalise a possibly negative axis for rank ``ndim`` (+``extra`` allowed positions)."""
+    r = ndim + extra
+    if not -r <= a < r:
+        raise MDFError(f"{op}: axis {a} is out of range for rank {ndim}")
+    return a % r if r else 0

@@ -143,3 +143,9 @@ def unpack_geometry(g):
         (g[9], g[10], g[11]),
         (g[12], g[13], g[14]),
     )
+
+
+def hashable(v: Any) -> Any:
+    """An attribute value usable in a memo key: a list becomes a tuple (an array stays
+    unhashable: the caller then works the plan out without the memo)."""
+    return tuple(v) if isinstance(v, list) else v

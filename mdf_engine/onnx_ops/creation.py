@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from ..limits import check_elements
 from . import onnx_op
-from .shape import onnx_dtype
+from .cast import onnx_dtype
 
 
 def _sparse_to_dense(sp: Any) -> np.ndarray:

@@ -37,19 +37,10 @@ import re
 from collections.abc import Callable
 
 import numpy as np
+from graph_scheduler import TimeScale
 
-from .compiled import (
-    COMPARATORS,
-    FIRST_CHILD,
-    N_CHILDREN,
-    OP,
-    OPCODES,
-    A,
-    B,
-    ConditionTable,
-    N,
-    NotCompilable,
-)
+from ..errors import NotCompilable
+from .compiled import ConditionTable, TimeCondition
 
 _NAME = re.compile(r"\bq_\w+")
 _ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
@@ -60,7 +51,14 @@ def _assigned(lines: list[str]) -> set[str]:
     return {m.group(1) for ln in lines if (m := _ASSIGN.match(ln))}
 
 
-_CMP = {v: k for k, v in COMPARATORS.items()}
+#: a count in a time scale: its row of ``q_t``/``q_k`` (0 pass, 1 update, 2 sequence/life)
+_SCALE_ROW = {
+    TimeScale.CONSIDERATION_SET_EXECUTION: 0,
+    TimeScale.PASS: 0,
+    TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
+    TimeScale.ENVIRONMENT_SEQUENCE: 2,
+    TimeScale.LIFE: 2,
+}
 
 
 def _number_literal(v: float | int) -> str:
@@ -89,12 +87,10 @@ class SchedulerSource:
         #: the source of a number from the model (a threshold, a count, a time): by default
         #: a literal; the compiled backend names an entry of its constant table
         self.num = number or _number_literal
-        self.ints, self.floats, self.children = table.arrays()
-        self.has_rows = bool(table.ints)
+        self.table = table
         self.roots = [int(r) for r in roots]
         self.term = int(term)
         self.n = n_nodes
-        self.n_thresholds = len(table.thresholds)
         self.clock = table.absolute
         starts, qnodes = queue
         self.sets = [
@@ -104,121 +100,76 @@ class SchedulerSource:
         #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
         self.used: set[tuple] = set()
         self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
+        self.n_thresholds = len(table.thresholds)
         if self.clock.enabled:
             self.used.add(("at",))
 
     # -- conditions ---------------------------------------------------------------------------
     def condition(self, row: int) -> str:
-        """A boolean expression that holds when the condition at ``row`` holds."""
-        op, a, b, n = (int(self.ints[row, k]) for k in (OP, A, B, N))
-        first, nk = int(self.ints[row, FIRST_CHILD]), int(self.ints[row, N_CHILDREN])
-        kids = [int(self.children[first + k]) for k in range(nk)]
-        if op == OPCODES["Always"]:
-            return "True"
-        if op == OPCODES["Never"]:
-            return "False"
-        if op == OPCODES["All"]:
-            return "(" + " and ".join(self.condition(k) for k in kids) + ")" if kids else "True"
-        if op == OPCODES["Any"]:
-            return "(" + " or ".join(self.condition(k) for k in kids) + ")" if kids else "False"
-        if op == OPCODES["Not"]:
-            return f"(not {self.condition(kids[0])})"
-        if op == OPCODES["EveryNCalls"]:
-            return f"({self._u(a, b % self.n)} >= {n})"
-        if op in (
-            OPCODES["AfterNCalls"],
-            OPCODES["AtNCalls"],
-            OPCODES["BeforeNCalls"],
-            OPCODES["AfterCall"],
-        ):
-            cmp = {
-                OPCODES["AfterNCalls"]: ">=",
-                OPCODES["AtNCalls"]: "==",
-                OPCODES["BeforeNCalls"]: "<",
-                OPCODES["AfterCall"]: ">",
-            }[op]
-            return f"({self._t(b, a)} {cmp} {n})"
-        if op == OPCODES["AllHaveRun"]:
-            deps = [-1 - k for k in kids]
-            return (
-                "(" + " and ".join(f"{self._t(b, d)} >= 1" for d in deps) + ")" if deps else "True"
-            )
-        if op == OPCODES["JustRan"]:
-            self.used.add(("ls", a))
-            return f"q_ls{a}"
-        if OPCODES["AtPass"] <= op <= OPCODES["BeforePass"]:
-            p = "q_c0" if b == 0 else "q_c1"
-            if op == OPCODES["EveryNPasses"]:
-                if n == 0:
-                    raise NotCompilable("EveryNPasses(0)")
-                return f"({p} % {n} == 0)"
-            cmp = {
-                OPCODES["AtPass"]: "==",
-                OPCODES["AfterPass"]: ">",
-                OPCODES["AfterNPasses"]: ">=",
-                OPCODES["BeforePass"]: "<",
-            }[op]
-            return f"({p} {cmp} {n})"
-        if OPCODES["AtEnvironmentStateUpdate"] <= op <= OPCODES["BeforeEnvironmentStateUpdate"]:
-            cmp = {
-                OPCODES["AtEnvironmentStateUpdate"]: "==",
-                OPCODES["AfterEnvironmentStateUpdate"]: ">",
-                OPCODES["AfterNEnvironmentStateUpdates"]: ">=",
-                OPCODES["BeforeEnvironmentStateUpdate"]: "<",
-            }[op]
-            return f"(q_c2 {cmp} {n})"
-        if op == OPCODES["Threshold"]:
-            x, t = f"q_th{a}", float(self.floats[row, 0])
-            if b in (COMPARATORS["=="], COMPARATORS["!="]):
-                tol = float(self.floats[row, 1]) + float(self.floats[row, 2]) * abs(t)
-                close = f"(abs({x} - {self.num(t)}) <= {self.num(tol)})"
-                return close if b == COMPARATORS["=="] else f"(not {close})"
-            return f"({x} {_CMP[b]} {self.num(t)})"
-        if op == OPCODES["AfterNCallsCombined"]:
-            deps = [-1 - k for k in kids]
-            total = " + ".join(self._t(b, d) for d in deps) if deps else "0"
-            return f"({total} >= {n})"
-        if (
-            OPCODES["AtConsiderationSetExecution"]
-            <= op
-            <= OPCODES["AfterNConsiderationSetExecutions"]
-        ):
-            self.used.add(("k", b))
-            cmp = {
-                OPCODES["AtConsiderationSetExecution"]: "==",
-                OPCODES["BeforeConsiderationSetExecution"]: "<",
-                OPCODES["AfterConsiderationSetExecution"]: ">",
-                OPCODES["AfterNConsiderationSetExecutions"]: ">=",
-            }[op]
-            return f"(q_k{b} {cmp} {n})"
-        if op == OPCODES["TimeInterval"]:
-            return self._time_interval(self.clock.conditions[a])
-        if op == OPCODES["TimeTermination"]:
-            tc = self.clock.conditions[a]
-            self.used.add(("at",))
-            return f"(q_at {'>=' if tc.start_inclusive else '>'} {tc.start})"
-        if OPCODES["AtEnvironmentSequence"] <= op <= OPCODES["AfterNEnvironmentSequences"]:
-            # one Simulation is one environment sequence: its index is always 0
-            holds = {
-                OPCODES["AtEnvironmentSequence"]: n == 0,
-                OPCODES["AfterEnvironmentSequence"]: 0 > n,
-                OPCODES["AfterNEnvironmentSequences"]: 0 >= n,
-            }[op]
-            return "True" if holds else "False"
-        raise NotCompilable(f"condition opcode {op}")
+        """A boolean expression that holds when the condition at ``row`` of the table holds
+        (its kind writes it, through the counter names below)."""
+        cond, owner = self.table.rows[row]
+        return cond.code(self, owner)
 
-    def _time_interval(self, tc) -> str:
-        """Every ``repeat`` ticks from the owner's place in the pass, from ``start`` through
-        ``end`` (graph-scheduler's TimeInterval in its standard mode)."""
+    def node(self, node_id: str) -> int:
+        """The index of node ``node_id``."""
+        return self.table.node(node_id)
+
+    def all_nodes(self) -> list[int]:
+        return list(range(len(self.table.node_index)))
+
+    def calls(self, ts: TimeScale, node: int) -> str:
+        """The calls of ``node`` in time scale ``ts``."""
+        if ts not in _SCALE_ROW:
+            raise NotCompilable(f"call counts at time scale {ts}")
+        return self._t(_SCALE_ROW[ts], node)
+
+    def calls_since(self, node: int, since: int) -> str:
+        """The calls of ``node`` since node ``since`` last ran (in this update)."""
+        return self._u(node, since)
+
+    def just_ran(self, node: int) -> str:
+        """Whether ``node`` ran in the last consideration set."""
+        self.used.add(("ls", node))
+        return f"q_ls{node}"
+
+    def passes(self, ts: TimeScale) -> str:
+        """The passes in this update (``ts`` the update) or ever."""
+        return "q_c0" if ts is TimeScale.ENVIRONMENT_STATE_UPDATE else "q_c1"
+
+    def updates(self) -> str:
+        """The environment state updates so far."""
+        return "q_c2"
+
+    def set_executions(self, ts: TimeScale, name: str) -> str:
+        """The consideration set executions in time scale ``ts`` (an update or longer)."""
+        if ts in (TimeScale.CONSIDERATION_SET_EXECUTION, TimeScale.PASS):
+            # graph-scheduler itself cannot count these (TimeScaleError)
+            raise NotCompilable(f"{name} at time scale {ts}")
+        row = _SCALE_ROW[ts]
+        self.used.add(("k", row))
+        return f"q_k{row}"
+
+    def clock_time(self) -> str:
+        """Absolute time in ticks."""
         self.used.add(("at",))
-        parts = []
-        if tc.repeat is not None:
-            parts.append(f"(q_at - {tc.offset}) % {tc.repeat} == 0")
-        if tc.start is not None:
-            parts.append(f"q_at {'>=' if tc.start_inclusive else '>'} {tc.start}")
-        if tc.end is not None:
-            parts.append(f"q_at {'<=' if tc.end_inclusive else '<'} {tc.end}")
-        return "(" + " and ".join(parts) + ")"
+        return "q_at"
+
+    def time(self, tc: TimeCondition) -> TimeCondition:
+        """``tc`` (in milliseconds) in ticks of the absolute clock."""
+        return self.clock.conditions[self.table.time_slot(tc)]
+
+    def threshold(self, node_id: str, name: str, indices: object) -> str:
+        """The value a Threshold compares (its slot in the table)."""
+        return f"q_th{self.table.threshold_slot(node_id, name, indices)}"
+
+    def compare(self, x: str, comparator: str, t: float, atol: float, rtol: float) -> str:
+        """``x comparator t``; ``==`` and ``!=`` within ``atol + rtol * |t|``."""
+        if comparator in ("==", "!="):
+            tol = atol + rtol * abs(t)
+            close = f"(abs({x} - {self.num(t)}) <= {self.num(tol)})"
+            return close if comparator == "==" else f"(not {close})"
+        return f"({x} {comparator} {self.num(t)})"
 
     def _u(self, a: int, b: int) -> str:
         self.used.add(("u", a, b))
@@ -232,7 +183,7 @@ class SchedulerSource:
     def _counters(self, kind: str) -> list[tuple]:
         return sorted(c for c in self.used if c[0] == kind)
 
-    def _held(self) -> list[tuple[str, str]]:
+    def held(self) -> list[tuple[str, str]]:
         """(local, state array element) of every scheduler value kept in a local during
         ``run``: loaded at the start, stored back before every return."""
         pairs = [
@@ -253,14 +204,14 @@ class SchedulerSource:
     def load(self, ind: str) -> list[str]:
         """Locals from the state arrays, at the start of ``run`` (and the log's switch and
         length, which are only read)."""
-        return [f"{ind}{local} = {held}" for local, held in self._held()] + [
+        return [f"{ind}{local} = {held}" for local, held in self.held()] + [
             f"{ind}q_log = logpos[1] == 1",
             f"{ind}q_logn = logbuf.shape[0]",
         ]
 
     def store(self, ind: str) -> list[str]:
         """The locals back into the state arrays, before every return."""
-        return [f"{ind}{held} = {local}" for local, held in self._held()]
+        return [f"{ind}{held} = {local}" for local, held in self.held()]
 
     def _mark(self, m: int, ind: str) -> list[str]:
         """Node ``m`` runs in this set: its calls count at every time scale, the calls of

@@ -3,12 +3,15 @@
 The compiled backend runs graph-scheduler's algorithm (passes over the consideration queue,
 consideration sets that grow while conditions become true, call counts, termination
 conditions) inside jitted code. Here a built ``graph_scheduler.Scheduler`` is flattened into a
-table: one row per condition node, children listed before their parents;
+table: one row per node condition and termination condition (a kind and its owner node), plus
+the state those conditions read (threshold values, absolute times);
 :mod:`mdf_engine.schedulers.codegen` writes the code that evaluates it.
 
-A condition is compilable when it is one of the kinds in :data:`OPCODES` with time scales the
-loop tracks; :func:`encode` raises :class:`NotCompilable` naming the condition otherwise, and the
-caller falls back to the interpreted backend with a log line.
+The conditions come from the scheduler's condition kinds
+(:class:`~mdf_engine.schedulers.conditions.Scheduler`, :mod:`mdf_engine.schedulers.kinds`): a
+kind's ``code`` says what it means in the compiled loop. A kind that is not compiled, or one
+with a time scale the loop does not track, raises :class:`NotCompilable` naming the condition;
+the caller falls back to the interpreted backend with a log line.
 
 Counters the table refers to:
 
@@ -35,7 +38,7 @@ are exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import lcm
 from typing import Any
@@ -45,236 +48,14 @@ import numpy as np
 from graph_scheduler import TimeScale
 
 from ..errors import NotCompilable
+from .kinds import All, AllHaveRun, Always, ConditionKind, EveryNCalls, Never
+from .kinds import Any as AnyOf
 
-OPCODES = {
-    "Always": 0,
-    "Never": 1,
-    "All": 2,
-    "And": 2,
-    "Any": 3,
-    "Or": 3,
-    "Not": 4,
-    "EveryNCalls": 5,
-    "AfterNCalls": 6,
-    "AtNCalls": 7,
-    "BeforeNCalls": 8,
-    "AfterCall": 9,
-    "AllHaveRun": 10,
-    "JustRan": 11,
-    "AtPass": 12,
-    "AfterPass": 13,
-    "AfterNPasses": 14,
-    "EveryNPasses": 15,
-    "BeforePass": 16,
-    "AtEnvironmentStateUpdate": 17,
-    "AfterEnvironmentStateUpdate": 18,
-    "AfterNEnvironmentStateUpdates": 19,
-    "BeforeEnvironmentStateUpdate": 20,
-    "Threshold": 21,
-    "AfterNCallsCombined": 22,
-    "AtEnvironmentSequence": 23,
-    "AfterEnvironmentSequence": 24,
-    "AfterNEnvironmentSequences": 25,
-    "AtConsiderationSetExecution": 26,
-    "BeforeConsiderationSetExecution": 27,
-    "AfterConsiderationSetExecution": 28,
-    "AfterNConsiderationSetExecutions": 29,
-    "TimeInterval": 30,
-    "TimeTermination": 31,
-}
-COMPARATORS = {"<": 0, "<=": 1, ">": 2, ">=": 3, "==": 4, "!=": 5}
-_SCALE_ROW = {
-    TimeScale.CONSIDERATION_SET_EXECUTION: 0,
-    TimeScale.PASS: 0,
-    TimeScale.ENVIRONMENT_STATE_UPDATE: 1,
-    TimeScale.ENVIRONMENT_SEQUENCE: 2,
-    TimeScale.LIFE: 2,
-}
-
-# row layout of the int table
-OP, A, B, N, FIRST_CHILD, N_CHILDREN = range(6)
+ESU = TimeScale.ENVIRONMENT_STATE_UPDATE
+ES = TimeScale.ENVIRONMENT_SEQUENCE
 
 
-class ConditionTable:
-    """Flattened conditions: ``ints`` (rows of OP, A, B, N, first child, #children), ``floats``
-    (threshold, atol, rtol), ``children`` (row indices), ``order`` (evaluation order per root)."""
-
-    def __init__(self, node_index: dict[str, int]):
-        self.node_index = node_index
-        self.ints: list[list[int]] = []
-        self.floats: list[list[float]] = []
-        self.children: list[int] = []
-        self.thresholds: list[tuple[str, str, Any]] = []  # (node, name, indices) per slot
-        self.sched_nodes: dict[str, Any] = {}  # node id -> the scheduler's node object
-        #: consideration set index of each node (a TimeInterval's offset depends on it)
-        self.set_of: dict[int, int] = {}
-        #: the absolute-time conditions, in milliseconds, before they become ticks
-        self.times: list[TimeCondition] = []
-        self.absolute = AbsoluteTime()
-
-    def add(self, cond: graph_scheduler.Condition, owner: int) -> int:
-        """Append ``cond`` (and its children); return its row."""
-        if type(cond).__name__ in _FINISHED:
-            return self._add_finished(cond)
-        name = _known_name(cond)
-        op = OPCODES[name]
-        kids: list[int] = []
-        a = b = n = 0
-        fl = [0.0, 0.0, 0.0]
-        args = list(getattr(cond, "args", ()))
-        kw = dict(getattr(cond, "kwargs", {}))
-        closure_scale = _closure_time_scale(cond)
-        if closure_scale is not None and "time_scale" not in kw:
-            # several classes keep ``time_scale`` only in their function's closure
-            kw["time_scale"] = closure_scale
-            if op in (12, 13, 14, 15, 16, 17, 18, 19, 20, 26, 27, 28, 29) and len(args) > 1:
-                args = args[:1]
-        if op in (2, 3):
-            kids = [self.add(c, owner) for c in args]
-        elif op == 4:
-            kids = [self.add(args[0], owner)]
-        elif op == 5:
-            a, n, b = self._node(args[0]), int(args[1]), owner
-        elif op in (6, 7, 8, 9):
-            a, n = self._node(args[0]), int(args[1])
-            b = self._scale(
-                getattr(
-                    cond, "time_scale", kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
-                )
-            )
-        elif op == 10:
-            deps = args or list(self.node_index)
-            kids = [-1 - self._node(d) for d in deps]
-            b = self._scale(getattr(cond, "time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE))
-        elif op == 11:
-            a = self._node(args[0])
-        elif op in (12, 13, 14, 15, 16):
-            n = int(args[0])
-            ts = (
-                args[1]
-                if len(args) > 1
-                else kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
-            )
-            if ts not in (
-                TimeScale.ENVIRONMENT_STATE_UPDATE,
-                TimeScale.ENVIRONMENT_SEQUENCE,
-                TimeScale.LIFE,
-            ):
-                raise NotCompilable(f"{name} at time scale {ts}")
-            b = 0 if ts is TimeScale.ENVIRONMENT_STATE_UPDATE else 1
-        elif op in (17, 18, 19, 20):
-            n = int(args[0])
-            ts = args[1] if len(args) > 1 else kw.get("time_scale", TimeScale.ENVIRONMENT_SEQUENCE)
-            if ts not in (TimeScale.ENVIRONMENT_SEQUENCE, TimeScale.LIFE):
-                raise NotCompilable(f"{name} at time scale {ts}")
-        elif op in (23, 24, 25):
-            n = int(args[0])
-        elif op in (26, 27, 28, 29):
-            n = int(args[0])
-            ts = (
-                args[1]
-                if len(args) > 1
-                else kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE)
-            )
-            if ts in (TimeScale.CONSIDERATION_SET_EXECUTION, TimeScale.PASS):
-                # graph-scheduler itself cannot count these (TimeScaleError)
-                raise NotCompilable(f"{name} at time scale {ts}")
-            b = self._scale(ts)
-        elif op in (30, 31):
-            a = self._time_condition(cond, owner)
-        elif op == 21:
-            comparator = kw.get("comparator")
-            if comparator not in COMPARATORS:
-                raise NotCompilable(f"Threshold comparator {comparator!r}")
-            a = len(self.thresholds)
-            self.thresholds.append((str(kw["dependency"]), kw["parameter"], kw.get("indices")))
-            b = COMPARATORS[comparator]
-            fl = [float(kw["threshold"]), float(kw.get("atol", 0)), float(kw.get("rtol", 0))]
-        elif op == 22:
-            deps = list(args[:-1]) if args and isinstance(args[-1], int) else list(args)
-            n = int(kw.get("n", args[-1] if args and isinstance(args[-1], int) else 0))
-            kids = [-1 - self._node(d) for d in deps]
-            b = self._scale(kw.get("time_scale", TimeScale.ENVIRONMENT_STATE_UPDATE))
-        return self._row(op, a, b, n, kids, fl)
-
-    def _time_condition(self, cond: Any, owner: int) -> int:
-        """Record a TimeInterval/TimeTermination; return its slot in :attr:`times`."""
-        if type(cond).__name__ == "TimeTermination":
-            tc = TimeCondition(start=_ms(cond.t), start_inclusive=bool(cond.kwargs["inclusive"]))
-        else:
-            kw = cond.kwargs
-            tc = TimeCondition(
-                repeat=_ms(cond.repeat),
-                start=_ms(cond.start),
-                end=_ms(cond.end),
-                start_inclusive=bool(kw.get("start_inclusive", True)),
-                end_inclusive=bool(kw.get("end_inclusive", True)),
-            )
-            if tc.repeat is not None:
-                if owner < 0 or owner not in self.set_of:
-                    # graph-scheduler itself fails on it (the offset comes from the owner)
-                    raise NotCompilable("TimeInterval with a repeat outside a node condition")
-                if tc.repeat == 0:
-                    raise NotCompilable("TimeInterval(repeat=0)")
-                tc.owner_set = self.set_of[owner]
-        self.times.append(tc)
-        return len(self.times) - 1
-
-    def _node(self, dep: Any) -> int:
-        key = str(dep)
-        if key not in self.node_index:
-            raise NotCompilable(f"condition names unknown node {key!r}")
-        return self.node_index[key]
-
-    def add_any(self, rows: list[int]) -> int:
-        """Append an ``Any`` row over existing ``rows``; return its row."""
-        return self._row(OPCODES["Any"], 0, 0, 0, rows)
-
-    def _row(
-        self, op: int, a: int, b: int, n: int, kids: list[int], fl: list[float] | None = None
-    ) -> int:
-        row = len(self.ints)
-        first = len(self.children)
-        self.children.extend(kids)
-        self.ints.append([op, a, b, n, first, len(kids)])
-        self.floats.append(fl or [0.0, 0.0, 0.0])
-        return row
-
-    def _add_finished(self, cond: Any) -> int:
-        """WhenFinished/Any/All as rows: a node is finished when it ran in this environment
-        state update (its call count there is >= 1) and, if it has an ``is_finished`` value
-        (:class:`~mdf_engine.schedulers.conditions.SchedNode`), that value is non-zero."""
-        deps = list(getattr(cond, "args", ())) or list(self.node_index)
-        deps = [self.sched_nodes.get(str(d), d) for d in deps]
-        rows = []
-        for d in deps:
-            ran = self._row(OPCODES["AfterNCalls"], self._node(d), 1, 1, [])
-            value = getattr(d, "finish_value", None)
-            if value is None:
-                rows.append(ran)
-                continue
-            slot = len(self.thresholds)
-            self.thresholds.append((str(d), value, None))
-            flag = self._row(OPCODES["Threshold"], slot, COMPARATORS["!="], 0, [])
-            rows.append(self._row(OPCODES["All"], 0, 0, 0, [ran, flag]))
-        if type(cond).__name__ == "WhenFinishedAny":
-            return self._row(OPCODES["Any"], 0, 0, 0, rows)
-        return self._row(OPCODES["All"], 0, 0, 0, rows)
-
-    @staticmethod
-    def _scale(ts: Any) -> int:
-        if ts not in _SCALE_ROW:
-            raise NotCompilable(f"call counts at time scale {ts}")
-        return _SCALE_ROW[ts]
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        ints = np.array(self.ints or [[0] * 6], dtype=np.int64).reshape(-1, 6)
-        floats = np.array(self.floats or [[0.0] * 3], dtype=np.float64).reshape(-1, 3)
-        children = np.array(self.children or [0], dtype=np.int64)
-        return ints, floats, children
-
-
-@dataclass
+@dataclass(frozen=True)
 class TimeCondition:
     """A TimeInterval (``repeat``, ``start``, ``end``) or TimeTermination (``start`` is its
     ``t``): times in milliseconds until :func:`encode` turns them into ticks."""
@@ -286,6 +67,10 @@ class TimeCondition:
     end_inclusive: bool = True
     owner_set: int = 0  # the owner's consideration set: the phase of ``repeat``
     offset: Fraction | int = 0  # owner_set times the length of a set
+
+    def at_set(self, owner_set: int) -> TimeCondition:
+        """This condition repeating from consideration set ``owner_set``."""
+        return replace(self, owner_set=owner_set)
 
 
 @dataclass
@@ -299,6 +84,104 @@ class AbsoluteTime:
     first: int = 0
     ticks_per_ms: int = 1
     conditions: list[TimeCondition] = field(default_factory=list)
+
+
+class ConditionTable:
+    """A graph's conditions for the compiled loop: ``rows`` (a kind and its owner node, -1 for
+    termination), ``thresholds`` ((node, name, indices) of each value a Threshold reads) and
+    ``times`` (each absolute-time condition in milliseconds; :attr:`absolute` has them in
+    ticks)."""
+
+    def __init__(self, node_index: dict[str, int]):
+        self.node_index = node_index
+        self.rows: list[tuple[ConditionKind, int]] = []
+        self.thresholds: list[tuple[str, str, Any]] = []  # (node, name, indices) per slot
+        self._threshold_keys: dict[tuple, int] = {}
+        self.sched_nodes: dict[str, Any] = {}  # node id -> the scheduler's node object
+        #: consideration set index of each node (a TimeInterval's offset depends on it)
+        self.set_of: dict[int, int] = {}
+        #: the absolute-time conditions, in milliseconds, before they become ticks
+        self.times: list[TimeCondition] = []
+        self.absolute = AbsoluteTime()
+
+    def add(self, cond: ConditionKind, owner: int) -> int:
+        """Append ``cond``, the condition of node ``owner`` (-1: a termination condition),
+        reserving the state it reads; return its row."""
+        cond.register(self, owner)
+        self.rows.append((cond, owner))
+        return len(self.rows) - 1
+
+    def add_any(self, rows: list[int]) -> int:
+        """Append an ``Any`` of the termination conditions at ``rows``; return its row."""
+        return self.add(AnyOf(tuple(self.rows[r][0] for r in rows)), -1)
+
+    def node(self, dep: str) -> int:
+        """The index of node ``dep``."""
+        key = str(dep)
+        if key not in self.node_index:
+            raise NotCompilable(f"condition names unknown node {key!r}")
+        return self.node_index[key]
+
+    def node_ids(self) -> list[str]:
+        return list(self.node_index)
+
+    def finish_value(self, node_id: str) -> str | None:
+        """The ``is_finished`` value of a node, if it has one
+        (:class:`~mdf_engine.schedulers.conditions.SchedNode`)."""
+        return getattr(self.sched_nodes.get(node_id), "finish_value", None)
+
+    def threshold_slot(self, node_id: str, name: str, indices: Any) -> int:
+        """The slot of the value ``name`` of node ``node_id`` at ``indices`` (one per value,
+        however many conditions read it)."""
+        key = (node_id, name, _frozen(indices))
+        if key not in self._threshold_keys:
+            self._threshold_keys[key] = len(self.thresholds)
+            self.thresholds.append((node_id, name, indices))
+        return self._threshold_keys[key]
+
+    @staticmethod
+    def time_condition(**times: Any) -> TimeCondition:
+        """A :class:`TimeCondition` from graph-scheduler's time quantities."""
+        for k in ("repeat", "start", "end"):
+            if k in times:
+                times[k] = _ms(times[k])
+        return TimeCondition(**times)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows of (kind, node, time scale row, n, first child, #children) for the fixed
+        schedule check that compiler.py still makes itself (until it calls
+        :func:`static_sets`): Always 0, EveryNCalls 5, AllHaveRun 10, anything else -1."""
+        ints, children = [], []
+        for cond, _owner in self.rows:
+            row = [-1, 0, 0, 0, len(children), 0]
+            if isinstance(cond, Always):
+                row[0] = 0
+            elif isinstance(cond, EveryNCalls):
+                row[:4] = [5, self.node_index.get(cond.dependency, -1), 0, cond.n]
+            elif isinstance(cond, AllHaveRun):
+                deps = [self.node_index[d] for d in cond.dependencies] or range(len(self.node_index))
+                row[0], row[2] = 10, {ESU: 1, ES: 2, TimeScale.LIFE: 2}.get(cond.time_scale, 0)
+                children.extend(-1 - d for d in deps)
+                row[5] = len(children) - row[4]
+            ints.append(row)
+        return (
+            np.array(ints or [[0] * 6], np.int64).reshape(-1, 6),
+            np.zeros((max(len(ints), 1), 3)),
+            np.array(children or [0], np.int64),
+        )
+
+    def time_slot(self, tc: TimeCondition) -> int:
+        """The slot of ``tc`` (one per distinct condition)."""
+        if tc not in self.times:
+            self.times.append(tc)
+        return self.times.index(tc)
+
+
+def _frozen(v: Any) -> Any:
+    """``v`` with its lists made tuples (a key)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_frozen(x) for x in v)
+    return v
 
 
 def _ms(q: Any) -> Fraction | None:
@@ -339,10 +222,12 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
         scheduler.mode is graph_scheduler.SchedulingMode.EXACT_TIME
         or len(scheduler.consideration_queue) == 1
     )
-    for tc in table.times:
-        tc.offset = tc.start if exact and tc.start is not None else tc.owner_set * interval
+    times = [
+        replace(tc, offset=tc.start if exact and tc.start is not None else tc.owner_set * interval)
+        for tc in table.times
+    ]
     values = [interval, first] + [
-        v for tc in table.times for v in (tc.repeat, tc.start, tc.end, tc.offset) if v is not None
+        v for tc in times for v in (tc.repeat, tc.start, tc.end, tc.offset) if v is not None
     ]
     ticks = lcm(*(Fraction(v).denominator for v in values))
 
@@ -359,37 +244,35 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
             tc.owner_set,
             tick(tc.offset),
         )
-        for tc in table.times
+        for tc in times
     ]
     return AbsoluteTime(bool(absolute), tick(interval), tick(first), ticks, conds)
 
 
-def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
-    """Encode a built graph-scheduler ``Scheduler``: returns (table, node roots, termination
-    root, consideration queue as (starts, nodes))."""
+def encode(scheduler: Any, node_ids: list[str]):
+    """Encode the conditions of a :class:`~mdf_engine.schedulers.conditions.Scheduler`:
+    returns (table, node roots, termination root, consideration queue as (starts, nodes))."""
+    kinds = getattr(scheduler, "kinds", None)
+    if kinds is None:
+        raise TypeError("encode() needs the scheduler of make_scheduler (it keeps the kinds)")
     index = {nid: i for i, nid in enumerate(node_ids)}
     table = ConditionTable(index)
     table.sched_nodes = {str(n): n for n in scheduler.nodes}
     table.set_of = {
         index[str(n)]: q for q, cs in enumerate(scheduler.consideration_queue) for n in cs
     }
+    senders = {str(n): [str(d) for d in deps] for n, deps in scheduler.graph.items()}
     roots = np.zeros(len(node_ids), dtype=np.int64)
     for nid in node_ids:
-        cond = (
-            scheduler.conditions.conditions_basic.get(_find(scheduler, nid))
-            if _find(scheduler, nid) in scheduler.conditions.conditions_basic
-            else None
-        )
-        if cond is None:
-            cond = graph_scheduler.Always()
+        cond = kinds.nodes.get(nid) or default_condition(senders.get(nid, []))
         roots[index[nid]] = table.add(cond, index[nid])
-    term = scheduler.termination_conds
+    term = kinds.termination
     for ts in term:
-        if ts not in (TimeScale.ENVIRONMENT_STATE_UPDATE, TimeScale.ENVIRONMENT_SEQUENCE):
+        if ts not in (ESU, ES):
             raise NotCompilable(f"termination at time scale {ts.name}")
-    term_root = table.add(term[TimeScale.ENVIRONMENT_STATE_UPDATE], -1)
-    seq = term.get(TimeScale.ENVIRONMENT_SEQUENCE)
-    if seq is not None and type(seq).__name__ != "Never":
+    term_root = table.add(term.get(ESU, AllHaveRun()), -1)
+    seq = term.get(ES)
+    if seq is not None and not isinstance(seq, Never):
         # graph-scheduler runs passes while neither termination holds
         term_root = table.add_any([term_root, table.add(seq, -1)])
     table.absolute = _absolute_time(scheduler, table)
@@ -400,37 +283,50 @@ def encode(scheduler: graph_scheduler.Scheduler, node_ids: list[str]):
     return table, roots, term_root, (np.array(starts, np.int64), np.array(nodes, np.int64))
 
 
-_FINISHED = ("WhenFinished", "WhenFinishedAny", "WhenFinishedAll")
+def default_condition(senders: list[str]) -> ConditionKind:
+    """graph-scheduler's condition for a node the file gives none: ``Always`` without
+    senders, else ``EveryNCalls(sender, 1)`` (``All`` of them for several)."""
+    if not senders:
+        return Always()
+    if len(senders) == 1:
+        return EveryNCalls(senders[0], 1)
+    return All(tuple(EveryNCalls(d, 1) for d in senders))
 
 
-def _known_name(cond: Any) -> str:
-    """The compiled kind of ``cond``: its class, or the nearest base class with an opcode
-    (``AtEnvironmentStateUpdateStart`` is an ``AtPass``, ``...NStart`` an ``All``)."""
-    for cls in type(cond).__mro__:
-        if cls.__name__ in OPCODES and cls.__module__.startswith("graph_scheduler"):
-            return cls.__name__
-        if cls.__name__ in ("Condition", "CompositeCondition"):
-            break
-    raise NotCompilable(f"{type(cond).__name__} is not compiled")
+def static_sets(
+    table: ConditionTable, roots: Any, term: int, queue: Any, composite: bool = True
+) -> list[list[int]] | None:
+    """The consideration sets of a fixed schedule (every node once per update, in queue
+    order), or None when the conditions make the order depend on the run. Fixed means: every
+    node's condition is ``Always`` or ``EveryNCalls(sender, 1)`` with the sender in an earlier
+    consideration set (or, if ``composite``, ``All`` of such conditions: graph-scheduler's
+    default for several senders), and the update ends when every node has run once
+    (``AllHaveRun`` in the update: graph-scheduler's default)."""
+    starts, qnodes = queue
+    set_of = {
+        int(qnodes[k]): q for q in range(len(starts) - 1) for k in range(starts[q], starts[q + 1])
+    }
 
+    def fixed(cond: ConditionKind, owner: int) -> bool:
+        if isinstance(cond, Always):
+            return True
+        if isinstance(cond, EveryNCalls) and cond.n == 1:
+            sender = table.node_index.get(cond.dependency)
+            return set_of.get(sender, 1 << 30) < set_of.get(owner, -1)
+        if composite and isinstance(cond, All):
+            return all(fixed(c, owner) for c in cond.args)
+        return False
 
-def _closure_time_scale(cond: Any) -> Any:
-    """The ``time_scale`` a condition's function closes over, if any."""
-    func = getattr(cond, "func", None)
-    code = getattr(func, "__code__", None)
-    if code is None or not func.__closure__:
+    if not all(fixed(table.rows[int(r)][0], owner) for owner, r in enumerate(roots)):
         return None
-    for name, cell in zip(code.co_freevars, func.__closure__):
-        if name == "time_scale":
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return None
-    return None
-
-
-def _find(scheduler, nid: str):
-    for n in scheduler.nodes:
-        if str(n) == nid:
-            return n
-    return nid
+    end = table.rows[term][0]
+    if not (
+        isinstance(end, AllHaveRun)
+        and end.time_scale is ESU
+        and {table.node_index[d] for d in end.dependencies or table.node_ids()}
+        == set(range(len(table.node_index)))
+    ):
+        return None
+    return [
+        sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]]) for q in range(len(starts) - 1)
+    ]

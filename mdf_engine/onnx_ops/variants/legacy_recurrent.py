@@ -1,5 +1,5 @@
 """RNN, GRU and LSTM as the early document (seed 002) gives them, as adapters over the
-``recurrent`` family kernels (:func:`~mdf_engine.onnx_ops.recurrent.rnn`, ``gru``, ``lstm``).
+recurrent family kernels (:func:`~mdf_engine.onnx_ops.rnn.rnn`, ``gru.gru``, ``lstm.lstm``).
 
 What the adapters translate:
 
@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import MDFError
-from ..recurrent import gru, lstm, rnn
+from ..gru import gru
+from ..lstm import lstm
+from ..rnn import rnn
 from .legacy import arr, float_dtype, legacy_op, text
 
 _SEED_ACTIVATIONS = ("sigmoid", "tanh", "relu")

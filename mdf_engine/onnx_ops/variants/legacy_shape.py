@@ -27,6 +27,7 @@ import numpy as np
 
 from ...errors import MDFError
 from ...registry import REQUIRED
+from ..cast import DTYPE_NAMES, ONNX_DTYPES
 from .legacy import arr, given, legacy_op, standard, text
 
 
@@ -170,50 +171,26 @@ for _op in ("ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReducePr
 
 # ---------------------------------------------------------------- Cast, Pad
 
-_TYPE_NAMES = {
-    "FLOAT": np.float32,
-    "FLOAT32": np.float32,
-    "UINT8": np.uint8,
-    "INT8": np.int8,
-    "UINT16": np.uint16,
-    "INT16": np.int16,
-    "INT32": np.int32,
-    "INT64": np.int64,
-    "BOOL": np.bool_,
-    "FLOAT16": np.float16,
-    "DOUBLE": np.float64,
-    "FLOAT64": np.float64,
-    "UINT32": np.uint32,
-    "UINT64": np.uint64,
-}
-_TYPE_ENUM = {
-    1: np.float32,
-    2: np.uint8,
-    3: np.int8,
-    4: np.uint16,
-    5: np.int16,
-    6: np.int32,
-    7: np.int64,
-    9: np.bool_,
-    10: np.float16,
-    11: np.float64,
-    12: np.uint32,
-    13: np.uint64,
-}
+#: Spellings of the early documents that the standard type table names differently.
+_LEGACY_TYPE_ALIASES = {"FLOAT32": "FLOAT", "FLOAT64": "DOUBLE"}
 
 
 def dtype_of(to: Any) -> np.dtype:
-    """The numpy dtype of an ONNX type given as a name string (legacy) or a DataType enum int."""
+    """The numpy dtype of an ONNX type given as a name string (legacy, also ``tensor(float)``)
+    or a DataType enum int, read from the standard table of :mod:`mdf_engine.onnx_ops.cast`;
+    the early documents' numeric and bool types only (no string or complex)."""
     if isinstance(to, (bytes, str)):
-        t = _TYPE_NAMES.get(text(to).upper().replace("TENSOR(", "").rstrip(")"))
+        key = text(to).upper().replace("TENSOR(", "").rstrip(")")
+        code = DTYPE_NAMES.get(_LEGACY_TYPE_ALIASES.get(key, key))
     else:
-        t = _TYPE_ENUM.get(int(to))
-    if t is None:
+        code = int(to)
+    dt = np.dtype(ONNX_DTYPES[code]) if code in ONNX_DTYPES else None
+    if dt is None or dt.kind not in "biuf":
         raise MDFError(
             f"unknown ONNX data type {to!r} (expected a name such as 'FLOAT', "
             f"'DOUBLE', 'INT64' or a TensorProto enum value)"
         )
-    return np.dtype(t)
+    return dt
 
 
 @legacy_op("Cast", inputs=("input",), outputs=("output",), attributes={"to": REQUIRED})

@@ -1,0 +1,195 @@
+"""A checked expression written out as Python source for the compiled backend (Numba), over
+engine-made names only, and the guess of which parts of it may be integers (they take checked
+integer helpers in generated code)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import NotCompilable
+from .functions import BUILTIN_FUNCTIONS, MATH_FUNCTIONS, MODULES, numpy_name
+from .operators import BINOP_SRC, CMP_SRC, UNARY_SRC
+from .parse import Expr
+
+
+def to_source(
+    expr: Expr,
+    rename: Callable[[str], str],
+    call: Callable[[str], str],
+    const: Callable[[Any], str],
+    index: Callable[[str, list[str]], str],
+    checked: Callable[[str, list[str]], str] | None = None,
+) -> str:
+    """Python source of ``expr`` for Numba that holds no text of the expression: variables
+    renamed by ``rename``, calls of registered functions by ``call``, literals (numbers,
+    strings) by ``const`` (the name of a constant-table entry); math/numpy calls as
+    ``np.<f>`` from the whitelist, keyword names from :data:`SOURCE_KEYWORDS`. Division keeps
+    Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
+    inf/nan as in the interpreter, at the speed of a plain division). A subscript by
+    indices (not slices) is ``index(value, indices)``: code that checks the bounds; ``int()``,
+    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``):
+    the semantics of docs/semantics.md, "One numeric semantics"."""
+    emitter = Emitter(rename, call, const, index)
+    emitter.checked = checked
+    return emitter.emit(expr.tree.body)
+
+
+#: Keyword arguments a call may pass in compiled code (others are not compiled); the source
+#: holds the engine's copy of the name, never the expression's text.
+SOURCE_KEYWORDS = {
+    k: k
+    for k in "axis keepdims dtype shape fill_value reps axes ord num "
+    "endpoint decimals ddof k a_min a_max".split()
+}
+
+
+def _negative_int_literal(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    )
+
+
+def _maybe_int(node: ast.AST) -> bool:
+    """Whether compiled code may compute ``node`` as an integer (values held in the compiled
+    state are float64; integers come from literals, ``int()``, ``len()``, ``round()`` and
+    arithmetic on them, and function arguments, which keep their expression's type)."""
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.Name):
+        return node.id not in ("True", "False", "None")
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Name) and f.id in ("int", "len", "round", "abs", "min", "max")
+    if isinstance(node, ast.UnaryOp):
+        return _maybe_int(node.operand)
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Div, ast.MatMult)):
+        return _maybe_int(node.left) and _maybe_int(node.right)
+    if isinstance(node, ast.IfExp):
+        return _maybe_int(node.body) or _maybe_int(node.orelse)
+    return isinstance(node, ast.Subscript)
+
+
+class Emitter:
+    """Writes one syntax-tree node as source, dispatching on the node type (``_BinOp``, ...)."""
+
+    def __init__(
+        self,
+        rename: Callable[[str], str],
+        call: Callable[[str], str],
+        const: Callable[[Any], str],
+        index: Callable[[str, list[str]], str] | None = None,
+    ):
+        self.rename = rename
+        self.call = call
+        self.const = const
+        self.index = index
+        self.checked: Callable[[str, list[str]], str] | None = None
+
+    def emit(self, node: ast.AST) -> str:
+        return getattr(self, "_" + type(node).__name__)(node)
+
+    def _Constant(self, node):
+        if node.value is None or isinstance(node.value, bool):
+            return repr(node.value)  # a keyword
+        return self.const(node.value)
+
+    def _Name(self, node):
+        if node.id in ("True", "False", "None"):
+            return node.id
+        return self.rename(node.id)
+
+    def _Attribute(self, node):
+        mod = node.value.id
+        if node.attr in MODULES[mod][1]:
+            value = MODULES[mod][1][node.attr]
+            return "None" if value is None else self.const(value)
+        return numpy_name(mod, node.attr)
+
+    def _BinOp(self, node):
+        left, right = self.emit(node.left), self.emit(node.right)
+        if isinstance(node.op, ast.Pow) and _negative_int_literal(node.right):
+            right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
+        if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
+            return self.checked(helper, [left, right])
+        if (
+            self.checked is not None
+            and isinstance(node.op, ast.Pow)
+            and _maybe_int(node.left)
+            and _maybe_int(node.right)
+        ):
+            return self.checked("_ipow", [left, right])
+        if (
+            self.checked is not None
+            and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))
+            and _maybe_int(node.left)
+            and _maybe_int(node.right)
+        ):
+            helper = {ast.Add: "_iadd", ast.Sub: "_isub", ast.Mult: "_imul"}[type(node.op)]
+            return self.checked(helper, [left, right])
+        return f"({left} {BINOP_SRC[type(node.op)]} {right})"
+
+    def _UnaryOp(self, node):
+        return f"({UNARY_SRC[type(node.op)]}{self.emit(node.operand)})"
+
+    def _BoolOp(self, node):
+        op = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + op.join(self.emit(v) for v in node.values) + ")"
+
+    def _Compare(self, node):
+        parts = [self.emit(node.left)]
+        for o, c in zip(node.ops, node.comparators):
+            parts += [CMP_SRC[type(o)], self.emit(c)]
+        return "(" + " ".join(parts) + ")"
+
+    def _IfExp(self, node):
+        return f"({self.emit(node.body)} if {self.emit(node.test)} else {self.emit(node.orelse)})"
+
+    def _Subscript(self, node):
+        value, sl = self.emit(node.value), node.slice
+        parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        slices = [isinstance(p, ast.Slice) for p in parts]
+        if all(slices):  # slicing clamps to the bounds, as numpy does
+            return f"{value}[{self.emit(sl)}]"
+        if any(slices) or self.index is None:
+            raise NotCompilable("an index mixed with slices is not bounds-checked")
+        return self.index(value, [self.emit(p) for p in parts])
+
+    def _Slice(self, node):
+        lo = self.emit(node.lower) if node.lower else ""
+        hi = self.emit(node.upper) if node.upper else ""
+        st = ":" + self.emit(node.step) if node.step else ""
+        return f"{lo}:{hi}{st}"
+
+    def _Tuple(self, node):
+        inner = ", ".join(self.emit(e) for e in node.elts)
+        return f"({inner},)" if len(node.elts) == 1 else f"({inner})"
+
+    def _List(self, node):
+        return "np.array([" + ", ".join(self.emit(e) for e in node.elts) + "])"
+
+    def _Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            name = numpy_name(f.value.id, f.attr)
+        elif f.id in MATH_FUNCTIONS:
+            name = numpy_name("math", f.id)
+        elif f.id in BUILTIN_FUNCTIONS:
+            name = f.id
+        else:
+            name = self.call(f.id)
+        args = [self.emit(a) for a in node.args]
+        if name == "int" and self.checked is not None:
+            if len(args) != 1 or node.keywords:
+                raise NotCompilable("int() with more than one argument")
+            return self.checked("_int", args)
+        for k in node.keywords:
+            if k.arg not in SOURCE_KEYWORDS:
+                raise NotCompilable("a keyword argument that compiled code does not take")
+            args.append(f"{SOURCE_KEYWORDS[k.arg]}={self.emit(k.value)}")
+        return f"{name}({', '.join(args)})"

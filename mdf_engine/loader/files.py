@@ -1,0 +1,100 @@
+"""Reading a model file into plain data: regular .json/.yaml/.yml files only, UTF-8, within the
+size and nesting limits below (YAML with the safe loader; shared YAML anchors counted as often
+as they expand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import MDFError
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64
+#: Most items (counting repeats of shared YAML anchors) a file may expand to.
+MAX_EXPANDED = 10**7
+
+
+def read_file(path: str) -> Any:
+    """Parse a .json/.yaml/.yml file into plain data, with size and depth limits."""
+    p = Path(path)
+    if not p.exists():
+        raise MDFError("no such file", source=path)
+    # a directory, FIFO or device is refused before it is opened (a FIFO would block)
+    if p.is_dir():
+        raise MDFError("is a directory, not a model file", source=path)
+    if not p.is_file():
+        raise MDFError("is not a regular file (a FIFO, device or socket)", source=path)
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise MDFError(f"file is {size} bytes; the limit is {MAX_FILE_BYTES}", source=path)
+    ext = p.suffix.lower()
+    try:
+        text = p.read_bytes().decode("utf-8", errors="strict")
+    except UnicodeDecodeError as e:
+        raise MDFError(f"the file is not UTF-8 text (byte {e.start})", source=path) from None
+    try:
+        if ext == ".json":
+            data = json.loads(text)
+        elif ext in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            raise MDFError("expected a .json, .yaml or .yml file", source=path)
+    except MDFError:
+        raise
+    except RecursionError:
+        raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=path) from None
+    except json.JSONDecodeError as e:
+        raise MDFError(
+            f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=path
+        ) from None
+    except Exception as e:  # yaml errors, unicode errors
+        msg = str(e).replace("\n", " ")
+        raise MDFError(f"cannot parse file: {type(e).__name__}: {msg}", source=path) from None
+    check_depth(data, path)
+    return data
+
+
+def check_depth(data: Any, source: str | None) -> None:
+    """Refuse data nested deeper than MAX_DEPTH, data that contains itself (YAML aliases), and
+    shared subtrees (YAML anchors) that would expand to more than MAX_EXPANDED items."""
+    # Each distinct container is measured once: (height, expanded item count).
+    memo: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(data, 0, False)]
+    while stack:
+        item, depth, done = stack.pop()
+        if not isinstance(item, (dict, list)):
+            continue
+        key = id(item)
+        children = list(item.values()) if isinstance(item, dict) else item
+        if done:
+            active.discard(key)
+            height, size = 0, 1
+            for c in children:
+                if isinstance(c, (dict, list)):
+                    h, n = memo[id(c)]
+                    height, size = max(height, h + 1), size + n
+                else:
+                    size += 1
+            if size > MAX_EXPANDED:
+                raise MDFError(
+                    f"the data expands to more than {MAX_EXPANDED} items (repeated YAML aliases?)",
+                    source=source,
+                )
+            memo[key] = (height, size)
+            continue
+        if key in active:
+            raise MDFError("the data refers to itself (a recursive YAML alias)", source=source)
+        if key in memo:
+            if depth + memo[key][0] > MAX_DEPTH:
+                raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+            continue
+        if depth > MAX_DEPTH:
+            raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+        active.add(key)
+        stack.append((item, depth, True))
+        stack.extend((c, depth + 1, False) for c in children if isinstance(c, (dict, list)))

@@ -1,0 +1,148 @@
+"""``onnx::`` Concat and Split: join tensors along an axis, and cut one into parts.
+
+Concat's default axis is 1 at opset 1 and 0 (a required attribute in the spec) from opset 4.
+Split takes ``split`` (the part sizes) as an attribute at opset 2, as an input from 13, and gains
+``num_outputs`` at 18 (parts of ceil(n/k), the last one smaller). Before 18 an equal split has as
+many parts as the node has outputs, which only the graph runner knows: :func:`mdf_engine.onnx_ops.run`
+passes that count as ``num_outputs``. The parts are copies, never views. The opset-1 Split lives in
+``variants/legacy_shape.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import MDFError
+from . import onnx_op
+from ._axes import int_values, norm_axis
+
+
+def _concat(inputs: tuple, axis: int) -> np.ndarray:
+    arrs = [np.asarray(a) for a in inputs if a is not None]
+    if not arrs:
+        raise MDFError("Concat needs at least one input")
+    ax = norm_axis(int(axis), arrs[0].ndim, "Concat")
+    try:
+        return np.concatenate(arrs, axis=ax)
+    except ValueError as e:
+        raise MDFError(f"Concat: shapes {[a.shape for a in arrs]} differ off axis {ax}") from e
+
+
+@onnx_op(
+    "Concat", inputs=("inputs",), variadic=True, attributes={"axis": 1}, outputs=("concat_result",)
+)
+def concat_v1(*inputs, axis=1):
+    """Join the inputs along ``axis`` (default 1 at opset 1)."""
+    return (_concat(inputs, axis),)
+
+
+@onnx_op(
+    "Concat",
+    inputs=("inputs",),
+    variadic=True,
+    attributes={"axis": 0},
+    outputs=("concat_result",),
+    since=4,
+)
+def concat(*inputs, axis=0):
+    """Join the inputs along ``axis`` (negative counts from the end)."""
+    return (_concat(inputs, axis),)
+
+
+# ---------------------------------------------------------------- Split
+
+
+def _split(x: np.ndarray, sizes: list[int], axis: int) -> tuple:
+    ax = norm_axis(int(axis), x.ndim, "Split")
+    if sum(sizes) != x.shape[ax] or any(s < 0 for s in sizes):
+        raise MDFError(f"Split: sizes {sizes} do not add up to the axis length {x.shape[ax]}")
+    out = []
+    start = 0
+    for s in sizes:
+        idx = [slice(None)] * x.ndim
+        idx[ax] = slice(start, start + s)
+        out.append(x[tuple(idx)].copy())
+        start += s
+    return tuple(out)
+
+
+def _equal_sizes(x: np.ndarray, axis: int, k: Any) -> list[int]:
+    """Sizes of ``k`` equal parts of ``x`` along ``axis`` (opsets 2-13: must divide evenly)."""
+    n = x.shape[norm_axis(int(axis), x.ndim, "Split")]
+    k = int(k)
+    if k < 1 or n % k:
+        raise MDFError(f"Split: an axis of length {n} does not split into {k} equal parts")
+    return [n // k] * k
+
+
+def _need_sizes(op: str) -> MDFError:
+    return MDFError(
+        f"{op}: give 'split' (sizes) — the number of outputs is not known to the "
+        "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'"
+    )
+
+
+# Before opset 18 an equal split has as many parts as the node has outputs, which only the
+# graph runner knows: it passes that count as ``num_outputs`` (see ``onnx_ops.run``).
+@onnx_op(
+    "Split",
+    inputs=("input",),
+    attributes={"axis": 0, "split": None, "num_outputs": None},
+    outputs=("outputs",),
+    since=2,
+)
+def split_v2(input, *, axis=0, split=None, num_outputs=None):
+    """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
+    ``num_outputs`` (the node's output count) equal parts."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, int_values(split), axis)
+    if num_outputs is None:
+        raise _need_sizes("Split")
+    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
+
+
+@onnx_op(
+    "Split",
+    inputs=("input", "split"),
+    optional=("split",),
+    attributes={"axis": 0, "num_outputs": None},
+    outputs=("outputs",),
+    since=13,
+)
+def split_v13(input, split=None, *, axis=0, num_outputs=None):
+    """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
+    ``num_outputs`` (the node's output count) equal parts."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, int_values(split), axis)
+    if num_outputs is None:
+        raise _need_sizes("Split")
+    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
+
+
+@onnx_op(
+    "Split",
+    inputs=("input", "split"),
+    optional=("split",),
+    attributes={"axis": 0, "num_outputs": None},
+    outputs=("outputs",),
+    since=18,
+)
+def split(input, split=None, *, axis=0, num_outputs=None):
+    """Split along ``axis`` by ``split`` sizes, or into ``num_outputs`` parts of
+    ceil(n/num_outputs) (the last one smaller)."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, int_values(split), axis)
+    if num_outputs is None:
+        raise _need_sizes("Split")
+    n = x.shape[norm_axis(int(axis), x.ndim, "Split")]
+    k = int(num_outputs)
+    if k < 1:
+        raise MDFError(f"Split: num_outputs must be >= 1, got {k}")
+    chunk = -(-n // k)
+    sizes = [min(chunk, max(n - i * chunk, 0)) for i in range(k)]
+    return _split(x, sizes, axis)

@@ -1,0 +1,219 @@
+"""``onnx::`` Gather, GatherElements, Scatter and ScatterElements: take (or write) slices or single
+elements of ``data`` at integer indices along one axis.
+
+Gather takes whole slices along ``axis``; GatherElements/ScatterElements take or write one element
+per index entry (``indices`` has ``data``'s rank). Scatter is ScatterElements' opset-9 name;
+ScatterElements gains ``reduction`` (add, mul) at 16 and max/min at 18. Negative indices count
+from the end; an index out of range is an :class:`MDFError`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from . import onnx_op
+from ._index_common import as_bits, flat_view, guarded, index_axis, reduction_code
+
+
+@numba.njit(cache=True)
+def _gather_core(x, idx, outer, n, inner):
+    m = idx.size
+    out = np.empty(outer * m * inner, dtype=x.dtype)
+    for t in range(m):
+        j = idx[t]
+        if j < 0:
+            j += n
+        if j < 0 or j >= n:
+            raise IndexError("Gather index out of range")
+    for o in range(outer):
+        for t in range(m):
+            j = idx[t]
+            if j < 0:
+                j += n
+            src = (o * n + j) * inner
+            dst = (o * m + t) * inner
+            for i in range(inner):
+                out[dst + i] = x[src + i]
+    return out
+
+
+@onnx_op("Gather", inputs=("data", "indices"), attributes={"axis": 0}, outputs=("output",))
+def gather(data, indices, *, axis=0):
+    """Take the slices of ``data`` at ``indices`` along ``axis`` (negative indices wrap)."""
+    x = np.asarray(data)
+    ind = np.asarray(indices)
+    ax = index_axis(axis, x.ndim, "Gather")
+    outer = math.prod(x.shape[:ax])
+    inner = math.prod(x.shape[ax + 1 :])
+    flat = flat_view(x)
+    if flat.dtype.kind in "OUS":
+        res = np.take(x, np.where(ind < 0, ind + x.shape[ax], ind), axis=ax)
+        return (res,)
+    res = guarded(
+        "Gather",
+        _gather_core,
+        as_bits(flat),
+        flat_view(ind).astype(np.int64),
+        outer,
+        x.shape[ax],
+        inner,
+    ).view(flat.dtype)
+    return (res.reshape(x.shape[:ax] + ind.shape + x.shape[ax + 1 :]),)
+
+
+# ---------------------------------------------------------------- GatherElements / ScatterElements
+
+
+@numba.njit(cache=True)
+def _elements_offsets(idx, ishape, dshape, axis):
+    """Flat offsets into the C-ordered data for each element of the indices tensor."""
+    nd = ishape.size
+    dstr = np.ones(nd, dtype=np.int64)
+    for i in range(nd - 2, -1, -1):
+        dstr[i] = dstr[i + 1] * dshape[i + 1]
+    n = dshape[axis]
+    offs = np.empty(idx.size, dtype=np.int64)
+    for k in range(idx.size):
+        rem = k
+        off = 0
+        for d in range(nd - 1, -1, -1):
+            c = rem % ishape[d]
+            rem //= ishape[d]
+            if d == axis:
+                j = idx[k]
+                if j < 0:
+                    j += n
+                if j < 0 or j >= n:
+                    raise IndexError("index out of range")
+                c = j
+            off += c * dstr[d]
+        offs[k] = off
+    return offs
+
+
+@numba.njit(cache=True)
+def _take_flat(x, offs):
+    out = np.empty(offs.size, dtype=x.dtype)
+    for k in range(offs.size):
+        out[k] = x[offs[k]]
+    return out
+
+
+@numba.njit(cache=True)
+def _scatter_flat(out, offs, upd, reduction):
+    """out[offs[k]] (op)= upd[k]; reduction 0 none, 1 add, 2 mul, 3 max, 4 min."""
+    for k in range(offs.size):
+        o = offs[k]
+        v = upd[k]
+        if reduction == 0:
+            out[o] = v
+        elif reduction == 1:
+            out[o] += v
+        elif reduction == 2:
+            out[o] *= v
+        elif reduction == 3:
+            if v > out[o]:
+                out[o] = v
+        else:
+            if v < out[o]:
+                out[o] = v
+    return out
+
+
+def _elem_offsets(op: str, x: np.ndarray, ind: np.ndarray, axis: Any) -> tuple[np.ndarray, int]:
+    if ind.ndim != x.ndim:
+        raise MDFError(f"{op}: indices must have the rank of data ({x.ndim}), got {ind.ndim}")
+    ax = index_axis(axis, x.ndim, op)
+    offs = guarded(
+        op,
+        _elements_offsets,
+        flat_view(ind).astype(np.int64),
+        np.array(ind.shape, dtype=np.int64),
+        np.array(x.shape, dtype=np.int64),
+        ax,
+    )
+    return offs, ax
+
+
+@onnx_op(
+    "GatherElements",
+    inputs=("data", "indices"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=11,
+)
+def gatherelements(data, indices, *, axis=0):
+    """``out[i..] = data[i.. with the axis coordinate replaced by indices[i..]]``."""
+    x = np.asarray(data)
+    ind = np.asarray(indices)
+    offs, _ = _elem_offsets("GatherElements", x, ind, axis)
+    return (_take_flat(as_bits(flat_view(x)), offs).view(x.dtype).reshape(ind.shape),)
+
+
+def _scatter_elements(
+    op: str, data: Any, indices: Any, updates: Any, axis: Any, reduction: int
+) -> np.ndarray:
+    x = np.asarray(data)
+    ind = np.asarray(indices)
+    upd = np.asarray(updates)
+    if upd.shape != ind.shape:
+        raise MDFError(f"{op}: updates shape {upd.shape} must equal indices shape {ind.shape}")
+    offs, _ = _elem_offsets(op, x, ind, axis)
+    out = np.array(x, order="C", copy=True).reshape(-1)
+    _scatter_flat(out, offs, flat_view(upd).astype(x.dtype, copy=False), reduction)
+    return out.reshape(x.shape)
+
+
+@onnx_op(
+    "Scatter",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=9,
+)
+def scatter(data, indices, updates, *, axis=0):
+    """Deprecated alias of ScatterElements without reduction."""
+    return (_scatter_elements("Scatter", data, indices, updates, axis, 0),)
+
+
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    since=11,
+)
+def scatterelements_v11(data, indices, updates, *, axis=0):
+    """A copy of ``data`` with ``updates`` written at ``indices`` along ``axis``."""
+    return (_scatter_elements("ScatterElements", data, indices, updates, axis, 0),)
+
+
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0, "reduction": "none"},
+    outputs=("output",),
+    since=16,
+)
+def scatterelements_v16(data, indices, updates, *, axis=0, reduction="none"):
+    """ScatterElements with ``reduction`` none, add or mul (in index order for duplicates)."""
+    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul"))
+    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+
+
+@onnx_op(
+    "ScatterElements",
+    inputs=("data", "indices", "updates"),
+    attributes={"axis": 0, "reduction": "none"},
+    outputs=("output",),
+    since=18,
+)
+def scatterelements(data, indices, updates, *, axis=0, reduction="none"):
+    """ScatterElements with ``reduction`` none, add, mul, max or min."""
+    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul", "max", "min"))
+    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)

@@ -1,0 +1,176 @@
+"""``onnx::`` GatherND and ScatterND: take (or write) slices of ``data`` addressed by index tuples
+in the last axis of ``indices``, after ``batch_dims`` shared leading dims (GatherND, opset 12).
+
+ScatterND gains ``reduction`` (add, mul) at 16 and max/min at 18. Negative indices count from the
+end; an index out of range is an :class:`MDFError`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from . import onnx_op
+from ._index_common import as_bits, flat_view, guarded, reduction_code
+
+
+@numba.njit(cache=True)
+def _nd_offsets(idx2, dshape, b, nbatch):
+    """Flat data offsets (in units of ``inner`` blocks) of each index tuple.
+
+    ``idx2`` is (nbatch * per_batch, q); tuple t belongs to batch t // per_batch."""
+    rows, q = idx2.shape
+    per = rows // nbatch if nbatch > 0 else 0
+    # block = product of dshape[b + q:], strides over dshape[b : b + q] in blocks
+    st = np.ones(q, dtype=np.int64)
+    for i in range(q - 2, -1, -1):
+        st[i] = st[i + 1] * dshape[b + i + 1]
+    slab = 1
+    for i in range(q):
+        slab *= dshape[b + i]
+    offs = np.empty(rows, dtype=np.int64)
+    for t in range(rows):
+        bi = t // per if per > 0 else 0
+        off = bi * slab
+        for i in range(q):
+            j = idx2[t, i]
+            n = dshape[b + i]
+            if j < 0:
+                j += n
+            if j < 0 or j >= n:
+                raise IndexError("index out of range")
+            off += j * st[i]
+        offs[t] = off
+    return offs
+
+
+@numba.njit(cache=True)
+def _gather_blocks(x, offs, inner):
+    out = np.empty(offs.size * inner, dtype=x.dtype)
+    for t in range(offs.size):
+        s = offs[t] * inner
+        for i in range(inner):
+            out[t * inner + i] = x[s + i]
+    return out
+
+
+@numba.njit(cache=True)
+def _scatter_blocks(out, offs, upd, inner, reduction):
+    for t in range(offs.size):
+        s = offs[t] * inner
+        for i in range(inner):
+            v = upd[t * inner + i]
+            o = s + i
+            if reduction == 0:
+                out[o] = v
+            elif reduction == 1:
+                out[o] += v
+            elif reduction == 2:
+                out[o] *= v
+            elif reduction == 3:
+                if v > out[o]:
+                    out[o] = v
+            else:
+                if v < out[o]:
+                    out[o] = v
+    return out
+
+
+def _nd_layout(op: str, x: np.ndarray, ind: np.ndarray, b: int):
+    if ind.ndim < 1:
+        raise MDFError(f"{op}: indices must have rank >= 1")
+    q = ind.shape[-1]
+    if b < 0 or b >= min(x.ndim, ind.ndim) or q > x.ndim - b:
+        raise MDFError(f"{op}: batch_dims {b} and index depth {q} do not fit data rank {x.ndim}")
+    if x.shape[:b] != ind.shape[:b]:
+        raise MDFError(f"{op}: batch dims of data {x.shape[:b]} and indices {ind.shape[:b]} differ")
+    nbatch = math.prod(x.shape[:b])
+    inner = math.prod(x.shape[b + q :])
+    idx2 = np.ascontiguousarray(ind, dtype=np.int64).reshape(-1, q)
+    offs = guarded(op, _nd_offsets, idx2, np.array(x.shape, dtype=np.int64), b, nbatch)
+    return offs, inner, q
+
+
+def _gathernd(data: Any, indices: Any, batch_dims: int) -> np.ndarray:
+    x = np.asarray(data)
+    ind = np.asarray(indices)
+    b = int(batch_dims)
+    offs, inner, q = _nd_layout("GatherND", x, ind, b)
+    out = _gather_blocks(as_bits(flat_view(x)), offs, inner).view(x.dtype)
+    return out.reshape(ind.shape[:-1] + x.shape[b + q :])
+
+
+@onnx_op("GatherND", inputs=("data", "indices"), outputs=("output",), since=11)
+def gathernd_v11(data, indices):
+    """Slices of ``data`` addressed by the last dim of ``indices``."""
+    return (_gathernd(data, indices, 0),)
+
+
+@onnx_op(
+    "GatherND",
+    inputs=("data", "indices"),
+    attributes={"batch_dims": 0},
+    outputs=("output",),
+    since=12,
+)
+def gathernd(data, indices, *, batch_dims=0):
+    """GatherND whose first ``batch_dims`` dims of data and indices are batch dims."""
+    return (_gathernd(data, indices, batch_dims),)
+
+
+def _scatternd(data: Any, indices: Any, updates: Any, reduction: int) -> np.ndarray:
+    x = np.asarray(data)
+    ind = np.asarray(indices)
+    upd = np.asarray(updates)
+    offs, inner, q = _nd_layout("ScatterND", x, ind, 0)
+    want = ind.shape[:-1] + x.shape[q:]
+    if upd.shape != want:
+        raise MDFError(f"ScatterND: updates must have shape {want}, got {upd.shape}")
+    out = np.array(x, order="C", copy=True).reshape(-1)
+    _scatter_blocks(out, offs, flat_view(upd).astype(x.dtype, copy=False), inner, reduction)
+    return out.reshape(x.shape)
+
+
+@onnx_op("ScatterND", inputs=("data", "indices", "updates"), outputs=("output",), since=11)
+def scatternd_v11(data, indices, updates):
+    """A copy of ``data`` with ``updates`` written at the index tuples of ``indices``."""
+    return (_scatternd(data, indices, updates, 0),)
+
+
+@onnx_op(
+    "ScatterND",
+    inputs=("data", "indices", "updates"),
+    attributes={"reduction": "none"},
+    outputs=("output",),
+    since=16,
+)
+def scatternd_v16(data, indices, updates, *, reduction="none"):
+    """ScatterND with ``reduction`` none, add or mul."""
+    return (
+        _scatternd(
+            data, indices, updates, reduction_code(reduction, "ScatterND", ("none", "add", "mul"))
+        ),
+    )
+
+
+@onnx_op(
+    "ScatterND",
+    inputs=("data", "indices", "updates"),
+    attributes={"reduction": "none"},
+    outputs=("output",),
+    since=18,
+)
+def scatternd(data, indices, updates, *, reduction="none"):
+    """ScatterND with ``reduction`` none, add, mul, max or min."""
+    return (
+        _scatternd(
+            data,
+            indices,
+            updates,
+            reduction_code(reduction, "ScatterND", ("none", "add", "mul", "max", "min")),
+        ),
+    )

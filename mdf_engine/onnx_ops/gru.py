@@ -1,0 +1,124 @@
+"""``onnx::GRU``, the gated recurrent unit (gate order z, r, h; ``linear_before_reset``), with its
+Numba time loop. The shared building blocks are in :mod:`._recurrent_kernels` and the argument
+handling (and the list of supported attributes) in :mod:`._recurrent_inputs`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from . import onnx_op
+from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
+from ._recurrent_kernels import apply_activation, recur
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, clip, bt):
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
+    F = xw.dtype.type
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    Rzr, Rh = R[: 2 * H], R[2 * H :]
+    zr = np.zeros((B, 2 * H), dtype=xw.dtype)  # z and r recurrences, then gates
+    hh = np.zeros((B, H), dtype=xw.dtype)
+    rh = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty(2 * H, dtype=xw.dtype)
+    one = F(1.0)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    for k in range(maxlen):
+        recur(Rzr, h, zr)
+        for b in range(B):
+            if k >= lens[b]:
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            g, x = zr[b], xw[t, b]
+            for j in range(2 * H):
+                g[j] += x[j] + bias[j]
+            apply_activation(g, codes[0], alphas[0], betas[0], clip, sc, bt)
+            if not lbr:
+                for j in range(H):
+                    rh[b, j] = g[H + j] * h[b, j]
+        if lbr:
+            recur(Rh, h, hh)
+        else:
+            recur(Rh, rh, hh)
+        for b in range(B):
+            if k >= lens[b]:  # past this entry's length: keep its h
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            g, x, c = zr[b], xw[t, b], hh[b]
+            if lbr:
+                for j in range(H):
+                    c[j] = x[2 * H + j] + bias[2 * H + j] + g[H + j] * (c[j] + rbh[j])
+            else:
+                for j in range(H):
+                    c[j] += x[2 * H + j] + bias[2 * H + j] + rbh[j]
+            apply_activation(c, codes[1], alphas[1], betas[1], clip, sc, bt)
+            hb, yb = h[b], Y[t, b]
+            for j in range(H):
+                v = (one - g[j]) * c[j] + g[j] * hb[j]
+                hb[j] = v
+                yb[j] = v
+    return Y, h
+
+
+@onnx_op(
+    "GRU",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+    optional=("B", "sequence_lens", "initial_h"),
+    attributes={**COMMON_ATTRIBUTES, "linear_before_reset": 0, "layout": 0},
+    outputs=("Y", "Y_h"),
+    since=7,
+)
+def gru(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    linear_before_reset: int = 0,
+    layout: int = 0,
+) -> tuple:
+    """ONNX GRU (gate order z, r, h); returns ``Y``, ``Y_h``."""
+    p = RecurrentInputs(
+        "GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
+    )
+    acts = activation_tables(
+        activations, activation_alpha, activation_beta, 2, ("Sigmoid", "Tanh"), len(p.dirs), "GRU"
+    )
+    cl = float(clip) if clip else 0.0
+    H = p.H
+    ys, hs = [], []
+    for d, rev in enumerate(p.dirs):
+        wb, rb = p.B[d, : 3 * H], p.B[d, 3 * H :]
+        bias = wb.copy()
+        bias[: 2 * H] += rb[: 2 * H]
+        Y, h = _gru_dir(
+            p.project(d),
+            bias,
+            p.R[d],
+            np.ascontiguousarray(rb[2 * H :]),
+            p.h0[d],
+            p.lens,
+            rev,
+            bool(linear_before_reset),
+            *acts[d],
+            cl,
+            p.bits(2 * H),
+        )
+        ys.append(Y)
+        hs.append(h)
+    return p.finish(ys, [hs])

@@ -1,0 +1,150 @@
+"""``onnx::LSTM``, the long short-term memory layer (gate order i, o, f, c; peepholes i, o, f;
+``input_forget``), with its Numba time loop. The shared building blocks are in
+:mod:`._recurrent_kernels` and the argument handling (and the list of supported attributes) in
+:mod:`._recurrent_inputs`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import MDFError
+from . import onnx_op
+from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
+from ._recurrent_kernels import apply_activation, recur
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _lstm_dir(
+    xw, bias, R, h0, c0, P, has_p, lens, reverse, input_forget, codes, alphas, betas, clip, bt
+):
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
+    F = xw.dtype.type
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    c = c0.copy()
+    rh = np.zeros((B, 4 * H), dtype=xw.dtype)  # recurrence, then gates, in order i, o, f, c
+    hc = np.empty(H, dtype=xw.dtype)
+    sc = np.empty(3 * H, dtype=xw.dtype)
+    # without peepholes the i, o, f gates (one activation, contiguous) go through one call
+    fused = (not has_p) and (not input_forget)
+    one = F(1.0)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    for k in range(maxlen):
+        recur(R, h, rh)
+        for b in range(B):
+            if k >= lens[b]:  # past this entry's length: keep its h and c
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            g, x, cb = rh[b], xw[t, b], c[b]
+            for j in range(4 * H):
+                g[j] += x[j] + bias[j]
+            gi, go, gf, gc = g[:H], g[H : 2 * H], g[2 * H : 3 * H], g[3 * H :]
+            if fused:
+                apply_activation(g[: 3 * H], codes[0], alphas[0], betas[0], clip, sc, bt)
+            else:
+                if has_p:
+                    for j in range(H):
+                        gi[j] += P[j] * cb[j]
+                        gf[j] += P[2 * H + j] * cb[j]
+                apply_activation(gi, codes[0], alphas[0], betas[0], clip, sc, bt)
+                if input_forget:
+                    for j in range(H):
+                        gf[j] = one - gi[j]
+                else:
+                    apply_activation(gf, codes[0], alphas[0], betas[0], clip, sc, bt)
+            apply_activation(gc, codes[1], alphas[1], betas[1], clip, sc, bt)
+            for j in range(H):
+                cn = gf[j] * cb[j] + gi[j] * gc[j]
+                cb[j] = cn
+                hc[j] = cn
+            if not fused:  # the output gate sees the new cell state through its peephole
+                if has_p:
+                    for j in range(H):
+                        go[j] += P[H + j] * cb[j]
+                apply_activation(go, codes[0], alphas[0], betas[0], clip, sc, bt)
+            apply_activation(hc, codes[2], alphas[2], betas[2], 0.0, sc, bt)
+            hb, yb = h[b], Y[t, b]
+            for j in range(H):
+                v = go[j] * hc[j]
+                hb[j] = v
+                yb[j] = v
+    return Y, h, c
+
+
+@onnx_op(
+    "LSTM",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
+    optional=("B", "sequence_lens", "initial_h", "initial_c", "P"),
+    attributes={**COMMON_ATTRIBUTES, "input_forget": 0, "layout": 0},
+    outputs=("Y", "Y_h", "Y_c"),
+    since=7,
+)
+def lstm(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    initial_c: Any = None,
+    P: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    input_forget: int = 0,
+    layout: int = 0,
+) -> tuple:
+    """ONNX LSTM (gate order i, o, f, c; peepholes i, o, f); returns ``Y``, ``Y_h``, ``Y_c``."""
+    p = RecurrentInputs(
+        "LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
+    )
+    acts = activation_tables(
+        activations,
+        activation_alpha,
+        activation_beta,
+        3,
+        ("Sigmoid", "Tanh", "Tanh"),
+        len(p.dirs),
+        "LSTM",
+    )
+    cl = float(clip) if clip else 0.0
+    H = p.H
+    c0 = p.state(initial_c, "initial_c", "LSTM")
+    nd = len(p.dirs)
+    if P is not None:
+        P = np.asarray(P, dtype=p.dtype)
+        if P.shape != (nd, 3 * H):
+            raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {P.shape}")
+    ys, hs, cs = [], [], []
+    for d, rev in enumerate(p.dirs):
+        bias = p.B[d, : 4 * H] + p.B[d, 4 * H :]
+        Pd = bias if P is None else np.ascontiguousarray(P[d])  # not read without peepholes
+        Y, h, c = _lstm_dir(
+            p.project(d),
+            bias,
+            p.R[d],
+            p.h0[d],
+            c0[d],
+            Pd,
+            P is not None,
+            p.lens,
+            rev,
+            bool(input_forget),
+            *acts[d],
+            cl,
+            p.bits(3 * H),
+        )
+        ys.append(Y)
+        hs.append(h)
+        cs.append(c)
+    return p.finish(ys, [hs, cs])

@@ -1,0 +1,91 @@
+"""``onnx::RNN``, the simple recurrent layer: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)`` per
+direction, with its Numba time loop. The shared building blocks are in :mod:`._recurrent_kernels`
+and the argument handling (and the list of supported attributes) in :mod:`._recurrent_inputs`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from . import onnx_op
+from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
+from ._recurrent_kernels import apply_activation, recur
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
+    T, B, H = xw.shape[0], xw.shape[1], R.shape[1]
+    Y = np.zeros((T, B, H), dtype=xw.dtype)
+    h = h0.copy()
+    pre = np.zeros((B, H), dtype=xw.dtype)
+    sc = np.empty(H, dtype=xw.dtype)
+    maxlen = 0
+    for b in range(B):
+        maxlen = max(maxlen, lens[b])
+    for k in range(maxlen):
+        recur(R, h, pre)
+        for b in range(B):
+            if k >= lens[b]:  # past this entry's length: keep its h
+                continue
+            t = lens[b] - 1 - k if reverse else k
+            p, x = pre[b], xw[t, b]
+            for j in range(H):
+                p[j] += x[j] + bias[j]
+            apply_activation(p, codes[0], alphas[0], betas[0], clip, sc, bt)
+            h[b] = p
+            Y[t, b] = p
+    return Y, h
+
+
+@onnx_op(
+    "RNN",
+    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
+    optional=("B", "sequence_lens", "initial_h"),
+    attributes={**COMMON_ATTRIBUTES, "layout": 0},
+    outputs=("Y", "Y_h"),
+    since=7,
+)
+def rnn(
+    X: Any,
+    W: Any,
+    R: Any,
+    B: Any = None,
+    sequence_lens: Any = None,
+    initial_h: Any = None,
+    *,
+    activation_alpha: Any = None,
+    activation_beta: Any = None,
+    activations: Any = None,
+    clip: Any = None,
+    direction: str = "forward",
+    hidden_size: Any = None,
+    layout: int = 0,
+) -> tuple:
+    """ONNX RNN: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)``; returns ``Y``, ``Y_h``."""
+    p = RecurrentInputs(
+        "RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
+    )
+    acts = activation_tables(
+        activations, activation_alpha, activation_beta, 1, ("Tanh",), len(p.dirs), "RNN"
+    )
+    cl = float(clip) if clip else 0.0
+    ys, hs = [], []
+    H = p.H
+    for d, rev in enumerate(p.dirs):
+        Y, h = _rnn_dir(
+            p.project(d),
+            p.B[d, :H] + p.B[d, H:],
+            p.R[d],
+            p.h0[d],
+            p.lens,
+            rev,
+            *acts[d],
+            cl,
+            p.bits(H),
+        )
+        ys.append(Y)
+        hs.append(h)
+    return p.finish(ys, [hs])
