@@ -94,7 +94,7 @@ class Simulation:
 
     ``schedule_log``: how many entries (one per node run, one per time step) of the schedule
     the compiled backend keeps for ``order_of_execution`` (the most recent ones; ``0``
-    switches the log off; default ``compiler.SCHEDULE_LOG``).
+    switches the log off; default ``backends.compiled.schedule_log.SCHEDULE_LOG``).
 
     Backends ``"hexagon"`` (the graph quantized onto hexagon:: ops) and ``"actr"`` (an ACT-R
     production system, one step per production cycle; ``"auto"`` picks it for a model that

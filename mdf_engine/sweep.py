@@ -192,7 +192,7 @@ def _run_rows(job: _Job, rows: np.ndarray) -> np.ndarray:
     """Recorded values ``(rows, keep, width)`` of one chunk of parameter sets."""
     model = load(job.model)
     if job.backend == "compiled":
-        from .compiler import CompiledGraph
+        from .backends.compiled import CompiledGraph
         from .plan import plan_graph
 
         g = model.get_graph(job.graph)

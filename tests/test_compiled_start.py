@@ -11,7 +11,7 @@ import pytest
 from conftest import EXAMPLES
 
 import mdf_engine
-from mdf_engine import compile_cache
+from mdf_engine.backends.compiled import cache as compile_cache
 
 FN = EXAMPLES / "fitzhugh_nagumo.json"
 COND = EXAMPLES / "conditions_threshold.json"

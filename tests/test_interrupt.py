@@ -111,7 +111,7 @@ def test_interrupt_while_writing_keeps_the_old_file(tmp_path, monkeypatch):
 
 def test_compiled_backend_interrupt_reports_the_steps_done(monkeypatch):
     """Ctrl-C reaches Python only when the jitted loop returns: every step it ran counts."""
-    from mdf_engine.compiler import CompiledGraph
+    from mdf_engine.backends.compiled import CompiledGraph
 
     real = CompiledGraph._run_compiled
     state = {"armed": False}

@@ -123,7 +123,7 @@ def test_a_fresh_load_registers_every_op_module():
 def test_the_compile_cache_key_covers_every_source_file():
     """A compiled record is keyed by every source file of the package, sub-packages included
     (an edited kernel module must never be served from an old cache)."""
-    from mdf_engine.compile_cache import engine_sources
+    from mdf_engine.backends.compiled.cache import engine_sources
 
     root = Path(mdf_engine.__file__).parent
     names = {p.relative_to(root).as_posix() for p in engine_sources()}

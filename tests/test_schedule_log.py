@@ -66,7 +66,7 @@ def test_the_log_keeps_the_most_recent_time_steps(tmp_path, monkeypatch):
     kept = small.runner.time_steps
     assert 0 < len(kept) <= 50 and kept == want[-len(kept) :]
     assert small.runner.schedule_truncated and not full.runner.schedule_truncated
-    assert small.runner._ring.size == 50
+    assert small.runner.log.ring.size == 50
     assert off.runner.time_steps == [] and off.runner.schedule_truncated
     for sim in (small, off):
         assert sim.value("C", "x") == ref.value("C", "x")

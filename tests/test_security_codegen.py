@@ -17,7 +17,7 @@ import pytest
 
 import mdf_engine
 from mdf_engine import cli
-from mdf_engine.generated_source import GeneratedSourceError, check_source
+from mdf_engine.backends.compiled.generated_source import GeneratedSourceError, check_source
 
 #: Breaks out of the generated ``run`` function into module level, then opens a function of
 #: its own so that the rest of the file still parses: the form that ran as code before.

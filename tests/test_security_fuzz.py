@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import mdf_engine
 from mdf_engine import MDFError
-from mdf_engine.generated_source import check_source
+from mdf_engine.backends.compiled.generated_source import check_source
 
 MARKER = "fuzz_marker"
 CODE = f"\nimport os;open('{MARKER}','w')\ndef _z(nsteps):\n    for step in range(1):\n        #"

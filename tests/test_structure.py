@@ -21,16 +21,11 @@ LONG_MODULES = {
     # Being split by other helpers in this session (issue 21); the integrator removes each entry
     # once the split is merged.
     "mdf_engine/compiler.py": "csplit: moving into backends/compiled/",
-    "mdf_engine/node_by_node.py": "csplit: moving into backends/compiled/",
-    "mdf_engine/onnx_ops/shape.py": "opsplit",
-    "mdf_engine/onnx_ops/_ew_kernels.py": "opsplit",
     "mdf_engine/onnx_ops/recurrent.py": "opsplit",
     "mdf_engine/onnx_ops/conv.py": "opsplit",
     "mdf_engine/onnx_ops/indexing.py": "opsplit",
     "mdf_engine/onnx_ops/maxpool.py": "opsplit",
     "mdf_engine/onnx_io/translate.py": "export",
-    "mdf_engine/drawing.py": "pkgs: moving into viz/",
-    "mdf_engine/plotting.py": "pkgs: moving into viz/",
 }
 
 #: Function-level (lazy) imports of mdf_engine modules when this test was written: 117. They

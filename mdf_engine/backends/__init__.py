@@ -4,7 +4,7 @@ Every backend implements :class:`~mdf_engine.backends.base.Runner`; :func:`make_
 one place that maps a backend name to its runner class:
 
 * ``interpreted`` -- :class:`mdf_engine.interpreter.InterpretedGraph` (numpy, graph-scheduler)
-* ``compiled`` -- :class:`mdf_engine.compiler.CompiledGraph` (generated Numba code)
+* ``compiled`` -- :class:`mdf_engine.backends.compiled.CompiledGraph` (generated Numba code)
 * ``hexagon`` -- :class:`mdf_engine.backends.hexagon.HexagonRunner` (the graph quantized onto
   hexagon:: ops, then interpreted)
 * ``actr`` -- :class:`mdf_engine.backends.actr.ActrRunner` (an ACT-R production system, one

@@ -80,7 +80,7 @@ def make_runner(
     bound on a run to termination; ``schedule_log``: the compiled backend's schedule-log
     length, None for its default)."""
     if backend == "compiled":
-        from ..compiler import CompiledGraph
+        from .compiled import CompiledGraph
 
         extra = {} if schedule_log is None else {"schedule_log": schedule_log}
         return CompiledGraph(plan, check_finite=check_finite, **extra)

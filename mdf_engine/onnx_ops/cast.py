@@ -4,7 +4,8 @@ read a ``dtype``/``to`` attribute.
 
 Float -> int truncates toward zero, nonzero -> True, strings are parsed (``"INF"``, ``"-INF"``,
 ``"NaN"`` case-insensitive) or formatted plainly. Cast's ``to`` is an enum number or a name;
-``saturate`` (opset 19) only concerns float8 targets, which are outside the spec's era.
+``saturate`` (opset 19) only concerns float8 targets, which are outside the spec's era. The Cast
+of opsets 1-5 (``to`` a type name) is an adapter in ``variants/legacy_shape.py``.
 """
 
 from __future__ import annotations

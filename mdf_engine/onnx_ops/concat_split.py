@@ -1,10 +1,10 @@
 """``onnx::`` Concat and Split: join tensors along an axis, and cut one into parts.
 
-Concat's default axis is 1 at opset 1 and 0 (a required attribute in the spec) from opset 4.
-Split takes ``split`` (the part sizes) as an attribute at opset 2, as an input from 13, and gains
-``num_outputs`` at 18 (parts of ceil(n/k), the last one smaller). Before 18 an equal split has as
-many parts as the node has outputs, which only the graph runner knows: :func:`mdf_engine.onnx_ops.run`
-passes that count as ``num_outputs``. The parts are copies, never views. The opset-1 Split lives in
+Concat's default axis is 1 at opset 1 and 0 from opset 4. Split takes ``split`` (the part sizes)
+as an attribute at opset 2, as an input from 13, and gains ``num_outputs`` at 18 (parts of
+ceil(n/k), the last one smaller). Before 18 an equal split has as many parts as the node has
+outputs, which only the graph runner knows: :func:`mdf_engine.onnx_ops.run` passes that count as
+``num_outputs``. The parts are copies, never views. The early Split and Concat are adapters in
 ``variants/legacy_shape.py``.
 """
 
@@ -68,20 +68,34 @@ def _split(x: np.ndarray, sizes: list[int], axis: int) -> tuple:
     return tuple(out)
 
 
-def _equal_sizes(x: np.ndarray, axis: int, k: Any) -> list[int]:
-    """Sizes of ``k`` equal parts of ``x`` along ``axis`` (opsets 2-13: must divide evenly)."""
-    n = x.shape[norm_axis(int(axis), x.ndim, "Split")]
-    k = int(k)
+def _equal_sizes(n: int, k: int) -> list[int]:
+    """Sizes of ``k`` equal parts of an axis of length ``n`` (opsets 2-17: must divide evenly)."""
     if k < 1 or n % k:
         raise MDFError(f"Split: an axis of length {n} does not split into {k} equal parts")
     return [n // k] * k
 
 
-def _need_sizes(op: str) -> MDFError:
-    return MDFError(
-        f"{op}: give 'split' (sizes) — the number of outputs is not known to the "
-        "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'"
-    )
+def _ceil_sizes(n: int, k: int) -> list[int]:
+    """Sizes of ``k`` parts of ceil(n/k) of an axis of length ``n``, the last one smaller
+    (opset 18)."""
+    if k < 1:
+        raise MDFError(f"Split: num_outputs must be >= 1, got {k}")
+    chunk = -(-n // k)
+    return [min(chunk, max(n - i * chunk, 0)) for i in range(k)]
+
+
+def _split_by(input: Any, split: Any, axis: Any, num_outputs: Any, parts=_equal_sizes) -> tuple:
+    """Split by the ``split`` sizes if given, else into ``num_outputs`` parts of ``parts``."""
+    x = np.asarray(input)
+    if split is not None:
+        return _split(x, int_values(split), axis)
+    if num_outputs is None:
+        raise MDFError(
+            "Split: give 'split' (sizes) — the number of outputs is not known to the "
+            "kernel, so an equal split needs 'split' or, from opset 18, 'num_outputs'"
+        )
+    n = x.shape[norm_axis(int(axis), x.ndim, "Split")]
+    return _split(x, parts(n, int(num_outputs)), axis)
 
 
 # Before opset 18 an equal split has as many parts as the node has outputs, which only the
@@ -96,12 +110,7 @@ def _need_sizes(op: str) -> MDFError:
 def split_v2(input, *, axis=0, split=None, num_outputs=None):
     """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
     ``num_outputs`` (the node's output count) equal parts."""
-    x = np.asarray(input)
-    if split is not None:
-        return _split(x, int_values(split), axis)
-    if num_outputs is None:
-        raise _need_sizes("Split")
-    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
+    return _split_by(input, split, axis, num_outputs)
 
 
 @onnx_op(
@@ -115,12 +124,7 @@ def split_v2(input, *, axis=0, split=None, num_outputs=None):
 def split_v13(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
     ``num_outputs`` (the node's output count) equal parts."""
-    x = np.asarray(input)
-    if split is not None:
-        return _split(x, int_values(split), axis)
-    if num_outputs is None:
-        raise _need_sizes("Split")
-    return _split(x, _equal_sizes(x, axis, num_outputs), axis)
+    return _split_by(input, split, axis, num_outputs)
 
 
 @onnx_op(
@@ -134,15 +138,4 @@ def split_v13(input, split=None, *, axis=0, num_outputs=None):
 def split(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` by ``split`` sizes, or into ``num_outputs`` parts of
     ceil(n/num_outputs) (the last one smaller)."""
-    x = np.asarray(input)
-    if split is not None:
-        return _split(x, int_values(split), axis)
-    if num_outputs is None:
-        raise _need_sizes("Split")
-    n = x.shape[norm_axis(int(axis), x.ndim, "Split")]
-    k = int(num_outputs)
-    if k < 1:
-        raise MDFError(f"Split: num_outputs must be >= 1, got {k}")
-    chunk = -(-n // k)
-    sizes = [min(chunk, max(n - i * chunk, 0)) for i in range(k)]
-    return _split(x, sizes, axis)
+    return _split_by(input, split, axis, num_outputs, _ceil_sizes)

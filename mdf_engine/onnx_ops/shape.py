@@ -8,8 +8,9 @@ never write into their inputs, and neither may a caller write into these outputs
 a fresh array (not a read-only broadcast view).
 
 Opset versions: Squeeze/Unsqueeze take ``axes`` as an attribute before 13 and as an input from
-13; Reshape gains ``allowzero`` at 14; Shape gains ``start``/``end`` at 15. The opset-1 forms of
-Squeeze live in ``variants/legacy_shape.py``. Concat/Split, Slice, Pad, Cast/CastLike and
+13; Reshape gains ``allowzero`` at 14; Shape gains ``start``/``end`` at 15. The early forms of
+Reshape, Flatten, Squeeze and Unsqueeze (attributes where these take inputs) are adapters in
+``variants/legacy_shape.py``. Concat/Split, Slice, Pad, Cast/CastLike and
 DepthToSpace/SpaceToDepth have modules of their own.
 """
 

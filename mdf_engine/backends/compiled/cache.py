@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import element_to_dict
-from .plan import GraphPlan
+from ...model import element_to_dict
+from ...plan import GraphPlan
 
 FORMAT = 2  # 2: generated modules read their constants from a table
 _MODULE_NAME = re.compile(r"mdf_model_[0-9a-f]{24}\.py")
@@ -43,9 +43,13 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+#: The ``mdf_engine`` package folder (this module is ``mdf_engine/backends/compiled/cache.py``).
+_PACKAGE = Path(__file__).parents[2]
+
+
 def engine_sources() -> list[Path]:
     """Every Python source file of the package, recursively, in a fixed order."""
-    return sorted(Path(__file__).parent.rglob("*.py"))
+    return sorted(_PACKAGE.rglob("*.py"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,7 +57,7 @@ def _engine_digest() -> str:
     """A hash of every source file of the package, sub-packages included: a record written
     by another version of the engine is not used. Read once per process (a sweep compiles one
     graph per chunk)."""
-    root = Path(__file__).parent
+    root = _PACKAGE
     h = hashlib.sha256()
     for f in engine_sources():
         h.update(f.relative_to(root).as_posix().encode())

@@ -16,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from .interpreter import InterpretedGraph
+from ...interpreter import InterpretedGraph
+from .runtime import ERR_WIDTH, initializer_args
 
 
 class NodeByNodeGraph(InterpretedGraph):
     """graph-scheduler's schedule with every node run by its jitted function.
 
-    ``owner`` is the :class:`~mdf_engine.compiler.CompiledGraph` that holds the compiled state
+    ``owner`` is the :class:`~mdf_engine.backends.compiled.graph.CompiledGraph` that holds the compiled state
     and reads values; ``module`` the generated module with ``node_<i>`` and ``inputs``."""
 
     def __init__(self, owner: Any, module: Any):
@@ -36,15 +37,11 @@ class NodeByNodeGraph(InterpretedGraph):
     def set_initializer(self, initializer: Mapping[str, Any] | None) -> None:
         if not initializer:
             return
-        from .compiler import _initializer_args
-
         st = self.owner.compiled_state
-        self.inputs_fn(st["S"], *st["A"], *_initializer_args(initializer))
+        self.inputs_fn(st["S"], *st["A"], *initializer_args(initializer))
 
     def run_node(self, nid: str, dt: float | None) -> None:
         st = self.owner.compiled_state
-        from .compiler import ERR_WIDTH
-
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         self.owner.call_jitted(
             self.node_fns[self.index[nid]],

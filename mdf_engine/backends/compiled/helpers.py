@@ -4,7 +4,7 @@
 bounds-check subscripts; ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
-``compiler.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
+``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
 :func:`index_error` turns a bounds failure into the MDFError the user sees.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import MDFError
+from ...errors import MDFError
 
 
 def _make_helpers():

@@ -1,0 +1,234 @@
+"""Making a graph's compiled code: from the compile cache, or a warm-up and the generator.
+
+A throw-away interpreted warm-up (until every node has run once) gives every value a fixed
+kind; :class:`~.generator.Generator` writes the module, which goes to a file in the cache
+folder named by its hash (beside its constant table) and is imported; :mod:`.cache` records
+the layout and the cold state so that a later process skips all of this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...errors import MDFError, NotCompilable
+from ...plan import GraphPlan
+from .cache import files_digest, graph_key
+from .cache import load as cache_load
+from .cache import save as cache_save
+from .generated_source import ConstantTable
+from .generator import CompileSpec, Generator
+from .layout import Layout, kind_of
+
+log = logging.getLogger("mdf_engine")
+
+MAX_WARMUP_STEPS = 20
+
+
+class WarmupStopped(NotCompilable):
+    """The interpreted warm-up of a graph raised an MDFError (the run itself may stop before
+    the step that failed, so the graph runs interpreted)."""
+
+
+@dataclass
+class Built:
+    """A graph's compiled code, ready to run: the generated ``module``, where its values live
+    (``layout``), the state of a graph that has not run (``arrays``: ``S``, ``A<k>``, ``thr``),
+    where it came from (``origin``: "generated" or "cache"), why the schedule stays with
+    graph-scheduler (``node_by_node``, or None) and the functions it calls through Python."""
+
+    module: Any
+    layout: Layout
+    arrays: dict[str, np.ndarray]
+    origin: str
+    node_by_node: str | None
+    python_calls: list[str]
+
+
+def cache_dir() -> Path:
+    """Where generated model code and Numba's cache live (``MDF_ENGINE_CACHE`` overrides)."""
+    root = os.environ.get("MDF_ENGINE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mdf_engine"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float]]:
+    """Parameters whose value (or initial value, if stateful) is a float constant: the
+    generated code reads them from a table, so models that differ only in such values
+    share one compiled function (and Numba's disk cache)."""
+    keys, values = [], []
+    for nid, np_ in plan.nodes.items():
+        for pp in np_.parameters:
+            vp = pp.initial if (pp.stateful or pp.derivative is not None) else pp.value
+            if pp.call is not None or vp is None or vp.expr is not None:
+                continue
+            c = vp.const
+            if isinstance(c, np.ndarray) and c.ndim == 0 and c.dtype.kind == "f":
+                c = float(c)
+            if isinstance(c, float):
+                keys.append((nid, pp.id))
+                values.append(c)
+    return keys, values
+
+
+def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What, besides the graph, changes the generated code."""
+    kinds = [[k, *kind_of(initializer[k], f"initializer '{k}'")] for k in sorted(initializer or {})]
+    return {
+        "initializer": kinds,
+        "check_finite": spec.check_finite,
+        "swept": list(spec.swept),
+        "recorded": list(spec.recorded),
+        "scheduling_mode": spec.plan.scheduling_mode,
+    }
+
+
+def build(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Built:
+    """The graph's compiled code: the compile cache's record when there is one, else generated
+    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled."""
+    key = graph_key(spec.plan, options(spec, initializer))
+    found = cache_load(cache_dir(), key)
+    if found is None:
+        return generate(spec, initializer, dt, key)
+    record, arrays = found
+    return Built(
+        import_generated(cache_dir() / record["module"]),
+        Layout.from_json(record["layout"]),
+        arrays,
+        "cache",
+        record.get("node_by_node"),
+        record.get("python_calls") or [],
+    )
+
+
+def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Any:
+    """An interpreter that ran the graph until every node has run (and one step more when
+    that keeps every value's size); WarmupStopped when the model failed in it."""
+    from ...interpreter import InterpretedGraph
+
+    def run(min_steps: int) -> Any:
+        warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
+        while (
+            len(warm.ever_ran) < len(spec.node_ids) or warm.evaluations < min_steps
+        ) and warm.evaluations < MAX_WARMUP_STEPS:
+            inc = None if (warm.evaluations == 0 or dt is None) else dt
+            warm.evaluate(time_increment=inc, initializer=initializer)
+        return warm
+
+    try:
+        warm = run(1)
+        # one step more: a value whose first step differs in kind but not in size (a
+        # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
+        # return) is allocated in the kind it keeps from then on; a value whose size
+        # changes keeps its first kind (and a later run reports the change)
+        if len(warm.ever_ran) == len(spec.node_ids) and warm.evaluations < MAX_WARMUP_STEPS:
+            try:
+                later = run(warm.evaluations + 1)
+            except MDFError:  # only the optional extra step failed (the real run will
+                later = None  # report it at its step): keep the kinds of the first
+            if later is not None and _sizes(later) == _sizes(warm):
+                warm = later
+    except MDFError as e:
+        raise WarmupStopped(f"the warm-up run stopped: {e}") from None
+    if len(warm.ever_ran) < len(spec.node_ids):
+        never = [n for n in spec.node_ids if n not in warm.ever_ran]
+        raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} warm-up steps")
+    return warm
+
+
+def generate(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None, key: str
+) -> Built:
+    """Warm up, generate and load the graph's module, and record it under ``key``."""
+    from ...interpreter import InterpretedGraph
+
+    warm = warm_up(spec, initializer, dt)
+    gen = Generator(spec, warm, initializer)
+    source = gen.source()
+    module = load_generated(source, gen.constants)
+    layout = gen.layout()
+    arrays = gen.cold_arrays(InterpretedGraph(spec.plan))
+    python_calls = sorted({k[0] for k in gen.python_functions})
+    built = Built(module, layout, arrays, "generated", gen.node_by_node, python_calls)
+    try:
+        cache_save(
+            cache_dir(),
+            key,
+            {
+                "module": Path(module.__file__).name,
+                "layout": layout.to_json(),
+                "node_by_node": gen.node_by_node,
+                "python_calls": python_calls,
+                "kernel_files": gen.kernel_files,
+                "kernel_digest": files_digest(gen.kernel_files),
+            },
+            arrays,
+        )
+    except OSError as e:  # a read-only cache folder costs the next process a compile
+        log.info("compiled backend: could not write the compile cache (%s)", e)
+    return built
+
+
+def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
+    """The number of elements of every value a warmed-up interpreter holds (per item for a
+    list or tuple)."""
+
+    def size(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return tuple(size(x) for x in v)
+        return np.size(v) if v is not None else None
+
+    out: dict[tuple[str, str], Any] = {}
+    for nid, st in warm.states.items():
+        for group, values in (("in", st.inputs_read), ("fn", st.funcs), ("out", st.outputs)):
+            for k, v in values.items():
+                out[(nid, f"{group}:{k}")] = size(v)
+        for k in st.params:
+            out[(nid, "par:" + k)] = size(st.lookup(k))
+    return out
+
+
+_LOADED: dict[str, Any] = {}
+
+
+def load_generated(source: str, table: ConstantTable) -> Any:
+    """Write a generated module and its constant table (unless there already) and import it."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    folder = cache_dir()
+    path = folder / f"mdf_model_{digest}.py"
+    if not path.exists():
+        # the table first: a module file is only ever seen next to its table
+        tmp = folder / f".tmp_{digest}_{os.getpid()}.npz"
+        table.save(tmp)
+        os.replace(tmp, path.with_suffix(".npz"))
+        tmp = folder / f".tmp_{digest}_{os.getpid()}.py"
+        tmp.write_text(source, encoding="utf-8")
+        os.replace(tmp, path)
+    return import_generated(path)
+
+
+def import_generated(path: Path) -> Any:
+    """Import a generated module (once per process); Numba loads its machine code from the
+    cache next to it."""
+    digest = path.stem.rsplit("_", 1)[-1]
+    if str(path) in _LOADED:
+        return _LOADED[str(path)]
+    name = f"mdf_engine_generated_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    _LOADED[str(path)] = module
+    return module

@@ -1,0 +1,188 @@
+"""Fusion of element-wise loops: values computed one array element at a time.
+
+PsyNeuLink's models hold many small arrays ((1, 1), (1, 2)); a whole-array expression allocates
+a temporary per operation. When a value (a function's, a parameter's with its conditions and
+Euler step) is element-wise over scalars and arrays of its slot's shape, the generated code
+writes it as one loop over the elements with the element expression inlined; a matrix product
+of the right shape is written straight into the slot.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from ...expressions import to_element_source
+from ...plan import CallPlan, ParameterPlan, ValuePlan
+from .layout import Slot
+
+#: A number literal as generated code writes one (a name standing for a fixed value)
+NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
+
+
+def flat(var: str, shape: tuple[int, ...]) -> str:
+    """A C-contiguous array of ``shape`` as a 1-D view (itself when it has one axis)."""
+    return var if len(shape) == 1 else f"{var}.reshape({int(np.prod(shape))})"
+
+
+class ElementwiseEmitter:
+    """Fusion of element-wise code: one loop over an array slot's elements with the
+    expression's element inlined, instead of whole-array temporaries."""
+
+    def element(
+        self,
+        names: Mapping[str, str],
+        shape: tuple[int, ...],
+        inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
+    ) -> Callable[[str], str | None]:
+        """One element of a name's value, for code that loops over the elements of an array
+        of ``shape``: ``a3[i_]`` for an array of that shape (of its C-order flat view when it
+        has more than one axis), the variable for a scalar, the parenthesised element of an
+        ``inline`` argument's value; None for anything else."""
+        by_var = self.slot_of_var
+
+        def element(name: str) -> str | None:
+            if inline and name in inline:
+                vp, earlier = inline[name]
+                src = self.element_value(vp, names, shape, earlier)
+                return None if src is None else f"({src})"
+            var = names.get(name)
+            slot = by_var.get(var) if var is not None else None
+            if slot is None:
+                return var if var is not None and NUMBER.match(var) else None
+            if slot.kind == "t" or slot.seq:  # (a list computes as a list, not element-wise)
+                return None
+            if slot.kind == "s":
+                return var
+            return f"{flat(var, shape)}[i_]" if tuple(slot.shape) == shape else None
+
+        return element
+
+    def element_value(
+        self,
+        vp: ValuePlan,
+        names: Mapping[str, str],
+        shape: tuple[int, ...],
+        inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
+    ) -> str | None:
+        """Source of one element of ``vp``'s value (see :meth:`element`), or None when it is
+        not an element-wise expression over scalars and arrays of ``shape``."""
+        if vp.expr is None:
+            c = np.asarray(vp.const)
+            if c.dtype.kind not in "biuf":
+                return None
+            if c.ndim == 0:
+                return self.const(c.item())
+            return f"{flat(self.const(c), shape)}[i_]" if c.shape == shape else None
+        return to_element_source(vp.expr, self.element(names, shape, inline), self.literal)
+
+    def call_elementwise(
+        self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None, ind: str
+    ) -> list[str] | None:
+        """A function given by a ``value`` over its arguments, computed one element of its
+        array slot at a time with the arguments' element-wise values inlined (no temporary
+        arrays: PsyNeuLink's (1, 1) arrays); None when it is not element-wise."""
+        if (
+            cp.schema is not None
+            or slot is None
+            or slot.kind != "a"
+            or slot.seq
+            or cp.value is None
+            or cp.value.expr is None
+        ):
+            return None
+        inline: dict[str, tuple[ValuePlan, dict]] = {}
+        for argname, vp in cp.args:  # an argument sees the arguments before it
+            inline[argname] = (vp, dict(inline))
+        value = self.element_value(cp.value, names, tuple(slot.shape), inline)
+        return None if value is None else self.element_loop(slot, value, [], ind)
+
+    def element_loop(
+        self, slot: Slot, value: str, conditions: list[tuple[str, str]], ind: str
+    ) -> list[str]:
+        """A loop writing one element of ``slot`` at a time: ``value``, replaced by the value of
+        each condition whose test holds, in order (tests and values read the slot's old
+        element: each element is written after it was read, and only by its own step).
+        Instead of a whole-array expression, it allocates no temporary arrays."""
+        size = int(np.prod(slot.shape))
+        out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = float({value})"]
+        for test, val in conditions:
+            out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
+        return out + [f"{ind}    {flat(slot.var, tuple(slot.shape))}[i_] = e_"]
+
+    def assign_value(
+        self, slot: Slot, vp: ValuePlan, names: Mapping[str, str], ind: str
+    ) -> list[str]:
+        """Code giving ``slot`` the value of ``vp``: element by element when it is an
+        element-wise expression over a 1-D array slot, a matrix product written straight into
+        the slot, else as a whole."""
+        lines = self.seq_assign(slot, vp, names, ind)
+        if lines is not None:
+            return lines
+        if slot.kind == "a" and vp.expr is not None and not vp.expr.is_bare_name():
+            element = self.element_value(vp, names, tuple(slot.shape))
+            if element is not None:
+                return self.element_loop(slot, element, [], ind)
+            product = self.matmul_into(slot, vp, names)
+            if product is not None:
+                return [f"{ind}{product}"]
+        return [self.assign(slot, self.value(vp, names), ind)]
+
+    def matmul_into(self, slot: Slot, vp: ValuePlan, names: Mapping[str, str]) -> str | None:
+        """``np.dot(a, b, slot)`` for a value ``a @ b`` of a matrix and a vector or matrix whose
+        product has the slot's shape and which are not the slot itself (BLAS writes the
+        result in place, without a temporary); None otherwise."""
+        operands = vp.expr.matmul_operands() if vp.expr is not None else None
+        if operands is None:
+            return None
+        a, b = (self.slot_of_var.get(names.get(n, "")) for n in operands)
+        if (
+            a is None
+            or b is None
+            or a.kind != "a"
+            or b.kind != "a"
+            or slot.var in (a.var, b.var)
+            or len(a.shape) != 2
+            or len(b.shape) not in (1, 2)
+            or a.shape[1] != b.shape[0]
+            or (a.shape[0], *b.shape[1:]) != tuple(slot.shape)
+        ):
+            return None
+        return f"np.dot({a.var}, {b.var}, {slot.var})"
+
+    def fused_parameter(
+        self, nid: str, pp: ParameterPlan, slot: Slot, names: dict[str, str], ind: str
+    ) -> list[str] | None:
+        """A 1-D array parameter whose value (or Euler step) and conditions are element-wise,
+        updated element by element in place; None when it is not such a parameter."""
+        if (
+            slot.kind != "a"
+            or len(slot.shape) != 1
+            or (nid, pp.id) in self.swept
+            or pp.call is not None
+        ):
+            return None
+        shape = tuple(slot.shape)
+        conditions = []
+        for _cid, test, val in pp.conditions:
+            t, v = self.element_value(test, names, shape), self.element_value(val, names, shape)
+            if t is None or v is None:
+                return None
+            conditions.append((t, v))
+        if pp.value is not None and pp.value.expr is not None:
+            value = self.element_value(pp.value, names, shape)
+            return None if value is None else self.element_loop(slot, value, conditions, ind)
+        if pp.value is None and pp.derivative is not None and pp.initial is not None:
+            d = self.element_value(pp.derivative, names, shape)
+            first = self.element_value(pp.initial, names, shape)
+            if d is None or first is None:
+                return None
+            return [
+                f"{ind}if has_dt:",
+                *self.element_loop(slot, f"{slot.var}[i_] + ({d}) * dt", conditions, ind + "    "),
+                f"{ind}else:",
+                *self.element_loop(slot, first, conditions, ind + "    "),
+            ]
+        return None

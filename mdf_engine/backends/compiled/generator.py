@@ -1,0 +1,108 @@
+"""The compiled backend's code generator: one warmed-up graph in, one Python module out.
+
+:class:`Generator` puts together the emitters of the generated code, each a small class of its
+own module: the state's slots (:mod:`.state`), constants (:mod:`.constants`), calls
+(:mod:`.calls`), expression values (:mod:`.values`), fused element-wise loops
+(:mod:`.elementwise`), one node's code (:mod:`.node_code`) and the module around it
+(:mod:`.module_code`). What it generates from is a :class:`CompileSpec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...errors import MDFError, NotCompilable
+from ...plan import GraphPlan
+from .calls import CallEmitter
+from .constants import ConstantEmitter
+from .elementwise import ElementwiseEmitter
+from .generated_source import ConstantTable
+from .layout import Slot
+from .module_code import ModuleCodeEmitter
+from .node_code import NodeCodeEmitter
+from .state import StateAllocator
+from .values import ValueEmitter
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """What, besides the warm-up's kinds, the generated code depends on: the graph, its node
+    order, whether values are checked for NaN/inf, the parameters read from the ``P`` table
+    (sweeps) and the values written to the ``rec`` array at every step."""
+
+    plan: GraphPlan
+    node_ids: tuple[str, ...]
+    check_finite: bool
+    swept: tuple[tuple[str, str], ...]
+    recorded: tuple[tuple[str, str], ...]
+
+
+class Generator(
+    StateAllocator,
+    ConstantEmitter,
+    CallEmitter,
+    ValueEmitter,
+    ElementwiseEmitter,
+    NodeCodeEmitter,
+    ModuleCodeEmitter,
+):
+    """Writes the source of ``run`` for one warmed-up graph (``warm``: the interpreter that
+    ran it until every node had run)."""
+
+    def __init__(self, spec: CompileSpec, warm: Any, initializer: Mapping[str, Any] | None):
+        from ...schedulers.codegen import SchedulerSource
+        from ...schedulers.compiled import encode
+
+        self.spec = spec
+        self.swept = {key: k for k, key in enumerate(spec.swept)}
+        self.plan = spec.plan
+        self.interp = warm
+        self.slots: dict[tuple[str, str], Slot] = {}
+        self.scalars: list[float] = []
+        self.arrays: list[np.ndarray] = []
+        self.n_tuples = 0
+        self.globals: list[str] = []
+        #: every model number, string and array the source names (``c<k>``)
+        self.constants = ConstantTable()
+        #: the field of each bounds-checked subscript (``_ix1``/``_ix2``'s ``k``)
+        self.index_fields: list[str] = []
+        self.functions: dict[str, str] = {}
+        self.initializer = dict(initializer or {})
+        self.kernel_files: list[str] = []
+        #: (name, since, namespace, shape) -> global of a function called through Python
+        self.python_functions: dict[tuple, str] = {}
+        self.node_index = {nid: i for i, nid in enumerate(spec.node_ids)}
+        #: why the schedule stays with graph-scheduler (node functions only), or None
+        self.node_by_node: str | None = None
+        try:
+            table, roots, term, queue = encode(self.interp.scheduler, spec.node_ids)
+            self.sched = SchedulerSource(
+                table, roots, term, queue, len(spec.node_ids), self.constants.number
+            )
+        except NotCompilable as e:
+            self.node_by_node = str(e)
+            table, roots, term, queue = None, None, None, None
+        self.table, self.roots, self.term, self.queue = table, roots, term, queue
+        #: (node, name, indices) of the value each Threshold condition reads
+        self.thresholds = table.thresholds if table is not None else []
+        self._allocate()
+        self.static = self.static_schedule() if table is not None else None
+        #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
+        self.finite_checks: list[tuple[str, str]] = []
+        self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []
+        self.record_slots: list[Slot] = []  # the slot of each record column
+        self.record_width = 0
+        for nid, name in spec.recorded:
+            key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
+            if key not in self.slots:
+                raise MDFError(f"record '{nid}.{name}': no such port or parameter")
+            slot = self.slots[key]
+            if slot.kind == "t":
+                raise NotCompilable(f"record '{nid}.{name}': a tuple of values of mixed shapes")
+            self.record_columns.append((nid, name, self.record_width, slot.shape))
+            self.record_slots.append(slot)
+            self.record_width += int(np.prod(slot.shape)) if slot.kind == "a" else 1

@@ -1,0 +1,529 @@
+"""The compiled backend's runner: a whole graph, scheduler included, as one Numba-jitted function.
+
+A throw-away interpreted warm-up (until every node has run once) gives every port, parameter,
+function and output a fixed kind (a float64 scalar or a float64 array of a fixed shape). From
+that the generator (:mod:`.generator`) writes Python source for a function ``run(nsteps, dt,
+...)`` that holds graph-scheduler's algorithm as unrolled passes and consideration sets
+(:mod:`mdf_engine.schedulers.codegen`) with every node's body inlined: incoming edges, input
+reads, functions, parameters (Euler steps, conditions), outputs. The source goes to a file in
+the cache folder, named by its hash, and is jitted with ``cache=True``; the run itself starts
+from the state of a graph that has not run (the warm-up's values are dropped), so a first run
+and a run in a later process give the same numbers. :mod:`.cache` records the layout and that
+cold state, so a later process skips the warm-up and the code generation too (:mod:`.build`).
+
+When something cannot be compiled (a condition kind, a function with no Numba kernel, a value
+that is not numeric, a Numba typing error), the graph runs on the interpreted backend and a log
+line says why: results never change silently.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import MDFError, NotCompilable
+from ...plan import GraphPlan
+from .build import Built, WarmupStopped, build, float_parameters
+from .generator import CompileSpec
+from .helpers import index_error
+from .layout import Layout, Slot
+from .node_by_node import NodeByNodeGraph
+from .runtime import ERR_WIDTH, PythonCallFailed, init_key, initializer_args, reported_error
+from .schedule_log import SCHEDULE_LOG, ScheduleLog
+
+log = logging.getLogger("mdf_engine")
+
+
+class CompiledGraph:
+    """Runs a graph with generated Numba code, from its first step on.
+
+    Compiling needs the kind and shape of every value: a throw-away interpreted warm-up (until
+    every node has run) provides them the first time; :mod:`.cache` keeps
+    them, with the generated module, for later processes."""
+
+    def __init__(
+        self,
+        plan: GraphPlan,
+        check_finite: bool = False,
+        record_schedule: bool = True,
+        schedule_log: int = SCHEDULE_LOG,
+    ):
+        self.plan = plan
+        self.check_finite = check_finite
+        self.record_schedule = record_schedule
+        #: entries the schedule log keeps (the most recent; 0: no log). The compiled loop
+        #: writes it in machine code; it is decoded only when ``time_steps`` or
+        #: ``order_of_execution`` is read, so a run pays no Python work per pass.
+        self.schedule_log = int(schedule_log) if record_schedule else 0
+        self._interp = None
+        self.node_ids = list(plan.nodes)
+        #: the compiled loop's log of time steps
+        self.log = ScheduleLog(self.schedule_log, self.node_ids)
+        self.fallback_reason: str | None = None
+        #: (node, parameter) pairs whose value is read from the ``P`` argument (sweeps)
+        self.swept: list[tuple[str, str]] = []
+        self.sweep_values = np.zeros(1)
+        #: (node, port-or-parameter) pairs written to the ``rec`` array at every step (sweeps)
+        self.recorded: list[tuple[str, str]] = []
+        self._no_rec = np.zeros((0, 0))
+        self._fn = None
+        self._quiet_fn = None
+        self._batch_fn = None
+        self._layout: Layout | None = None
+        self._cold: dict[str, Any] | None = None
+        self._state: dict[str, Any] | None = None
+        self._init_key: tuple | None = None
+        self._tried = False
+        #: graph-scheduler calling jitted node functions, when the schedule cannot compile
+        self._nodes: Any = None
+        #: where the compiled code came from: "generated" or "cache" (None until compiled)
+        self.origin: str | None = None
+        #: functions without a Numba kernel that the compiled code calls through Python
+        self.python_calls: list[str] = []
+        self._clock: Any = None
+
+    #: see :class:`mdf_engine.backends.base.Runner`
+    finished = False
+    default_steps = 1
+    must_finish = False
+
+    # -- public interface shared with InterpretedGraph ----------------------------------------
+    def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """Compile now (from the cache, or generated after a warm-up), unless already tried:
+        the first step then draws no random numbers of the warm-up."""
+        if not self._tried:
+            self._compile(initializer, dt)
+
+    @property
+    def compiled_state(self) -> dict[str, Any]:
+        """The compiled run's state arrays (``S`` scalars, ``A`` arrays, ``ever``, ``clock``,
+        ...), which the jitted functions update in place; an error before compiling."""
+        if self._state is None:
+            raise MDFError("the graph is not compiled (yet)")
+        return self._state
+
+    def check_error(self, err: np.ndarray) -> None:
+        """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
+        self._raise_error(err)
+
+    def slot_value(self, node: str, key: str) -> Any:
+        """The compiled state's value of the slot ``key`` of ``node`` (a parameter id, or
+        ``"out:" + port`` for an output port)."""
+        return self._read(self._layout.slots[(node, key)])
+
+    @property
+    def interp(self):
+        """The interpreted backend that runs the graph when it cannot be compiled."""
+        if self._interp is None:
+            from ...interpreter import InterpretedGraph
+
+            self._interp = InterpretedGraph(self.plan, check_finite=self.check_finite)
+        return self._interp
+
+    @property
+    def is_compiled(self) -> bool:
+        """The whole graph, schedule included, runs as one jitted function."""
+        return self._state is not None and self._nodes is None
+
+    @property
+    def mode(self) -> str:
+        """``compiled`` (whole graph), ``node by node`` (graph-scheduler calling jitted node
+        functions) or ``interpreted`` (not compiled, or not yet)."""
+        if self._state is None:
+            return "interpreted"
+        return "node by node" if self._nodes is not None else "compiled"
+
+    @property
+    def _runner(self) -> Any:
+        """What keeps the log of time steps when the compiled loop does not."""
+        return self._nodes if self._nodes is not None else self.interp
+
+    @property
+    def evaluations(self) -> int:
+        """evaluate() calls completed so far."""
+        if self.is_compiled:
+            return int(self._state["clock"][2])
+        if self._nodes is not None:
+            return self._nodes.evaluations
+        return self._interp.evaluations if self._interp is not None else 0
+
+    @property
+    def time_steps(self) -> list[set[str]]:
+        """The node sets of the most recent time steps (see ``schedule_log``)."""
+        if not self.is_compiled:
+            return self._runner.time_steps
+        return self.log.decoded()[0]
+
+    @property
+    def order_of_execution(self) -> list[str]:
+        if not self.is_compiled:
+            return self._runner.order_of_execution
+        return self.log.decoded()[1]
+
+    @property
+    def schedule_truncated(self) -> bool:
+        """Older time steps fell out of the schedule log (or it is off)."""
+        return self.log.truncated(self.evaluations)
+
+    def evaluate(
+        self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
+    ) -> None:
+        mark = self.log.here()
+        self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
+        self.log.mark = mark
+
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        """The time steps of the last evaluate() and their absolute times in ms (with
+        absolute time, the clock ends an update one step after its last step starts)."""
+        if not self.is_compiled:
+            return self._runner.last_update_steps()
+        steps = self.log.steps_since(self.log.mark)
+        clock = self._absolute_clock()
+        if not clock.enabled:
+            return steps, [0.0] * len(steps)
+        end, k = int(self._state["clock"][6]), len(steps)
+        return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
+
+    def _absolute_clock(self) -> Any:
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+        if self._clock is None:
+            from ...schedulers.compiled import encode
+
+            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+        return self._clock
+
+    def run_steps(
+        self,
+        steps: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        first_without_dt: bool = True,
+    ) -> None:
+        """``steps`` evaluate() calls: the first without a time increment if
+        ``first_without_dt``, the rest with ``dt``."""
+        if steps <= 0:
+            return
+        if not self._tried:
+            self._compile(initializer, dt)
+        if self.is_compiled:
+            first = self.evaluations == 0
+            try:
+                self._run_compiled(steps, dt, initializer, first_without_dt)
+                return
+            except PythonCallFailed as e:
+                if not first:
+                    raise
+                # nothing of this run has been seen yet: run it again, interpreted
+                self._give_up(str(e))
+        if self._nodes is not None:
+            self._check_initializer_keys(initializer)
+        for k in range(steps):
+            inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
+            self._runner.evaluate(time_increment=inc, initializer=initializer)
+
+    def value(self, node: str, name: str) -> Any:
+        """The current value of an input port, parameter, function or output port (looked up
+        in that order, as the interpreted backend does)."""
+        if self._state is None:
+            return self.interp.value(node, name)
+        slots = self._layout.slots
+        slot = slots.get((node, name)) or slots.get((node, "out:" + name))
+        if slot is None:
+            return self.interp.value(node, name)  # its error names what is missing
+        return self._read(slot)
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        if self._state is None:
+            return self.interp.outputs()
+        return {
+            nid: {
+                oid: self._read(self._layout.slots[(nid, "out:" + oid)])
+                for oid, _ in self.plan.nodes[nid].outputs
+            }
+            for nid in self.node_ids
+        }
+
+    # -- compilation ------------------------------------------------------------------------
+    def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
+        """Make the graph's code ready (from the cache, or generated after a warm-up) and set
+        the state of a graph that has not run; on failure log why and stay interpreted."""
+        self._tried = True
+        try:
+            from ...psyneulink_files import not_compiled_reason
+
+            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
+            if why:
+                raise NotCompilable(why)
+            if not self.swept:
+                self.swept, values = float_parameters(self.plan)
+                self.sweep_values = np.array(values or [0.0], dtype=np.float64)
+            spec = CompileSpec(
+                self.plan,
+                tuple(self.node_ids),
+                self.check_finite,
+                tuple(self.swept),
+                tuple(self.recorded),
+            )
+            self._adopt(build(spec, initializer, dt))
+            self._init_key = init_key(initializer)
+            if self._nodes is None:
+                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
+            else:
+                self._jit_node_functions(initializer)
+        except NotCompilable as e:
+            self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
+        except MDFError:
+            raise
+        except Exception as e:  # numba typing/lowering errors
+            lines = [
+                ln.strip()
+                for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
+                if ln.strip()
+            ]
+            detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+            self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
+
+    def _adopt(self, built: Built) -> None:
+        """Take compiled code: its functions, layout and the state of a graph that has not run."""
+        module, layout, arrays = built.module, built.layout, built.arrays
+        node_by_node = built.node_by_node
+        n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
+        self.python_calls = list(built.python_calls)
+        if self.python_calls:
+            log.warning(
+                "compiled backend: %s %s no Numba kernel; the compiled code calls "
+                "%s through Python",
+                ", ".join(self.python_calls),
+                "has" if len(self.python_calls) == 1 else "have",
+                "it" if len(self.python_calls) == 1 else "them",
+            )
+        if node_by_node is None:
+            self._fn = module.run
+            self._quiet_fn = module.run_quiet
+            self._batch_fn = module.run_batch
+        else:
+            self.fallback_reason = node_by_node
+            log.warning(
+                "compiled backend: %s; graph-scheduler runs the schedule and calls "
+                "the jitted node functions",
+                node_by_node,
+            )
+            self._nodes = NodeByNodeGraph(self, module)
+        self._layout = layout
+        self.log.static = layout.static
+        self._cold = {
+            "S": arrays["S"],
+            "A": [arrays[f"A{k}"] for k in range(n_arrays)],
+            "thr": arrays["thr"],
+        }
+        self._state = self.cold_state()
+        self.origin = built.origin
+
+    def _jit_node_functions(self, initializer: Mapping[str, Any] | None) -> None:
+        """Compile (or load) every node function now, on a copy of the state, so that a
+        typing error falls back before the run starts."""
+        st = self.cold_state()
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
+        for fn in self._nodes.node_fns:
+            fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
+        self._nodes.inputs_fn(st["S"], *st["A"], *initializer_args(initializer))
+
+    def _check_initializer_keys(self, initializer: Mapping[str, Any] | None) -> None:
+        """The compiled code delivers the initializer keys it was generated for, no others."""
+        if init_key(initializer) != self._init_key:
+            raise MDFError(
+                "the compiled backend needs the same initializer keys on every step "
+                "(use backend='interpreted' to change them)"
+            )
+
+    def _give_up(self, reason: str, quiet: bool = False) -> None:
+        """Run on the interpreted backend from now on, with a log line saying why (an info
+        line when the model itself failed in the warm-up: the run reports that error when it
+        reaches it, and one error is one line)."""
+        self.fallback_reason = reason
+        self._state = None
+        self._nodes = None
+        (log.info if quiet else log.warning)(
+            "compiled backend: %s; running on the interpreted backend", reason
+        )
+
+    def _run_compiled(
+        self,
+        n: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None,
+        first_without_dt: bool,
+    ) -> None:
+        self._check_initializer_keys(initializer)
+        st = self._state
+        inits = initializer_args(initializer)
+        static = self._layout.static is not None
+        logged = self.schedule_log > 0 and not static
+        logbuf = self.log.ring if logged else np.zeros(1, dtype=np.int64)
+        logpos = self.log.pos if logged else np.zeros(2, dtype=np.int64)
+        err = np.zeros(ERR_WIDTH, dtype=np.int64)
+        updates = int(st["clock"][2])
+        fn = self._fn if logged else self._quiet_fn
+        self.call_jitted(
+            fn,
+            n,
+            0.0 if dt is None else float(dt),
+            dt is not None,
+            first_without_dt,
+            st["S"],
+            *st["A"],
+            st["useable"],
+            st["total"],
+            st["clock"],
+            st["last_set"],
+            st["ever"],
+            st["thr"],
+            logbuf,
+            logpos,
+            err,
+            self.sweep_values,
+            self._no_rec,
+            *inits,
+        )
+        if static:
+            self.log.static_updates += int(st["clock"][2]) - updates
+        self._raise_error(err)
+
+    def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call generated code; a failed bounds check is an MDFError naming the field."""
+        try:
+            return fn(*args)
+        except (IndexError, SystemError) as e:
+            # (a parallel batch reports an exception of its threads as a SystemError)
+            cause = e if isinstance(e, IndexError) else e.__cause__
+            mapped = (
+                index_error(cause, self._layout.index_fields)
+                if isinstance(cause, IndexError)
+                else None
+            )
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
+        """Raise the MDFError a compiled run's ``err`` row reports, if any."""
+        layout = self._layout
+        error = reported_error(
+            err, layout.index_fields, layout.finite_checks, self.node_ids, self.plan.where, prefix
+        )
+        if error is not None:
+            raise error
+
+    # -- batches (sweeps) ----------------------------------------------------------------
+    def prepare_batch(
+        self,
+        swept: list[tuple[str, str]],
+        recorded: list[tuple[str, str]],
+        dt: float | None,
+        initializer: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Compile for runs from a cold start where the ``swept`` parameters come from a
+        parameter table and the ``recorded`` values are written at every step.
+
+        Returns False (with ``fallback_reason`` set) when the graph cannot be compiled."""
+        self.swept = list(swept)
+        self.recorded = list(recorded)
+        self._compile(initializer, dt)
+        return self.is_compiled
+
+    def cold_state(self) -> dict[str, Any]:
+        """Compiled state equal to a graph that has not run yet (as a fresh interpreter)."""
+        n = len(self.node_ids)
+        cold = self._cold
+        return {
+            "S": cold["S"].copy(),
+            "A": [a.copy() for a in cold["A"]],
+            "useable": np.zeros((n, n), dtype=np.int64),
+            "total": np.zeros((3, n), dtype=np.int64),
+            "clock": np.zeros(7, np.int64),
+            "last_set": np.zeros(n, dtype=np.bool_),
+            "ever": np.zeros(n, dtype=np.bool_),
+            "thr": cold["thr"].copy(),
+        }
+
+    def run_batch(
+        self,
+        values: np.ndarray,
+        steps: int,
+        dt: float | None,
+        initializer: Mapping[str, Any] | None = None,
+        first_without_dt: bool = True,
+        keep: int | None = None,
+    ) -> np.ndarray:
+        """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
+        column per swept parameter), in one jitted call spread over the cores.
+
+        Returns the recorded values of the last ``keep`` steps (default all), shape
+        ``(rows, keep, width)`` (see ``record_layout``)."""
+        keep = steps if keep is None else max(1, min(int(keep), steps))
+        if not self.is_compiled:
+            raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
+        if init_key(initializer) != self._init_key:
+            raise MDFError("the batch needs the initializer keys it was prepared with")
+        values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, max(1, len(self.swept)))
+        cold = self._cold
+        width = self._layout.record_width
+        from ...limits import LIMITS, limit
+
+        size = float(values.shape[0]) * keep * max(width, 1)
+        if size > limit("sweep_values"):
+            raise MDFError(
+                f"recording {width} values at {keep} steps of {values.shape[0]} "
+                f"parameter sets needs {size:.3g} numbers; the limit is "
+                f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
+                "more)"
+            )
+        rec = np.zeros((values.shape[0], keep, max(width, 1)), dtype=np.float64)
+        err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
+        inits = initializer_args(initializer)
+        self.call_jitted(
+            self._batch_fn,
+            steps,
+            0.0 if dt is None else float(dt),
+            dt is not None,
+            first_without_dt,
+            cold["S"],
+            *cold["A"],
+            cold["thr"],
+            values,
+            rec,
+            err,
+            *inits,
+        )
+        for failed in (
+            err[:, 0] == -5,
+            err[:, 0] == -4,
+            err[:, 0] == -3,
+            err[:, 0] == -2,
+            err[:, 0] > 0,
+        ):
+            bad = np.nonzero(failed)[0]
+            if bad.size:
+                self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
+        return rec[:, :, :width]
+
+    @property
+    def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
+        """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
+        return list(self._layout.record_columns)
+
+    def _read(self, slot: Slot) -> Any:
+        if slot.kind == "s":
+            return np.float64(self._state["S"][slot.index])
+        if slot.kind == "t":
+            items = [self._read(p) for p in slot.parts]
+        elif slot.seq:
+            a = self._state["A"][slot.index]
+            items = [np.float64(x) if a.ndim == 1 else x.copy() for x in a]
+        else:
+            return self._state["A"][slot.index].copy()
+        return tuple(items) if slot.seq == "tuple" else items

@@ -1,0 +1,312 @@
+"""The generated module: the whole-graph ``run`` loop, its quiet and batch forms, and the
+node-by-node functions.
+
+``run`` holds graph-scheduler's algorithm (from :mod:`mdf_engine.schedulers.codegen`) with every
+node's body inlined, or a fixed order when every condition is a default; ``run_quiet`` is the
+same without the schedule log; ``run_batch`` runs ``run_quiet`` once per row of a parameter
+table in parallel. Every module is checked by :func:`.generated_source.check_source` before it
+is written.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .generated_source import check_source
+from .runtime import ERR_WIDTH, MAX_PASSES_PER_UPDATE
+
+
+class ModuleCodeEmitter:
+    """The generated module: ``run``, ``run_quiet`` and ``run_batch`` (or the node functions
+    and ``inputs``), the header, constant table and kernel globals, checked before use."""
+
+    def source(self) -> str:
+        if self.node_by_node is not None:
+            return self.module_source([], [], [])
+        init_keys = sorted(self.initializer)
+        init_args = [f"I{k}" for k in range(len(init_keys))]
+        sig = [
+            "nsteps",
+            "dt",
+            "dt_given",
+            "first_without_dt",
+            "S",
+            *[f"a{k}" for k in range(len(self.arrays))],
+            "useable",
+            "total",
+            "clock",
+            "last_set",
+            "ever",
+            "thr",
+            "logbuf",
+            "logpos",
+            "err",
+            "P",
+            "rec",
+            *init_args,
+        ]
+        body: list[str] = []
+        ind = "    "
+        for slot in self.slots.values():
+            if slot.kind == "s":
+                body.append(f"{ind}{slot.var} = S[{slot.index}]")
+        body += self.sched.load(ind)
+        body.append(f"{ind}for step in range(nsteps):")
+        ind2 = ind * 2
+        body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
+        for k, key in enumerate(init_keys):
+            targets = self._initializer_targets(key)
+            for nid, port in targets:
+                body += self.set_input(nid, port, init_args[k], ind2)
+        if self.static is not None:
+            body += self.static_step(self.static, ind2)
+        else:
+            body += self.scheduled_step(ind2)
+        body.append(f"{ind2}q_c2 += 1")
+        if self.record_columns:
+            # (rec keeps the last rec.shape[0] steps: a sweep of final values passes one row)
+            body.append(f"{ind2}q_rec = step - nsteps + rec.shape[0]")
+            body.append(f"{ind2}if q_rec >= 0:")
+            for (_nid, _name, col, _shape), slot in zip(self.record_columns, self.record_slots):
+                if slot.kind == "s":
+                    body.append(f"{ind2}    rec[q_rec, {col}] = {slot.var}")
+                else:
+                    size = int(np.prod(slot.shape))
+                    body.append(
+                        f"{ind2}    rec[q_rec, {col}:{col + size}] = "
+                        f"np.ascontiguousarray({slot.var}).reshape({size})"
+                    )
+        body += self.write_back(ind)
+        return self.module_source(sig, body, init_args)
+
+    def static_schedule(self) -> list[list[int]] | None:
+        """The fixed order of one update when every node runs under ``Always`` (or after one
+        call of a node of an earlier consideration set) and the update ends when all have run
+        (graph-scheduler's defaults): one time step per consideration set. None when the
+        conditions make the order depend on the run."""
+        ints, _floats, children = self.table.arrays()
+        starts, qnodes = self.queue
+        set_of = {
+            int(qnodes[k]): q
+            for q in range(len(starts) - 1)
+            for k in range(starts[q], starts[q + 1])
+        }
+        for owner, r in enumerate(self.roots):
+            row = ints[r]
+            if row[0] == 0:
+                continue  # Always
+            # EveryNCalls(dep, 1) on a node of an earlier consideration set: dep has run once
+            # in this update by the time the owner's set is considered, every update
+            if (
+                row[0] == 5
+                and row[3] == 1
+                and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
+            ):
+                continue
+            return None
+        t = ints[self.term]
+        kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
+        if t[0] != 10 or t[2] != 1 or kids != set(range(len(self.spec.node_ids))):
+            return None
+        return [
+            sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]])
+            for q in range(len(starts) - 1)
+        ]
+
+    def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
+        """One update of a graph with a fixed schedule, with no condition evaluated (and no
+        log: :meth:`.schedule_log.ScheduleLog.decoded` writes it from the update count)."""
+        out = [f"{ind}q_c0 = 1", f"{ind}q_c1 += 1"]
+        for members in sets:
+            for m in members:
+                indexed = len(self.index_fields)
+                out += self.node_body(self.spec.node_ids[m], ind)
+                if self.spec.check_finite or len(self.index_fields) > indexed:
+                    out.append(f"{ind}if err[0] != 0:")
+                    out += self.write_back(ind + "    ")
+                    out.append(f"{ind}    return")
+        return out
+
+    def write_back(self, ind: str) -> list[str]:
+        """Code storing the scalar and scheduler locals into the state arrays (before every
+        return)."""
+        return [
+            f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values() if slot.kind == "s"
+        ] + self.sched.store(ind)
+
+    def scheduled_step(self, ind2: str) -> list[str]:
+        """One update run by graph-scheduler's algorithm, written out by
+        :class:`~mdf_engine.schedulers.codegen.SchedulerSource` with every node's body."""
+
+        def body(m: int, ind: str) -> list[str]:
+            indexed = len(self.index_fields)
+            out = self.node_body(self.spec.node_ids[m], ind)
+            if self.spec.check_finite or len(self.index_fields) > indexed:
+                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "), f"{ind}    return"]
+            return out
+
+        def give_up(ind: str) -> list[str]:
+            return [*self.write_back(ind), f"{ind}return"]
+
+        return self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
+
+    def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
+        header = [
+            '"""Generated by mdf_engine.backends.compiled for one MDF graph. Do not edit."""',
+            "import math",
+            "import numpy as np",
+            "from numba import njit, prange",
+            "from numba import objmode",
+            "from mdf_engine.backends.compiled.helpers import _ck, _floordiv, _iadd, _imul, _int, "
+            "_ipow, _isub, _ix1, _ix2, _mod, _scalar, _where",
+            "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
+        ]
+        # globals are collected while the body is generated; the digest of the code the
+        # generated function calls is part of the source, so a changed kernel gets new code
+        # (Numba's cache of a caller does not notice changes in the functions it calls)
+        header.insert(1, f"# kernels: {self.kernel_digest()}")
+        if self.node_by_node is not None:
+            functions = self.node_functions_source()
+            return self._finish(header, functions)
+        run = [
+            "",
+            "",
+            "@njit(cache=True, error_model='numpy')",
+            f"def run({', '.join(sig)}):",
+            *body,
+            "",
+        ]
+        # without the time-step log (long runs, sweeps): the same code with the log switched
+        # off where Numba can see it; compiled only when first called
+        quiet = [
+            ln.replace("q_log = logpos[1] == 1", "q_log = False").replace(
+                "def run(", "def run_quiet("
+            )
+            for ln in run
+        ]
+        return self._finish(header, run + quiet + self.batch_source(init_args))
+
+    def _finish(self, header: list[str], functions: list[str]) -> str:
+        """The module: header, the constant table's names, kernel globals, ``functions``;
+        checked to hold nothing but what the engine makes."""
+        # the table's digest is part of the source: a module file (named by the source's
+        # hash) and Numba's cache of it belong to one table
+        lines = [
+            *header[:2],
+            f"# constants: {self.constants.digest()}",
+            *header[2:],
+            *self.constants.header(),
+            *self.globals,
+            *functions,
+            "",
+        ]
+        source = "\n".join(lines)
+        check_source(source)
+        return source
+
+    def node_functions_source(self) -> list[str]:
+        """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
+        a0.., ever, err, P, q_c2)`` runs node ``i`` on the compiled state; ``inputs(S, a0..,
+        I0..)`` delivers the initializer."""
+        arrays = [f"a{k}" for k in range(len(self.arrays))]
+        out: list[str] = []
+        for i, nid in enumerate(self.spec.node_ids):
+            sig = ["dt", "has_dt", "S", *arrays, "ever", "err", "P", "q_c2"]
+            body = self.node_body(nid, "    ")
+            out += [
+                "",
+                "",
+                "@njit(cache=True, error_model='numpy')",
+                f"def node_{i}({', '.join(sig)}):",
+                *self._with_locals(body),
+            ]
+        body = []
+        init_keys = sorted(self.initializer)
+        for k, key in enumerate(init_keys):
+            for nid, port in self._initializer_targets(key):
+                body += self.set_input(nid, port, f"I{k}", "    ")
+        sig = ["S", *arrays, *[f"I{k}" for k in range(len(init_keys))]]
+        out += [
+            "",
+            "",
+            "@njit(cache=True, error_model='numpy')",
+            f"def inputs({', '.join(sig)}):",
+            *self._with_locals(body),
+            "    return",
+        ]
+        return out
+
+    @staticmethod
+    def _with_locals(body: list[str]) -> list[str]:
+        """``body`` with the scalar slots and ``ever`` flags it uses loaded into locals before
+        and stored back after."""
+        text = "\n".join(body)
+        scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
+        ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})
+        return (
+            [f"    s{k} = S[{k}]" for k in scalars]
+            + [f"    q_ev{m} = ever[{m}]" for m in ever]
+            + body
+            + [f"    S[{k}] = s{k}" for k in scalars]
+            + [f"    ever[{m}] = q_ev{m}" for m in ever]
+        )
+
+    def batch_source(self, init_args: list[str]) -> list[str]:
+        """``run_batch``: ``run`` from a cold state once per row of the parameter table, the
+        rows spread over threads (each row owns its state)."""
+        n = len(self.spec.node_ids)
+        arrays = [f"a{k}" for k in range(len(self.arrays))]
+        sig = [
+            "nsteps",
+            "dt",
+            "dt_given",
+            "first_without_dt",
+            "S0",
+            *[f"{a}_0" for a in arrays],
+            "thr0",
+            "PT",
+            "REC",
+            "ERR",
+            *init_args,
+        ]
+        ind, ind2 = "    ", "        "
+        body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
+        body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
+        body += [
+            f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
+            f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",
+            f"{ind2}clock = np.zeros(7, dtype=np.int64)",
+            f"{ind2}last_set = np.zeros({n}, dtype=np.bool_)",
+            f"{ind2}ever = np.zeros({n}, dtype=np.bool_)",
+            f"{ind2}thr = thr0.copy()",
+            f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
+            f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
+            f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
+            f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
+            f"{', '.join(arrays + [''])}"
+            f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
+            f"REC[b], {', '.join(init_args + [''])})",
+            f"{ind2}ERR[b, :] = err",
+        ]
+        return [
+            "",
+            "",
+            "@njit(cache=True, parallel=True, error_model='numpy')",
+            f"def run_batch({', '.join(sig)}):",
+            *body,
+            "",
+        ]
+
+    def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
+        by_id = [
+            (nid, ip.id)
+            for nid, np_ in self.plan.nodes.items()
+            for ip in np_.inputs
+            if ip.id == key
+        ]
+        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
+            nid, port = key.split(".", 1)
+            return [(nid, port)]
+        return by_id

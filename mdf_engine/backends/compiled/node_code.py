@@ -1,0 +1,226 @@
+"""The generated code of one node: what one run of a node does to the compiled state.
+
+The same body is inlined into the whole-graph loop and wrapped as ``node_<i>`` for the
+node-by-node mode; it follows the reference engine's order (incoming edges, input ports,
+functions, parameters, outputs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import NotCompilable
+from ...plan import ParameterPlan
+from .layout import Slot
+
+
+class NodeCodeEmitter:
+    """The code of one node's run: edges into input ports, input reads, functions,
+    parameters (first values, Euler steps, conditions), outputs, Threshold values and
+    NaN/inf checks."""
+
+    def node_body(self, nid: str, ind: str) -> list[str]:
+        np_ = self.plan.nodes[nid]
+        i = self.node_index[nid]
+        out = [f"{ind}# node {i}"]
+        for ep in self.plan.incoming[nid]:
+            s = self.node_index[ep.sender]
+            sender = self.slots[(ep.sender, "out:" + ep.sender_port)]
+            src = sender.var
+            if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
+                m = np.asarray(ep.matrix, dtype=float)
+                if (
+                    sender.kind != "a"
+                    or sender.seq
+                    or len(sender.shape) not in (1, 2)
+                    or m.ndim != 2
+                    or sender.shape[-1] != m.shape[0]
+                ):
+                    raise NotCompilable(
+                        f"edge '{ep.id}': its projection matrix does not "
+                        "compile for this sender value"
+                    )
+                src = f"np.dot({src}, {self.const(m)})"
+            val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
+            out.append(f"{ind}if q_ev{s}:")
+            out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
+        names: dict[str, str] = {}
+        for ip in np_.inputs:
+            slot, pend = self.slots[(nid, ip.id)], self.slots[(nid, "pend:" + ip.id)]
+            flag = self.slots[(nid, "flag:" + ip.id)].var
+            out.append(f"{ind}if {flag} != 0.0:")
+            out.append(self.assign(slot, pend.var, ind + "    "))
+            out.append(f"{ind}else:")
+            out.append(self.assign(slot, self.const(self.fallback(ip, slot)), ind + "    "))
+            out.append(f"{ind}{flag} = 0.0")
+            names[ip.id] = slot.var
+        for pp in np_.parameters:
+            names[pp.id] = self.slots[(nid, pp.id)].var
+        for pp in np_.parameters:
+            out += self.first_value(nid, pp, names, ind)
+        for k, (fid, cp) in enumerate(np_.functions):
+            slot = self.slots[(nid, fid)]
+            expr = self.call(cp, names, out, ind, f"{i}_{k}", slot)
+            if expr is not None:  # (None: the call wrote a sequence into its slot)
+                out.append(self.assign(slot, expr, ind))
+            names[fid] = slot.var
+        for pp in np_.parameters:
+            out += self.parameter(nid, i, pp, names, ind)
+        for oid, vp in np_.outputs:
+            out += self.assign_value(self.slots[(nid, "out:" + oid)], vp, names, ind)
+        for k, (tn, name, indices) in enumerate(self.thresholds):
+            if tn != nid:
+                continue
+            key = (nid, name) if (nid, name) in self.slots else (nid, "out:" + name)
+            v = self.slots[key].var
+            for idx in indices or []:
+                v += f"[{int(idx)}]"
+            out.append(f"{ind}q_th{k} = _scalar({v})")
+        if self.spec.check_finite:
+            checked = [("parameter", pp.id, self.slots[(nid, pp.id)]) for pp in np_.parameters]
+            checked += [("output port", o, self.slots[(nid, "out:" + o)]) for o, _ in np_.outputs]
+            for kind, name, slot in checked:
+                k = len(self.finite_checks)
+                self.finite_checks.append((kind, name))
+                out.append(f"{ind}if err[0] == 0 and not np.all(np.isfinite({slot.var})):")
+                out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = q_c2; err[3] = {k}")
+        out.append(f"{ind}q_ev{i} = True")
+        return out
+
+    def fallback(self, ip: Any, slot: Slot) -> Any:
+        """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
+        slot is its one element; a scalar read by an array slot fills the shape)."""
+        fb = np.asarray(ip.fallback(), dtype=float)
+        if slot.kind == "s":
+            if fb.size != 1:
+                raise NotCompilable(
+                    f"input port '{ip.id}' default has shape {fb.shape} but receives scalars"
+                )
+            return fb.reshape(()).item()
+        if fb.shape == slot.shape:
+            return fb
+        if fb.size == 1:
+            return np.full(slot.shape, fb.reshape(()).item())
+        if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
+            return fb.reshape(slot.shape)
+        raise NotCompilable(
+            f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
+        )
+
+    def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
+        ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
+        pend = self.slots[(nid, "pend:" + port)]
+        flag = self.slots[(nid, "flag:" + port)].var
+        if ip.reduce == "overwrite":
+            return [self.assign(pend, val, ind), f"{ind}{flag} = 1.0"]
+        op = "+" if ip.reduce == "add" else "*"
+        return [
+            f"{ind}if {flag} != 0.0:",
+            self.assign(pend, f"{pend.var} {op} {val}", ind + "    "),
+            f"{ind}else:",
+            self.assign(pend, val, ind + "    "),
+            f"{ind}{flag} = 1.0",
+        ]
+
+    def first_value(
+        self, nid: str, pp: ParameterPlan, names: dict[str, str], ind: str
+    ) -> list[str]:
+        """Code giving a never-evaluated parameter its first current value (the reference's
+        get_current_value): the initial value of a stateful one (or 0), else its value with
+        its own name read as 0."""
+        if pp.value is None and pp.initial is None:
+            return []
+        slot = self.slots[(nid, pp.id)]
+        flag = self.slots[(nid, "unset:" + pp.id)].var
+        if (nid, pp.id) in self.swept:
+            expr = f"P[{self.swept[(nid, pp.id)]}]"
+        elif pp.stateful:
+            expr = self.value(pp.initial, names) if pp.initial is not None else "0.0"
+        else:
+            own = {**names, pp.id: "0.0"}
+            lines = self.seq_assign(slot, pp.value, own, ind + "    ")
+            if lines is not None:
+                return [f"{ind}if {flag} != 0.0:", *lines]
+            expr = self.value(pp.value, own)
+        return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
+
+    def parameter(
+        self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str], ind: str
+    ) -> list[str]:
+        slot = self.slots[(nid, pp.id)]
+        out: list[str] = []
+        node = self.plan.nodes[nid]
+        tmp = f"p_{i}_{node.parameters.index(pp)}"
+        swept = self.swept.get((nid, pp.id))
+        unset = self.slots[(nid, "unset:" + pp.id)].var
+        if (
+            swept is None
+            and pp.value is not None
+            and pp.value.expr is None
+            and not pp.conditions
+            and not pp.stateful
+        ):
+            # a constant: its slot holds it from the first evaluation on (first_value)
+            return [f"{ind}{unset} = 0.0"]
+        fused = self.fused_parameter(nid, pp, slot, names, ind)
+        if (
+            fused is None
+            and swept is None
+            and not pp.conditions
+            and pp.value is not None
+            and slot.kind == "a"
+        ):
+            product = self.matmul_into(slot, pp.value, names)
+            fused = [f"{ind}{product}"] if product is not None else None
+        if fused is None and swept is None and not pp.conditions:
+            fused = self.seq_assign(slot, pp.value, names, ind)
+        if fused is not None:
+            return [*fused, f"{ind}{unset} = 0.0"]
+        if swept is not None and not pp.stateful and pp.derivative is None:
+            out.append(f"{ind}{tmp} = P[{swept}]")
+        elif pp.value is not None:
+            out.append(f"{ind}{tmp} = {self.value(pp.value, names)}")
+        elif pp.call is not None:
+            expr = self.call(
+                pp.call,
+                names,
+                out,
+                ind,
+                f"{i}_{len(node.functions) + node.parameters.index(pp)}",
+                slot,
+                fuse=not pp.conditions,
+            )
+            if expr is None:
+                if pp.conditions:
+                    raise NotCompilable(f"parameter {nid}.{pp.id}: a sequence with conditions")
+                return [*out, f"{ind}{unset} = 0.0"]
+            out.append(f"{ind}{tmp} = {expr}")
+        elif pp.derivative is not None:
+            if pp.initial is None:
+                raise NotCompilable(
+                    f"parameter {nid}.{pp.id} has a time_derivative but no default_initial_value"
+                )
+            out.append(f"{ind}if has_dt:")
+            out.append(f"{ind}    {tmp} = {slot.var} + ({self.value(pp.derivative, names)}) * dt")
+            out.append(f"{ind}else:")
+            first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
+            out.append(f"{ind}    {tmp} = {first}")
+        elif pp.conditions:
+            # set only by its conditions: the previous value, 0 before the first evaluation
+            # (the reference: None, then 0.0 under the first condition)
+            out.append(f"{ind}if {unset} != 0.0:")
+            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    {tmp} = {slot.var}")
+        else:
+            raise NotCompilable(f"parameter {nid}.{pp.id} has only a default_initial_value")
+        for k, (_cid, test, val) in enumerate(pp.conditions):
+            out.append(
+                f"{ind}{tmp} = _where({self.value(test, names)}, "
+                f"{self.value(val, names)}, {tmp})  # condition {k}"
+            )
+        out.append(self.assign(slot, tmp, ind))
+        out.append(f"{ind}{unset} = 0.0")
+        return out

@@ -1,0 +1,142 @@
+"""What the compiled backend's generated code imports, and what it is called with.
+
+A generated module calls registered kernels through :func:`_jit` (a Numba kernel) and
+:func:`_python_kernel` (a kernel without one, called from Numba's object mode); the Numba
+helpers of its arithmetic live in :mod:`.helpers`. The ``err`` row every generated function
+writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
+:func:`initializer_args`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...errors import MDFError, NotCompilable
+from ...registry import REGISTRY
+from .helpers import index_error
+from .layout import kind_of
+
+#: Passes of the scheduler's loop after which one update is reported as never ending.
+MAX_PASSES_PER_UPDATE = 10_000_000
+#: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
+#: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, with field and step
+#: in ``err[1:3]``; -3: an index out of bounds, with field, step, index, size and axis in
+#: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
+ERR_WIDTH = 8
+
+
+def init_key(initializer: Mapping[str, Any] | None) -> tuple:
+    """The initializer's keys, sorted: the compiled code delivers exactly these."""
+    return tuple(sorted(initializer)) if initializer else ()
+
+
+def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
+    """The initializer's values as the generated function takes them (sorted by key)."""
+    out = []
+    for key in sorted(initializer or {}):
+        v = initializer[key]
+        kind, _ = kind_of(v, f"initializer '{key}'")
+        out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
+    return out
+
+
+def reported_error(
+    err: np.ndarray,
+    index_fields: list[str],
+    finite_checks: list[tuple[str, str]],
+    node_ids: list[str],
+    where: str,
+    prefix: str = "",
+) -> MDFError | None:
+    """The MDFError a compiled run's ``err`` row reports (see :data:`ERR_WIDTH`), or None:
+    ``index_fields`` and ``finite_checks`` are the layout's, ``where`` the graph's field."""
+    if err[0] == -5:
+        k, step = int(err[1]), int(err[2])
+        return MDFError(
+            f"{prefix}integer overflow: a result beyond 64-bit integers at step {step}",
+            index_fields[k],
+        )
+    if err[0] == -4:
+        k, step = int(err[1]), int(err[2])
+        return MDFError(
+            f"{prefix}int() of a value beyond 64-bit integers (or NaN) at step {step}",
+            index_fields[k],
+        )
+    if err[0] == -3:
+        k, step, i, n, axis = (int(x) for x in err[1:6])
+        mapped = index_error(IndexError(k, axis, i, n, step), index_fields, prefix)
+        return mapped or MDFError(f"{prefix}an index out of bounds at step {step}", where)
+    if err[0] == -2:
+        return MDFError(
+            f"{prefix}no termination after {MAX_PASSES_PER_UPDATE} passes of one update", where
+        )
+    if err[0] > 0:
+        node = node_ids[int(err[1])]
+        kind, name = finite_checks[int(err[3])]
+        return MDFError(
+            f"{prefix}non-finite value in {kind} '{name}' at step {int(err[2])}",
+            f"{where}.nodes.{node}",
+        )
+    return None
+
+
+def _jit(name: str, since: int, namespace: str | None = None):
+    """The Numba kernel of a registered function version (name, since and origin)."""
+    for sch in REGISTRY.versions(name):
+        if (
+            sch.since == since
+            and sch.jit is not None
+            and (namespace is None or sch.namespace == namespace)
+        ):
+            return sch.jit
+    raise NotCompilable(f"function '{name}' has no Numba kernel")
+
+
+def _schema(name: str, since: int, namespace: str):
+    """The registered version ``since`` of ``name`` in ``namespace``."""
+    for sch in REGISTRY.versions(name):
+        if sch.since == since and sch.namespace == namespace:
+            return sch
+    raise NotCompilable(f"function '{name}' (since {since}) is not registered")
+
+
+class PythonCallFailed(MDFError):
+    """A function called through Python from the compiled loop failed there, or returned
+    another kind of value than in the warm-up."""
+
+
+def _python_kernel(name: str, since: int, namespace: str, shape: tuple[int, ...] | None):
+    """A registered function's Python kernel as the compiled loop calls it (object mode):
+    positional inputs then attributes in schema order in, a float64 value of the kind the
+    warm-up saw out (a float for ``shape`` None, else a C-contiguous array of ``shape``)."""
+    sch = _schema(name, since, namespace)
+    n_attrs = len(sch.attributes)
+
+    def call(*args: Any) -> Any:
+        cut = len(args) - n_attrs
+        attrs = dict(zip(sch.attributes, args[cut:]))
+        try:
+            value = np.asarray(sch.call(list(args[:cut]), attrs)[0], dtype=np.float64)
+        except Exception as e:  # noqa: BLE001 - e.g. an attribute it cannot take as a float
+            raise PythonCallFailed(
+                f"{name} failed in the compiled backend ({type(e).__name__}: "
+                f"{e}); use backend='interpreted'"
+            ) from e
+        if shape is None:
+            if value.size != 1:
+                raise PythonCallFailed(
+                    f"{name} returned shape {value.shape} where the compiled "
+                    "backend expects a number; use backend='interpreted'"
+                )
+            return float(value.reshape(-1)[0])
+        if value.shape != shape:
+            raise PythonCallFailed(
+                f"{name} returned shape {value.shape}, not {shape} as in the "
+                "compiled backend's warm-up; use backend='interpreted'"
+            )
+        return np.ascontiguousarray(value)
+
+    return call
