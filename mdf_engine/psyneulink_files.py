@@ -96,10 +96,11 @@ def _weight(e: Edge) -> Any:
 
 
 def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> str | None:
-    """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
-    the reference ones), or None: an edge between two nodes
-    that one time step may run together (they read values from before the step), or an
-    input node that may run more than once in an update (it reads its input every time)."""
+    """Why the compiled backend's node-by-node mode (graph-scheduler runs the schedule) cannot
+    run a PsyNeuLink file with PsyNeuLink's rules, or None: an edge between two nodes that one
+    time step may run together (they read values from before the step), or an input node that
+    may run more than once in an update (it reads its input every time). The whole-graph loop
+    has both rules (backends/compiled/pnl_rules.py)."""
     if not plan.psyneulink:
         return None
     # (projection matrices on edges compile: the compiled loop multiplies by them)

@@ -24,6 +24,7 @@ from .generated_source import ConstantTable
 from .layout import Slot
 from .module_code import ModuleCodeEmitter
 from .node_code import NodeCodeEmitter
+from .pnl_rules import PsyNeuLinkRules
 from .state import StateAllocator
 from .values import ValueEmitter
 
@@ -49,6 +50,7 @@ class Generator(
     ElementwiseEmitter,
     NodeCodeEmitter,
     ModuleCodeEmitter,
+    PsyNeuLinkRules,
 ):
     """Writes the source of ``run`` for one warmed-up graph (``warm``: the interpreter that
     ran it until every node had run)."""
@@ -91,6 +93,7 @@ class Generator(
         self.thresholds = table.thresholds if table is not None else []
         self._allocate()
         self.static = self.static_schedule() if table is not None else None
+        self.psyneulink_rules()
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []
         self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []

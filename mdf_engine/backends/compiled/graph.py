@@ -253,11 +253,6 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
-            from ...psyneulink_files import not_compiled_reason
-
-            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
-            if why:
-                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = float_parameters(self.plan)
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)

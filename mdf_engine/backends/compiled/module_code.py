@@ -52,7 +52,7 @@ class ModuleCodeEmitter:
         for slot in self.slots.values():
             if slot.kind == "s":
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
-        body += self.sched.load(ind)
+        body += self.sched.load(ind) + self.snapshot_flags(ind)
         body.append(f"{ind}for step in range(nsteps):")
         ind2 = ind * 2
         body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
