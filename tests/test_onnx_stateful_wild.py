@@ -74,10 +74,8 @@ STATEFUL = [p for p in FILES if _stateful(p)]
 REFUSED = {
     "count.json": "retrieve_chunk' (namespace actr) has no ONNX export",
     "addition.json": "retrieve_chunk' (namespace actr) has no ONNX export",
-    "ddm.json": "driftdiffusionanalytical' (namespace pnl) has no ONNX export",
     # the engine does not run PsyNeuLink 0.15's 0-d mechanism output (test_wild_psyneulink)
     "v0.15.3.0/stroop_lca.json": "cannot apply the projection matrix",
-    "exact_time.json": "scheduling mode 'exact_time'",
     # NeuroMLlite's pulse input has no output port 'i' though an edge reads it (the reference
     # fails too: the oracle is a refusal)
     "IafPulse.mdf.json": "node 'InputList_stim' has no output port 'i'",
@@ -188,3 +186,76 @@ def test_the_corpus_has_stateful_files_of_every_writer():
         "psyneulink",
         "psyneulink_old",
     }
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-6), ("float32", 1e-4)])
+def test_drift_diffusion_analytical_in_every_branch(dtype, rtol):
+    """PsyNeuLink's DriftDiffusionAnalytical exported: all 8 values (rt, er, the six
+    conditional moments) against the engine, for drifts that take each branch: zero, tiny,
+    negative, below 0.01, moments by series (|u| < 2) and closed forms, the overflow fallback."""
+    from mdf_engine.loader import load
+
+    model = load(
+        {
+            "ddm": {
+                "format": "ModECI MDF v0.4",
+                "generating_application": "PsyNeuLink v0.21.0.0",
+                "graphs": {
+                    "g": {
+                        "nodes": {
+                            "decision": {
+                                "input_ports": {"drive": {"shape": [1]}},
+                                "functions": {
+                                    "ddm": {
+                                        "function": "driftdiffusionanalytical",
+                                        "args": {
+                                            "variable0": "drive",
+                                            "drift_rate": 1.5,
+                                            "threshold": 1.2,
+                                            "starting_value": 0.1,
+                                            "noise": 0.5,
+                                            "non_decision_time": 0.25,
+                                        },
+                                    }
+                                },
+                                "output_ports": {"value": {"value": "ddm"}},
+                            }
+                        }
+                    }
+                },
+            }
+        }
+    )
+    # 49.1 and 49.3: the exponentials just inside and just beyond the float64 range
+    drives = [0.0, 3e-9, -0.4, 0.004, -0.003, 0.02, 0.8, 5.0, -30.0, 49.1, 49.3, -49.3, 200.0]
+    if dtype == "float32":
+        drives = [0.0, -0.4, 0.02, 0.8, 5.0]  # away from float32's own rounding of the limits
+    step = to_onnx_step(model, dtype=dtype)
+    onnx.checker.check_model(step, full_check=True)
+    sess, meta = _session(step), _meta(step)
+    (inp,) = meta["inputs"].values()
+    name = meta["outputs"]["decision.value"]
+    sim = Simulation(model, backend="interpreted")
+    for d in drives:
+        sim.evaluate(initializer={"drive": np.asarray([d])})
+        want = np.asarray(sim.value("decision", "value"), float)
+        feeds = {inp: np.asarray([d], dtype), "dt": np.asarray(0.0, dtype)}
+        got = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))[name]
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-3, err_msg=f"drift {d}")
+
+
+def test_cli_initializer_lets_a_model_that_needs_its_inputs_export(tmp_path, capsys):
+    """PsyNeuLink 0.21's stroop_lca cannot run without its trial inputs: `mdf export` says to
+    give them, and with `--initializer` (one trial's inputs) the file exports and checks."""
+    from mdf_engine.cli import main
+
+    path = WILD / "psyneulink" / "v0.21.0.0" / "stroop_lca.json"
+    out = tmp_path / "s.onnx"
+    assert main(["export", "--onnx", str(path), str(out), "--step"]) == 2
+    assert "give example inputs" in capsys.readouterr().err
+    _, _, inits, _ = _protocol(path)
+    feeds = tmp_path / "trial0.json"
+    feeds.write_text(json.dumps({k: v.tolist() for k, v in inits[0].items()}))
+    argv = ["export", "--onnx", str(path), str(out), "--step", "--initializer", str(feeds)]
+    assert main(argv) == 0
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)

@@ -20,12 +20,6 @@ LONG_MODULES = {
     #
     # Being split by other helpers in this session (issue 21); the integrator removes each entry
     # once the split is merged.
-    "mdf_engine/compiler.py": "csplit: moving into backends/compiled/",
-    "mdf_engine/onnx_ops/recurrent.py": "opsplit",
-    "mdf_engine/onnx_ops/conv.py": "opsplit",
-    "mdf_engine/onnx_ops/indexing.py": "opsplit",
-    "mdf_engine/onnx_ops/maxpool.py": "opsplit",
-    "mdf_engine/onnx_io/translate.py": "export",
 }
 
 #: Function-level (lazy) imports of mdf_engine modules when this test was written: 117. They

@@ -60,6 +60,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     st.add_argument("--dt", type=float, default=None, help="time increment of the run")
     st.add_argument(
+        "--initializer",
+        default=None,
+        metavar="FILE.json",
+        help="example inputs {input port: value} ('mdf run' format): the export runs the "
+        "graph with them to learn shapes, and they become the inputs' defaults",
+    )
+    st.add_argument(
         "--record",
         action="append",
         default=[],
@@ -94,6 +101,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     model = load(args.model)
     if args.step or args.steps is not None or args.duration is not None:
         from ..onnx_io.step_export import export_stateful
+        from .run import read_initializer
 
         mp = export_stateful(
             model,
@@ -106,9 +114,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             graph=args.graph,
             dtype=args.dtype,
             opset=args.opset,
+            initializer=read_initializer(args.initializer),
         )
-    elif args.record or args.dt is not None:
-        raise MDFError("--record and --dt need --step, --steps or --duration")
+    elif args.record or args.dt is not None or args.initializer is not None:
+        raise MDFError("--record, --dt and --initializer need --step, --steps or --duration")
     else:
         mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
     opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))

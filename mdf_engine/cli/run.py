@@ -136,7 +136,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         duration=args.duration,
         record=record,
         progress=not args.quiet,
-        initializer=_read_initializer(args.initializer),
+        initializer=read_initializer(args.initializer),
         record_fired=bool(args.plot and args.fired),
     )
     if args.plot and not args.record:
@@ -158,6 +158,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if sim.backend == "actr":  # as `mdf run` printed for ACT-R models before
             goal = data["outputs"].get("goal_buffer", {}).get("goal_output")
             data.update(cycles=res.steps, goal=goal)
+        elif res.steps == 1:  # what ran: compare with a scheduler's execution list
+            ran, times = sim.runner.last_update_steps()
+            data.update(time_steps=[sorted(s) for s in ran], time_step_times=list(times))
         print(json.dumps(data))
     elif not args.quiet:
         from ..summary import summarize
@@ -191,7 +194,7 @@ def _keep_numeric_traces(res: Any) -> None:
         raise MDFError("--plot: no output port has numeric values; choose some with --record")
 
 
-def _read_initializer(path: str | None) -> dict | None:
+def read_initializer(path: str | None) -> dict | None:
     """The ``--initializer`` file: a JSON mapping of input port to value (lists as arrays)."""
     if path is None:
         return None

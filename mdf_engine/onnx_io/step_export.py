@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import MDFError, NotCompilable
 from .exporter import choose_opset, port_type
 from .state_layout import Layout, layout
+from .step_nodes import precheck
 from .step_schedule import (
     UpdateEmitter,
     emit_loop,
@@ -70,20 +71,17 @@ class _Export:
         dtype = dtype or "float64"
         if dtype not in ("float32", "float64"):
             raise MDFError(f"dtype must be float32 or float64, got {dtype!r}")
-        if scheduling_mode != "standard":
-            # exact_time schedules by absolute time (TimeInterval): the compiled counters the
-            # export writes count passes and calls only
+        if scheduling_mode not in ("standard", "exact_time"):
             raise MDFError(
-                f"scheduling mode '{scheduling_mode}' cannot be exported to ONNX (the export "
-                "counts passes and calls: standard mode only)",
+                f"scheduling mode must be 'standard' or 'exact_time', got {scheduling_mode!r}",
                 f"{self.where}.conditions",
                 self.source,
             )
-        self.plan = plan_graph(model, g, self.source)
+        self.plan = plan_graph(model, g, self.source, scheduling_mode)
         # the graph as planned: a writer's conventions may rewrite it (PsyNeuLink's projection
         # nodes fold into edge weights)
         g = self.g = self.plan.graph
-        _precheck(self.plan, self.source)
+        precheck(self.plan, self.source)
         self.opset = opset or choose_opset(model, g)
         self.b = Builder(dtype, self.opset)
         self.b.names.add("dt")  # the step model's time increment input
@@ -94,7 +92,13 @@ class _Export:
         # graph-scheduler gives nodes without a condition their default one when it first
         # runs (EveryNCalls of a sender): encode the conditions of a scheduler that has run
         self.initializer = dict(initializer or {})
-        probe.evaluate(initializer=self.initializer)
+        try:
+            probe.evaluate(initializer=self.initializer)
+        except MDFError as e:
+            if self.initializer:
+                raise
+            hint = " (the export runs the graph once to learn its shapes: give example inputs)"
+            raise MDFError(e.message + hint, e.path, e.source) from None
         try:
             table, roots, term, queue = encode(probe.scheduler, self.node_ids)
             sched = SchedulerSource(table, roots, term, queue, len(self.node_ids))
@@ -232,55 +236,6 @@ class _Export:
                 f"the exported ONNX model does not check: {e}", self.where, self.source
             ) from None
         return mp
-
-
-def _precheck(plan: Any, source: str | None) -> None:
-    """Refuse, before anything runs, the calls and constants ONNX cannot hold."""
-    from .step_nodes import PNL_FORMULAS
-
-    for nid, np_ in plan.nodes.items():
-        nw = f"{plan.where}.nodes.{nid}"
-        calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
-        calls += [(f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call]
-        for what, cp in calls:
-            if cp.schema is None:
-                continue
-            ns = cp.schema.namespace
-            if (
-                ns in ("std", "mdf")
-                and cp.name != "drift_diffusion_integrator"
-                or ns == "pnl"
-                and (cp.name in PNL_FORMULAS or cp.name == "energy")
-                or ns.startswith("onnx")
-            ):
-                continue
-            raise MDFError(
-                f"function '{cp.name}' (namespace {ns}) has no ONNX export", f"{nw}.{what}", source
-            )
-        for pp in np_.parameters:
-            for vp in (pp.value, pp.initial):
-                if (
-                    vp is not None
-                    and vp.expr is None
-                    and (
-                        isinstance(vp.const, (dict, str))
-                        or np.asarray(vp.const, dtype=object).dtype.kind == "O"
-                        and not _numeric_list(vp.const)
-                    )
-                ):
-                    raise MDFError(
-                        f"parameter '{nid}.{pp.id}' holds a "
-                        f"{type(vp.const).__name__}; ONNX tensors hold numbers only",
-                        f"{nw}.parameters.{pp.id}",
-                        source,
-                    )
-
-
-def _numeric_list(v: Any) -> bool:
-    try:
-        return np.asarray(v).dtype.kind in "biuf"
-    except (TypeError, ValueError):
-        return False
 
 
 def to_onnx_step(

@@ -36,7 +36,7 @@ from .state_layout import Layout, is_constant
 from .step_translate import StepTranslator, safe_name
 from .translate import Builder, Val
 
-__all__ = ["Flags", "NodeEmitter", "where"]
+__all__ = ["Flags", "NodeEmitter", "where", "precheck"]
 
 Flag = bool | Val
 
@@ -273,6 +273,10 @@ class NodeEmitter:
         ns = cp.schema.namespace
         if ns == "pnl" and cp.name == "energy":
             return _energy(tr, item, scope, t, what)
+        if ns == "pnl" and cp.name == "driftdiffusionanalytical":
+            from .step_ddm import ddm_analytical
+
+            return ddm_analytical(tr, item, scope, t, what)
         if ns == "pnl" and cp.name in PNL_FORMULAS:
             formula, defaults = PNL_FORMULAS[cp.name]
             bound = {k: Val(const=v) for k, v in defaults.items()}
@@ -366,3 +370,64 @@ def _expand(tr: StepTranslator, v: Val, shape: list[int], t: str) -> Val:
         return Val(const=c + np.zeros(shape), hint=v.hint)
     s = tr.materialize(Val(const=np.asarray(shape, dtype=np.int64)), t + "_shape", "int")
     return tr.op("Expand", [tr.as_kind(v, "float", t + "_init"), s], t + "_expanded", "float")
+
+
+def precheck(plan: Any, source: str | None) -> None:
+    """Refuse, before anything runs, the calls and constants ONNX cannot hold (an MDFError
+    naming the parameter or function and why)."""
+
+    for nid, np_ in plan.nodes.items():
+        nw = f"{plan.where}.nodes.{nid}"
+        calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
+        calls += [(f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call]
+        for what, cp in calls:
+            if cp.schema is None:
+                continue
+            ns = cp.schema.namespace
+            if (
+                ns in ("std", "mdf")
+                and cp.name != "drift_diffusion_integrator"
+                or ns == "pnl"
+                and (cp.name in PNL_FORMULAS or cp.name in ("energy", "driftdiffusionanalytical"))
+                or ns.startswith("onnx")
+            ):
+                continue
+            raise MDFError(
+                f"function '{cp.name}' (namespace {ns}) has no ONNX export: {_why(ns)}",
+                f"{nw}.{what}",
+                source,
+            )
+        for pp in np_.parameters:
+            for vp in (pp.value, pp.initial):
+                if (
+                    vp is not None
+                    and vp.expr is None
+                    and (
+                        isinstance(vp.const, (dict, str))
+                        or np.asarray(vp.const, dtype=object).dtype.kind == "O"
+                        and not _numeric_list(vp.const)
+                    )
+                ):
+                    raise MDFError(
+                        f"parameter '{nid}.{pp.id}' holds a "
+                        f"{type(vp.const).__name__}; ONNX tensors hold numbers only",
+                        f"{nw}.parameters.{pp.id}",
+                        source,
+                    )
+
+
+def _numeric_list(v: Any) -> bool:
+    try:
+        return np.asarray(v).dtype.kind in "biuf"
+    except (TypeError, ValueError):
+        return False
+
+
+def _why(namespace: str) -> str:
+    """Why a function of ``namespace`` is not exported (docs/onnx_io.md)."""
+    if namespace == "actr":
+        return (
+            "ACT-R matches chunks (dicts) and productions (strings) by pattern, and ONNX "
+            "tensors hold numbers only"
+        )
+    return "no ONNX form is written for it"
