@@ -43,7 +43,7 @@ class ModuleCodeEmitter:
         for slot in self.slots.values():
             if slot.kind is Storage.SCALAR:
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
-        body += self.sched.load(ind)
+        body += self.sched.load(ind) + self.snapshot_flags(ind)
         body.append(f"{ind}q_quit = False")
         body.append(f"{ind}for step in range(nsteps):")
         ind2 = ind * 2
@@ -58,16 +58,18 @@ class ModuleCodeEmitter:
             body += self.scheduled_step(ind2)
         body.append(f"{ind2}q_c2 += 1")
         if self.record_columns:
-            body.append(f"{ind2}if step < rec.shape[0]:")
+            # (rec keeps the last rec.shape[0] steps: a sweep of final values passes one row)
+            body.append(f"{ind2}q_rec = step - nsteps + rec.shape[0]")
+            body.append(f"{ind2}if q_rec >= 0:")
             for (_nid, _name, col, _shape), slot in zip(self.record_columns, self.record_slots):
                 if slot.kind is Storage.SCALAR:
-                    body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
+                    body.append(f"{ind2}    rec[q_rec, {col}] = {slot.var}")
                 else:
                     size = int(np.prod(slot.shape))
                     # element by element: a slice assignment compiles seconds longer
                     body += [
                         f"{ind2}    for k_ in range({size}):",
-                        f"{ind2}        rec[step, {col} + k_] = "
+                        f"{ind2}        rec[q_rec, {col} + k_] = "
                         f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
                     ]
         body += self.write_back(ind)
