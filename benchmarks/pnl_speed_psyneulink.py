@@ -1,6 +1,6 @@
 """The PsyNeuLink half of benchmarks/pnl_speed.py: run with a Python that has PsyNeuLink 0.21.
 
-    PYTHON_WITH_PSYNEULINK benchmarks/pnl_speed_psyneulink.py OUTDIR SIZES...
+    PYTHON_WITH_PSYNEULINK benchmarks/pnl_speed_psyneulink.py OUTDIR SIZES... [--models A,B]
 
 For each composition (built by tools/pnl_export/make_wild.py) it writes ``OUTDIR/NAME.json``
 (the MDF export, before any run) and prints one JSON line per composition: the external input
@@ -61,15 +61,17 @@ def build(name: str):
     return getattr(make_wild, name)()
 
 
-def _best(fn, rounds: int, setup=None) -> float:
-    best = float("inf")
+def _best(fn, rounds: int, setup=None) -> tuple[float, float]:
+    """The best wall time and the best CPU time (this process) of ``rounds`` calls."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(rounds):
         if setup is not None:
             setup()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
         best = min(best, time.perf_counter() - t0)
-    return best
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    return best, best_cpu
 
 
 def llvm_call_time(comp, inputs: dict, n: int, rounds: int) -> float:
@@ -94,9 +96,9 @@ def llvm_call_time(comp, inputs: dict, n: int, rounds: int) -> float:
     return _best(call, rounds)
 
 
-def main(outdir: Path, sizes: list[int]) -> None:
+def main(outdir: Path, sizes: list[int], models: list[str] = MODELS) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
-    for name in MODELS:
+    for name in models:
         comp, inputs = build(name)
         text = pnl.get_mdf_serialized(comp, fmt="json")
         (outdir / f"{name}.json").write_text(text)
@@ -119,21 +121,27 @@ def main(outdir: Path, sizes: list[int]) -> None:
             def run(feed=feed, n=n, comp=comp):
                 return comp.run(inputs=feed, num_trials=n, execution_mode=pnl.ExecutionMode.LLVMRun)
 
-            wall = _best(run, rounds)
+            wall, cpu = _best(run, rounds)
             comp.reset()
             comp.run(
                 inputs={m: [v] for m, v in one.items()}, execution_mode=pnl.ExecutionMode.LLVMRun
             )
             last = comp.results[-1]
             try:
-                floor = llvm_call_time(comp, one, n, rounds)
+                floor = llvm_call_time(comp, one, n, rounds)[0]
             except Exception as e:  # a PsyNeuLink build whose internals differ
                 floor = None
                 row["floor_error"] = f"{type(e).__name__}: {e}"
-            row["sizes"][str(n)] = {"wall": wall, "llvm_call": floor}
+            row["sizes"][str(n)] = {"wall": wall, "cpu": cpu, "llvm_call": floor}
         row["first_result"] = np.asarray(last, float).ravel().tolist()
         print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), [int(a) for a in sys.argv[2:]] or [1, 1000, 100000])
+    argv = sys.argv[2:]
+    picked = MODELS
+    if "--models" in argv:
+        k = argv.index("--models")
+        picked = [m for m in argv[k + 1].split(",") if m in MODELS]
+        argv = argv[:k] + argv[k + 2 :]
+    main(Path(sys.argv[1]), [int(a) for a in argv] or [1, 1000, 100000], picked)

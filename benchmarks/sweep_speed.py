@@ -7,7 +7,13 @@ Three ways, timed in one process and printed as ratios:
   (what a script without sweeps does), timed on a sample and extrapolated;
 * the reference engine (modeci-mdf) timed on 10 runs and extrapolated.
 
-Usage: ``python benchmarks/sweep_speed.py [--runs 10000] [--steps 1000] [--sample 20]``
+Then the memory a sweep needs: each case runs in a fresh process (``--memory-case``) and
+reports its peak resident set (``resource.getrusage``): final values only (to CSV, and kept in
+memory with ``keep="final"``), series streamed to NetCDF, and series held in memory (what every
+sweep did before), at ``--memory-sizes`` RUNSxSTEPS.
+
+Usage: ``python benchmarks/sweep_speed.py [--runs 10000] [--steps 1000] [--sample 20]
+[--memory-sizes 2000x1000,20000x1000,2000x10000] [--no-timing] [--no-memory]``
 """
 
 from __future__ import annotations
@@ -16,6 +22,11 @@ import argparse
 import contextlib
 import io
 import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -83,7 +94,61 @@ def single_compiled_runs(points: np.ndarray, steps: int) -> float:
     return (time.perf_counter() - t0) / len(points)
 
 
+#: memory cases: name -> (keep, output file extension or None)
+MEMORY_CASES = {
+    "final values -> CSV": ("final", ".csv"),
+    "final values in memory": ("final", None),
+    "series -> NetCDF (streamed)": ("series", ".nc"),
+    "series in memory": ("series", None),
+}
+#: short names of the memory cases (``--memory-cases``)
+CASE_KEYS = dict(zip(("csv", "final", "nc", "memory"), MEMORY_CASES))
+
+
+def memory_case(name: str, runs: int, steps: int, folder: str) -> None:
+    """One case in this (fresh) process; prints the peak resident set in MB."""
+    keep, ext = MEMORY_CASES[name]
+    out = os.path.join(folder, f"sweep{ext}") if ext else None
+    record = ["fn_neuron.V_out", "fn_neuron.W_out"]
+    t0 = time.perf_counter()
+    if runs:
+        sweep(FN, grid(runs), steps=steps, dt=DT, record=record, keep=keep, output=out)
+    took = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KB on Linux)
+    size = os.path.getsize(out) / 2**20 if out else 0.0
+    print(f"{peak:.1f} {took:.2f} {size:.1f}")
+
+
+def memory_table(sizes: list[tuple[int, int]], cases: list[str]) -> None:
+    """Peak RSS of each case at each size, every case in a fresh process."""
+
+    def run(name: str, runs: int, steps: int) -> list[float]:
+        with tempfile.TemporaryDirectory() as folder:
+            cmd = [sys.executable, __file__, "--memory-case", name, str(runs), str(steps), folder]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode:
+                raise SystemExit(f"memory case '{name}' failed:\n{done.stderr[-2000:]}")
+            return [float(x) for x in done.stdout.split()[-3:]]
+
+    imports = run("final values in memory", 0, 1)[0]
+    floor = run("final values in memory", 4, 2)[0]
+    print(
+        f"\nPeak resident memory (fresh process per case; imports alone: {imports:.0f} MB, "
+        f"a 4 x 2 sweep: {floor:.0f} MB)"
+    )
+    print(f"  {'case':30s} {'runs x steps':>14s} {'peak RSS':>10s} {'time':>8s} {'file':>10s}")
+    for runs, steps in sizes:
+        for name in cases:
+            peak, took, size = run(name, runs, steps)
+            file = f"{size:8.1f} MB" if MEMORY_CASES[name][1] else ""
+            print(f"  {name:30s} {f'{runs}x{steps}':>14s} {peak:7.0f} MB {took:7.2f}s {file:>10s}")
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--memory-case":
+        name, runs, steps, folder = sys.argv[2:6]
+        memory_case(name, int(runs), int(steps), folder)
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10_000)
     ap.add_argument("--steps", type=int, default=1000)
@@ -91,7 +156,27 @@ def main() -> None:
         "--sample", type=int, default=20, help="single compiled runs timed (extrapolated)"
     )
     ap.add_argument("--reference-runs", type=int, default=10)
+    ap.add_argument(
+        "--memory-sizes",
+        default="2000x1000,20000x1000,2000x10000",
+        help="RUNSxSTEPS of the memory cases, comma-separated",
+    )
+    ap.add_argument(
+        "--memory-cases",
+        default=",".join(CASE_KEYS),
+        help=f"memory cases, comma-separated, of {', '.join(CASE_KEYS)}",
+    )
+    ap.add_argument("--no-timing", action="store_true", help="only the memory table")
+    ap.add_argument("--no-memory", action="store_true", help="only the timings")
     args = ap.parse_args()
+    if not args.no_timing:
+        timings(args)
+    if not args.no_memory:
+        sizes = [tuple(int(x) for x in s.split("x")) for s in args.memory_sizes.split(",")]
+        memory_table(sizes, [CASE_KEYS[c.strip()] for c in args.memory_cases.split(",")])
+
+
+def timings(args: argparse.Namespace) -> None:
     params = grid(args.runs)
     record = ["fn_neuron.V_out", "fn_neuron.W_out"]
 

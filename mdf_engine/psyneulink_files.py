@@ -155,27 +155,32 @@ def to_port_shape(value: Any, shape: tuple[int, ...] | None) -> Any:
 
 
 def not_compiled_reason(
-    plan: Any, scheduler: Any, initializer: Any = None, initial: Any = None
+    plan: Any,
+    scheduler: Any,
+    initializer: Any = None,
+    initial: Any = None,
+    whole_loop: bool = False,
 ) -> str | None:
     """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
     the reference ones), or None: an edge between two nodes
     that one time step may run together (they read values from before the step), a node that
     may run before a sender whose initial value (``initial(node)``: its outputs from default
     inputs) is not zero, or an input node that may run more than once in an update (it reads
-    its input every time)."""
+    its input every time). ``whole_loop``: the compiled whole-graph loop, which has these
+    rules (backends/compiled/pnl_rules.py): nothing to refuse."""
     if not plan.psyneulink:
         return None
     # (projection matrices on edges compile: the compiled loop multiplies by them)
     sets = [{str(n) for n in cs} for cs in scheduler.consideration_queue]
     for ep in plan.edges:
-        if any(ep.sender in s and ep.receiver in s for s in sets):
+        if not whole_loop and any(ep.sender in s and ep.receiver in s for s in sets):
             return (
                 f"edge '{ep.id}' joins nodes of one time step, which read values from "
                 "before the step in PsyNeuLink files (not compiled)"
             )
     conds = {str(n): c for n, c in scheduler.conditions.conditions_basic.items()}
     for ep in plan.edges:
-        if _sender_runs_first(ep.sender, ep.receiver, conds):
+        if whole_loop or _sender_runs_first(ep.sender, ep.receiver, conds):
             continue
         first = initial(ep.sender) if initial is not None else None
         if first is None or np.any(np.asarray(first[ep.sender_port], dtype=float) != 0):
@@ -183,7 +188,7 @@ def not_compiled_reason(
                 f"node '{ep.receiver}' may run before its sender '{ep.sender}', whose initial "
                 "value it then reads in PsyNeuLink files (not compiled)"
             )
-    ports = set(initializer or ())
+    ports = set(initializer or ()) if not whole_loop else set()
     for nid, np_ in plan.nodes.items():
         if ports & {ip.id for ip in np_.inputs} and not _runs_once(nid, plan, scheduler):
             return (

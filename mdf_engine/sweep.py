@@ -14,15 +14,19 @@ the rows); chunks go to Dask workers when a cluster is used (``cluster="local"``
 LocalCluster; an address such as ``tcp://host:8786`` joins that scheduler). The result is an
 ``xarray.Dataset``: a data variable per recorded ``NODE.PORT`` with the design dimensions, then
 ``time``, then the port's own dimensions.
+
+Memory follows what is saved: ``keep="final"`` computes only the last step's values (the
+compiled loop writes no series), and ``output=PATH`` streams the series to the file chunk of
+runs by chunk (:mod:`mdf_engine.sweep_files`) and returns the final values only. A chunk holds
+at most about :data:`CHUNK_BYTES` of records.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
-import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +35,25 @@ import numpy as np
 from .errors import MDFError
 from .loader import load
 from .model import Model
+from .sweep_files import final_table, open_dataset, save_dataset
+
+__all__ = [
+    "sweep",
+    "make_design",
+    "with_parameters",
+    "parse_range",
+    "final_table",
+    "save_dataset",
+    "open_dataset",
+]
 
 DESIGNS = ("grid", "list", "samples")
+
+#: Records held per chunk of runs when ``chunk`` is not given (bytes, roughly).
+CHUNK_BYTES = 32 << 20
+
+#: What a sweep keeps of each run: every step, or the last step's values.
+KEEPS = ("series", "final")
 
 
 def parse_range(text: str) -> np.ndarray:
@@ -164,10 +185,11 @@ class _Job:
     dt: float | None
     initializer: dict | None
     backend: str
+    keep: int  # the last ``keep`` steps are recorded
 
 
 def _run_rows(job: _Job, rows: np.ndarray) -> np.ndarray:
-    """Recorded values ``(rows, steps, width)`` of one chunk of parameter sets."""
+    """Recorded values ``(rows, keep, width)`` of one chunk of parameter sets."""
     model = load(job.model)
     if job.backend == "compiled":
         from .backends.compiled import CompiledGraph
@@ -178,7 +200,7 @@ def _run_rows(job: _Job, rows: np.ndarray) -> np.ndarray:
         keys = [tuple(k.split(".", 1)) for k in job.names]
         rec = [tuple(k.split(".", 1)) for k in job.record]
         if cg.prepare_batch(keys, rec, job.dt, job.initializer):
-            return cg.run_batch(rows, job.steps, job.dt, job.initializer)
+            return cg.run_batch(rows, job.steps, job.dt, job.initializer, keep=job.keep)
     return _run_rows_interpreted(job, rows, model)
 
 
@@ -197,8 +219,9 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
             np.asarray(res.trace(*_split_key(r, "record")), dtype=float).reshape(job.steps, -1)
             for r in job.record
         ]
-        out.append(np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0)))
-    return np.stack(out) if out else np.zeros((0, job.steps, 0))
+        rec = np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0))
+        out.append(rec[job.steps - job.keep :])
+    return np.stack(out) if out else np.zeros((0, job.keep, 0))
 
 
 def _record_shapes(
@@ -234,6 +257,8 @@ def sweep(
     chunk: int | None = None,
     progress: Callable[[int], None] | None = None,
     duration: float | None = None,
+    keep: str = "series",
+    output: str | os.PathLike | None = None,
 ) -> Any:
     """Run ``model`` once per parameter set and return an ``xarray.Dataset``.
 
@@ -243,6 +268,10 @@ def sweep(
     processes, any other string is a Dask scheduler address. ``progress(n)`` is called as
     chunks finish. ``duration=T`` (with ``dt``) runs the steps of the reference loop
     ``t=0; while t<=T: ...; t+=dt``, as ``Simulation.run(duration=T)`` does.
+
+    ``keep="final"`` keeps only the last step (the Dataset's ``time`` has one entry, the last
+    time). ``output`` (``.nc``, ``.npz``: the series; ``.csv``: final values) writes the
+    result while the runs go, one chunk at a time, and returns the final values only.
     """
     from .extras import require
 
@@ -257,11 +286,14 @@ def sweep(
         raise MDFError("a sweep needs at least one recorded NODE.PORT")
     if backend not in ("compiled", "interpreted"):
         raise MDFError(f"unknown backend '{backend}' (choose compiled or interpreted)")
+    if keep not in KEEPS:
+        raise MDFError(f"unknown keep '{keep}' (choose {' or '.join(KEEPS)})")
     if steps < 1:
         raise MDFError(f"steps must be >= 1, got {steps}")
     d = make_design(params, design, samples, seed)
     with_parameters(m, dict(zip(d.names, d.values[0])), g.id)  # checks every name
     shapes = _record_shapes(m, g.id, record, initializer, dt)
+    final = keep == "final" or (output is not None and str(output).lower().endswith(".csv"))
     job = _Job(
         m.to_dict(),
         g.id,
@@ -271,19 +303,54 @@ def sweep(
         dt,
         dict(initializer) if initializer else None,
         backend,
+        1 if final else int(steps),
     )
     rows = d.values
-    if cluster is None:
-        size = chunk or max(1, len(rows))
-        parts = []
-        for start in range(0, len(rows), size):
-            parts.append(_run_rows(job, rows[start : start + size]))
+    width = sum(int(np.prod(s)) if s else 1 for s in shapes)
+    times = np.array([0.0 if dt is None else k * dt for k in range(steps)])
+    attrs = _attrs(d, steps, dt, m, g.id)
+    writer = None
+    if output is not None:
+        from .sweep_files import StreamWriter
+
+        lay = _layout(d, record, shapes, times[-job.keep :], attrs)
+        writer = StreamWriter(output, lay)
+    if not (final or output is not None):
+        from .limits import LIMITS, limit
+
+        if len(rows) * steps * max(width, 1) > limit("sweep_values"):
+            raise MDFError(
+                f"keeping {width} values at {steps} steps of {len(rows)} parameter sets needs "
+                f"{len(rows) * steps * width:.3g} numbers in memory; the limit is "
+                f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow more, or "
+                "use keep='final' or an output file)"
+            )
+    size = chunk or max(1, CHUNK_BYTES // (8 * job.keep * max(width, 1)))
+    finals = np.zeros((len(rows), 1, width))
+    series = None if (final or writer) else np.empty((len(rows), steps, width))
+    try:
+        if cluster is None:
+            parts = ((s, _run_rows(job, rows[s : s + size])) for s in range(0, len(rows), size))
+        else:
+            parts = _run_on_dask(job, rows, cluster, workers, chunk)
+        for start, part in parts:
+            stop = start + len(part)
+            finals[start:stop] = part[:, -1:]
+            if series is not None:
+                series[start:stop] = part
+            if writer is not None:
+                writer.write(start, part)
             if progress:
-                progress(len(parts[-1]))
-        rec = np.concatenate(parts) if parts else np.zeros((0, steps, 0))
-    else:
-        rec = _run_on_dask(job, rows, cluster, workers, chunk, progress)
-    return _dataset(xr, d, rec, record, shapes, steps, dt, m, g.id)
+                progress(len(part))
+            del part
+        if writer is not None:
+            writer.close(finals[:, 0, :])
+            writer = None
+    finally:
+        if writer is not None:
+            writer.abort()
+    kept = finals if series is None else series
+    return _dataset(xr, d, kept, record, shapes, times[-kept.shape[1] :], attrs)
 
 
 def _run_on_dask(
@@ -292,8 +359,8 @@ def _run_on_dask(
     cluster: str,
     workers: int | None,
     chunk: int | None,
-    progress: Callable[[int], None] | None,
-) -> np.ndarray:
+) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, records)`` of each chunk as the workers finish them (in any order)."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -320,16 +387,60 @@ def _run_on_dask(
         size = chunk or max(1, -(-len(rows) // (4 * n_workers)))
         starts = list(range(0, len(rows), size))
         futures = {client.submit(_run_rows, job, rows[s : s + size], pure=False): s for s in starts}
-        parts: dict[int, np.ndarray] = {}
         for fut in as_completed(futures):
-            parts[futures[fut]] = fut.result()
-            if progress:
-                progress(len(parts[futures[fut]]))
-        return np.concatenate([parts[s] for s in starts]) if starts else np.zeros((0, job.steps, 0))
+            yield futures[fut], fut.result()
+            fut.release()
     finally:
         client.close()
         if local is not None:
             local.close()
+
+
+def _attrs(d: Design, steps: int, dt: float | None, model: Model, graph: str) -> dict[str, Any]:
+    return {
+        "model": model.id,
+        "graph": graph,
+        "design": d.kind,
+        "swept": ",".join(d.names),
+        "steps": steps,
+        "dt": "none" if dt is None else float(dt),
+    }
+
+
+def _coords(d: Design, times: np.ndarray) -> dict[str, tuple[list[str], np.ndarray]]:
+    coords: dict[str, tuple[list[str], np.ndarray]] = {"time": (["time"], times)}
+    if d.kind == "grid":
+        for name, axis in zip(d.names, d.axes):
+            coords[name] = ([name], axis)
+    else:
+        dim = d.dims[0]
+        coords[dim] = ([dim], np.arange(d.values.shape[0]))
+        for k, name in enumerate(d.names):
+            coords[name] = ([dim], d.values[:, k])
+    return coords
+
+
+def _layout(
+    d: Design,
+    record: Sequence[str],
+    shapes: list[tuple[int, ...]],
+    times: np.ndarray,
+    attrs: dict[str, Any],
+) -> Any:
+    """Where each recorded value sits in the record array, and the file's coordinates."""
+    from .sweep_files import Layout
+
+    variables = {}
+    col = 0
+    for r, shape in zip(record, shapes):
+        size = int(np.prod(shape)) if shape else 1
+        extra = [f"{r}_dim{k}" for k in range(len(shape))]
+        full = (*d.shape, len(times), *shape)
+        variables[r] = ([*d.dims, "time", *extra], full, col, size)
+        col += size
+    return Layout(
+        _coords(d, times), variables, attrs, d.values.shape[0], len(times), d.values, d.names
+    )
 
 
 def _dataset(
@@ -338,123 +449,14 @@ def _dataset(
     rec: np.ndarray,
     record: Sequence[str],
     shapes: list[tuple[int, ...]],
-    steps: int,
-    dt: float | None,
-    model: Model,
-    graph: str,
+    times: np.ndarray,
+    attrs: dict[str, Any],
 ) -> Any:
-    times = np.array([0.0 if dt is None else k * dt for k in range(steps)])
-    coords: dict[str, Any] = {"time": ("time", times)}
-    if d.kind == "grid":
-        for name, axis in zip(d.names, d.axes):
-            coords[name] = (name, axis)
-    else:
-        dim = d.dims[0]
-        coords[dim] = (dim, np.arange(d.values.shape[0]))
-        for k, name in enumerate(d.names):
-            coords[name] = (dim, d.values[:, k])
+    lay = _layout(d, record, shapes, times, attrs)
     data = {}
-    col = 0
-    for r, shape in zip(record, shapes):
-        size = int(np.prod(shape)) if shape else 1
-        block = rec[:, :, col : col + size].reshape((*d.shape, steps, *shape))
-        col += size
-        extra = [f"{r}_dim{k}" for k in range(len(shape))]
-        data[r] = ([*d.dims, "time", *extra], block)
+    for r, (dims, full, col, size) in lay.variables.items():
+        data[r] = (dims, rec[:, :, col : col + size].reshape(full))
+    coords = {k: (dims, v) for k, (dims, v) in lay.coords.items()}
     ds = xr.Dataset(data, coords=coords)
-    ds.attrs.update(
-        {
-            "model": model.id,
-            "graph": graph,
-            "design": d.kind,
-            "swept": ",".join(d.names),
-            "steps": steps,
-            "dt": "none" if dt is None else float(dt),
-        }
-    )
+    ds.attrs.update(attrs)
     return ds
-
-
-# -- files --------------------------------------------------------------------------------------
-
-
-def final_table(ds: Any) -> tuple[list[str], np.ndarray]:
-    """One row per parameter set: the swept values, then each recorded value at the last
-    step (array values flattened to ``NODE.PORT[i]`` columns)."""
-    swept = [s for s in ds.attrs["swept"].split(",") if s]
-    first = ds[list(ds.data_vars)[0]]
-    dims = list(first.dims[: first.dims.index("time")])
-    shape = tuple(ds.sizes[d] for d in dims)
-    n = int(np.prod(shape))
-    cols, header = [], []
-    for name in swept:
-        c = ds[name]
-        values = np.asarray(c.values, float)
-        if c.dims == (name,) and len(dims) > 1:  # a grid axis: spread over the grid
-            axis = dims.index(name)
-            values = np.broadcast_to(
-                values.reshape([-1 if k == axis else 1 for k in range(len(dims))]), shape
-            )
-        cols.append(np.asarray(values).reshape(n, 1))
-        header.append(name)
-    for var in ds.data_vars:
-        last = ds[var].isel(time=-1)
-        vals = np.asarray(last.transpose(*dims, ...).values, float).reshape(n, -1)
-        cols.append(vals)
-        if vals.shape[1] == 1 and last.ndim == len(dims):
-            header.append(var)
-        else:
-            header += [f"{var}[{i}]" for i in range(vals.shape[1])]
-    return header, np.concatenate(cols, axis=1)
-
-
-def save_dataset(ds: Any, path: str | os.PathLike) -> None:
-    """Write a sweep to ``.nc`` (NetCDF), ``.csv`` (final values) or ``.npz``, atomically."""
-    import io
-
-    from .results import atomic_write_bytes, atomic_write_text
-
-    path = os.fspath(path)
-    ext = os.path.splitext(path)[1].lower()
-    if ext == ".nc":
-        atomic_write_bytes(path, ds.to_netcdf())
-    elif ext == ".csv":
-        header, table = final_table(ds)
-        buf = io.StringIO()
-        buf.write(",".join(header) + "\n")
-        for row in table:
-            buf.write(",".join(repr(float(x)) for x in row) + "\n")
-        atomic_write_text(path, buf.getvalue())
-    elif ext == ".npz":
-        buf = io.BytesIO()
-        arrays: dict[str, np.ndarray] = {}
-        for prefix, items in (("coord", ds.coords.items()), ("var", ds.data_vars.items())):
-            for k, v in items:
-                arrays[f"{prefix}:{k}"] = np.asarray(v.values)
-                arrays[f"dims:{prefix}:{k}"] = np.array(list(v.dims), dtype=str)
-        arrays["attrs"] = np.array(json.dumps({k: v for k, v in ds.attrs.items()}))
-        np.savez(buf, **arrays)
-        atomic_write_bytes(path, buf.getvalue())
-    else:
-        raise MDFError(f"'{path}': sweep results are written as .nc, .csv or .npz")
-
-
-def open_dataset(path: str | os.PathLike) -> Any:
-    """Read a sweep written by :func:`save_dataset` as ``.nc`` or ``.npz``."""
-    from .extras import require
-
-    xr = require("xarray")
-    path = os.fspath(path)
-    if path.endswith(".nc"):
-        with xr.open_dataset(path) as ds:
-            return ds.load()
-    if path.endswith(".npz"):
-        with np.load(path) as z:
-            parts: dict[str, dict[str, Any]] = {"coord": {}, "var": {}}
-            for key in z.files:
-                prefix, _, name = key.partition(":")
-                if prefix in parts:
-                    parts[prefix][name] = (list(z[f"dims:{key}"]), z[key])
-            attrs = json.loads(str(z["attrs"])) if "attrs" in z.files else {}
-        return xr.Dataset(parts["var"], coords=parts["coord"], attrs=attrs)
-    raise MDFError(f"'{path}': expected a .nc or .npz sweep file")

@@ -217,3 +217,77 @@ def test_cli_sweep_writes_a_csv(tmp_path, capsys):
     )
     assert main(["sweep", str(FN), "--set", "fn_neuron.a", "--record", "fn_neuron.V_out"]) == 2
     assert "NODE.PARAM=START:STOP:N" in capsys.readouterr().err
+
+
+# -- memory bounded by what is saved (issue 22, goal 6) -----------------------------------------
+
+SMALL = {"fn_neuron.a": [0.5, 0.7, 0.9], "stimulus.amplitude": [0.2, 1.0]}
+
+
+@pytest.fixture(scope="module")
+def single_runs():
+    """The oracle: interpreted single runs of every point of SMALL, 40 steps."""
+    out = {}
+    for a in SMALL["fn_neuron.a"]:
+        for amp in SMALL["stimulus.amplitude"]:
+            sim = mdf_engine.Simulation(
+                with_parameters(FN, {"fn_neuron.a": a, "stimulus.amplitude": amp}),
+                backend="interpreted",
+            )
+            res = sim.run(steps=40, dt=DT, record=RECORD)
+            out[a, amp] = np.stack([np.ravel(res.trace(*r.split("."))) for r in RECORD])
+    return out
+
+
+@pytest.mark.parametrize(
+    "ext,design", [(".nc", "grid"), (".nc", "list"), (".npz", "grid"), (".csv", "grid")]
+)
+def test_streamed_file_equals_single_runs(single_runs, tmp_path, ext, design):
+    params = SMALL
+    if design == "list":
+        params = {"fn_neuron.a": [0.5, 0.9, 0.7], "stimulus.amplitude": [1.0, 0.2, 0.2]}
+    path = tmp_path / f"s{ext}"
+    # chunks of 2 runs: the file is written in three pieces
+    final = sweep(FN, params, steps=40, dt=DT, record=RECORD, design=design, output=path, chunk=2)
+    points = list(zip(*params.values()))
+    if design == "grid":
+        points = [(a, amp) for a in params["fn_neuron.a"] for amp in params["stimulus.amplitude"]]
+    flat_final = {r: final[r].values.reshape(len(points)) for r in RECORD}
+    assert final.sizes["time"] == 1 and float(final["time"][0]) == pytest.approx(39 * DT)
+    if ext == ".csv":
+        table = np.loadtxt(path, delimiter=",", skiprows=1)
+        assert path.read_text().splitlines()[0].split(",") == [*params, *RECORD]
+    else:
+        back = open_dataset(path)
+        assert back.attrs["steps"] == 40 and back.attrs["design"] == design
+        # the same file as one written from the whole Dataset in memory
+        whole = sweep(FN, params, steps=40, dt=DT, record=RECORD, design=design)
+        saved = tmp_path / f"whole{ext}"
+        save_dataset(whole, saved)
+        xr.testing.assert_identical(back, open_dataset(saved))
+    for k, (a, amp) in enumerate(points):
+        oracle = single_runs[a, amp]
+        for c, r in enumerate(RECORD):
+            np.testing.assert_allclose(flat_final[r][k], oracle[c, -1], rtol=1e-10)
+            if ext == ".csv":
+                assert tuple(table[k, :2]) == (a, amp)
+                np.testing.assert_allclose(table[k, 2 + c], oracle[c, -1], rtol=1e-10)
+            else:
+                series = back[r].values.reshape(len(points), 40)[k]
+                np.testing.assert_allclose(series, oracle[c], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "interpreted"])
+def test_final_values_keep_no_series(single_runs, monkeypatch, backend):
+    # a limit of 100 recorded numbers: the series (6 runs x 40 steps x 2) would need 480
+    monkeypatch.setenv("MDF_ENGINE_MAX_SWEEP_VALUES", "100")
+    with pytest.raises(MDFError, match="MDF_ENGINE_MAX_SWEEP_VALUES"):
+        sweep(FN, SMALL, steps=40, dt=DT, record=RECORD, backend=backend)
+    ds = sweep(FN, SMALL, steps=40, dt=DT, record=RECORD, keep="final", backend=backend)
+    assert ds["fn_neuron.V_out"].shape == (3, 2, 1)
+    for i, a in enumerate(SMALL["fn_neuron.a"]):
+        for j, amp in enumerate(SMALL["stimulus.amplitude"]):
+            got = [float(ds[r].values[i, j, 0]) for r in RECORD]
+            np.testing.assert_allclose(got, single_runs[a, amp][:, -1], rtol=1e-10)
+    with pytest.raises(MDFError, match="unknown keep"):
+        sweep(FN, SMALL, steps=4, dt=DT, record=RECORD, keep="all")

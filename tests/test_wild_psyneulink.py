@@ -128,6 +128,9 @@ def test_export_matches_psyneulink(path, backend, caplog, request):
         assert reason and any(reason in r.getMessage() for r in caplog.records)
         outcome = f"match (interpreted: {reason})"
     OUTCOMES[(path.parent.name, path.stem, backend)] = outcome
+    # no file falls back for want of a PsyNeuLink rule: the compiled loop has them (held
+    # external inputs, time steps that read the values from before the step, initial values)
+    assert "in PsyNeuLink files" not in outcome, f"{name}: {outcome}"
 
 
 def test_corpus_table(capsys):
@@ -240,6 +243,32 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
         assert sim.time_step_times == pytest.approx(stamps)
     if backend == "compiled":
         assert sim.runner.is_compiled, sim.runner.fallback_reason
+
+
+@pytest.mark.parametrize("stem", ["fhn", "exact_time"])
+def test_held_inputs_and_time_steps_compile_over_many_trials(stem):
+    """One run of 25 trials with the first trial's inputs (as benchmarks/pnl_speed.py runs
+    it): the compiled loop equals the interpreted backend (which matches PsyNeuLink's runs
+    above) trial by trial. fhn's input node runs 4 times per trial (held input), exact_time's
+    nodes of one time step read their senders' values from before the step."""
+    path = DATA / "v0.21.0.0" / f"{stem}.json"
+    oracle = _oracle(path)
+    init = {k: np.array(v[0], dtype=float) for k, v in oracle["inputs"].items()}
+    sims = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(str(path), backend=backend, scheduling_mode=oracle["scheduling_mode"])
+        ports = [(n, p) for n, ps in sim.outputs.items() for p in ps]
+        res = sim.run(steps=25, initializer=init, record=[f"{n}.{p}" for n, p in ports])
+        sims[backend] = (sim, res, ports)
+    assert sims["compiled"][0].runner.is_compiled, sims["compiled"][0].runner.fallback_reason
+    for n, p in sims["interpreted"][2]:
+        np.testing.assert_allclose(
+            np.asarray(sims["compiled"][1].trace(n, p), dtype=float),
+            np.asarray(sims["interpreted"][1].trace(n, p), dtype=float),
+            rtol=1e-12,
+            atol=1e-14,
+            err_msg=f"{stem} {n}.{p}",
+        )
 
 
 @pytest.mark.parametrize("mode", ["exact_time", "standard"])

@@ -96,7 +96,7 @@ def parse_sets(sets: list[str]) -> dict[str, str]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ..progress import progress
-    from ..sweep import make_design, save_dataset, sweep
+    from ..sweep import make_design, sweep
 
     params = parse_sets(args.sets)
     total = make_design(params, args.design, args.samples, args.seed).values.shape[0]
@@ -119,19 +119,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             chunk=args.chunk or (max(1, total // 100) if bar else None),
             progress=bar.update if bar else None,
             duration=args.duration,
+            output=args.output,  # (streamed: the series are not held in memory)
         )
     finally:
         if bar:
             bar.close()
-    if args.output:
-        save_dataset(ds, args.output)
     if args.plot:
         from ..viz.sweeps import plot_sweep
 
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
         print(
-            f"{total} parameter sets x {ds.sizes['time']} steps"
+            f"{total} parameter sets x {ds.attrs['steps']} steps"
             + (f" -> {args.output}" if args.output else "")
         )
         if not args.output:

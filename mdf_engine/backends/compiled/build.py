@@ -116,7 +116,13 @@ def check_writer(plan: GraphPlan, interp: Any, initializer: Mapping[str, Any] | 
 
     if not plan.psyneulink:
         return
-    why = not_compiled_reason(plan, interp.scheduler, initializer, interp.initial_outputs)
+    why = not_compiled_reason(
+        plan,
+        interp.scheduler,
+        initializer,
+        interp.initial_outputs,
+        whole_loop=True,  # (node-by-node graphs: checked again in pnl_rules.py)
+    )
     if why:
         raise NotCompilable(why)
 

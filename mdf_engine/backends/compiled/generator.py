@@ -24,6 +24,7 @@ from .elementwise import ElementwiseEmitter
 from .layout import Layout, Slot, SlotKey, Storage, output_key, value_key
 from .module_code import ModuleCodeEmitter
 from .node_code import NodeCodeEmitter
+from .pnl_rules import PsyNeuLinkRules
 from .state import CompiledState
 from .values import ValueEmitter
 
@@ -47,6 +48,7 @@ class Generator(
     ElementwiseEmitter,
     NodeCodeEmitter,
     ModuleCodeEmitter,
+    PsyNeuLinkRules,
 ):
     """Writes the source of ``run`` for one warmed-up graph (``warm``: the interpreter that
     ran it until every node had run)."""
@@ -91,6 +93,7 @@ class Generator(
         self.arrays: list[np.ndarray] = self.state.arrays
         self._check_call_inputs()
         self.static = self.static_schedule() if table is not None else None
+        self.psyneulink_rules()
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []
         self.record_columns: list[tuple[str, str, int, tuple[int, ...]]] = []

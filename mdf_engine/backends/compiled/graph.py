@@ -449,11 +449,14 @@ class CompiledGraph:
         dt: float | None,
         initializer: Mapping[str, Any] | None = None,
         first_without_dt: bool = True,
+        keep: int | None = None,
     ) -> np.ndarray:
         """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
         column per swept parameter), in one jitted call spread over the cores.
 
-        Returns the recorded values, shape ``(rows, steps, width)`` (see ``record_layout``)."""
+        Returns the recorded values of the last ``keep`` steps (default all), shape
+        ``(rows, keep, width)`` (see ``record_layout``)."""
+        keep = steps if keep is None else max(1, min(int(keep), steps))
         if not self.is_compiled:
             raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
         if init_key(initializer) != self._init_key:
@@ -463,15 +466,15 @@ class CompiledGraph:
         width = self._layout.record_width
         from ...limits import LIMITS, limit
 
-        size = float(values.shape[0]) * steps * max(width, 1)
+        size = float(values.shape[0]) * keep * max(width, 1)
         if size > limit("sweep_values"):
             raise MDFError(
-                f"recording {width} values at {steps} steps of {values.shape[0]} "
+                f"recording {width} values at {keep} steps of {values.shape[0]} "
                 f"parameter sets needs {size:.3g} numbers; the limit is "
                 f"{limit('sweep_values')} (set {LIMITS['sweep_values'][0]} to allow "
                 "more)"
             )
-        rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
+        rec = np.zeros((values.shape[0], keep, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = initializer_args(initializer)
         args = {

@@ -47,6 +47,9 @@ class Role(Enum):
     FLAG = "flag"
     #: 1.0 until a parameter's first evaluation, then 0.0
     UNSET = "unset"
+    #: PsyNeuLink files: an output port's value from before its node's run in this time step
+    #: (read by later members of the step, see pnl_rules.py)
+    SNAPSHOT = "snap"
 
 
 class SlotKey(NamedTuple):

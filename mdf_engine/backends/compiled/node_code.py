@@ -25,28 +25,9 @@ class NodeCodeEmitter:
         """The code of one run of node ``nid`` (indented by ``ind``), in the reference's order."""
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
-        out = [f"{ind}# node {i}"]
-        for ep in self.plan.incoming[nid]:
-            s = self.node_index[ep.sender]
-            sender = self.slots[output_key(ep.sender, ep.sender_port)]
-            src = sender.var
-            if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
-                m = np.asarray(ep.matrix, dtype=float)
-                if (
-                    sender.kind is not Storage.ARRAY
-                    or sender.seq
-                    or len(sender.shape) not in (1, 2)
-                    or m.ndim != 2
-                    or sender.shape[-1] != m.shape[0]
-                ):
-                    raise NotCompilable(
-                        f"edge '{ep.id}': its projection matrix does not "
-                        "compile for this sender value"
-                    )
-                src = f"np.dot({src}, {self.consts.const(m)})"
-            val = f"{self.consts.const(ep.weight)} * {src}" if ep.has_weight else src
-            out.append(f"{ind}if q_ev{s}:")
-            out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
+        out = [f"{ind}# node {i}", *self.rules_before_run(nid, ind)]
+        for ep in self.plan.incoming[nid]:  # (pnl_rules.py: edges, PsyNeuLink's rules)
+            out += self.edge_code(nid, ep, ind)
         names: dict[str, str] = {}
         for ip in np_.inputs:
             slot, pend = (
