@@ -37,37 +37,14 @@ WILD = DATA / "wild"
 #: steps (or trials) run per file: enough for state and conditions to change
 STEPS = 12
 
-#: PsyNeuLink's rules the compiled loop does not follow yet (psyneulink_files.not_compiled_reason)
-_SAME_STEP = "joins nodes of one time step, which read values from before the step in PsyNeuLink"
-_HELD_INPUT = "may run more than once per trial and reads its input every time in PsyNeuLink"
-_BEFORE_SENDER = "whose initial value it then reads in PsyNeuLink files (not compiled)"
-
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
-    "psyneulink_old/model_basic.json": _HELD_INPUT,
-    "psyneulink_old/model_basic.yml": _HELD_INPUT,
-    "psyneulink_old/model_basic_non_identity.json": _HELD_INPUT,
-    "psyneulink_old/model_udfs.json": _HELD_INPUT,
-    "psyneulink/v0.15.3.0/tests_model_basic.json": _HELD_INPUT,
-    "psyneulink/v0.15.3.0/tests_model_basic_non_identity.json": _HELD_INPUT,
-    "psyneulink/v0.15.3.0/tests_model_integrators.json": _HELD_INPUT,
-    "psyneulink/v0.15.3.0/tests_model_udfs.json": _HELD_INPUT,
-    "psyneulink/v0.15.3.0/tests_model_nested_comp_with_scheduler.json": _BEFORE_SENDER,
-    "psyneulink/v0.21.0.0/tests_model_basic.json": _HELD_INPUT,
-    "psyneulink/v0.21.0.0/tests_model_basic_non_identity.json": _HELD_INPUT,
-    "psyneulink/v0.21.0.0/tests_model_integrators.json": _HELD_INPUT,
-    "psyneulink/v0.21.0.0/tests_model_udfs.json": _HELD_INPUT,
-    "psyneulink/v0.21.0.0/tests_model_nested_comp_with_scheduler.json": _BEFORE_SENDER,
-    "psyneulink/v0.21.0.0/cycle.json": _SAME_STEP,
-    "pnl/stroop.json": _BEFORE_SENDER,
-    "psyneulink/v0.15.3.0/exact_time.json": _SAME_STEP,
-    "psyneulink/v0.15.3.0/fhn.json": _HELD_INPUT,
-    "psyneulink/v0.18.0.0/exact_time.json": _SAME_STEP,
-    "psyneulink/v0.18.0.0/fhn.json": _HELD_INPUT,
-    "psyneulink/v0.21.0.0/exact_time.json": _SAME_STEP,
-    "psyneulink/v0.21.0.0/fhn.json": _HELD_INPUT,
     "actr_importer/addition.json": "ACT-R values are chunks and productions",
     "actr_importer/count.json": "ACT-R values are chunks and productions",
+    "psyneulink/v0.15.3.0/tests_model_integrators.json": "Numba could not compile the model "
+    "(RuntimeError: ",
+    "psyneulink/v0.21.0.0/tests_model_integrators.json": "Numba could not compile the model "
+    "(RuntimeError: ",
     "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
     "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
