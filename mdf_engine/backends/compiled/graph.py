@@ -451,10 +451,8 @@ class CompiledGraph:
         keep: int | None = None,
     ) -> np.ndarray:
         """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
-        column per swept parameter), in one jitted call spread over the cores.
-
-        Returns the recorded values of the last ``keep`` steps (default all), shape
-        ``(rows, keep, width)`` (see ``record_layout``)."""
+        column per swept parameter), in one jitted call spread over the cores. Returns the
+        values recorded at the last ``keep`` steps (default all): ``(rows, keep, width)``."""
         keep = steps if keep is None else max(1, min(int(keep), steps))
         if not self.is_compiled:
             raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
