@@ -56,7 +56,7 @@ def test_psyneulink_check_on_a_cache_miss_only(tmp_path, monkeypatch):
     interpreted = mdf_engine.Simulation(CHAIN, backend="interpreted")
     interpreted.run(steps=3)
     # a graph the writer's rules refuse: interpreted, and no record for a later start
-    monkeypatch.setattr(psyneulink_files, "not_compiled_reason", lambda *a: "refused here")
+    monkeypatch.setattr(psyneulink_files, "not_compiled_reason", lambda *a, **k: "refused here")
     for _ in range(2):
         refused = mdf_engine.Simulation(CHAIN, backend="compiled")
         refused.run(steps=3)

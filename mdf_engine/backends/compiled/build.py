@@ -55,6 +55,25 @@ class Built:
     python_calls: list[str]
 
 
+#: ``MDF_ENGINE_STRICT=1`` (the test suite sets it): an exception while compiling that is not
+#: Numba's own error propagates instead of sending the graph to the interpreter.
+STRICT = os.environ.get("MDF_ENGINE_STRICT", "") not in ("", "0")
+
+
+def from_numba(e: BaseException) -> bool:
+    """``e`` is Numba's (or LLVM's) failure to compile generated code, not a bug of ours: a
+    Numba error, or raised from inside numba or llvmlite."""
+    from numba.core.errors import NumbaError
+
+    if isinstance(e, NumbaError):
+        return True
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+    return name.split(".")[0] in ("numba", "llvmlite")
+
+
 def numba_failure(e: Exception) -> str:
     """The fallback reason for an error Numba raised compiling a model (its first line of
     detail, without terminal colours)."""

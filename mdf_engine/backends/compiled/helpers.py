@@ -296,11 +296,7 @@ def _make_helpers():
         # its shape-error message (string formatting) at every new call site, seconds each
         if not isinstance(dst, types.Array):
             return None
-        if (
-            not isinstance(src, types.Array)
-            or src.ndim != dst.ndim
-            or dst.ndim not in (1, 2)
-        ):
+        if not isinstance(src, types.Array) or src.ndim != dst.ndim or dst.ndim not in (1, 2):
 
             def assign(dst, src):  # a scalar (no shape check to compile), or Numba's own
                 dst[...] = src  # broadcasting across dimensions

@@ -9,7 +9,7 @@ writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -251,3 +251,31 @@ def _python_kernel(
         return tuple(checked(o, *k) for o, k in zip(outs, kinds))
 
     return call
+
+
+def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any) -> Any:
+    """Call generated code; a failed bounds check is an MDFError naming the field
+    (``index_fields``: the layout's fields of the bounds-checked subscripts)."""
+    try:
+        return fn(*args)
+    except (IndexError, SystemError) as e:
+        # (a parallel batch reports an exception of its threads as a SystemError)
+        cause = e if isinstance(e, IndexError) else e.__cause__
+        mapped = index_error(cause, index_fields) if isinstance(cause, IndexError) else None
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+def record_buffer(rows: int, keep: int, width: int) -> np.ndarray:
+    """The zeroed ``(rows, keep, width)`` record of a batch, within the sweep-values limit."""
+    from ...limits import LIMITS, limit
+
+    size = float(rows) * keep * max(width, 1)
+    if size > limit("sweep_values"):
+        raise MDFError(
+            f"recording {width} values at {keep} steps of {rows} parameter sets needs "
+            f"{size:.3g} numbers; the limit is {limit('sweep_values')} (set "
+            f"{LIMITS['sweep_values'][0]} to allow more)"
+        )
+    return np.zeros((rows, keep, max(width, 1)), dtype=np.float64)
