@@ -312,7 +312,8 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     ``run(X, W, B)`` keeps the filter matrix in each input dtype and the geometry per input
     shape, and calls the same kernels as :func:`conv` (so the values are the same); other X
     go to :func:`conv`. None when W or B is not known."""
-    (_, _), (w_known, W), (b_known, B) = consts
+    w_known, W = consts[1]
+    b_known, B = consts[2] if len(consts) > 2 else (True, None)
     if not (w_known and b_known) or not isinstance(W, np.ndarray) or W.dtype.kind != "f":
         return None
     key = geometry_key(*(attrs[k] for k in _GEOMETRY_ATTRS))
