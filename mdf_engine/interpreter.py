@@ -27,6 +27,7 @@ from . import op_state
 from .errors import MDFError
 from .interpreter_lean import Replay, lean_node, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
+from .psyneulink_files import to_port_shape
 from .schedulers.conditions import make_scheduler
 
 _UNSET = object()
@@ -109,6 +110,10 @@ class InterpretedGraph:
         #: without conditions, and per node a runner with its calls bound once (or None)
         self._replay = Replay() if static_schedule(plan) else None
         self._lean = {nid: lean_node(p, _UNSET) for nid, p in plan.nodes.items()}
+        self._initial: dict[str, dict[str, Any]] = {}
+        self._port_shapes = {
+            (nid, ip.id): ip.shape for nid, np_ in plan.nodes.items() for ip in np_.inputs
+        }
 
     #: see :class:`mdf_engine.backends.base.Runner`: a plain graph is never finished, and a
     #: run given no step count takes one step
@@ -286,19 +291,25 @@ class InterpretedGraph:
         """Deliver ``nid``'s incoming edges and run it. ``frozen`` (PsyNeuLink files): the
         nodes of this time step with their outputs from before it (None: not run before)."""
         st = self.states[nid]
-        for port, value in self.held.get(nid, ()):
+        held = dict(self.held.get(nid, ()))
+        for port, value in held.items():
             if st.pending[port] is None:
                 st.set_input(port, value)
         for ep in self.plan.incoming[nid]:
             if frozen is not None and ep.sender in frozen:
                 outs = frozen[ep.sender]
                 if outs is None:
-                    continue
+                    outs = self.initial_outputs(ep.sender)
+                    if outs is None:
+                        continue
                 value = outs[ep.sender_port]
             elif ep.sender in self.ever_ran:
                 value = self.states[ep.sender].outputs[ep.sender_port]
             else:
-                continue
+                outs = self.initial_outputs(ep.sender)
+                if outs is None:
+                    continue
+                value = outs[ep.sender_port]
             if ep.matrix is not None:
                 value = _project(value, ep, self.plan.where)
             if ep.has_weight:
@@ -309,10 +320,27 @@ class InterpretedGraph:
                         f"cannot apply the weight: {type(e).__name__}: {e}",
                         f"{self.plan.where}.edges.{ep.id}.parameters.weight",
                     ) from None
+            if self.plan.psyneulink:
+                value = to_port_shape(value, self._port_shapes.get((nid, ep.receiver_port)))
+                if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
+                    value = held[ep.receiver_port] + value  # external input one of them
             st.set_input(ep.receiver_port, value)
         (self._lean[nid] or evaluate_node)(st, dt)
         if self.check_finite:
             _check_finite(st, self.evaluations)
+
+
+    def initial_outputs(self, nid: str) -> dict[str, Any] | None:
+        """PsyNeuLink files: what a node that has not run yet sends, its outputs computed from
+        its default inputs (PsyNeuLink gives each mechanism that value when it is built: an
+        unrun Logistic sends 0.5), without changing its state; None for other files."""
+        if not self.plan.psyneulink:
+            return None
+        if nid not in self._initial:
+            probe = NodeState(self.plan.nodes[nid])
+            evaluate_node(probe, None)
+            self._initial[nid] = dict(probe.outputs)
+        return self._initial[nid]
 
 
 def _project(value: Any, ep: Any, where: str) -> Any:

@@ -12,6 +12,7 @@ two edges by one edge that carries the matrix (``EdgePlan.matrix``: the receiver
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -26,6 +27,51 @@ def is_psyneulink(model: Any) -> bool:
     """The model says PsyNeuLink wrote it (``generating_application``)."""
     app = str(getattr(model, "generating_application", None) or "")
     return app.lower().startswith("psyneulink")
+
+
+def writer_version(model: Any) -> tuple[int, ...] | None:
+    """The PsyNeuLink release that wrote ``model`` ("PsyNeuLink v0.15.3.0" -> (0, 15, 3, 0)),
+    or None if the model does not say."""
+    m = re.match(
+        r"psyneulink v?(\d+(?:\.\d+)*)", str(getattr(model, "generating_application", "")), re.I
+    )
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+#: PsyNeuLink 0.15's Logistic (before 0.16.0): ``offset`` inside the exponential
+_OLD_LOGISTIC = "scale / (1 + exp(-gain * (variable0 + bias - x_0) + offset))"
+_LOGISTIC_DEFAULTS = {"gain": 1.0, "bias": 0.0, "x_0": 0.0, "scale": 1.0, "offset": 0.0}
+
+
+def older_writer(graph: Graph, model: Any) -> Graph:
+    """``graph`` as the PsyNeuLink release that wrote it meant it, where that release's files
+    differ from 0.17+ (docs/semantics.md, PsyNeuLink files):
+
+    * before 0.16 a ``logistic`` adds ``offset`` inside the exponential: such a call becomes
+      the value expression of that formula over the same arguments;
+    * before 0.17 the sum of several projections into one port is indexed ``variable0[0][0]``
+      (the writer's ports held ``(1, n)`` values); ports here hold their declared shape, as
+      PsyNeuLink's do, so the sum is ``variable0[0]``.
+    """
+    v = writer_version(model)
+    if v is None or v >= (0, 17):
+        return graph
+    nodes = []
+    for n in graph.nodes:
+        fs = []
+        for f in n.functions:
+            if f.id.endswith("_dimreduce") and f.value == "variable0[0][0]":
+                f = replace(f, value="variable0[0]")
+            elif v < (0, 16) and f.function == "logistic" and f.value is None:
+                f = replace(
+                    f,
+                    function=None,
+                    args={**_LOGISTIC_DEFAULTS, **(f.args or {})},
+                    value=_OLD_LOGISTIC,
+                )
+            fs.append(f)
+        nodes.append(replace(n, functions=fs))
+    return replace(graph, nodes=nodes)
 
 
 def _projection_matrix(node: Node) -> np.ndarray | None:
@@ -95,11 +141,28 @@ def _weight(e: Edge) -> Any:
     return np.asarray(w) if isinstance(w, list) else w
 
 
-def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> str | None:
+def to_port_shape(value: Any, shape: tuple[int, ...] | None) -> Any:
+    """What a projection delivers to an input port of declared ``shape``: PsyNeuLink shapes a
+    projection's value as its receiver port's variable, so a value with as many elements takes
+    the port's shape (a ``[[7.0]]`` sent into a port of shape ``[1]`` becomes ``[7.0]``, and
+    the ports combined into one input stack evenly); any other value is left as it is."""
+    if shape is None:
+        return value
+    a = np.asarray(value)
+    if a.shape == tuple(shape) or a.dtype == object or a.size != int(np.prod(shape)):
+        return value
+    return a.reshape(shape)
+
+
+def not_compiled_reason(
+    plan: Any, scheduler: Any, initializer: Any = None, initial: Any = None
+) -> str | None:
     """Why the compiled backend cannot run a PsyNeuLink file with PsyNeuLink's rules (it runs
     the reference ones), or None: an edge between two nodes
-    that one time step may run together (they read values from before the step), or an
-    input node that may run more than once in an update (it reads its input every time)."""
+    that one time step may run together (they read values from before the step), a node that
+    may run before a sender whose initial value (``initial(node)``: its outputs from default
+    inputs) is not zero, or an input node that may run more than once in an update (it reads
+    its input every time)."""
     if not plan.psyneulink:
         return None
     # (projection matrices on edges compile: the compiled loop multiplies by them)
@@ -110,6 +173,16 @@ def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> s
                 f"edge '{ep.id}' joins nodes of one time step, which read values from "
                 "before the step in PsyNeuLink files (not compiled)"
             )
+    conds = {str(n): c for n, c in scheduler.conditions.conditions_basic.items()}
+    for ep in plan.edges:
+        if _sender_runs_first(ep.sender, ep.receiver, conds):
+            continue
+        first = initial(ep.sender) if initial is not None else None
+        if first is None or np.any(np.asarray(first[ep.sender_port], dtype=float) != 0):
+            return (
+                f"node '{ep.receiver}' may run before its sender '{ep.sender}', whose initial "
+                "value it then reads in PsyNeuLink files (not compiled)"
+            )
     ports = set(initializer or ())
     for nid, np_ in plan.nodes.items():
         if ports & {ip.id for ip in np_.inputs} and not _runs_once(nid, plan, scheduler):
@@ -118,6 +191,35 @@ def not_compiled_reason(plan: Any, scheduler: Any, initializer: Any = None) -> s
                 "input every time in PsyNeuLink files (not compiled)"
             )
     return None
+
+
+#: conditions under which a node runs only after a call of their ``dependency``
+_AFTER_DEPENDENCY = ("EveryNCalls", "AfterNCalls", "AfterCall", "AfterNCallsCombined")
+
+
+def _sender_runs_first(sender: str, receiver: str, conds: dict[str, Any]) -> bool:
+    """The receiver's condition lets it run only after ``sender`` ran: it waits for calls of
+    the sender or of a node that itself waits for the sender, it starts at a later pass than
+    the sender's ``AtPass``, or both run under Always (the sender first in each pass)."""
+    seen = set()
+    node = receiver
+    while node not in seen:
+        seen.add(node)
+        c = conds.get(node)
+        if type(c).__name__ not in _AFTER_DEPENDENCY:
+            break
+        node = str(getattr(c, "dependency", None) or (c.args[0] if c.args else None))
+        if node == sender:
+            return True
+    rc, sc = conds.get(receiver), conds.get(sender)
+    rn, sn = type(rc).__name__, type(sc).__name__
+    if rn == "AfterNPasses" and sn == "AtPass":
+        return _first_arg(sc, "n") < _first_arg(rc, "n")
+    return rn in ("NoneType", "Always") and sn in ("NoneType", "Always")
+
+
+def _first_arg(c: Any, name: str) -> Any:
+    return getattr(c, name, None) if getattr(c, name, None) is not None else c.args[0]
 
 
 def _runs_once(nid: str, plan: Any, scheduler: Any) -> bool:

@@ -20,7 +20,6 @@ LONG_MODULES = {
     #
     # Being split by other helpers in this session (issue 21); the integrator removes each entry
     # once the split is merged.
-    "mdf_engine/backends/compiled/graph.py": "csplit: being cut further",
 }
 
 #: Function-level (lazy) imports of mdf_engine modules when this test was written: 117. They

@@ -26,13 +26,25 @@ DATA = Path(__file__).resolve().parent / "data" / "wild" / "psyneulink"
 FILES = sorted(p for p in DATA.glob("v*/*.json") if not p.name.endswith(".oracle.json"))
 OUTCOMES: dict[tuple[str, str, str], str] = {}
 #: Files the engine does not yet run as their writer did, and why (strict xfail: a fix shows)
-KNOWN = {
-    ("v0.15.3.0", "chain_conditions"): "PsyNeuLink 0.15's logistic adds offset inside the "
-    "exponential (0.18 and 0.21: outside); the pnl logistic follows 0.18+",
-    ("v0.15.3.0", "stroop_lca"): "PsyNeuLink 0.15 writes the combination of several projections "
-    "into one port as variable0[0][0], one level too deep: the file computes one number where "
-    "PsyNeuLink's port holds two",
+KNOWN: dict[tuple[str, str], str] = {}
+#: Per file stem, the nodes whose outputs and executions are not compared because the export
+#: lost what drives them
+LOSSY = {
+    "tests_model_nested_comp_with_scheduler": (
+        {"E", "F"},
+        "PsyNeuLink drops the projection C -> Inner_Composition and the nested composition's "
+        "condition (it runs once, after C) from the export",
+    ),
 }
+for _v in ("v0.15.3.0", "v0.21.0.0"):  # PsyNeuLink's own test scripts (make_tests_json.py)
+    KNOWN[(_v, "tests_model_with_control")] = (
+        "the OptimizationControlMechanism's GridSearch simulates the composition per "
+        "allocation, which the file cannot express ('gridsearch' is refused)"
+    )
+    KNOWN[(_v, "tests_stroop_conflict_monitoring")] = (
+        "the export drops the CONTROL mechanism's control signal to TASK's gain "
+        "(docs/pnl.md) and its 'identity' function is refused"
+    )
 
 
 def _oracle(path: Path) -> dict:
@@ -58,9 +70,10 @@ def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
 def _compare(oracle: dict, got: list, name: str) -> None:
     nested = "nested_execution" in oracle
     for t, (trial, (outs, steps, times)) in enumerate(zip(oracle["trials"], got)):
+        lost = LOSSY.get(name.split("/")[-1], ((), ""))[0]
         for port, want in trial.items():
             assert port in outs, f"trial {t}: no output port {port}"
-            if _drawn_at_random(port, trial):
+            if _drawn_at_random(port, trial) or port.split("_")[0] in lost:
                 continue
             np.testing.assert_allclose(
                 np.ravel(outs[port]),
@@ -79,7 +92,8 @@ def _compare(oracle: dict, got: list, name: str) -> None:
             want = Counter(n for s in want_steps for n in s if n not in inner)
             for steps_of in inner.values():
                 want.update(n for s in steps_of for n in s)
-            assert Counter(n for s in steps for n in s) == want, f"trial {t} executions"
+            got = Counter(n for s in steps for n in s if n not in lost)
+            assert got == Counter({n: k for n, k in want.items() if n not in lost}), f"trial {t}"
         else:
             assert [sorted(s) for s in steps] == want_steps, f"trial {t} time steps"
         if oracle["times"][t] is not None:
@@ -226,3 +240,38 @@ def test_time_steps_equal_graph_schedulers(backend, mode):
         assert sim.time_step_times == pytest.approx(stamps)
     if backend == "compiled":
         assert sim.runner.is_compiled, sim.runner.fallback_reason
+
+
+@pytest.mark.parametrize("mode", ["exact_time", "standard"])
+def test_cli_scheduling_mode_on_an_exact_time_export(mode, tmp_path, capsys):
+    """``mdf run --scheduling-mode exact_time`` on PsyNeuLink 0.21's EXACT_TIME export gives
+    PsyNeuLink's first trial: its outputs, execution list and step times in ms; the default
+    (standard) mode runs the file as graph-scheduler's standard mode does, as
+    ``Simulation`` does without the mode, which is not PsyNeuLink's run."""
+    from mdf_engine.cli import main as cli_main
+
+    path = DATA / "v0.21.0.0" / "exact_time.json"
+    oracle = _oracle(path)
+    init = tmp_path / "init.json"
+    init.write_text(json.dumps({k: v[0] for k, v in oracle["inputs"].items()}))
+    argv = ["run", str(path), "--initializer", str(init), "--json", "-q", "--steps", "1"]
+    if mode == "exact_time":
+        argv += ["--scheduling-mode", "exact_time"]
+    capsys.readouterr()
+    assert cli_main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    outs = {p: v for ports in data["outputs"].values() for p, v in ports.items()}
+    if mode == "exact_time":
+        assert data["time_steps"] == oracle["execution"][0]
+        assert data["time_step_times"] == pytest.approx(oracle["times"][0])
+        for port, want in oracle["trials"][0].items():
+            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(want), rtol=1e-9)
+        return
+    sim = Simulation(mdf_engine.load(str(path)))
+    sim.evaluate(initializer={k: np.array(v[0]) for k, v in oracle["inputs"].items()})
+    assert data["time_steps"] == [sorted(s) for s in sim.time_steps]
+    assert data["time_step_times"] == pytest.approx(sim.time_step_times)
+    for ports in sim.outputs.values():
+        for port, value in ports.items():
+            np.testing.assert_allclose(np.ravel(outs[port]), np.ravel(value), rtol=1e-12)
+    assert data["time_steps"] != oracle["execution"][0]

@@ -158,6 +158,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if sim.backend == "actr":  # as `mdf run` printed for ACT-R models before
             goal = data["outputs"].get("goal_buffer", {}).get("goal_output")
             data.update(cycles=res.steps, goal=goal)
+        elif res.steps == 1:  # what ran: compare with a scheduler's execution list
+            ran, times = sim.runner.last_update_steps()
+            data.update(time_steps=[sorted(s) for s in ran], time_step_times=list(times))
         print(json.dumps(data))
     elif not args.quiet:
         from ..summary import summarize

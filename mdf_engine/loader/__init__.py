@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import MDFError
 from ..model import Model, field_default, to_dict
 from ..nested_graphs import flatten_nested_graphs
+from ..psyneulink_files import is_psyneulink
 from ..sidecar import resolve_sidecar
 from .fields import ElementBuilder
 from .files import check_depth, read_file
@@ -80,7 +81,7 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
         )
     if graph_check:
         for g in model.graphs:
-            check_graph(g, f"graphs.{g.id}", source)
+            check_graph(g, f"graphs.{g.id}", source, cycles=is_psyneulink(model))
     model._source = source  # type: ignore[attr-defined]
     return model
 

@@ -8,8 +8,10 @@ from typing import Any
 from ..errors import MDFError
 
 
-def check_graph(g: Any, path: str, source: str | None) -> None:
-    """Refuse (MDFError at ``path``) a graph whose ids, edges or conditions do not fit together."""
+def check_graph(g: Any, path: str, source: str | None, cycles: bool = False) -> None:
+    """Refuse (MDFError at ``path``) a graph whose ids, edges or conditions do not fit together
+    (``cycles``: a cycle of edges is allowed, as in PsyNeuLink files, whose cycles run in one
+    time step)."""
 
     def err(msg: str, sub: str) -> MDFError:
         return MDFError(msg, f"{path}.{sub}", source)
@@ -55,7 +57,8 @@ def check_graph(g: Any, path: str, source: str | None) -> None:
                 raise err(
                     f"condition for unknown node '{node_id}'", f"conditions.node_specific.{node_id}"
                 )
-    _check_cycles(g, nodes, err)
+    if not cycles:
+        _check_cycles(g, nodes, err)
 
 
 def _check_cycles(g: Any, nodes: dict[str, Any], err: Any) -> None:

@@ -154,7 +154,7 @@ def import_graph(proto: Any, model_id: str | None = None) -> Imported:
     from onnx import AttributeProto, numpy_helper
 
     from ..onnx_ops import schema as onnx_schema
-    from ..onnx_ops.graph import _topological, attribute_value
+    from ..onnx_ops.graph import attribute_value, topological_order
 
     opset = _opset_of(proto)
     g = proto.graph
@@ -177,7 +177,7 @@ def import_graph(proto: Any, model_id: str | None = None) -> Imported:
     inputs = [i for i in g.input if i.name not in consts]
     input_names = {i.name for i in inputs}
     graph_outputs = [o.name for o in g.output]
-    nodes_in = _topological(list(g.node), set(consts) | input_names, {})
+    nodes_in = topological_order(list(g.node), set(consts) | input_names, {})
     # Constant nodes whose outputs only feed other nodes become constants on the consumers.
     kept = []
     for n in nodes_in:

@@ -128,7 +128,7 @@ class _Scope(Mapping):
         return len(set(self.local) | set(self.outer))
 
 
-def _topological(nodes: list[Any], known: set[str], scope: Mapping[str, Any]) -> list[Any]:
+def topological_order(nodes: list[Any], known: set[str], scope: Mapping[str, Any]) -> list[Any]:
     """Nodes in an order where each node's inputs are available (stable for sorted graphs)."""
     order, pending, avail = [], list(nodes), set(known)
     while pending:
@@ -185,7 +185,7 @@ def run_graph(
     avail = set(local)
     for n in nodes:
         if any(i and i not in avail and i not in env for i in n.input):
-            nodes = _topological(nodes, set(local), env)
+            nodes = topological_order(nodes, set(local), env)
             break
         avail.update(n.output)
 

@@ -147,29 +147,6 @@ class ConditionTable:
                 times[k] = _ms(times[k])
         return TimeCondition(**times)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Rows of (kind, node, time scale row, n, first child, #children) for the fixed
-        schedule check that compiler.py still makes itself (until it calls
-        :func:`static_sets`): Always 0, EveryNCalls 5, AllHaveRun 10, anything else -1."""
-        ints, children = [], []
-        for cond, _owner in self.rows:
-            row = [-1, 0, 0, 0, len(children), 0]
-            if isinstance(cond, Always):
-                row[0] = 0
-            elif isinstance(cond, EveryNCalls):
-                row[:4] = [5, self.node_index.get(cond.dependency, -1), 0, cond.n]
-            elif isinstance(cond, AllHaveRun):
-                deps = [self.node_index[d] for d in cond.dependencies] or range(len(self.node_index))
-                row[0], row[2] = 10, {ESU: 1, ES: 2, TimeScale.LIFE: 2}.get(cond.time_scale, 0)
-                children.extend(-1 - d for d in deps)
-                row[5] = len(children) - row[4]
-            ints.append(row)
-        return (
-            np.array(ints or [[0] * 6], np.int64).reshape(-1, 6),
-            np.zeros((max(len(ints), 1), 3)),
-            np.array(children or [0], np.int64),
-        )
-
     def time_slot(self, tc: TimeCondition) -> int:
         """The slot of ``tc`` (one per distinct condition)."""
         if tc not in self.times:

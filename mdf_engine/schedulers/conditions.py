@@ -23,7 +23,7 @@ from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, TimeInterval
+from .kinds import ConditionKind, JustRan, TimeInterval
 from .parse import parse_condition, time_scale
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
@@ -106,6 +106,48 @@ def _has_repeating_interval(kind: ConditionKind) -> bool:
     return any(isinstance(k, TimeInterval) and k.repeat is not None for k in kind.walk())
 
 
+def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: str) -> None:
+    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
+    fails reading its empty execution list): on a node of the first consideration set, or on
+    any node in exact_time mode (every node is in the one consideration set)."""
+    first = {str(n) for n in sched.consideration_queue[0]} if sched.consideration_queue else set()
+    for node_id, kind in kinds.nodes.items():
+        if not any(isinstance(k, JustRan) for k in kind.walk()):
+            continue
+        if mode == "exact_time" or node_id in first:
+            when = (
+                "in scheduling mode 'exact_time'"
+                if mode == "exact_time"
+                else "on a node that runs in the first time step"
+            )
+            raise MDFError(
+                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
+                "node has run",
+                f"{where}.conditions.node_specific.{node_id}",
+            )
+
+
+def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
+    """``deps`` with each cycle of dependencies (which only PsyNeuLink files may have: the
+    loader refuses them elsewhere) made one group, as PsyNeuLink schedules a cycle: its nodes
+    depend on no one in the group and on everything the group depends on, so they share a
+    consideration set (and read each other's values from before the step)."""
+    import networkx as nx
+
+    g = nx.DiGraph()
+    g.add_nodes_from(deps)
+    g.add_edges_from((s, r) for r, ss in deps.items() for s in ss if s is not r)
+    groups = [c for c in nx.strongly_connected_components(g) if len(c) > 1]
+    if not groups:
+        return deps
+    out = {r: set(ss) for r, ss in deps.items()}
+    for group in groups:
+        outside = set().union(*(deps[n] for n in group)) - group
+        for n in group:
+            out[n] = set(outside) | (deps[n] & {n})
+    return out
+
+
 def make_scheduler(
     graph: Graph,
     value_getter: Callable[[str, str], Any] | None = None,
@@ -130,6 +172,7 @@ def make_scheduler(
         if port is not None and port.default_value is not None:
             continue
         deps[nodes[e.receiver]].add(nodes[e.sender])
+    deps = _one_step_per_cycle(deps)
     bridge = Bridge(nodes, value_getter)
     kinds = ScheduleKinds()
     conditions: dict[SchedNode, Any] = {}
@@ -164,4 +207,5 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
+    _check_just_ran(sched, kinds, mode, where)
     return sched, nodes

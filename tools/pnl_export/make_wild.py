@@ -99,8 +99,11 @@ def external_port(mdf: dict, mech) -> str:
     return cim[0]
 
 
-def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "") -> tuple:
-    """Export ``comp``, run it trial by trial, return (mdf text, oracle)."""
+def record(
+    name: str, comp, inputs: dict, mode: str = "standard", doc: str = "", **run_kwargs
+) -> tuple:
+    """Export ``comp``, run it trial by trial (``comp.run(**run_kwargs)``), return (mdf text,
+    oracle)."""
     mdf_text = pnl.get_mdf_serialized(comp, fmt="json")
     mdf = json.loads(mdf_text)
     n_trials = len(next(iter(inputs.values())))
@@ -108,7 +111,7 @@ def record(name: str, comp, inputs: dict, mode: str = "standard", doc: str = "")
     trials, execution, nested_exec, times = [], [], [], []
     seen = 0
     for t in range(n_trials):
-        comp.run(inputs={k: [v[t]] for k, v in inputs.items()})
+        comp.run(inputs={k: [v[t]] for k, v in inputs.items()}, **run_kwargs)
         elist = comp.scheduler.execution_list[eid]
         steps = elist[seen:]
         seen = len(elist)
@@ -317,6 +320,19 @@ def stroop_lca():
     return comp, inputs
 
 
+def cycle():
+    """A two-node cycle: A (Linear) and B (Logistic) project into each other; A also gets the
+    external input. PsyNeuLink runs a cycle's nodes in one time step, each reading the other's
+    value from before the step."""
+    A = pnl.TransferMechanism(name="A", function=pnl.Linear(slope=0.5, intercept=0.25))
+    B = pnl.TransferMechanism(name="B", function=pnl.Logistic(gain=2.0))
+    comp = pnl.Composition(name="cycle")
+    comp.add_nodes([A, B])
+    comp.add_projection(pnl.MappingProjection(matrix=[[1.5]]), A, B)
+    comp.add_projection(pnl.MappingProjection(matrix=[[-1.0]]), B, A)
+    return comp, {A: [[1.0], [0.5], [2.0], [-1.0]]}
+
+
 MODELS = {
     "chain_conditions": chain_conditions,
     "fan_in": fan_in,
@@ -325,6 +341,7 @@ MODELS = {
     "ddm": ddm,
     "exact_time": exact_time,
     "stroop_lca": stroop_lca,
+    "cycle": cycle,
 }
 
 

@@ -12,8 +12,9 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,14 @@ class Built:
     python_calls: list[str]
 
 
+def numba_failure(e: Exception) -> str:
+    """The fallback reason for an error Numba raised compiling a model (its first line of
+    detail, without terminal colours)."""
+    lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines() if ln.strip()]
+    detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    return f"Numba could not compile the model ({type(e).__name__}: {detail})"
+
+
 def cache_dir() -> Path:
     """Where generated model code and Numba's cache live (``MDF_ENGINE_CACHE`` overrides)."""
     root = os.environ.get("MDF_ENGINE_CACHE") or os.path.join(
@@ -85,7 +94,10 @@ def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float
 
 def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
     """What, besides the graph, changes the generated code."""
-    kinds = [[k, *kind_of(initializer[k], f"initializer '{k}'")] for k in sorted(initializer or {})]
+    kinds = []
+    for k in sorted(initializer or {}):
+        storage, shape = kind_of(initializer[k], f"initializer '{k}'")
+        kinds.append([k, storage.value, shape])
     return {
         "initializer": kinds,
         "check_finite": spec.check_finite,
@@ -95,12 +107,21 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
     }
 
 
-def build(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Built:
+def build(
+    spec: CompileSpec,
+    initializer: Mapping[str, Any] | None,
+    dt: float | None,
+    check: Callable[[], None] | None = None,
+) -> Built:
     """The graph's compiled code: the compile cache's record when there is one, else generated
-    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled."""
+    after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
+    (raising NotCompilable) runs before generating only: a record is written only for a graph
+    that passed it, and its key covers everything the check reads."""
     key = graph_key(spec.plan, options(spec, initializer))
     found = cache_load(cache_dir(), key)
     if found is None:
+        if check is not None:
+            check()
         return generate(spec, initializer, dt, key)
     record, arrays = found
     return Built(

@@ -29,7 +29,7 @@ import numpy as np
 from ...model import element_to_dict
 from ...plan import GraphPlan
 
-FORMAT = 2  # 2: generated modules read their constants from a table
+FORMAT = 3  # 2: generated modules read their constants from a table; 3: slot keys by role
 _MODULE_NAME = re.compile(r"mdf_model_[0-9a-f]{24}\.py")
 
 

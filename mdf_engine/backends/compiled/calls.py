@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,13 +21,24 @@ from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
-from .layout import Slot
+from .layout import Slot, Storage
 from .runtime import _jit, _schema
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
 #: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
 #: off the compiled backend, which holds every value as float64.
 DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
+
+
+class KernelKey(NamedTuple):
+    """A kernel the generated module binds to a global: the function ``name`` an expression
+    calls (its registered version: ``since`` and ``namespace`` None), or one registered version
+    of a function a call binds to; ``python``: called through Python (it has no Numba kernel)."""
+
+    name: str
+    since: int | None = None
+    namespace: str | None = None
+    python: bool = False
 
 
 def constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None) -> list[int] | None:
@@ -89,14 +101,16 @@ class CallEmitter:
                         )
 
     def function(self, name: str) -> str:
-        if name not in self.functions:
+        """The global of the Numba kernel of the function ``name`` of an expression."""
+        key = KernelKey(name)
+        if key not in self.functions:
             sch = REGISTRY.lookup(name)
             if sch.jit is None:
                 raise NotCompilable(f"function '{name}' has no Numba kernel")
             var = f"F{len(self.functions)}"
-            self.functions[name] = var
-            self._kernel_global(var, "_jit", sch)
-        return self.functions[name]
+            self.functions[key] = var
+            self.consts.kernel_global(var, "_jit", sch)
+        return self.functions[key]
 
     def call(
         self,
@@ -123,7 +137,7 @@ class CallEmitter:
             src = (
                 self.value(vp, local)
                 if axes is None
-                else "(" + "".join(f"{self.literal(a)}, " for a in axes) + ")"
+                else "(" + "".join(f"{self.consts.literal(a)}, " for a in axes) + ")"
             )
             src = self.stacked(vp, local) or src
             if (
@@ -134,7 +148,7 @@ class CallEmitter:
                 and isinstance(vp.const, (int, np.integer))
                 and not isinstance(vp.const, (bool, np.bool_))
             ):
-                src = self.literal(int(vp.const))  # an integer attribute stays an integer
+                src = self.consts.literal(int(vp.const))  # an integer attribute stays an integer
             if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
                 local[argname] = src
                 continue
@@ -158,9 +172,9 @@ class CallEmitter:
         args += [
             local[a]
             if a in cp.attribute_names
-            else self.literal(default)
+            else self.consts.literal(default)
             if aware and type(default) is int
-            else self.const(default)
+            else self.consts.const(default)
             for a, default in cp.schema.attributes.items()
         ]
         if fn is None:
@@ -192,7 +206,7 @@ class CallEmitter:
                 f"function '{sch.name}' has no Numba kernel, and a call "
                 f"through Python with {why} is not compiled"
             )
-        shape = None if slot.kind == "s" else tuple(slot.shape)
+        shape = None if slot.kind is Storage.SCALAR else tuple(slot.shape)
         key = (sch.name, sch.since, sch.namespace, shape)
         if key not in self.python_functions:
             var = f"PY{len(self.python_functions)}"
@@ -200,8 +214,8 @@ class CallEmitter:
             shape_src = (
                 "None" if shape is None else "(" + "".join(f"{int(d)}, " for d in shape) + ")"
             )
-            self._kernel_global(var, "_python_kernel", sch, f", {shape_src}")
-            self.functions[f"{sch.name}@{sch.since}@{sch.namespace}@python"] = var
+            self.consts.kernel_global(var, "_python_kernel", sch, f", {shape_src}")
+            self.functions[KernelKey(sch.name, sch.since, sch.namespace, python=True)] = var
         var = self.python_functions[key]
         if shape is None:
             typ = "float64"
@@ -212,12 +226,13 @@ class CallEmitter:
         return res
 
     def function_schema(self, cp: CallPlan) -> str:
+        """The global of the Numba kernel of the function version a call binds to."""
         sch = cp.schema
-        key = f"{sch.name}@{sch.since}@{sch.namespace}"
+        key = KernelKey(sch.name, sch.since, sch.namespace)
         if key not in self.functions:  # (call() sends functions without a kernel elsewhere)
             var = f"F{len(self.functions)}"
             self.functions[key] = var
-            self._kernel_global(var, "_jit", sch)
+            self.consts.kernel_global(var, "_jit", sch)
         return self.functions[key]
 
     def kernel_digest(self) -> str:
@@ -225,18 +240,13 @@ class CallEmitter:
         calls, and of the helpers every generated function uses."""
         files = {Path(runtime.__file__), Path(helpers.__file__)}
         for key in self.functions:
-            name, _, rest = key.partition("@")
-            since, _, namespace = rest.partition("@")
-            namespace, _, python = namespace.partition("@")
             try:
-                if python:
-                    fn = _schema(name, int(since), namespace).kernel
+                if key.python:
+                    fn = _schema(key.name, key.since, key.namespace).kernel
+                elif key.since is None:
+                    fn = _jit(key.name, REGISTRY.lookup(key.name).since)
                 else:
-                    fn = (
-                        _jit(name, int(since), namespace or None)
-                        if rest
-                        else _jit(name, REGISTRY.lookup(name).since)
-                    )
+                    fn = _jit(key.name, key.since, key.namespace or None)
             except (NotCompilable, KeyError, ValueError, MDFError):
                 continue
             module = sys.modules.get(getattr(getattr(fn, "py_func", fn), "__module__", ""))

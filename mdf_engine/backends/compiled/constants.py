@@ -14,31 +14,34 @@ from ...errors import NotCompilable
 from .generated_source import ConstantTable
 
 
-class ConstantEmitter:
-    """How generated code names a model value: an entry of the constant table, never text of
-    the model (``self.constants``: the module's ConstantTable, ``self.globals``: its global
-    definitions)."""
+class Constants:
+    """How one generated module names model values: entries of its constant table
+    (``table``), never text of the model; and the module's global definitions (``globals``)
+    of the kernels it calls, whose registry strings come from the table too."""
 
-    constants: ConstantTable
-    globals: list[str]
+    def __init__(self) -> None:
+        #: every model number, string and array the source names (``c<k>``)
+        self.table = ConstantTable()
+        #: ``F<k> = _jit(...)`` and ``PY<k> = _python_kernel(...)`` lines of the module
+        self.globals: list[str] = []
 
     def const(self, value: Any) -> str:
         """The name of a model value in the constant table (numbers as float64): generated
-        source never holds model text (see :mod:`mdf_engine.generated_source`)."""
+        source never holds model text (see :mod:`.generated_source`)."""
         if value is None:  # an attribute left at its default "not given"
             return "None"
         if isinstance(value, (bool, np.bool_)):
             return "True" if value else "False"
         if isinstance(value, (int, float, np.integer, np.floating)):
-            return self.constants.number(float(value))
+            return self.table.number(float(value))
         if isinstance(value, str):
-            return self.constants.text(value)
+            return self.table.text(value)
         if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             if value.ndim == 0:
                 return self.const(value.item())
-            return self.constants.array(value)
+            return self.table.array(value)
         if isinstance(value, (list, tuple)) and all(isinstance(x, (int, float)) for x in value):
-            return self.constants.array(np.array([float(x) for x in value]))
+            return self.table.array(np.array([float(x) for x in value]))
         raise NotCompilable(f"constant of type {type(value).__name__}")
 
     def literal(self, value: Any) -> str:
@@ -46,15 +49,15 @@ class ConstantEmitter:
         if value is None:
             return "None"
         if isinstance(value, str):
-            return self.constants.text(value)
-        return self.constants.number(value)
+            return self.table.text(value)
+        return self.table.number(value)
 
-    def _kernel_global(self, var: str, helper: str, sch: Any, extra: str = "") -> None:
+    def kernel_global(self, var: str, helper: str, sch: Any, extra: str = "") -> None:
         """``var = helper(name, since, namespace[, extra])`` with the registry's strings from
         the constant table."""
         args = [
-            self.constants.text(sch.name),
-            self.constants.number(int(sch.since)),
-            self.constants.text(sch.namespace),
+            self.table.text(sch.name),
+            self.table.number(int(sch.since)),
+            self.table.text(sch.namespace),
         ]
         self.globals.append(f"{var} = {helper}({', '.join(args)}{extra})")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...expressions import to_element_source
 from ...plan import CallPlan, ParameterPlan, ValuePlan
-from .layout import Slot
+from .layout import Slot, Storage
 
 #: A number literal as generated code writes one (a name standing for a fixed value)
 NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
@@ -52,9 +52,11 @@ class ElementwiseEmitter:
             slot = by_var.get(var) if var is not None else None
             if slot is None:
                 return var if var is not None and NUMBER.match(var) else None
-            if slot.kind == "t" or slot.seq:  # (a list computes as a list, not element-wise)
+            if (
+                slot.kind is Storage.TUPLE or slot.seq
+            ):  # (a list computes as a list, not element-wise)
                 return None
-            if slot.kind == "s":
+            if slot.kind is Storage.SCALAR:
                 return var
             return f"{flat(var, shape)}[i_]" if tuple(slot.shape) == shape else None
 
@@ -74,9 +76,9 @@ class ElementwiseEmitter:
             if c.dtype.kind not in "biuf":
                 return None
             if c.ndim == 0:
-                return self.const(c.item())
-            return f"{flat(self.const(c), shape)}[i_]" if c.shape == shape else None
-        return to_element_source(vp.expr, self.element(names, shape, inline), self.literal)
+                return self.consts.const(c.item())
+            return f"{flat(self.consts.const(c), shape)}[i_]" if c.shape == shape else None
+        return to_element_source(vp.expr, self.element(names, shape, inline), self.consts.literal)
 
     def call_elementwise(
         self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None, ind: str
@@ -87,7 +89,7 @@ class ElementwiseEmitter:
         if (
             cp.schema is not None
             or slot is None
-            or slot.kind != "a"
+            or slot.kind is not Storage.ARRAY
             or slot.seq
             or cp.value is None
             or cp.value.expr is None
@@ -121,7 +123,7 @@ class ElementwiseEmitter:
         lines = self.seq_assign(slot, vp, names, ind)
         if lines is not None:
             return lines
-        if slot.kind == "a" and vp.expr is not None and not vp.expr.is_bare_name():
+        if slot.kind is Storage.ARRAY and vp.expr is not None and not vp.expr.is_bare_name():
             element = self.element_value(vp, names, tuple(slot.shape))
             if element is not None:
                 return self.element_loop(slot, element, [], ind)
@@ -141,8 +143,8 @@ class ElementwiseEmitter:
         if (
             a is None
             or b is None
-            or a.kind != "a"
-            or b.kind != "a"
+            or a.kind is not Storage.ARRAY
+            or b.kind is not Storage.ARRAY
             or slot.var in (a.var, b.var)
             or len(a.shape) != 2
             or len(b.shape) not in (1, 2)
@@ -158,7 +160,7 @@ class ElementwiseEmitter:
         """A 1-D array parameter whose value (or Euler step) and conditions are element-wise,
         updated element by element in place; None when it is not such a parameter."""
         if (
-            slot.kind != "a"
+            slot.kind is not Storage.ARRAY
             or len(slot.shape) != 1
             or (nid, pp.id) in self.swept
             or pp.call is not None

@@ -1,10 +1,11 @@
 """The compiled backend's code generator: one warmed-up graph in, one Python module out.
 
-:class:`Generator` puts together the emitters of the generated code, each a small class of its
-own module: the state's slots (:mod:`.state`), constants (:mod:`.constants`), calls
-(:mod:`.calls`), expression values (:mod:`.values`), fused element-wise loops
-(:mod:`.elementwise`), one node's code (:mod:`.node_code`) and the module around it
-(:mod:`.module_code`). What it generates from is a :class:`CompileSpec`.
+:class:`Generator` holds the compiled state (a slot for every value, :mod:`.state`) and the
+module's constants (:mod:`.constants`), and puts together the emitters of the generated code,
+each a small class of its own module: calls (:mod:`.calls`), expression values
+(:mod:`.values`), fused element-wise loops (:mod:`.elementwise`), one node's code
+(:mod:`.node_code`) and the module around it (:mod:`.module_code`). What it generates from is a
+:class:`CompileSpec`.
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
-from .calls import CallEmitter
-from .constants import ConstantEmitter
+from .calls import CallEmitter, KernelKey
+from .constants import Constants
 from .elementwise import ElementwiseEmitter
-from .generated_source import ConstantTable
-from .layout import Slot
+from .layout import Layout, Slot, SlotKey, Storage, output_key, value_key
 from .module_code import ModuleCodeEmitter
 from .node_code import NodeCodeEmitter
-from .state import StateAllocator
+from .state import CompiledState
 from .values import ValueEmitter
 
 
@@ -42,8 +42,6 @@ class CompileSpec:
 
 
 class Generator(
-    StateAllocator,
-    ConstantEmitter,
     CallEmitter,
     ValueEmitter,
     ElementwiseEmitter,
@@ -61,16 +59,14 @@ class Generator(
         self.swept = {key: k for k, key in enumerate(spec.swept)}
         self.plan = spec.plan
         self.interp = warm
-        self.slots: dict[tuple[str, str], Slot] = {}
-        self.scalars: list[float] = []
-        self.arrays: list[np.ndarray] = []
-        self.n_tuples = 0
-        self.globals: list[str] = []
-        #: every model number, string and array the source names (``c<k>``)
-        self.constants = ConstantTable()
+        #: the model values the source names (``c<k>``) and the kernel globals
+        self.consts = Constants()
+        #: the constant table (saved beside the module)
+        self.constants = self.consts.table
         #: the field of each bounds-checked subscript (``_ix1``/``_ix2``'s ``k``)
         self.index_fields: list[str] = []
-        self.functions: dict[str, str] = {}
+        #: the global (``F<k>``, ``PY<k>``) of every kernel the module binds
+        self.functions: dict[KernelKey, str] = {}
         self.initializer = dict(initializer or {})
         self.kernel_files: list[str] = []
         #: (name, since, namespace, shape) -> global of a function called through Python
@@ -89,7 +85,11 @@ class Generator(
         self.table, self.roots, self.term, self.queue = table, roots, term, queue
         #: (node, name, indices) of the value each Threshold condition reads
         self.thresholds = table.thresholds if table is not None else []
-        self._allocate()
+        #: the slots of every value, and the state of a graph that has not run
+        self.state = CompiledState(spec.plan, warm, self.initializer)
+        self.slots: dict[SlotKey, Slot] = self.state.slots
+        self.arrays: list[np.ndarray] = self.state.arrays
+        self._check_call_inputs()
         self.static = self.static_schedule() if table is not None else None
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []
@@ -97,12 +97,29 @@ class Generator(
         self.record_slots: list[Slot] = []  # the slot of each record column
         self.record_width = 0
         for nid, name in spec.recorded:
-            key = (nid, "out:" + name) if (nid, "out:" + name) in self.slots else (nid, name)
+            key = output_key(nid, name)
+            if key not in self.slots:
+                key = value_key(nid, name)
             if key not in self.slots:
                 raise MDFError(f"record '{nid}.{name}': no such port or parameter")
             slot = self.slots[key]
-            if slot.kind == "t":
+            if slot.kind is Storage.TUPLE:
                 raise NotCompilable(f"record '{nid}.{name}': a tuple of values of mixed shapes")
             self.record_columns.append((nid, name, self.record_width, slot.shape))
             self.record_slots.append(slot)
-            self.record_width += int(np.prod(slot.shape)) if slot.kind == "a" else 1
+            self.record_width += int(np.prod(slot.shape)) if slot.kind is Storage.ARRAY else 1
+
+    def layout(self) -> Layout:
+        """Where the generated code keeps every value, and what it reports."""
+        return Layout(
+            self.slots,
+            self.static,
+            self.finite_checks,
+            self.record_columns,
+            self.record_width,
+            self.index_fields,
+        )
+
+    def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
+        """The state of a graph that has not run (``fresh``: an interpreter that has not run)."""
+        return self.state.cold_arrays(fresh, self.thresholds)

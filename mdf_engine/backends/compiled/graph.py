@@ -19,7 +19,6 @@ line says why: results never change silently.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,12 +26,23 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
-from .build import Built, WarmupStopped, build, float_parameters
+from .build import Built, WarmupStopped, build, float_parameters, numba_failure
 from .generator import CompileSpec
 from .helpers import index_error
-from .layout import Layout, Slot
-from .node_by_node import NodeByNodeGraph
-from .runtime import ERR_WIDTH, PythonCallFailed, init_key, initializer_args, reported_error
+from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
+from .runtime import (
+    BATCH_ARGS,
+    ERR_WIDTH,
+    INPUTS_ARGS,
+    NODE_ARGS,
+    RUN_ARGS,
+    PythonCallFailed,
+    arguments,
+    first_failure,
+    init_key,
+    initializer_args,
+    reported_error,
+)
 from .schedule_log import SCHEDULE_LOG, ScheduleLog
 
 log = logging.getLogger("mdf_engine")
@@ -110,13 +120,12 @@ class CompiledGraph:
         """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
         self._raise_error(err)
 
-    def slot_value(self, node: str, key: str) -> Any:
-        """The compiled state's value of the slot ``key`` of ``node`` (a parameter id, or
-        ``"out:" + port`` for an output port)."""
-        return self._read(self._layout.slots[(node, key)])
+    def slot_value(self, key: SlotKey) -> Any:
+        """The compiled state's value of the slot ``key``."""
+        return read_slot(self._state, self._layout.slots[key])
 
     @property
-    def interp(self):
+    def interp(self) -> Any:
         """The interpreted backend that runs the graph when it cannot be compiled."""
         if self._interp is None:
             from ...interpreter import InterpretedGraph
@@ -160,6 +169,7 @@ class CompiledGraph:
 
     @property
     def order_of_execution(self) -> list[str]:
+        """The node ids of the most recent node runs, in order (see ``schedule_log``)."""
         if not self.is_compiled:
             return self._runner.order_of_execution
         return self.log.decoded()[1]
@@ -172,6 +182,7 @@ class CompiledGraph:
     def evaluate(
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
+        """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
         mark = self.log.here()
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self.log.mark = mark
@@ -230,18 +241,18 @@ class CompiledGraph:
         in that order, as the interpreted backend does)."""
         if self._state is None:
             return self.interp.value(node, name)
-        slots = self._layout.slots
-        slot = slots.get((node, name)) or slots.get((node, "out:" + name))
+        slot = self._layout.lookup(node, name)
         if slot is None:
             return self.interp.value(node, name)  # its error names what is missing
-        return self._read(slot)
+        return read_slot(self._state, slot)
 
     def outputs(self) -> dict[str, dict[str, Any]]:
+        """Every node's output port values."""
         if self._state is None:
             return self.interp.outputs()
         return {
             nid: {
-                oid: self._read(self._layout.slots[(nid, "out:" + oid)])
+                oid: read_slot(self._state, self._layout.slots[output_key(nid, oid)])
                 for oid, _ in self.plan.nodes[nid].outputs
             }
             for nid in self.node_ids
@@ -253,11 +264,6 @@ class CompiledGraph:
         the state of a graph that has not run; on failure log why and stay interpreted."""
         self._tried = True
         try:
-            from ...psyneulink_files import not_compiled_reason
-
-            why = not_compiled_reason(self.plan, self.interp.scheduler, initializer)
-            if why:
-                raise NotCompilable(why)
             if not self.swept:
                 self.swept, values = float_parameters(self.plan)
                 self.sweep_values = np.array(values or [0.0], dtype=np.float64)
@@ -268,7 +274,7 @@ class CompiledGraph:
                 tuple(self.swept),
                 tuple(self.recorded),
             )
-            self._adopt(build(spec, initializer, dt))
+            self._adopt(build(spec, initializer, dt, lambda: self._check_writer(initializer)))
             self._init_key = init_key(initializer)
             if self._nodes is None:
                 self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
@@ -279,19 +285,27 @@ class CompiledGraph:
         except MDFError:
             raise
         except Exception as e:  # numba typing/lowering errors
-            lines = [
-                ln.strip()
-                for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines()
-                if ln.strip()
-            ]
-            detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
-            self._give_up(f"Numba could not compile the model ({type(e).__name__}: {detail})")
+            self._give_up(numba_failure(e))
+
+    def _check_writer(self, initializer: Mapping[str, Any] | None) -> None:
+        """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop
+        lacks. Called on a compile cache miss only: a record exists only for a graph (and
+        initializer keys) that passed, and a cached start then needs no graph-scheduler."""
+        from ...psyneulink_files import not_compiled_reason
+
+        if not self.plan.psyneulink:
+            return
+        why = not_compiled_reason(
+            self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
+        )
+        if why:
+            raise NotCompilable(why)
 
     def _adopt(self, built: Built) -> None:
         """Take compiled code: its functions, layout and the state of a graph that has not run."""
         module, layout, arrays = built.module, built.layout, built.arrays
         node_by_node = built.node_by_node
-        n_arrays = sum(1 for s in layout.slots.values() if s.kind == "a")
+        n_arrays = sum(1 for s in layout.slots.values() if s.kind is Storage.ARRAY)
         self.python_calls = list(built.python_calls)
         if self.python_calls:
             log.warning(
@@ -312,6 +326,8 @@ class CompiledGraph:
                 "the jitted node functions",
                 node_by_node,
             )
+            from .node_by_node import NodeByNodeGraph  # (imports graph-scheduler)
+
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
         self.log.static = layout.static
@@ -328,9 +344,11 @@ class CompiledGraph:
         typing error falls back before the run starts."""
         st = self.cold_state()
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
+        values = {**st, "dt": 0.0, "has_dt": False, "err": err, "P": self.sweep_values, "q_c2": 0}
         for fn in self._nodes.node_fns:
-            fn(0.0, False, st["S"], *st["A"], st["ever"], err, self.sweep_values, 0)
-        self._nodes.inputs_fn(st["S"], *st["A"], *initializer_args(initializer))
+            fn(*arguments(NODE_ARGS, values))
+        inputs = {**st, "I": initializer_args(initializer)}
+        self._nodes.inputs_fn(*arguments(INPUTS_ARGS, inputs))
 
     def _check_initializer_keys(self, initializer: Mapping[str, Any] | None) -> None:
         """The compiled code delivers the initializer keys it was generated for, no others."""
@@ -358,6 +376,7 @@ class CompiledGraph:
         initializer: Mapping[str, Any] | None,
         first_without_dt: bool,
     ) -> None:
+        """``n`` updates of the whole-graph jitted loop on the current state."""
         self._check_initializer_keys(initializer)
         st = self._state
         inits = initializer_args(initializer)
@@ -368,27 +387,20 @@ class CompiledGraph:
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logged else self._quiet_fn
-        self.call_jitted(
-            fn,
-            n,
-            0.0 if dt is None else float(dt),
-            dt is not None,
-            first_without_dt,
-            st["S"],
-            *st["A"],
-            st["useable"],
-            st["total"],
-            st["clock"],
-            st["last_set"],
-            st["ever"],
-            st["thr"],
-            logbuf,
-            logpos,
-            err,
-            self.sweep_values,
-            self._no_rec,
-            *inits,
-        )
+        values = {
+            **st,
+            "nsteps": n,
+            "dt": 0.0 if dt is None else float(dt),
+            "dt_given": dt is not None,
+            "first_without_dt": first_without_dt,
+            "logbuf": logbuf,
+            "logpos": logpos,
+            "err": err,
+            "P": self.sweep_values,
+            "rec": self._no_rec,
+            "I": inits,
+        }
+        self.call_jitted(fn, *arguments(RUN_ARGS, values))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)
@@ -437,18 +449,7 @@ class CompiledGraph:
 
     def cold_state(self) -> dict[str, Any]:
         """Compiled state equal to a graph that has not run yet (as a fresh interpreter)."""
-        n = len(self.node_ids)
-        cold = self._cold
-        return {
-            "S": cold["S"].copy(),
-            "A": [a.copy() for a in cold["A"]],
-            "useable": np.zeros((n, n), dtype=np.int64),
-            "total": np.zeros((3, n), dtype=np.int64),
-            "clock": np.zeros(7, np.int64),
-            "last_set": np.zeros(n, dtype=np.bool_),
-            "ever": np.zeros(n, dtype=np.bool_),
-            "thr": cold["thr"].copy(),
-        }
+        return fresh_state(self._cold, len(self.node_ids))
 
     def run_batch(
         self,
@@ -482,45 +483,26 @@ class CompiledGraph:
         rec = np.zeros((values.shape[0], steps, max(width, 1)), dtype=np.float64)
         err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
         inits = initializer_args(initializer)
-        self.call_jitted(
-            self._batch_fn,
-            steps,
-            0.0 if dt is None else float(dt),
-            dt is not None,
-            first_without_dt,
-            cold["S"],
-            *cold["A"],
-            cold["thr"],
-            values,
-            rec,
-            err,
-            *inits,
-        )
-        for failed in (
-            err[:, 0] == -5,
-            err[:, 0] == -4,
-            err[:, 0] == -3,
-            err[:, 0] == -2,
-            err[:, 0] > 0,
-        ):
-            bad = np.nonzero(failed)[0]
-            if bad.size:
-                self._raise_error(err[bad[0]], f"parameter set {int(bad[0])}: ")
+        args = {
+            "nsteps": steps,
+            "dt": 0.0 if dt is None else float(dt),
+            "dt_given": dt is not None,
+            "first_without_dt": first_without_dt,
+            "S0": cold["S"],
+            "A0": cold["A"],
+            "thr0": cold["thr"],
+            "PT": values,
+            "REC": rec,
+            "ERR": err,
+            "I": inits,
+        }
+        self.call_jitted(self._batch_fn, *arguments(BATCH_ARGS, args))
+        bad = first_failure(err)
+        if bad is not None:
+            self._raise_error(err[bad], f"parameter set {bad}: ")
         return rec[:, :, :width]
 
     @property
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:
         """``(node, name, first column, shape)`` of each recorded value in ``run_batch``."""
         return list(self._layout.record_columns)
-
-    def _read(self, slot: Slot) -> Any:
-        if slot.kind == "s":
-            return np.float64(self._state["S"][slot.index])
-        if slot.kind == "t":
-            items = [self._read(p) for p in slot.parts]
-        elif slot.seq:
-            a = self._state["A"][slot.index]
-            items = [np.float64(x) if a.ndim == 1 else x.copy() for x in a]
-        else:
-            return self._state["A"][slot.index].copy()
-        return tuple(items) if slot.seq == "tuple" else items

@@ -5,7 +5,8 @@ bounds-check subscripts; ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
-:func:`index_error` turns a bounds failure into the MDFError the user sees.
+:func:`index_error` turns a bounds failure into the MDFError the user sees. ``_put(dst, src)``
+is ``dst[...] = src`` for one- and two-dimensional slots, written as loops that compile fast.
 """
 
 from __future__ import annotations
@@ -286,11 +287,75 @@ def _make_helpers():
             return ix2
         return None
 
+    def _put(dst, src):  # pragma: no cover
+        dst[...] = src
+
+    @overload(_put)
+    def _put_ov(dst, src):
+        # dst[...] = src as plain loops: Numba's own slice assignment of an array compiles
+        # its shape-error message (string formatting) at every new call site, seconds each
+        if not isinstance(dst, types.Array):
+            return None
+        if (
+            not isinstance(src, types.Array)
+            or src.ndim != dst.ndim
+            or dst.ndim not in (1, 2)
+        ):
+
+            def assign(dst, src):  # a scalar (no shape check to compile), or Numba's own
+                dst[...] = src  # broadcasting across dimensions
+
+            return assign
+        contiguous = src.layout == "C"  # then it is dst itself or does not overlap it
+
+        if dst.ndim == 1:
+
+            def copy1(dst, src):
+                s = src if contiguous else src.copy()
+                n = dst.shape[0]
+                if s.shape[0] != n and s.shape[0] != 1:
+                    raise ValueError("a value of another shape than its compiled slot")
+                if s.shape[0] == 1:
+                    for i in range(n):
+                        dst[i] = s[0]
+                else:
+                    for i in range(n):
+                        dst[i] = s[i]
+
+            return copy1
+
+        def copy2(dst, src):
+            s = src if contiguous else src.copy()
+            n, m = dst.shape[0], dst.shape[1]
+            if (s.shape[0] != n and s.shape[0] != 1) or (s.shape[1] != m and s.shape[1] != 1):
+                raise ValueError("a value of another shape than its compiled slot")
+            i_step = 1 if s.shape[0] == n else 0
+            j_step = 1 if s.shape[1] == m else 0
+            for i in range(n):
+                for j in range(m):
+                    dst[i, j] = s[i * i_step, j * j_step]
+
+        return copy2
+
     del njit
-    return _scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow
+    return (
+        _scalar,
+        _where,
+        _ix1,
+        _ix2,
+        _ck,
+        _int,
+        _floordiv,
+        _mod,
+        _iadd,
+        _isub,
+        _imul,
+        _ipow,
+        _put,
+    )
 
 
-(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow) = (
+(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow, _put) = (
     _make_helpers()
 )
 

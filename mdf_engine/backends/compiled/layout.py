@@ -1,8 +1,10 @@
 """Where a compiled graph keeps its values: slots, the layout, and the kind of a value.
 
 Every port, parameter and function value of a compiled graph lives in one *slot* of the
-compiled state: a float64 scalar in the table ``S``, a float64 array ``A<k>`` of a fixed shape,
-or a tuple of such slots. :class:`Layout` maps each ``(node, key)`` to its slot and records what
+compiled state (its :class:`Storage`: a float64 scalar in the table ``S``, a float64 array
+``A<k>`` of a fixed shape, or a tuple of such slots). A slot is found by its :class:`SlotKey`:
+the node, the :class:`Role` the value plays there (a port's value, its pending value, ...) and
+the port, parameter or function id. :class:`Layout` maps every key to its slot and records what
 the generated code reports (NaN/inf checks, recorded columns, bounds-checked fields); it is
 stored in the compile cache as JSON.
 """
@@ -11,22 +13,84 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ...errors import NotCompilable
 
 
+class Storage(Enum):
+    """Where a slot's value lives; the value is the prefix of its variable in generated code."""
+
+    #: a float64 in the scalar table ``S`` (a local ``s<k>`` in generated code)
+    SCALAR = "s"
+    #: a float64 array of a fixed shape (the argument ``a<k>``)
+    ARRAY = "a"
+    #: a tuple of slots whose items differ in shape (``T<k>`` is never emitted: its items are
+    #: read by constant indices)
+    TUPLE = "T"
+
+
+class Role(Enum):
+    """What a slot holds for its node."""
+
+    #: an input port's value as its node last read it, a function's value or a parameter's
+    #: value (MDF gives the three one namespace of ids per node)
+    VALUE = "value"
+    #: an output port's value
+    OUTPUT = "out"
+    #: what edges (or the initializer) delivered to an input port since its node last ran
+    PENDING = "pend"
+    #: 1.0 while an input port has a pending value, else 0.0
+    FLAG = "flag"
+    #: 1.0 until a parameter's first evaluation, then 0.0
+    UNSET = "unset"
+
+
+class SlotKey(NamedTuple):
+    """The key of a slot: ``node``, ``role``, the port, parameter or function id ``name``,
+    and for an item of a tuple slot its place ``part`` (outermost index last)."""
+
+    node: str
+    role: Role
+    name: str
+    part: tuple[int, ...] = ()
+
+    def item(self, k: int) -> SlotKey:
+        """The key of item ``k`` of this key's tuple slot."""
+        return self._replace(part=(k, *self.part))
+
+    def to_json(self) -> list[Any]:
+        """The key as JSON (the compile cache)."""
+        return [self.node, self.role.value, self.name, list(self.part)]
+
+    @classmethod
+    def from_json(cls, r: list[Any]) -> SlotKey:
+        """A key written by :meth:`to_json`."""
+        return cls(str(r[0]), Role(r[1]), str(r[2]), tuple(int(k) for k in r[3]))
+
+
+def value_key(node: str, name: str) -> SlotKey:
+    """The key of an input port's, a function's or a parameter's value."""
+    return SlotKey(node, Role.VALUE, name)
+
+
+def output_key(node: str, port: str) -> SlotKey:
+    """The key of an output port's value."""
+    return SlotKey(node, Role.OUTPUT, port)
+
+
 @dataclass
 class Slot:
     """Where one value lives in compiled state: scalar ``S[index]``, array ``A<index>``, or a
-    tuple of such slots (``kind == "t"``, ``parts``: a tuple or list whose items differ in
-    shape, such as PsyNeuLink's ``(v, w, time)``). ``seq`` is ``"list"`` or ``"tuple"`` when
-    the model's value is one: a sequence of items of one shape lives in an array slot whose
-    first axis are the items, and is read back as the sequence."""
+    tuple of such slots (``parts``: a tuple or list whose items differ in shape, such as
+    PsyNeuLink's ``(v, w, time)``). ``seq`` is ``"list"`` or ``"tuple"`` when the model's value
+    is one: a sequence of items of one shape lives in an array slot whose first axis are the
+    items, and is read back as the sequence."""
 
-    kind: str  # "s", "a" or "t"
+    kind: Storage
     index: int
     shape: tuple[int, ...] = ()
     seq: str = ""
@@ -36,24 +100,56 @@ class Slot:
     def var(self) -> str:
         """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
         items are read by constant indices, see ``ValueEmitter.value``)."""
-        return {"s": "s", "a": "a", "t": "T"}[self.kind] + str(self.index)
+        return self.kind.value + str(self.index)
 
 
-def kind_of(value: Any, what: str) -> tuple[str, tuple[int, ...]]:
-    """The slot kind (``"s"`` scalar or ``"a"`` array) and shape a value needs; NotCompilable
-    for anything that is not a number or a numeric array (``what`` names it)."""
+def kind_of(value: Any, what: str) -> tuple[Storage, tuple[int, ...]]:
+    """The storage (scalar or array) and shape a value needs; NotCompilable for anything that
+    is not a number or a numeric array (``what`` names it)."""
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
-        return "s", ()
+        return Storage.SCALAR, ()
     if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return ("s", ()) if value.ndim == 0 else ("a", value.shape)
+        return (Storage.SCALAR, ()) if value.ndim == 0 else (Storage.ARRAY, value.shape)
     raise NotCompilable(f"{what} holds a {type(value).__name__}, not a number or numeric array")
+
+
+def fresh_state(cold: dict[str, Any], n_nodes: int) -> dict[str, Any]:
+    """Compiled state equal to a graph of ``n_nodes`` nodes that has not run yet, from its
+    ``cold`` values (``S``, the arrays ``A`` and the Threshold values ``thr``): the arrays a
+    generated ``run`` updates in place."""
+    n = n_nodes
+    return {
+        "S": cold["S"].copy(),
+        "A": [a.copy() for a in cold["A"]],
+        "useable": np.zeros((n, n), dtype=np.int64),
+        "total": np.zeros((3, n), dtype=np.int64),
+        "clock": np.zeros(7, np.int64),
+        "last_set": np.zeros(n, dtype=np.bool_),
+        "ever": np.zeros(n, dtype=np.bool_),
+        "thr": cold["thr"].copy(),
+    }
+
+
+def read_slot(state: dict[str, Any], slot: Slot) -> Any:
+    """A slot's value in compiled ``state``, as the interpreted backend holds it (a float64, a
+    copy of an array, a list or tuple of items)."""
+    if slot.kind is Storage.SCALAR:
+        return np.float64(state["S"][slot.index])
+    if slot.kind is Storage.TUPLE:
+        items = [read_slot(state, p) for p in slot.parts]
+    elif slot.seq:
+        a = state["A"][slot.index]
+        items = [np.float64(x) if a.ndim == 1 else x.copy() for x in a]
+    else:
+        return state["A"][slot.index].copy()
+    return tuple(items) if slot.seq == "tuple" else items
 
 
 @dataclass
 class Layout:
     """Where a compiled graph keeps its values, and what its code reports."""
 
-    slots: dict[tuple[str, str], Slot]
+    slots: dict[SlotKey, Slot]
     #: node indices of each consideration set when the schedule is fixed, else None
     static: list[list[int]] | None
     #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
@@ -64,12 +160,25 @@ class Layout:
     #: the field of each bounds-checked subscript of the generated code
     index_fields: list[str] = dataclasses.field(default_factory=list)
 
+    def lookup(self, node: str, name: str) -> Slot | None:
+        """The slot of ``node``'s input port, parameter or function ``name``, else of its
+        output port ``name`` (None when there is neither)."""
+        return self.slots.get(value_key(node, name)) or self.slots.get(output_key(node, name))
+
     def to_json(self) -> dict[str, Any]:
-        keys = {id(s): [n, k] for (n, k), s in self.slots.items()}
+        """The layout as JSON (the compile cache's record)."""
+        keys = {id(s): key.to_json() for key, s in self.slots.items()}
         return {
             "slots": [
-                [n, k, s.kind, s.index, list(s.shape), s.seq, [keys[id(p)] for p in s.parts]]
-                for (n, k), s in self.slots.items()
+                [
+                    key.to_json(),
+                    s.kind.value,
+                    s.index,
+                    list(s.shape),
+                    s.seq,
+                    [keys[id(p)] for p in s.parts],
+                ]
+                for key, s in self.slots.items()
             ],
             "static": self.static,
             "finite_checks": self.finite_checks,
@@ -80,9 +189,11 @@ class Layout:
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Layout:
-        slots = {(r[0], r[1]): Slot(r[2], int(r[3]), tuple(r[4]), r[5]) for r in d["slots"]}
-        for r in d["slots"]:
-            slots[(r[0], r[1])].parts = [slots[(n, k)] for n, k in r[6]]
+        """A layout written by :meth:`to_json`."""
+        rows = [(SlotKey.from_json(r[0]), r) for r in d["slots"]]
+        slots = {key: Slot(Storage(r[1]), int(r[2]), tuple(r[3]), r[4]) for key, r in rows}
+        for key, r in rows:
+            slots[key].parts = [slots[SlotKey.from_json(p)] for p in r[5]]
         return cls(
             slots,
             d["static"],

@@ -14,8 +14,18 @@ import re
 
 import numpy as np
 
+from ...schedulers.compiled import static_sets
 from .generated_source import check_source
-from .runtime import ERR_WIDTH, MAX_PASSES_PER_UPDATE
+from .layout import Storage
+from .runtime import (
+    BATCH_ARGS,
+    ERR_WIDTH,
+    INPUTS_ARGS,
+    MAX_PASSES_PER_UPDATE,
+    NODE_ARGS,
+    RUN_ARGS,
+    parameters,
+)
 
 
 class ModuleCodeEmitter:
@@ -23,34 +33,16 @@ class ModuleCodeEmitter:
     and ``inputs``), the header, constant table and kernel globals, checked before use."""
 
     def source(self) -> str:
+        """The generated module's source (checked by ``check_source``)."""
         if self.node_by_node is not None:
-            return self.module_source([], [], [])
+            return self.module_source([], [])
         init_keys = sorted(self.initializer)
-        init_args = [f"I{k}" for k in range(len(init_keys))]
-        sig = [
-            "nsteps",
-            "dt",
-            "dt_given",
-            "first_without_dt",
-            "S",
-            *[f"a{k}" for k in range(len(self.arrays))],
-            "useable",
-            "total",
-            "clock",
-            "last_set",
-            "ever",
-            "thr",
-            "logbuf",
-            "logpos",
-            "err",
-            "P",
-            "rec",
-            *init_args,
-        ]
+        init_args = parameters(("I",), 0, len(init_keys))
+        sig = parameters(RUN_ARGS, len(self.arrays), len(init_keys))
         body: list[str] = []
         ind = "    "
         for slot in self.slots.values():
-            if slot.kind == "s":
+            if slot.kind is Storage.SCALAR:
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
         body += self.sched.load(ind)
         body.append(f"{ind}for step in range(nsteps):")
@@ -68,50 +60,25 @@ class ModuleCodeEmitter:
         if self.record_columns:
             body.append(f"{ind2}if step < rec.shape[0]:")
             for (_nid, _name, col, _shape), slot in zip(self.record_columns, self.record_slots):
-                if slot.kind == "s":
+                if slot.kind is Storage.SCALAR:
                     body.append(f"{ind2}    rec[step, {col}] = {slot.var}")
                 else:
                     size = int(np.prod(slot.shape))
-                    body.append(
-                        f"{ind2}    rec[step, {col}:{col + size}] = "
-                        f"np.ascontiguousarray({slot.var}).reshape({size})"
-                    )
+                    # element by element: a slice assignment compiles seconds longer
+                    body += [
+                        f"{ind2}    for k_ in range({size}):",
+                        f"{ind2}        rec[step, {col} + k_] = "
+                        f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
+                    ]
         body += self.write_back(ind)
-        return self.module_source(sig, body, init_args)
+        return self.module_source(sig, body)
 
     def static_schedule(self) -> list[list[int]] | None:
         """The fixed order of one update when every node runs under ``Always`` (or after one
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
-        conditions make the order depend on the run."""
-        ints, _floats, children = self.table.arrays()
-        starts, qnodes = self.queue
-        set_of = {
-            int(qnodes[k]): q
-            for q in range(len(starts) - 1)
-            for k in range(starts[q], starts[q + 1])
-        }
-        for owner, r in enumerate(self.roots):
-            row = ints[r]
-            if row[0] == 0:
-                continue  # Always
-            # EveryNCalls(dep, 1) on a node of an earlier consideration set: dep has run once
-            # in this update by the time the owner's set is considered, every update
-            if (
-                row[0] == 5
-                and row[3] == 1
-                and set_of.get(int(row[1]), 1 << 30) < set_of.get(owner, -1)
-            ):
-                continue
-            return None
-        t = ints[self.term]
-        kids = {int(-1 - children[t[4] + k]) for k in range(t[5])}
-        if t[0] != 10 or t[2] != 1 or kids != set(range(len(self.spec.node_ids))):
-            return None
-        return [
-            sorted(int(m) for m in qnodes[starts[q] : starts[q + 1]])
-            for q in range(len(starts) - 1)
-        ]
+        conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        return static_sets(self.table, self.roots, self.term, self.queue, composite=False)
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
@@ -131,7 +98,9 @@ class ModuleCodeEmitter:
         """Code storing the scalar and scheduler locals into the state arrays (before every
         return)."""
         return [
-            f"{ind}S[{slot.index}] = {slot.var}" for slot in self.slots.values() if slot.kind == "s"
+            f"{ind}S[{slot.index}] = {slot.var}"
+            for slot in self.slots.values()
+            if slot.kind is Storage.SCALAR
         ] + self.sched.store(ind)
 
     def scheduled_step(self, ind2: str) -> list[str]:
@@ -150,7 +119,9 @@ class ModuleCodeEmitter:
 
         return self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
 
-    def module_source(self, sig: list[str], body: list[str], init_args: list[str]) -> str:
+    def module_source(self, sig: list[str], body: list[str]) -> str:
+        """The module around ``run`` (signature ``sig``, ``body``): ``run``, ``run_quiet`` and
+        ``run_batch``, or the node functions when the schedule stays with graph-scheduler."""
         header = [
             '"""Generated by mdf_engine.backends.compiled for one MDF graph. Do not edit."""',
             "import math",
@@ -158,7 +129,7 @@ class ModuleCodeEmitter:
             "from numba import njit, prange",
             "from numba import objmode",
             "from mdf_engine.backends.compiled.helpers import _ck, _floordiv, _iadd, _imul, _int, "
-            "_ipow, _isub, _ix1, _ix2, _mod, _scalar, _where",
+            "_ipow, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
@@ -184,7 +155,7 @@ class ModuleCodeEmitter:
             )
             for ln in run
         ]
-        return self._finish(header, run + quiet + self.batch_source(init_args))
+        return self._finish(header, run + quiet + self.batch_source())
 
     def _finish(self, header: list[str], functions: list[str]) -> str:
         """The module: header, the constant table's names, kernel globals, ``functions``;
@@ -193,10 +164,10 @@ class ModuleCodeEmitter:
         # hash) and Numba's cache of it belong to one table
         lines = [
             *header[:2],
-            f"# constants: {self.constants.digest()}",
+            f"# constants: {self.consts.table.digest()}",
             *header[2:],
-            *self.constants.header(),
-            *self.globals,
+            *self.consts.table.header(),
+            *self.consts.globals,
             *functions,
             "",
         ]
@@ -208,10 +179,10 @@ class ModuleCodeEmitter:
         """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
         a0.., ever, err, P, q_c2)`` runs node ``i`` on the compiled state; ``inputs(S, a0..,
         I0..)`` delivers the initializer."""
-        arrays = [f"a{k}" for k in range(len(self.arrays))]
+        n_arrays, n_inits = len(self.arrays), len(self.initializer)
         out: list[str] = []
         for i, nid in enumerate(self.spec.node_ids):
-            sig = ["dt", "has_dt", "S", *arrays, "ever", "err", "P", "q_c2"]
+            sig = parameters(NODE_ARGS, n_arrays, n_inits)
             body = self.node_body(nid, "    ")
             out += [
                 "",
@@ -225,7 +196,7 @@ class ModuleCodeEmitter:
         for k, key in enumerate(init_keys):
             for nid, port in self._initializer_targets(key):
                 body += self.set_input(nid, port, f"I{k}", "    ")
-        sig = ["S", *arrays, *[f"I{k}" for k in range(len(init_keys))]]
+        sig = parameters(INPUTS_ARGS, n_arrays, n_inits)
         out += [
             "",
             "",
@@ -251,24 +222,14 @@ class ModuleCodeEmitter:
             + [f"    ever[{m}] = q_ev{m}" for m in ever]
         )
 
-    def batch_source(self, init_args: list[str]) -> list[str]:
+    def batch_source(self) -> list[str]:
         """``run_batch``: ``run`` from a cold state once per row of the parameter table, the
         rows spread over threads (each row owns its state)."""
         n = len(self.spec.node_ids)
-        arrays = [f"a{k}" for k in range(len(self.arrays))]
-        sig = [
-            "nsteps",
-            "dt",
-            "dt_given",
-            "first_without_dt",
-            "S0",
-            *[f"{a}_0" for a in arrays],
-            "thr0",
-            "PT",
-            "REC",
-            "ERR",
-            *init_args,
-        ]
+        n_arrays, n_inits = len(self.arrays), len(self.initializer)
+        arrays = parameters(("A",), n_arrays, n_inits)
+        sig = parameters(BATCH_ARGS, n_arrays, n_inits)
+        call = parameters(RUN_ARGS, n_arrays, n_inits, {"P": "PT[b]", "rec": "REC[b]"})
         ind, ind2 = "    ", "        "
         body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
         body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
@@ -282,11 +243,9 @@ class ModuleCodeEmitter:
             f"{ind2}logbuf = np.zeros(1, dtype=np.int64)",
             f"{ind2}logpos = np.zeros(2, dtype=np.int64)",
             f"{ind2}err = np.zeros({ERR_WIDTH}, dtype=np.int64)",
-            f"{ind2}run_quiet(nsteps, dt, dt_given, first_without_dt, S, "
-            f"{', '.join(arrays + [''])}"
-            f"useable, total, clock, last_set, ever, thr, logbuf, logpos, err, PT[b], "
-            f"REC[b], {', '.join(init_args + [''])})",
-            f"{ind2}ERR[b, :] = err",
+            f"{ind2}run_quiet({', '.join(call)})",
+            f"{ind2}for k_ in range({ERR_WIDTH}):",
+            f"{ind2}    ERR[b, k_] = err[k_]",
         ]
         return [
             "",
@@ -298,6 +257,8 @@ class ModuleCodeEmitter:
         ]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
+        """The (node, input port) pairs an initializer key sets: every port of that id, else
+        ``NODE.PORT``."""
         by_id = [
             (nid, ip.id)
             for nid, np_ in self.plan.nodes.items()

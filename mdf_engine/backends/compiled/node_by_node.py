@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 
 from ...interpreter import InterpretedGraph
-from .runtime import ERR_WIDTH, initializer_args
+from .layout import output_key, value_key
+from .runtime import ERR_WIDTH, INPUTS_ARGS, NODE_ARGS, arguments, initializer_args
 
 
 class NodeByNodeGraph(InterpretedGraph):
     """graph-scheduler's schedule with every node run by its jitted function.
 
-    ``owner`` is the :class:`~mdf_engine.backends.compiled.graph.CompiledGraph` that holds the compiled state
+    ``owner`` is the :class:`~.graph.CompiledGraph` that holds the compiled state
     and reads values; ``module`` the generated module with ``node_<i>`` and ``inputs``."""
 
     def __init__(self, owner: Any, module: Any):
@@ -38,22 +39,20 @@ class NodeByNodeGraph(InterpretedGraph):
         if not initializer:
             return
         st = self.owner.compiled_state
-        self.inputs_fn(st["S"], *st["A"], *initializer_args(initializer))
+        self.inputs_fn(*arguments(INPUTS_ARGS, {**st, "I": initializer_args(initializer)}))
 
     def run_node(self, nid: str, dt: float | None) -> None:
         st = self.owner.compiled_state
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
-        self.owner.call_jitted(
-            self.node_fns[self.index[nid]],
-            0.0 if dt is None else float(dt),
-            dt is not None,
-            st["S"],
-            *st["A"],
-            st["ever"],
-            err,
-            self.owner.sweep_values,
-            self.evaluations,
-        )
+        values = {
+            **st,
+            "dt": 0.0 if dt is None else float(dt),
+            "has_dt": dt is not None,
+            "err": err,
+            "P": self.owner.sweep_values,
+            "q_c2": self.evaluations,
+        }
+        self.owner.call_jitted(self.node_fns[self.index[nid]], *arguments(NODE_ARGS, values))
         self.owner.check_error(err)
 
     def threshold_value(self, node_id: str, name: str) -> Any:
@@ -66,9 +65,9 @@ class NodeByNodeGraph(InterpretedGraph):
             return False
         plan = self.owner.plan.nodes[node_id]
         if any(pp.id == "is_finished" for pp in plan.parameters):
-            key = "is_finished"
+            key = value_key(node_id, "is_finished")
         elif any(oid == "is_finished" for oid, _ in plan.outputs):
-            key = "out:is_finished"
+            key = output_key(node_id, "is_finished")
         else:
             return True
-        return bool(np.all(self.owner.slot_value(node_id, key)))
+        return bool(np.all(self.owner.slot_value(key)))

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import ParameterPlan
-from .layout import Slot
+from .layout import Role, Slot, SlotKey, Storage, output_key, value_key
 
 
 class NodeCodeEmitter:
@@ -22,17 +22,18 @@ class NodeCodeEmitter:
     NaN/inf checks."""
 
     def node_body(self, nid: str, ind: str) -> list[str]:
+        """The code of one run of node ``nid`` (indented by ``ind``), in the reference's order."""
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
         out = [f"{ind}# node {i}"]
         for ep in self.plan.incoming[nid]:
             s = self.node_index[ep.sender]
-            sender = self.slots[(ep.sender, "out:" + ep.sender_port)]
+            sender = self.slots[output_key(ep.sender, ep.sender_port)]
             src = sender.var
             if getattr(ep, "matrix", None) is not None:  # a PsyNeuLink projection
                 m = np.asarray(ep.matrix, dtype=float)
                 if (
-                    sender.kind != "a"
+                    sender.kind is not Storage.ARRAY
                     or sender.seq
                     or len(sender.shape) not in (1, 2)
                     or m.ndim != 2
@@ -42,26 +43,29 @@ class NodeCodeEmitter:
                         f"edge '{ep.id}': its projection matrix does not "
                         "compile for this sender value"
                     )
-                src = f"np.dot({src}, {self.const(m)})"
-            val = f"{self.const(ep.weight)} * {src}" if ep.has_weight else src
+                src = f"np.dot({src}, {self.consts.const(m)})"
+            val = f"{self.consts.const(ep.weight)} * {src}" if ep.has_weight else src
             out.append(f"{ind}if q_ev{s}:")
             out += self.set_input(nid, ep.receiver_port, val, ind + "    ")
         names: dict[str, str] = {}
         for ip in np_.inputs:
-            slot, pend = self.slots[(nid, ip.id)], self.slots[(nid, "pend:" + ip.id)]
-            flag = self.slots[(nid, "flag:" + ip.id)].var
+            slot, pend = (
+                self.slots[value_key(nid, ip.id)],
+                self.slots[SlotKey(nid, Role.PENDING, ip.id)],
+            )
+            flag = self.slots[SlotKey(nid, Role.FLAG, ip.id)].var
             out.append(f"{ind}if {flag} != 0.0:")
             out.append(self.assign(slot, pend.var, ind + "    "))
             out.append(f"{ind}else:")
-            out.append(self.assign(slot, self.const(self.fallback(ip, slot)), ind + "    "))
+            out.append(self.assign(slot, self.consts.const(self.fallback(ip, slot)), ind + "    "))
             out.append(f"{ind}{flag} = 0.0")
             names[ip.id] = slot.var
         for pp in np_.parameters:
-            names[pp.id] = self.slots[(nid, pp.id)].var
+            names[pp.id] = self.slots[value_key(nid, pp.id)].var
         for pp in np_.parameters:
             out += self.first_value(nid, pp, names, ind)
         for k, (fid, cp) in enumerate(np_.functions):
-            slot = self.slots[(nid, fid)]
+            slot = self.slots[value_key(nid, fid)]
             expr = self.call(cp, names, out, ind, f"{i}_{k}", slot)
             if expr is not None:  # (None: the call wrote a sequence into its slot)
                 out.append(self.assign(slot, expr, ind))
@@ -69,18 +73,22 @@ class NodeCodeEmitter:
         for pp in np_.parameters:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
-            out += self.assign_value(self.slots[(nid, "out:" + oid)], vp, names, ind)
+            out += self.assign_value(self.slots[output_key(nid, oid)], vp, names, ind)
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
-            key = (nid, name) if (nid, name) in self.slots else (nid, "out:" + name)
+            key = value_key(nid, name)
+            if key not in self.slots:
+                key = output_key(nid, name)
             v = self.slots[key].var
             for idx in indices or []:
                 v += f"[{int(idx)}]"
             out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.spec.check_finite:
-            checked = [("parameter", pp.id, self.slots[(nid, pp.id)]) for pp in np_.parameters]
-            checked += [("output port", o, self.slots[(nid, "out:" + o)]) for o, _ in np_.outputs]
+            checked = [
+                ("parameter", pp.id, self.slots[value_key(nid, pp.id)]) for pp in np_.parameters
+            ]
+            checked += [("output port", o, self.slots[output_key(nid, o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
                 k = len(self.finite_checks)
                 self.finite_checks.append((kind, name))
@@ -93,7 +101,7 @@ class NodeCodeEmitter:
         """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
         slot is its one element; a scalar read by an array slot fills the shape)."""
         fb = np.asarray(ip.fallback(), dtype=float)
-        if slot.kind == "s":
+        if slot.kind is Storage.SCALAR:
             if fb.size != 1:
                 raise NotCompilable(
                     f"input port '{ip.id}' default has shape {fb.shape} but receives scalars"
@@ -110,9 +118,11 @@ class NodeCodeEmitter:
         )
 
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
+        """Code delivering ``val`` to an input port (its pending value, combined by the port's
+        reduce)."""
         ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
-        pend = self.slots[(nid, "pend:" + port)]
-        flag = self.slots[(nid, "flag:" + port)].var
+        pend = self.slots[SlotKey(nid, Role.PENDING, port)]
+        flag = self.slots[SlotKey(nid, Role.FLAG, port)].var
         if ip.reduce == "overwrite":
             return [self.assign(pend, val, ind), f"{ind}{flag} = 1.0"]
         op = "+" if ip.reduce == "add" else "*"
@@ -132,8 +142,8 @@ class NodeCodeEmitter:
         its own name read as 0."""
         if pp.value is None and pp.initial is None:
             return []
-        slot = self.slots[(nid, pp.id)]
-        flag = self.slots[(nid, "unset:" + pp.id)].var
+        slot = self.slots[value_key(nid, pp.id)]
+        flag = self.slots[SlotKey(nid, Role.UNSET, pp.id)].var
         if (nid, pp.id) in self.swept:
             expr = f"P[{self.swept[(nid, pp.id)]}]"
         elif pp.stateful:
@@ -149,12 +159,13 @@ class NodeCodeEmitter:
     def parameter(
         self, nid: str, i: int, pp: ParameterPlan, names: dict[str, str], ind: str
     ) -> list[str]:
-        slot = self.slots[(nid, pp.id)]
+        """Code evaluating a parameter (value, function, Euler step, conditions) into its slot."""
+        slot = self.slots[value_key(nid, pp.id)]
         out: list[str] = []
         node = self.plan.nodes[nid]
         tmp = f"p_{i}_{node.parameters.index(pp)}"
         swept = self.swept.get((nid, pp.id))
-        unset = self.slots[(nid, "unset:" + pp.id)].var
+        unset = self.slots[SlotKey(nid, Role.UNSET, pp.id)].var
         if (
             swept is None
             and pp.value is not None
@@ -170,7 +181,7 @@ class NodeCodeEmitter:
             and swept is None
             and not pp.conditions
             and pp.value is not None
-            and slot.kind == "a"
+            and slot.kind is Storage.ARRAY
         ):
             product = self.matmul_into(slot, pp.value, names)
             fused = [f"{ind}{product}"] if product is not None else None

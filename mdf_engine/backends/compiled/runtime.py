@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...registry import REGISTRY
 from .helpers import index_error
-from .layout import kind_of
+from .layout import Storage, kind_of
 
 #: Passes of the scheduler's loop after which one update is reported as never ending.
 MAX_PASSES_PER_UPDATE = 10_000_000
@@ -26,6 +26,83 @@ MAX_PASSES_PER_UPDATE = 10_000_000
 #: in ``err[1:3]``; -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
+
+
+#: The arguments of a generated ``run`` (and ``run_quiet``), in order: the step count and time
+#: increment, the state (the scalar table ``S``, every array slot, the scheduler's counters and
+#: clock, which nodes ran, the Threshold values), the schedule log, the ``err`` row, the swept
+#: parameters ``P``, the recorded values ``rec`` and the initializer's values. ``A`` stands for
+#: every array slot (``a0, a1, ...``) and ``I`` for every initializer value (``I0, ...``, sorted
+#: by key); see :func:`parameters` and :func:`arguments`.
+RUN_ARGS = (
+    "nsteps",
+    "dt",
+    "dt_given",
+    "first_without_dt",
+    "S",
+    "A",
+    "useable",
+    "total",
+    "clock",
+    "last_set",
+    "ever",
+    "thr",
+    "logbuf",
+    "logpos",
+    "err",
+    "P",
+    "rec",
+    "I",
+)
+#: The arguments of ``run_batch``: the cold state (``S0``, the arrays ``A0`` = ``a0_0, ...``,
+#: ``thr0``), the parameter table ``PT`` (a row per run), the recorded values ``REC`` and the
+#: ``err`` rows ``ERR`` of every run.
+BATCH_ARGS = (
+    "nsteps",
+    "dt",
+    "dt_given",
+    "first_without_dt",
+    "S0",
+    "A0",
+    "thr0",
+    "PT",
+    "REC",
+    "ERR",
+    "I",
+)
+#: The arguments of a node-by-node module's ``node_<i>`` (``q_c2``: the update count).
+NODE_ARGS = ("dt", "has_dt", "S", "A", "ever", "err", "P", "q_c2")
+#: The arguments of a node-by-node module's ``inputs`` (which delivers the initializer).
+INPUTS_ARGS = ("S", "A", "I")
+#: How a group argument is spelled, item ``k``
+_GROUPS = {"A": "a{k}", "A0": "a{k}_0", "I": "I{k}"}
+
+
+def parameters(
+    args: tuple[str, ...], n_arrays: int, n_inits: int, rename: Mapping[str, str] | None = None
+) -> list[str]:
+    """The names a generated function taking ``args`` spells (``rename``: another spelling
+    for some arguments, such as ``PT[b]`` for ``P`` in a call)."""
+    out: list[str] = []
+    for a in args:
+        if a in _GROUPS:
+            n = n_inits if a == "I" else n_arrays
+            out += [_GROUPS[a].format(k=k) for k in range(n)]
+        else:
+            out.append((rename or {}).get(a, a))
+    return out
+
+
+def arguments(args: tuple[str, ...], values: Mapping[str, Any]) -> list[Any]:
+    """The values to call a generated function taking ``args`` with: ``values[name]`` for each
+    argument, the lists ``values["A"]`` (or ``"A0"``) and ``values["I"]`` spread."""
+    out: list[Any] = []
+    for a in args:
+        if a in _GROUPS:
+            out += list(values[a])
+        else:
+            out.append(values[a])
+    return out
 
 
 def init_key(initializer: Mapping[str, Any] | None) -> tuple:
@@ -39,7 +116,9 @@ def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
     for key in sorted(initializer or {}):
         v = initializer[key]
         kind, _ = kind_of(v, f"initializer '{key}'")
-        out.append(float(np.asarray(v)) if kind == "s" else np.asarray(v, dtype=np.float64))
+        out.append(
+            float(np.asarray(v)) if kind is Storage.SCALAR else np.asarray(v, dtype=np.float64)
+        )
     return out
 
 
@@ -80,6 +159,17 @@ def reported_error(
             f"{prefix}non-finite value in {kind} '{name}' at step {int(err[2])}",
             f"{where}.nodes.{node}",
         )
+    return None
+
+
+def first_failure(errs: np.ndarray) -> int | None:
+    """The batch row whose ``err`` row is reported (of the first kind that occurred, in the
+    order overflow, int(), index, endless update, NaN/inf: the first such row), or None."""
+    code = errs[:, 0]
+    for failed in (code == -5, code == -4, code == -3, code == -2, code > 0):
+        bad = np.nonzero(failed)[0]
+        if bad.size:
+            return int(bad[0])
     return None
 
 

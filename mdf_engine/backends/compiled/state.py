@@ -2,38 +2,51 @@
 
 From a warmed-up interpreter every input port (its read value, its pending value and a flag),
 function, parameter (and an "unset" flag) and output port gets a slot of the kind and shape
-its value has; :meth:`StateAllocator.cold_arrays` gives the state of a graph that has not run.
+its value has; :meth:`CompiledState.cold_arrays` gives the state of a graph that has not run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ...errors import NotCompilable
-from .layout import Layout, Slot, kind_of
+from ...plan import GraphPlan
+from .layout import Role, Slot, SlotKey, Storage, kind_of, output_key, value_key
 
 
-class StateAllocator:
-    """Slots for every value of a warmed-up graph (``self.interp``), and the cold state."""
+class CompiledState:
+    """A slot for every value of a warmed-up graph (``slots``, with the scalar table's and the
+    arrays' warm-up values), from which :meth:`cold_arrays` gives a graph that has not run."""
 
-    def _slot(self, key: tuple[str, str], value: Any, what: str) -> Slot:
+    def __init__(self, plan: GraphPlan, warm: Any, initializer: Mapping[str, Any]):
+        self.slots: dict[SlotKey, Slot] = {}
+        self.scalars: list[float] = []
+        self.arrays: list[np.ndarray] = []
+        self.n_tuples = 0
+        self._allocate(plan, warm, initializer)
+
+    def allocate(self, key: SlotKey, value: Any, what: str) -> Slot:
+        """A new slot ``key`` of the kind and shape of ``value`` (its warm-up value, which
+        ``what`` names in an error); lists and tuples as in :meth:`_seq_slot`."""
         if isinstance(value, (list, tuple)):
             return self._seq_slot(key, value, what)
         kind, shape = kind_of(value, what)
-        if kind == "s":
-            slot = Slot("s", len(self.scalars))
+        if kind is Storage.SCALAR:
+            slot = Slot(Storage.SCALAR, len(self.scalars))
             self.scalars.append(float(np.asarray(value, dtype=float)))
         else:
-            slot = Slot("a", len(self.arrays), shape)
+            slot = Slot(Storage.ARRAY, len(self.arrays), shape)
             self.arrays.append(np.array(value, dtype=np.float64))
         self.slots[key] = slot
         return slot
 
-    def _seq_slot(self, key: tuple[str, str], value: list | tuple, what: str) -> Slot:
+    def _seq_slot(self, key: SlotKey, value: list | tuple, what: str) -> Slot:
         """A list or tuple of numbers and numeric arrays: one array slot when every item has
-        one shape (the items along its first axis), else a tuple of slots (``part<k>:``)."""
+        one shape (the items along its first axis), else a tuple of slots (their keys
+        ``key.item(k)``)."""
         seq = "tuple" if isinstance(value, tuple) else "list"
         if not value:
             raise NotCompilable(f"{what} holds an empty {seq}")
@@ -42,91 +55,82 @@ class StateAllocator:
             for k, x in enumerate(value):
                 kind_of(x, f"{what}[{k}]")
         if flat and len({np.shape(x) for x in value}) == 1:
-            slot = self._slot(key, np.array(value, dtype=np.float64), what)
-            if slot.kind == "s":  # (a 0-d array cannot hold a sequence)
+            slot = self.allocate(key, np.array(value, dtype=np.float64), what)
+            if slot.kind is Storage.SCALAR:  # (a 0-d array cannot hold a sequence)
                 raise NotCompilable(f"{what} holds an empty {seq}")
             slot.seq = seq
             return slot
-        parts = [
-            self._slot((key[0], f"part{k}:{key[1]}"), x, f"{what}[{k}]")
-            for k, x in enumerate(value)
-        ]
-        slot = Slot("t", self.n_tuples, (), seq, parts)
+        parts = [self.allocate(key.item(k), x, f"{what}[{k}]") for k, x in enumerate(value)]
+        slot = Slot(Storage.TUPLE, self.n_tuples, (), seq, parts)
         self.n_tuples += 1
         self.slots[key] = slot
         return slot
 
-    def _allocate(self) -> None:
-        for nid, np_ in self.plan.nodes.items():
-            st = self.interp.states[nid]
+    def _allocate(self, plan: GraphPlan, warm: Any, initializer: Mapping[str, Any]) -> None:
+        for nid, np_ in plan.nodes.items():
+            st = warm.states[nid]
             w = f"{np_.where}"
             for ip in np_.inputs:
                 read = st.inputs_read.get(ip.id)
-                slot = self._slot((nid, ip.id), read, f"{w}.input_ports.{ip.id}")
+                slot = self.allocate(value_key(nid, ip.id), read, f"{w}.input_ports.{ip.id}")
                 pend = st.pending[ip.id]
-                pslot = self._slot(
-                    (nid, "pend:" + ip.id),
+                pslot = self.allocate(
+                    SlotKey(nid, Role.PENDING, ip.id),
                     read if pend is None else pend,
                     f"{w}.input_ports.{ip.id}",
                 )
                 if pslot.kind != slot.kind or pslot.shape != slot.shape:
                     raise NotCompilable(f"input port {nid}.{ip.id} changes shape")
-                self.slots[(nid, "flag:" + ip.id)] = Slot("s", len(self.scalars))
+                self.slots[SlotKey(nid, Role.FLAG, ip.id)] = Slot(Storage.SCALAR, len(self.scalars))
                 self.scalars.append(0.0 if pend is None else 1.0)
             for fid, _ in np_.functions:
-                self._slot((nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
+                self.allocate(value_key(nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
             for pp in np_.parameters:
-                self._slot((nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
-                self.slots[(nid, "unset:" + pp.id)] = Slot("s", len(self.scalars))
+                self.allocate(value_key(nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
+                self.slots[SlotKey(nid, Role.UNSET, pp.id)] = Slot(
+                    Storage.SCALAR, len(self.scalars)
+                )
                 self.scalars.append(0.0)
             for oid, _ in np_.outputs:
-                self._slot((nid, "out:" + oid), st.outputs[oid], f"{w}.output_ports.{oid}")
-        for key, value in self.initializer.items():
+                self.allocate(output_key(nid, oid), st.outputs[oid], f"{w}.output_ports.{oid}")
+        for key, value in initializer.items():
             kind_of(value, f"initializer '{key}'")
-        self._check_call_inputs()
 
-    def layout(self) -> Layout:
-        return Layout(
-            self.slots,
-            self.static,
-            self.finite_checks,
-            self.record_columns,
-            self.record_width,
-            self.index_fields,
-        )
-
-    def cold_arrays(self, fresh: Any) -> dict[str, np.ndarray]:
-        """The scalar table ``S``, every array ``A<k>`` and the Threshold values of a graph
-        that has not run yet (``fresh``: an interpreter that has not run)."""
+    def cold_arrays(
+        self, fresh: Any, thresholds: list[tuple[str, str, Any]]
+    ) -> dict[str, np.ndarray]:
+        """The scalar table ``S``, every array ``A<k>`` and the values the ``thresholds``
+        conditions read of a graph that has not run yet (``fresh``: an interpreter that has
+        not run)."""
         S = np.array(self.scalars, dtype=np.float64) if self.scalars else np.zeros(1)
         A = [np.zeros_like(a) for a in self.arrays]
-        for (nid, key), slot in self.slots.items():
-            if key.startswith("unset:"):
+        for key, slot in self.slots.items():
+            if key.role is Role.UNSET:
                 S[slot.index] = 1.0
-            elif key.startswith("flag:"):
-                pend = fresh.states[nid].pending[key[5:]]
+            elif key.role is Role.FLAG:
+                pend = fresh.states[key.node].pending[key.name]
                 S[slot.index] = 0.0 if pend is None else 1.0
                 if pend is not None:
-                    target = self.slots[(nid, "pend:" + key[5:])]
+                    target = self.slots[SlotKey(key.node, Role.PENDING, key.name)]
                     value = np.asarray(pend, dtype=np.float64)
-                    if target.kind == "s":
+                    if target.kind is Storage.SCALAR:
                         S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
                     else:
                         A[target.index][...] = value
         return {
             "S": S,
             **{f"A{k}": a for k, a in enumerate(A)},
-            "thr": self.threshold_values(fresh),
+            "thr": threshold_values(fresh, thresholds),
         }
 
-    def threshold_values(self, interp: Any) -> np.ndarray:
-        """The value each Threshold condition reads, as ``interp`` holds it now."""
-        thr = np.zeros(max(1, len(self.thresholds)), dtype=np.float64)
-        for k, (nid, name, indices) in enumerate(self.thresholds):
-            v = interp.threshold_value(nid, name)
-            for i in indices or []:
-                v = v[i]
-            thr[k] = float(v)
-        return thr
 
-    # -- source ---------------------------------------------------------------------------
+def threshold_values(interp: Any, thresholds: list[tuple[str, str, Any]]) -> np.ndarray:
+    """The value each Threshold condition (``(node, name, indices)``) reads, as ``interp``
+    holds it now."""
+    thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
+    for k, (nid, name, indices) in enumerate(thresholds):
+        v = interp.threshold_value(nid, name)
+        for i in indices or []:
+            v = v[i]
+        thr[k] = float(v)
+    return thr

@@ -20,7 +20,7 @@ from ...errors import NotCompilable
 from ...expressions import to_source
 from ...plan import ValuePlan
 from .elementwise import flat
-from .layout import Slot
+from .layout import Slot, Storage
 
 #: a tuple slot's variable, which generated code never holds (see ``Slot.var``)
 TUPLE_VAR = re.compile(r"\bT\d+\b")
@@ -31,8 +31,10 @@ class ValueEmitter:
     by item, and assignments into slots."""
 
     def value(self, vp: ValuePlan, names: Mapping[str, str]) -> str:
+        """Source of a value: a constant's table name, or the expression over ``names`` (model
+        name -> variable)."""
         if vp.expr is None:
-            return self.const(vp.const)
+            return self.consts.const(vp.const)
 
         def rename(n: str) -> str:
             if n not in names:
@@ -63,7 +65,7 @@ class ValueEmitter:
             self.index_fields.append(where)
             return f"{helper}({', '.join(operands)}, {k}, q_c2, err)"
 
-        src = to_source(vp.expr, rename, self.function, self.literal, index, checked)
+        src = to_source(vp.expr, rename, self.function, self.consts.literal, index, checked)
         if src not in tuples and TUPLE_VAR.search(src):
             raise NotCompilable(
                 f"{where}: a tuple of values of mixed shapes is used other than by a constant index"
@@ -81,20 +83,23 @@ class ValueEmitter:
         ):
             return None
         slots = [self.slot_of_var.get(names.get(e.id, "")) for e in node.elts]
-        if any(s is None or s.kind != "a" or s.seq or s.shape != slots[0].shape for s in slots):
+        if any(
+            s is None or s.kind is not Storage.ARRAY or s.seq or s.shape != slots[0].shape
+            for s in slots
+        ):
             return None
         return "np.stack((" + "".join(f"{s.var}, " for s in slots) + "))"
 
     @functools.cached_property
     def tuple_of_var(self) -> dict[str, Slot]:
         """The tuple slot behind each ``T<k>`` name."""
-        return {s.var: s for s in self.slots.values() if s.kind == "t"}
+        return {s.var: s for s in self.slots.values() if s.kind is Storage.TUPLE}
 
     def tuple_item(self, slot: Slot, indices: list[str], where: str) -> str:
         """The variable of item ``indices[0]`` of a tuple slot: the index must be a constant
         integer (the items have different shapes, so their place is fixed at compile time)."""
         name = indices[0]
-        value = self.constants.values[int(name[1:])] if re.fullmatch(r"c\d+", name) else None
+        value = self.consts.table.values[int(name[1:])] if re.fullmatch(r"c\d+", name) else None
         if len(indices) != 1 or type(value) is not int:
             raise NotCompilable(
                 f"{where}: a tuple of values of mixed shapes is indexed by "
@@ -108,7 +113,7 @@ class ValueEmitter:
     def _check_sequence_use(self, vp: ValuePlan, names: Mapping[str, str]) -> None:
         """A list held as an array may only be indexed, passed to a function or copied whole:
         in arithmetic a list concatenates or repeats where an array computes."""
-        seqs = {v for v, s in self.slot_of_var.items() if s.seq and s.kind == "a"}
+        seqs = {v for v, s in self.slot_of_var.items() if s.seq and s.kind is Storage.ARRAY}
         if not seqs:
             return
         tree = vp.expr.tree.body
@@ -133,16 +138,16 @@ class ValueEmitter:
         """Code giving a sequence slot (a tuple slot, or an array slot holding a list) the
         value of a list or tuple expression ``[x, y, ...]`` item by item; None for any other
         slot or value."""
-        if vp is None or vp.expr is None or not (slot.seq or slot.kind == "t"):
+        if vp is None or vp.expr is None or not (slot.seq or slot.kind is Storage.TUPLE):
             return None
         node = vp.expr.tree.body
-        n = len(slot.parts) if slot.kind == "t" else slot.shape[0]
+        n = len(slot.parts) if slot.kind is Storage.TUPLE else slot.shape[0]
         if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) != n:
             return None
         out = []
         for k, elt in enumerate(node.elts):
             item = ValuePlan(expr=dataclasses.replace(vp.expr, tree=ast.Expression(body=elt)))
-            if slot.kind == "t":
+            if slot.kind is Storage.TUPLE:
                 part = slot.parts[k]
                 lines = self.seq_assign(part, item, names, ind)
                 out += (
@@ -156,7 +161,7 @@ class ValueEmitter:
                 shape = tuple(slot.shape[1:])
                 element = self.element_value(item, names, shape)
                 if element is None:
-                    out.append(f"{ind}{slot.var}[{k}][...] = {self.value(item, names)}")
+                    out.append(f"{ind}_put({slot.var}[{k}], {self.value(item, names)})")
                 else:  # item by item, element by element (no temporary arrays)
                     out += [
                         f"{ind}for i_ in range({int(np.prod(shape))}):",
@@ -171,13 +176,14 @@ class ValueEmitter:
         return {s.var: s for s in self.slots.values()}
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
-        if slot.kind == "t" or expr in self.tuple_of_var:
+        """Code storing ``expr`` into ``slot`` (item by item for a tuple slot)."""
+        if slot.kind is Storage.TUPLE or expr in self.tuple_of_var:
             src = self.tuple_of_var.get(expr)
-            if slot.kind != "t" or src is None or len(src.parts) != len(slot.parts):
+            if slot.kind is not Storage.TUPLE or src is None or len(src.parts) != len(slot.parts):
                 raise NotCompilable(
                     "a tuple of values of mixed shapes is assigned to a value of another kind"
                 )
             return "\n".join(self.assign(d, s.var, ind) for d, s in zip(slot.parts, src.parts))
-        if slot.kind == "s":
+        if slot.kind is Storage.SCALAR:
             return f"{ind}{slot.var} = _scalar({expr})"
-        return f"{ind}{slot.var}[...] = {expr}"
+        return f"{ind}_put({slot.var}, {expr})"
