@@ -75,8 +75,9 @@ def gemm_into(w, cols, out, ldc):
 #: :func:`gemm_small` rather than BLAS, which is slow for such a thin inner dimension...
 SMALL_K = 32
 #: ... and so are products of at most this many multiply-adds per image and group, where
-#: BLAS's fixed cost per call dominates.
-SMALL_MACS = 1 << 18
+#: BLAS's fixed cost per call dominates (one thread, float32: a 32x145x256 product takes 23 us
+#: here and 33 us in OpenBLAS; they are even at about 4 M multiply-adds).
+SMALL_MACS = 1 << 21
 
 
 @numba.njit(cache=True)
