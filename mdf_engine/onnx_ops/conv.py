@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numba
@@ -283,9 +284,11 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
     if method == "direct":
         y = conv_direct_g(x5, w2, bias, g)
     else:
-        macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
+        pixels = math.prod(out_shape[2:])
+        macs = x5.shape[0] * M * w2.shape[1] * pixels
+        blas = calls_blas(method, group, M, w2.shape[1], pixels, B is not None)
         try:
-            with blas_threads_for(macs):
+            with blas_threads_for(macs) if blas else nullcontext():
                 if method == "pointwise":
                     x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
                     y = conv_pointwise(x3, w2, bias, B is not None)
@@ -294,6 +297,17 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
         except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape(out_shape)
+
+
+def calls_blas(method: str, group: int, m: int, k: int, pixels: int, has_bias: bool) -> bool:
+    """Whether the kernel of ``method`` (see :func:`_conv_geometry`) calls BLAS for ``m``
+    filters of ``k`` weights over ``pixels`` output pixels, rather than its own loops (which
+    run on one thread, so that BLAS's thread count needs no limit around them)."""
+    if method == "pointwise":
+        return m * k * pixels > SMALL_MACS
+    if method == "direct":
+        return False
+    return not use_gemm_small(m // group, k + 1 if has_bias else k, pixels)
 
 
 #: Convolutions with at most this many multiply-adds run by direct accumulation.
@@ -332,7 +346,10 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             M = out_shape[1]
             w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
             bias = bias_vector(B, M, X.dtype, "Conv")
-            macs = shape5[0] * M * w2.shape[1] * math.prod(out_shape[2:])
+            pixels = math.prod(out_shape[2:])
+            macs = shape5[0] * M * w2.shape[1] * pixels
+            if not calls_blas(method, group, M, w2.shape[1], pixels, B is not None):
+                macs = 0  # own loops on one thread: the BLAS threads need no limit
             plan = memo[(X.shape, X.dtype)] = (g, method, shape5, out_shape, w2, bias, macs)
         g, method, shape5, out_shape, w2, bias, macs = plan
         X = np.ascontiguousarray(X)
@@ -340,7 +357,7 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
         else:
             try:
-                with blas_threads_for(macs):
+                with blas_threads_for(macs) if macs else nullcontext():
                     if method == "pointwise":
                         x3 = X.reshape(shape5[0], shape5[1], -1)
                         y = conv_pointwise(x3, w2, bias, B is not None)
