@@ -107,6 +107,20 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
     }
 
 
+def check_writer(plan: GraphPlan, interp: Any, initializer: Mapping[str, Any] | None) -> None:
+    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop lacks
+    (``interp``: the graph's interpreted runner, whose scheduler and initial outputs they read).
+    Called on a compile cache miss only: a record exists only for a graph (and initializer
+    keys) that passed, and a cached start then needs no graph-scheduler."""
+    from ...psyneulink_files import not_compiled_reason
+
+    if not plan.psyneulink:
+        return
+    why = not_compiled_reason(plan, interp.scheduler, initializer, interp.initial_outputs)
+    if why:
+        raise NotCompilable(why)
+
+
 def build(
     spec: CompileSpec,
     initializer: Mapping[str, Any] | None,

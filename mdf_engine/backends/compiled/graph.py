@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
-from .build import Built, WarmupStopped, build, float_parameters, numba_failure
+from .build import Built, WarmupStopped, build, check_writer, float_parameters, numba_failure
 from .generator import CompileSpec
 from .helpers import index_error
 from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
@@ -274,7 +274,11 @@ class CompiledGraph:
                 tuple(self.swept),
                 tuple(self.recorded),
             )
-            self._adopt(build(spec, initializer, dt, lambda: self._check_writer(initializer)))
+
+            def check() -> None:  # (on a cache miss only: self.interp runs graph-scheduler)
+                check_writer(self.plan, self.interp, initializer)
+
+            self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)
             if self._nodes is None:
                 self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
@@ -286,20 +290,6 @@ class CompiledGraph:
             raise
         except Exception as e:  # numba typing/lowering errors
             self._give_up(numba_failure(e))
-
-    def _check_writer(self, initializer: Mapping[str, Any] | None) -> None:
-        """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop
-        lacks. Called on a compile cache miss only: a record exists only for a graph (and
-        initializer keys) that passed, and a cached start then needs no graph-scheduler."""
-        from ...psyneulink_files import not_compiled_reason
-
-        if not self.plan.psyneulink:
-            return
-        why = not_compiled_reason(
-            self.plan, self.interp.scheduler, initializer, self.interp.initial_outputs
-        )
-        if why:
-            raise NotCompilable(why)
 
     def _adopt(self, built: Built) -> None:
         """Take compiled code: its functions, layout and the state of a graph that has not run."""
