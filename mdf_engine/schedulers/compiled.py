@@ -238,7 +238,7 @@ def encode(scheduler: Any, node_ids: list[str]):
     table.set_of = {
         index[str(n)]: q for q, cs in enumerate(scheduler.consideration_queue) for n in cs
     }
-    senders = {str(n): [str(d) for d in deps] for n, deps in scheduler.graph.items()}
+    senders = {str(n): sorted(str(d) for d in deps) for n, deps in scheduler.graph.items()}
     roots = np.zeros(len(node_ids), dtype=np.int64)
     for nid in node_ids:
         cond = kinds.nodes.get(nid) or default_condition(senders.get(nid, []))

@@ -14,7 +14,6 @@ import re
 
 import numpy as np
 
-from ...schedulers.compiled import static_sets
 from .generated_source import check_source
 from .layout import Storage
 from .runtime import (
@@ -45,6 +44,7 @@ class ModuleCodeEmitter:
             if slot.kind is Storage.SCALAR:
                 body.append(f"{ind}{slot.var} = S[{slot.index}]")
         body += self.sched.load(ind)
+        body.append(f"{ind}q_quit = False")
         body.append(f"{ind}for step in range(nsteps):")
         ind2 = ind * 2
         body.append(f"{ind2}has_dt = dt_given and not (step == 0 and first_without_dt)")
@@ -78,6 +78,8 @@ class ModuleCodeEmitter:
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
         conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        from ...schedulers.compiled import static_sets  # (imports graph-scheduler)
+
         return static_sets(self.table, self.roots, self.term, self.queue, composite=False)
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
@@ -89,9 +91,8 @@ class ModuleCodeEmitter:
                 indexed = len(self.index_fields)
                 out += self.node_body(self.spec.node_ids[m], ind)
                 if self.spec.check_finite or len(self.index_fields) > indexed:
-                    out.append(f"{ind}if err[0] != 0:")
-                    out += self.write_back(ind + "    ")
-                    out.append(f"{ind}    return")
+                    # to the one write-back after the loop (a copy per node compiles slowly)
+                    out += [f"{ind}if err[0] != 0:", f"{ind}    break"]
         return out
 
     def write_back(self, ind: str) -> list[str]:
@@ -111,13 +112,16 @@ class ModuleCodeEmitter:
             indexed = len(self.index_fields)
             out = self.node_body(self.spec.node_ids[m], ind)
             if self.spec.check_finite or len(self.index_fields) > indexed:
-                out += [f"{ind}if err[0] != 0:", *self.write_back(ind + "    "), f"{ind}    return"]
+                # out of the update's loop, then out of the step loop to the one write-back
+                # after it (a copy of the write-back per node compiles slowly)
+                out += [f"{ind}if err[0] != 0:", f"{ind}    q_quit = True", f"{ind}    break"]
             return out
 
         def give_up(ind: str) -> list[str]:
             return [*self.write_back(ind), f"{ind}return"]
 
-        return self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
+        update = self.sched.update(body, give_up, MAX_PASSES_PER_UPDATE, ind2)
+        return [*update, f"{ind2}if q_quit:", f"{ind2}    break"]
 
     def module_source(self, sig: list[str], body: list[str]) -> str:
         """The module around ``run`` (signature ``sig``, ``body``): ``run``, ``run_quiet`` and
