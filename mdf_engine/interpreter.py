@@ -25,6 +25,7 @@ import numpy as np
 
 from . import op_state
 from .errors import MDFError
+from .interpreter_lean import Replay, lean_node, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
 from .psyneulink_files import to_port_shape
 from .schedulers.conditions import make_scheduler
@@ -105,6 +106,10 @@ class InterpretedGraph:
         #: execution of the node in the update reads again
         self.held: dict[str, list[tuple[str, Any]]] = {}
         self._rank = {nid: i for i, nid in enumerate(self.order)}
+        #: fast paths (see mdf_engine.interpreter_lean): the replayed schedule of a graph
+        #: without conditions, and per node a runner with its calls bound once (or None)
+        self._replay = Replay() if static_schedule(plan) else None
+        self._lean = {nid: lean_node(p, _UNSET) for nid, p in plan.nodes.items()}
         self._initial: dict[str, dict[str, Any]] = {}
         self._port_shapes = {
             (nid, ip.id): ip.shape for nid, np_ in plan.nodes.items() for ip in np_.inputs
@@ -197,6 +202,18 @@ class InterpretedGraph:
         self.ran_this_trial = set()
         rank = self._rank
         self.update_start = len(self.time_steps)
+        replay = self._replay
+        if replay is not None and replay.steps is not None:
+            for nodes, t in replay.steps:
+                self.time_steps.append(set(nodes))
+                self.step_times.append(t)
+                for nid in nodes:
+                    self.order_of_execution.append(nid)
+                    self.run_node(nid, time_increment)
+                    self.ever_ran.add(nid)
+                    self.ran_this_trial.add(nid)
+            self.evaluations += 1
+            return
         before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):
             if k >= MAX_TIME_STEPS_PER_UPDATE:
@@ -222,6 +239,14 @@ class InterpretedGraph:
                 self.ever_ran.add(nid)
                 self.ran_this_trial.add(nid)
         self.evaluations += 1
+        if replay is not None:
+            start = self.update_start
+            replay.observe(
+                [
+                    (tuple(sorted(s, key=rank.__getitem__)), _ms(t))
+                    for s, t in zip(self.time_steps[start:], self.step_times[start:])
+                ]
+            )
 
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
         """Nothing to get ready: the interpreted backend runs the plan as it is."""
@@ -300,7 +325,7 @@ class InterpretedGraph:
                 if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
                     value = held[ep.receiver_port] + value  # external input one of them
             st.set_input(ep.receiver_port, value)
-        evaluate_node(st, dt)
+        (self._lean[nid] or evaluate_node)(st, dt)
         if self.check_finite:
             _check_finite(st, self.evaluations)
 

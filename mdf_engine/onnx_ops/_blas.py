@@ -19,8 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-#: Products with fewer multiply-adds than this run on one BLAS thread (~2 ms of one core).
-SHARED_MIN_MACS = 1 << 25
+#: Products with fewer multiply-adds than this run on one BLAS thread (~5-8 ms of one core).
+#: At 1 << 25 SqueezeNet's 1000x512x169 classifier product (86 M) ran on two OpenBLAS threads
+#: and a whole inference took 60 ms instead of 35 ms (and twice the CPU time) at load 4.6 on
+#: the shared 2-core machine (benchmarks/cnn_speed.py, docs/performance.md "Goal 5"); on an
+#: idle machine such a product would gain at most ~1 ms from a second thread.
+SHARED_MIN_MACS = 1 << 27
 
 _controllers: list[Any] | None = None
 

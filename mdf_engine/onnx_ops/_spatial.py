@@ -146,6 +146,11 @@ def unpack_geometry(g):
 
 
 def hashable(v: Any) -> Any:
-    """An attribute value usable in a memo key: a list becomes a tuple (an array stays
-    unhashable: the caller then works the plan out without the memo)."""
-    return tuple(v) if isinstance(v, list) else v
+    """An attribute value usable in a memo key: a list becomes a tuple, and so does a 1-D
+    integer array (as MDF imports give ``kernel_shape``); another array stays unhashable (the
+    caller then works the plan out without the memo)."""
+    if isinstance(v, list):
+        return tuple(v)
+    if isinstance(v, np.ndarray) and v.ndim == 1 and v.dtype.kind in "iu":
+        return tuple(v.tolist())
+    return v

@@ -1,18 +1,22 @@
 """``onnx::Conv``: N-D (1-3) convolution with groups, dilations, strides, pads / auto_pad and an
 optional bias, and the float convolution that the integer forms (:mod:`.conv_integer`) reuse.
 
-Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has three kernels:
-direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct`), and im2col
-tiles that stay in cache multiplied straight into their block of the output (:func:`conv3d`), by
-:func:`~._im2col.gemm_small` for thin filters or small products or by BLAS (see
-:mod:`._im2col`). A bias is an extra filter column over a row of ones. The geometry of a call is
-memoized per shapes and attributes. ConvTranspose lives in :mod:`.conv_transpose`.
+Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has four kernels:
+direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct`), one matrix
+product per image for a 1x1 convolution without stride, padding or groups
+(:func:`conv_pointwise`), and im2col tiles that stay in cache multiplied straight into their
+block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for thin filters or small
+products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an extra filter column
+over a row of ones. The geometry of a call is memoized per shapes and attributes, and
+:func:`prepare_conv` binds a Conv with constant weights once for the interpreter's fast path.
+ConvTranspose lives in :mod:`.conv_transpose`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numba
@@ -21,7 +25,16 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._blas import blas_threads_for
-from ._im2col import TILE_ELEMS, U, gemm_into, gemm_small, im2col_rows, tap_range, use_gemm_small
+from ._im2col import (
+    SMALL_MACS,
+    TILE_ELEMS,
+    U,
+    gemm_into,
+    gemm_small,
+    im2col_rows,
+    tap_range,
+    use_gemm_small,
+)
 from ._spatial import (
     float_kind,
     geometry_array,
@@ -81,6 +94,29 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
                     gemm_small(wa, cols, out, n * M + g * mg, r0 * o[2])
                 elif gemm_into(wa, cols, out[n * M + g * mg :, r0 * o[2] :], p) != 0:
                     raise RuntimeError("Conv: the BLAS matrix product failed")
+    return out
+
+
+@numba.njit(cache=True)
+def conv_pointwise(x, w2, bias, has_bias):
+    """A 1x1 convolution without stride, padding or groups: per image ``n`` the product of the
+    filters ``w2`` (M, C) with ``x[n]`` (C, pixels), straight from the input (no im2col),
+    then the bias added per filter row. Returns (N, M, pixels)."""
+    N, C, P = x.shape
+    M = w2.shape[0]
+    out = np.empty((N, M, P), dtype=x.dtype)
+    small = M * C * P <= SMALL_MACS
+    for n in range(N):
+        if small:
+            gemm_small(w2, x[n], out[n], 0, 0)
+        elif gemm_into(w2, x[n], out[n], P) != 0:
+            raise RuntimeError("Conv: the BLAS matrix product failed")
+        if has_bias:
+            for m in range(M):
+                b = bias[m]
+                row = out[n, m]
+                for q in range(P):
+                    row[q] += b
     return out
 
 
@@ -154,11 +190,12 @@ def geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides) -> tup
 
 
 def _conv_geometry(X: np.ndarray, W: np.ndarray, key: tuple, op: str):
-    """``(group, geometry, direct, shape5, out_shape)`` of a Conv with the attributes ``key``
+    """``(group, geometry, method, shape5, out_shape)`` of a Conv with the attributes ``key``
     (:func:`geometry_key`): the kernel geometry (kernel, strides, dilations, pads at the
     beginning, output shape, each lifted to 3-D, then the group, as one array: see
-    ``_spatial.geometry_array``), whether direct accumulation serves it, X's 5-D view and the
-    output's shape. Memoized per shapes and attributes: a model calls the same Conv at every
+    ``_spatial.geometry_array``), the kernel that serves it ("direct" accumulation,
+    "pointwise" for a 1x1 convolution without stride, padding or groups, which is one matrix
+    product per image, else "im2col"), X's 5-D view and the output's shape. Memoized per shapes and attributes: a model calls the same Conv at every
     step, and working this out is a third of a small Conv's time."""
     try:
         return _memo_geometry(X.shape, W.shape, key, op)
@@ -200,7 +237,19 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
     geo = (lift3(kernel, 1), lift3(strides, 1), lift3(dil, 1), lift3(pb, 0), lift3(out_sp, 1))
     direct = _use_direct(xshape[0], M, M // group, math.prod(wshape[1:]), math.prod(out_sp))
     shape5 = tuple(xshape[:2]) + (1,) * (5 - len(xshape)) + tuple(xshape[2:])
-    return group, geometry_array(geo, group), direct, shape5, (xshape[0], M) + out_sp
+    pointwise = (
+        group == 1
+        and all(v == 1 for v in kernel + strides)
+        and not any(pb)
+        and tuple(out_sp) == tuple(xshape[2:])
+    )
+    return (
+        group,
+        geometry_array(geo, group),
+        "direct" if direct else "pointwise" if pointwise else "im2col",
+        shape5,
+        (xshape[0], M) + out_sp,
+    )
 
 
 @numba.njit(cache=True)
@@ -230,21 +279,38 @@ def bias_vector(B: Any, m: int, dtype: np.dtype, op: str) -> np.ndarray:
 def conv_float(X, W, B, key, op) -> np.ndarray:
     """Conv on float32/float64 arrays with the attributes ``key`` (:func:`geometry_key`);
     returns the output with X's float dtype."""
-    group, g, direct, shape5, out_shape = _conv_geometry(X, W, key, op)
+    group, g, method, shape5, out_shape = _conv_geometry(X, W, key, op)
     M = out_shape[1]
     x5 = X.reshape(shape5)
     bias = bias_vector(B, M, X.dtype, op)
     w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
-    if direct:
+    if method == "direct":
         y = conv_direct_g(x5, w2, bias, g)
     else:
-        macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
+        pixels = math.prod(out_shape[2:])
+        macs = x5.shape[0] * M * w2.shape[1] * pixels
+        blas = calls_blas(method, group, M, w2.shape[1], pixels, B is not None)
         try:
-            with blas_threads_for(macs):
-                y = conv3d_g(x5, w2, bias, B is not None, g)
+            with blas_threads_for(macs) if blas else nullcontext():
+                if method == "pointwise":
+                    x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
+                    y = conv_pointwise(x3, w2, bias, B is not None)
+                else:
+                    y = conv3d_g(x5, w2, bias, B is not None, g)
         except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape(out_shape)
+
+
+def calls_blas(method: str, group: int, m: int, k: int, pixels: int, has_bias: bool) -> bool:
+    """Whether the kernel of ``method`` (see :func:`_conv_geometry`) calls BLAS for ``m``
+    filters of ``k`` weights over ``pixels`` output pixels, rather than its own loops (which
+    run on one thread, so that BLAS's thread count needs no limit around them)."""
+    if method == "pointwise":
+        return m * k * pixels > SMALL_MACS
+    if method == "direct":
+        return False
+    return not use_gemm_small(m // group, k + 1 if has_bias else k, pixels)
 
 
 #: Convolutions with at most this many multiply-adds run by direct accumulation.
@@ -257,7 +323,64 @@ def _use_direct(n: int, m: int, mg: int, taps: int, pixels: int) -> bool:
     return mg <= 4 or n * m * taps * pixels <= DIRECT_MAX_MACS
 
 
-@onnx_op("Conv", inputs=("X", "W", "B"), optional=("B",), attributes=CONV_ATTRS, since=1)
+def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
+    """A Conv call bound once (see :mod:`mdf_engine.interpreter_lean`): ``consts`` is
+    ``(known, value)`` per input X, W, B; when W and B are known float arrays the returned
+    ``run(X, W, B)`` keeps the filter matrix in each input dtype and the geometry per input
+    shape, and calls the same kernels as :func:`conv` (so the values are the same); other X
+    go to :func:`conv`. None when W or B is not known."""
+    w_known, W = consts[1]
+    b_known, B = consts[2] if len(consts) > 2 else (True, None)
+    if not (w_known and b_known) or not isinstance(W, np.ndarray) or W.dtype.kind != "f":
+        return None
+    key = geometry_key(*(attrs[k] for k in _GEOMETRY_ATTRS))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    memo: dict[tuple, tuple] = {}
+
+    def run(X: Any, W_: Any = None, B_: Any = None) -> tuple[np.ndarray]:
+        if type(X) is not np.ndarray or X.dtype.kind != "f" or X.dtype.itemsize < 4:
+            return conv(X, W, B, **attrs)
+        plan = memo.get((X.shape, X.dtype))
+        if plan is None:
+            group, g, method, shape5, out_shape = _conv_geometry(X, W, key, "Conv")
+            M = out_shape[1]
+            w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
+            bias = bias_vector(B, M, X.dtype, "Conv")
+            pixels = math.prod(out_shape[2:])
+            macs = shape5[0] * M * w2.shape[1] * pixels
+            if not calls_blas(method, group, M, w2.shape[1], pixels, B is not None):
+                macs = 0  # own loops on one thread: the BLAS threads need no limit
+            plan = memo[(X.shape, X.dtype)] = (g, method, shape5, out_shape, w2, bias, macs)
+        g, method, shape5, out_shape, w2, bias, macs = plan
+        X = np.ascontiguousarray(X)
+        if method == "direct":
+            y = conv_direct_g(X.reshape(shape5), w2, bias, g)
+        else:
+            try:
+                with blas_threads_for(macs) if macs else nullcontext():
+                    if method == "pointwise":
+                        x3 = X.reshape(shape5[0], shape5[1], -1)
+                        y = conv_pointwise(x3, w2, bias, B is not None)
+                    else:
+                        y = conv3d_g(X.reshape(shape5), w2, bias, B is not None, g)
+            except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
+                raise MDFError(f"Conv: {e}; the BLAS product needs scipy installed") from e
+        return (y.reshape(out_shape),)
+
+    return run
+
+
+@onnx_op(
+    "Conv",
+    inputs=("X", "W", "B"),
+    optional=("B",),
+    attributes=CONV_ATTRS,
+    since=1,
+    prepare=prepare_conv,
+)
 def conv(
     X: Any,
     W: Any,
