@@ -329,7 +329,6 @@ class InterpretedGraph:
         if self.check_finite:
             _check_finite(st, self.evaluations)
 
-
     def initial_outputs(self, nid: str) -> dict[str, Any] | None:
         """PsyNeuLink files: what a node that has not run yet sends, its outputs computed from
         its default inputs (PsyNeuLink gives each mechanism that value when it is built: an
