@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -93,10 +93,10 @@ class CallEmitter:
                     if constant_axes(cp, name, dict(cp.args).get(name)) is not None:
                         continue  # written as a tuple of integer literals
                     v = fp.get(name) if name is not None else None
-                    kind = np.asarray(v).dtype.kind if v is not None else "f"
-                    if kind in "biu":
+                    kind = _integer_kind(v)
+                    if kind:
                         raise NotCompilable(
-                            f"{np_.where}.{where}: {cp.schema.name} gets {np.asarray(v).dtype} "
+                            f"{np_.where}.{where}: {cp.schema.name} gets {kind} "
                             f"input '{name}'; the compiled backend computes in float64"
                         )
 
@@ -328,3 +328,14 @@ class CallEmitter:
                 files.update(Path(module.__file__).parent.glob("*.py"))
         self.kernel_files = sorted(str(f) for f in files)
         return files_digest(self.kernel_files)
+
+
+def _integer_kind(v: Any) -> str:
+    """The integer or boolean dtype of ``v`` (a value, or a sequence of values of any shapes,
+    such as an ONNX sequence), or "" when it holds floats (or nothing)."""
+    if v is None:
+        return ""
+    if isinstance(v, (list, tuple)):
+        return next((k for k in map(_integer_kind, v) if k), "")
+    dtype = np.asarray(v).dtype
+    return str(dtype) if dtype.kind in "biu" else ""
