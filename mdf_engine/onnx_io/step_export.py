@@ -129,12 +129,14 @@ class _Export:
 
         for n in self.g.nodes:
             for ip in n.input_ports:
+                given = self.initializer.get(f"{n.id}.{ip.id}", self.initializer.get(ip.id))
                 if any(e.receiver == n.id and e.receiver_port == ip.id for e in self.g.edges):
-                    continue
+                    # PsyNeuLink files: a trial's input to a port with edges adds to them
+                    if not (self.plan.psyneulink and given is not None):
+                        continue
                 name = self.b.fresh(safe_name(n.id, ip.id))
                 pp = next(p for p in self.plan.nodes[n.id].inputs if p.id == ip.id)
                 elem, _ = port_type(ip, self.b.dtype.name)
-                given = self.initializer.get(f"{n.id}.{ip.id}", self.initializer.get(ip.id))
                 default = np.asarray(pp.fallback() if given is None else given, dtype=float)
                 self.b.inits.append(_tensor(default.astype(self.b.dtype), name))
                 self.inputs.append(

@@ -147,6 +147,8 @@ class NodeEmitter:
             return where(
                 tr, fl.pend.get((nid, ip.id), True), fl.ext[(nid, ip.id)], fallback, t + "_read"
             )
+        if self.plan.psyneulink:
+            return self._input_pnl(tr, nid, ip, S, fl, t, edges)
         acc: Val | None = None
         has: Flag = False
         for k, ep in enumerate(edges):
@@ -176,6 +178,60 @@ class NodeEmitter:
         if acc is None:
             return fallback
         return where(tr, has, acc, fallback, t + "_read")
+
+    def _input_pnl(
+        self, tr: StepTranslator, nid: str, ip: Any, S: dict, fl: Flags, t: str, edges: list
+    ) -> Val:
+        """A port with edges in a PsyNeuLink file, as the interpreter delivers it: a sender that
+        has not run yet sends its initial outputs (its outputs from default inputs), a value
+        with as many elements as the port takes the port's declared shape, and the trial's
+        external input of the port (if any) is added to every afferent."""
+        held = fl.ext.get((nid, ip.id))
+        acc: Val | None = held
+        for k, ep in enumerate(edges):
+            et = f"{t}_e{k}"
+            key = ("o", ep.sender, ep.sender_port)
+            init = np.asarray(self.initial_outputs(ep.sender)[ep.sender_port], dtype=float)
+            d = fl.ever[ep.sender]
+            if d is True:
+                v, shape = S[key], tuple(self.lay.state[key].declared)
+            elif d is False:
+                v, shape = Val(const=init, hint=et + "_initial"), init.shape
+            else:
+                v = where(tr, d, S[key], Val(const=init, hint=et + "_initial"), et + "_sent")
+                shape = np.broadcast_shapes(tuple(self.lay.state[key].declared), init.shape)
+            z = np.zeros(shape)
+            if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
+                m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
+                v = tr.op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
+                z = np.matmul(z, np.asarray(ep.matrix, dtype=float))
+            if ep.has_weight:
+                w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
+                v = tr.op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
+                z = np.asarray(ep.weight, dtype=float) * z
+            if ip.shape is not None and z.shape != tuple(ip.shape):
+                if z.size == int(np.prod(ip.shape)):
+                    s = tr.materialize(
+                        Val(const=np.asarray(ip.shape, dtype=np.int64)), et + "_pshape", "int"
+                    )
+                    v = tr.op("Reshape", [tr.as_kind(v, "float", et), s], et + "_shaped", "float")
+            if held is not None:
+                v = tr.op("Add", [held, tr.as_kind(v, "float", et)], et + "_held", "float")
+            if acc is None or ip.reduce not in ("add", "multiply"):
+                acc = v
+            elif ip.reduce == "add":
+                acc = tr.op("Add", [tr.as_kind(acc, "float", et + "_a"), v], et + "_add", "float")
+            else:
+                acc = tr.op("Mul", [tr.as_kind(acc, "float", et + "_a"), v], et + "_mul", "float")
+        return acc
+
+    def initial_outputs(self, nid: str) -> dict[str, Any]:
+        """What a PsyNeuLink node that has not run yet sends (computed with the interpreter)."""
+        from .. import op_state
+
+        warm = self.lay.warm
+        with op_state.bound(warm.op_state):
+            return warm.initial_outputs(nid)
 
     def _first_value(self, tr: StepTranslator, nid: str, pp: Any, env: dict, t: str) -> Val:
         shape = self.lay.shapes.get((nid, pp.id), ())
