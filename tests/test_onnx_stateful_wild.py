@@ -80,6 +80,11 @@ REFUSED = {
     # fails too: the oracle is a refusal)
     "IafPulse.mdf.json": "node 'InputList_stim' has no output port 'i'",
     "Izhikevich.mdf.json": "node 'InputList_stim' has no output port 'i'",
+    # functions the engine itself does not run (test_wild_psyneulink: strict xfails)
+    "tests_model_with_control.json": "unknown function 'gridsearch'",
+    "tests_stroop_conflict_monitoring.json": "unknown function 'identity'",
+    # random draws: onnxruntime's generator is not the engine's (docs/onnx_io.md)
+    "tests_model_integrators.json": "draws random numbers",
 }
 
 
@@ -244,15 +249,16 @@ def test_drift_diffusion_analytical_in_every_branch(dtype, rtol):
         np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * 1e-3, err_msg=f"drift {d}")
 
 
-def test_cli_initializer_lets_a_model_that_needs_its_inputs_export(tmp_path, capsys):
-    """PsyNeuLink 0.21's stroop_lca cannot run without its trial inputs: `mdf export` says to
-    give them, and with `--initializer` (one trial's inputs) the file exports and checks."""
+def test_cli_initializer_exports_with_one_trials_inputs(tmp_path, capsys):
+    """`mdf export --initializer` (one trial's inputs, as `mdf run` takes them) exports PsyNeuLink
+    0.21's stroop_lca, and so does the plain export (the engine now runs the file without its
+    trial inputs, as PsyNeuLink does): both check."""
     from mdf_engine.cli import main
 
     path = WILD / "psyneulink" / "v0.21.0.0" / "stroop_lca.json"
     out = tmp_path / "s.onnx"
-    assert main(["export", "--onnx", str(path), str(out), "--step"]) == 2
-    assert "give example inputs" in capsys.readouterr().err
+    assert main(["export", "--onnx", str(path), str(out), "--step"]) == 0
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)
     _, _, inits, _ = _protocol(path)
     feeds = tmp_path / "trial0.json"
     feeds.write_text(json.dumps({k: v.tolist() for k, v in inits[0].items()}))

@@ -428,6 +428,10 @@ def _expand(tr: StepTranslator, v: Val, shape: list[int], t: str) -> Val:
     return tr.op("Expand", [tr.as_kind(v, "float", t + "_init"), s], t + "_expanded", "float")
 
 
+#: ONNX operators that draw random numbers (their names start so)
+RANDOM_OPS = ("Random", "Bernoulli", "Multinomial")
+
+
 def precheck(plan: Any, source: str | None) -> None:
     """Refuse, before anything runs, the calls and constants ONNX cannot hold (an MDFError
     naming the parameter or function and why)."""
@@ -440,6 +444,13 @@ def precheck(plan: Any, source: str | None) -> None:
             if cp.schema is None:
                 continue
             ns = cp.schema.namespace
+            if ns.startswith("onnx") and cp.schema.name.split("::")[-1].startswith(RANDOM_OPS):
+                raise MDFError(
+                    f"function '{cp.name}' draws random numbers: onnxruntime's generator "
+                    "cannot give the engine's draws, so the exported run would differ",
+                    f"{nw}.{what}",
+                    source,
+                )
             if (
                 ns in ("std", "mdf")
                 and cp.name != "drift_diffusion_integrator"
