@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import MDFError
 from ..plan import GraphPlan
+from .base import WrappingRunner
 
 #: The input ports the backend sets itself at every cycle.
 CYCLE_INPUTS = ("goal_input", "dm_input")
@@ -21,7 +22,7 @@ CYCLE_INPUTS = ("goal_input", "dm_input")
 NEEDED_NODES = ("check_termination", "fire_production")
 
 
-class ActrRunner:
+class ActrRunner(WrappingRunner):
     """A :class:`~mdf_engine.backends.base.Runner` stepping ACT-R production cycles over a
     graph runner of backend ``inner`` (interpreted by default)."""
 
@@ -54,25 +55,8 @@ class ActrRunner:
 
     # -- the state of the graph, as its runner has it ----------------------------------------
     @property
-    def evaluations(self) -> int:
-        return self.graph.evaluations
-
-    @property
-    def order_of_execution(self) -> list[str]:
-        return self.graph.order_of_execution
-
-    @property
-    def time_steps(self) -> list[set[str]]:
-        return self.graph.time_steps
-
-    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
-        return self.graph.last_update_steps()
-
-    def value(self, node: str, name: str) -> Any:
-        return self.graph.value(node, name)
-
-    def outputs(self) -> dict[str, dict[str, Any]]:
-        return self.graph.outputs()
+    def inner(self) -> Any:
+        return self.graph
 
     # -- cycles ------------------------------------------------------------------------------
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:

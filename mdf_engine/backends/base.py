@@ -67,6 +67,37 @@ class Runner(Protocol):
         """``{node: {output port: current value}}``."""
 
 
+class WrappingRunner:
+    """A runner that steps another runner's graph its own way (quantized, ACT-R cycles): what
+    the graph has run and holds is read from that runner, ``inner``."""
+
+    @property
+    def inner(self) -> Any:
+        """The runner whose graph this one steps."""
+        raise NotImplementedError
+
+    @property
+    def evaluations(self) -> int:
+        return self.inner.evaluations
+
+    @property
+    def order_of_execution(self) -> list[str]:
+        return self.inner.order_of_execution
+
+    @property
+    def time_steps(self) -> list[set[str]]:
+        return self.inner.time_steps
+
+    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
+        return self.inner.last_update_steps()
+
+    def value(self, node: str, name: str) -> Any:
+        return self.inner.value(node, name)
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        return self.inner.outputs()
+
+
 def make_runner(
     backend: str,
     plan: GraphPlan,

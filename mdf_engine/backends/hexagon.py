@@ -13,9 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..plan import GraphPlan, plan_graph
+from .base import WrappingRunner
 
 
-class HexagonRunner:
+class HexagonRunner(WrappingRunner):
     """A :class:`~mdf_engine.backends.base.Runner` for the quantized form of ``model``'s
     graph ``plan.graph``."""
 
@@ -34,7 +35,7 @@ class HexagonRunner:
         self._unrun = InterpretedGraph(plan)
 
     @property
-    def _graph(self) -> Any:
+    def inner(self) -> Any:
         return self.quantized if self.quantized is not None else self._unrun
 
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
@@ -54,32 +55,11 @@ class HexagonRunner:
         )
         self.quantized = InterpretedGraph(qplan, check_finite=self.check_finite)
 
-    @property
-    def evaluations(self) -> int:
-        return self._graph.evaluations
-
-    @property
-    def order_of_execution(self) -> list[str]:
-        return self._graph.order_of_execution
-
-    @property
-    def time_steps(self) -> list[set[str]]:
-        return self._graph.time_steps
-
-    def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
-        return self._graph.last_update_steps()
-
-    def value(self, node: str, name: str) -> Any:
-        return self._graph.value(node, name)
-
-    def outputs(self) -> dict[str, dict[str, Any]]:
-        return self._graph.outputs()
-
     def evaluate(
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
         self.prepare(initializer, time_increment)
-        self._graph.evaluate(time_increment=time_increment, initializer=initializer)
+        self.inner.evaluate(time_increment=time_increment, initializer=initializer)
 
     def run_steps(
         self,
@@ -91,4 +71,4 @@ class HexagonRunner:
         if steps <= 0:
             return
         self.prepare(initializer, dt)
-        self._graph.run_steps(steps, dt, initializer, first_without_dt)
+        self.inner.run_steps(steps, dt, initializer, first_without_dt)
