@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import MDFError
 from .exporter import function_value, subscripted_calls
 from .state_layout import Layout, is_constant
-from .step_translate import StepTranslator, safe_name
+from .step_translate import StepTranslator, const_array, safe_name
 from .translate import Builder, Val
 
 __all__ = ["Flags", "NodeEmitter", "where", "precheck"]
@@ -105,7 +105,7 @@ class NodeEmitter:
         for pp in np_.parameters:
             t = f"{sn}_{safe_name(pp.id)}"
             if is_constant(pp):
-                env[pp.id] = Val(const=_const(pp.value.const), hint=t)
+                env[pp.id] = Val(const=const_array(pp.value.const), hint=t)
                 continue
             prev = S[("p", nid, pp.id)]
             if first is False:
@@ -157,12 +157,7 @@ class NodeEmitter:
                 continue
             v = S[("o", ep.sender, ep.sender_port)]
             et = f"{t}_e{k}"
-            if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
-                m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
-                v = tr.op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
-            if ep.has_weight:
-                w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
-                v = tr.op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
+            v = tr.carried(ep, v, et)
             if has is False:
                 acc, has = v, d
                 continue
@@ -200,14 +195,11 @@ class NodeEmitter:
             else:
                 v = where(tr, d, S[key], Val(const=init, hint=et + "_initial"), et + "_sent")
                 shape = np.broadcast_shapes(tuple(self.lay.state[key].declared), init.shape)
-            z = np.zeros(shape)
-            if ep.matrix is not None:  # a folded PsyNeuLink projection: sender @ matrix
-                m = tr.materialize(Val(const=_const(ep.matrix)), et + "_matrix", "float")
-                v = tr.op("MatMul", [tr.as_kind(v, "float", et), m], et + "_projected", "float")
+            v = tr.carried(ep, v, et)
+            z = np.zeros(shape)  # (the shape the edge delivers)
+            if ep.matrix is not None:
                 z = np.matmul(z, np.asarray(ep.matrix, dtype=float))
             if ep.has_weight:
-                w = tr.materialize(Val(const=_const(ep.weight)), et + "_weight", "float")
-                v = tr.op("Mul", [tr.as_kind(v, "float", et), w], et + "_weighted", "float")
                 z = np.asarray(ep.weight, dtype=float) * z
             if ip.shape is not None and z.shape != tuple(ip.shape):
                 if z.size == int(np.prod(ip.shape)):
@@ -299,7 +291,7 @@ class NodeEmitter:
 
     def _value(self, tr: StepTranslator, vp: Any, scope: dict, t: str, what: str) -> Val:
         if vp.expr is None:
-            return Val(const=_const(vp.const), hint=t)
+            return Val(const=const_array(vp.const), hint=t)
         return tr.expr(vp.text, t, what, scope)
 
     def _call(
@@ -401,19 +393,6 @@ def _not(tr: StepTranslator, f: Flag, name: str) -> Flag:
     if isinstance(f, bool):
         return not f
     return tr.op("Not", [f], name, "bool")
-
-
-def _const(v: Any) -> Any:
-    if isinstance(v, (list, tuple)):
-        try:
-            return np.asarray(v, dtype=float)
-        except (TypeError, ValueError):
-            raise MDFError(
-                "a constant list that is not a numeric array cannot be exported"
-            ) from None
-    if isinstance(v, dict) or isinstance(v, str):
-        raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
-    return v
 
 
 def _expand(tr: StepTranslator, v: Val, shape: list[int], t: str) -> Val:

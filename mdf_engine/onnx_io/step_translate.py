@@ -45,9 +45,34 @@ def _integral(v: Val) -> bool:
     )
 
 
+def const_array(v: Any) -> Any:
+    """A model constant as ONNX can hold it: a numeric array, or an MDFError."""
+    if isinstance(v, (list, tuple)):
+        try:
+            return np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            raise MDFError(
+                "a constant list that is not a numeric array cannot be exported"
+            ) from None
+    if isinstance(v, dict) or isinstance(v, str):
+        raise MDFError(f"a constant {type(v).__name__} cannot be exported to ONNX")
+    return v
+
+
 class StepTranslator(Translator):
     """A :class:`Translator` that also knows ``%``, ``numpy.where``/``sum``/``mean``,
     constant indexing and list displays."""
+
+    def carried(self, ep: Any, v: Val, et: str) -> Val:
+        """The sender's value ``v`` as edge ``ep`` carries it: times its folded PsyNeuLink
+        projection matrix (sender @ matrix), then times its weight."""
+        if ep.matrix is not None:
+            m = self.materialize(Val(const=const_array(ep.matrix)), et + "_matrix", "float")
+            v = self.op("MatMul", [self.as_kind(v, "float", et), m], et + "_projected", "float")
+        if ep.has_weight:
+            w = self.materialize(Val(const=const_array(ep.weight)), et + "_weight", "float")
+            v = self.op("Mul", [self.as_kind(v, "float", et), w], et + "_weighted", "float")
+        return v
 
     def emit(self, n: ast.AST, target: str, scope: dict[str, Val], what: str) -> Val:
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
