@@ -20,6 +20,7 @@ line says why: results never change silently.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -106,6 +107,8 @@ class CompiledGraph:
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
         self._clock: Any = None
+        #: tier 0 (mdf_engine.backends.vm) while it runs this graph's first updates, else None
+        self._tier0: Any = None
 
     #: see :class:`mdf_engine.backends.base.Runner`
     finished = False
@@ -291,10 +294,10 @@ class CompiledGraph:
 
             self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)
-            if self._nodes is None:
-                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
-            else:
+            if self._nodes is not None:
                 self._jit_node_functions(initializer)
+            elif not self._start_tier0(initializer):
+                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
         except NotCompilable as e:
             self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
         except MDFError:
@@ -341,6 +344,20 @@ class CompiledGraph:
         }
         self._state = self.cold_state()
         self.origin = built.origin
+
+    def _start_tier0(self, initializer: Mapping[str, Any] | None) -> bool:
+        """Run the first updates on tier 0 (no code of the graph compiled) when the
+        generated ``run`` has no machine code yet (see mdf_engine.backends.vm.tier)."""
+        from ..vm.tier import Tier0, enabled, has_machine_code
+
+        fn = self._fn if self.schedule_log > 0 and self._layout.static is None else self._quiet_fn
+        if self.recorded or not enabled() or has_machine_code(fn):
+            return False
+        module = sys.modules.get(fn.__module__)
+        self._tier0 = Tier0.make(
+            module, self._state, initializer_args(initializer), self.sweep_values
+        )
+        return self._tier0 is not None
 
     def _jit_node_functions(self, initializer: Mapping[str, Any] | None) -> None:
         """Compile (or load) every node function now, on a copy of the state, so that a
@@ -403,7 +420,20 @@ class CompiledGraph:
             "rec": self._no_rec,
             "I": inits,
         }
-        self.call_jitted(fn, *arguments(RUN_ARGS, values))
+        tier0 = self._tier0
+        if tier0 is not None and tier0.takes(n):
+            tier0.run(values, len(st["A"]), len(inits))
+        else:
+            self._tier0 = None
+            try:
+                self.call_jitted(fn, *arguments(RUN_ARGS, values))
+            except Exception as e:
+                if tier0 is None or not from_numba(e):
+                    raise
+                # the generated code does not compile: tier 0 runs the graph from now on
+                log.warning("compiled backend: %s; tier 0 runs the graph", numba_failure(e))
+                self._tier0 = tier0.for_good()
+                tier0.run(values, len(st["A"]), len(inits))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)

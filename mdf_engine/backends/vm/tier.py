@@ -1,0 +1,146 @@
+"""When tier 0 runs a compiled graph, and how it runs one call of ``run`` on the state.
+
+Policy (see docs/compiled.md, "Tier 0"): a graph whose generated ``run`` has no machine code
+yet (none in this process, none in Numba's cache) starts on tier 0 instead of compiling it,
+if its program translates. Tier 0 keeps running while the updates run on it, this call's
+included, stay within :data:`TIER0_UPDATES` and the instructions of the program times those
+updates within :data:`TIER0_WORK`; the first call beyond that compiles the generated code,
+which carries on from the same state (tier 0 works on the compiled state's own arrays).
+``MDF_ENGINE_TIER0=0`` switches tier 0 off (the generated code is compiled at once).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..compiled.runtime import RUN_ARGS, parameters
+from .expressions import NotTier0
+from .translate import Program, Translator
+
+log = logging.getLogger("mdf_engine")
+
+#: updates a graph runs on tier 0 at most (in all its calls) before its code is compiled
+TIER0_UPDATES = 1000
+#: program rows times updates run on tier 0 at most (a big graph compiles sooner)
+TIER0_WORK = 2_000_000
+
+
+def enabled() -> bool:
+    """Tier 0 is on unless ``MDF_ENGINE_TIER0=0``."""
+    return os.environ.get("MDF_ENGINE_TIER0", "1") not in ("0", "")
+
+
+def has_machine_code(fn: Any) -> bool:
+    """Whether the jitted ``fn`` has machine code already: compiled in this process, or an
+    entry in Numba's cache (its index file exists)."""
+    if getattr(fn, "overloads", None):
+        return True
+    cache = getattr(fn, "_cache", None)
+    index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
+    return bool(index) and os.path.exists(index)
+
+
+class Tier0:
+    """A graph's tier 0 program and what it has run (see the module docstring)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.updates = 0
+        self.active = True
+        #: no limit: the generated code did not compile
+        self.unlimited = False
+
+    @classmethod
+    def make(
+        cls, module: Any, state: Mapping[str, Any], inits: list[Any], sweep: np.ndarray
+    ) -> Tier0 | None:
+        """Tier 0 for the generated ``module`` over the compiled ``state``, or None (with a
+        log line saying why) when its ``run`` does not translate."""
+        names = parameters(RUN_ARGS, len(state["A"]), len(inits))
+        values = _values(state, inits, sweep, np.zeros((0, 0)), 0, 0.0, False, False)
+        shapes = {k: np.shape(v) for k, v in zip(names, values)}
+        try:
+            program = Translator(module, shapes).program()
+        except NotTier0 as e:
+            log.info("compiled backend: tier 0 cannot run this graph (%s); compiling it", e)
+            return None
+        return cls(program)
+
+    def takes(self, n: int) -> bool:
+        """Whether tier 0 runs a call of ``n`` updates (once it declines, it is done)."""
+        if self.unlimited:
+            return True
+        total = self.updates + n
+        rows = self.program.code.shape[0]
+        self.active = self.active and total <= TIER0_UPDATES and rows * total <= TIER0_WORK
+        return self.active
+
+    def for_good(self) -> Tier0:
+        """This tier 0, running every later update too (the generated code failed)."""
+        self.unlimited = True
+        return self
+
+    def run(self, values: Mapping[str, Any], n_arrays: int, n_inits: int) -> None:
+        """One call of ``run`` (``values``: its arguments by name, as the runner passes them
+        to the generated function; the state arrays among them are updated in place)."""
+        prog = self.program
+        H = prog.heap.copy()
+        names = parameters(RUN_ARGS, n_arrays, n_inits)
+        flat = _spread(values)
+        for name, value in zip(names, flat):
+            if name == "logbuf":
+                continue
+            off, shape = prog.args[name]
+            n = int(np.prod(shape)) if shape else 1
+            H[off : off + n] = np.asarray(value, dtype=np.float64).reshape(-1)
+        from .machine import execute
+
+        execute(prog.code, H, values["logbuf"], prog.meta)
+        for name, value in zip(names, flat):
+            if isinstance(value, np.ndarray) and name not in ("logbuf", "P", "rec") and (
+                not name.startswith("I")
+            ):
+                off, shape = prog.args[name]
+                part = H[off : off + value.size].reshape(value.shape)
+                value[...] = part != 0.0 if value.dtype == np.bool_ else part
+        self.updates += int(values["nsteps"])
+
+
+def _spread(values: Mapping[str, Any]) -> list[Any]:
+    from ..compiled.runtime import arguments
+
+    return arguments(RUN_ARGS, values)
+
+
+def _values(
+    state: Mapping[str, Any],
+    inits: list[Any],
+    sweep: np.ndarray,
+    rec: np.ndarray,
+    n: int,
+    dt: float,
+    dt_given: bool,
+    first_without_dt: bool,
+) -> list[Any]:
+    """The arguments of ``run`` in order (for their shapes)."""
+    from ..compiled.runtime import ERR_WIDTH, arguments
+
+    values = {
+        **state,
+        "nsteps": n,
+        "dt": dt,
+        "dt_given": dt_given,
+        "first_without_dt": first_without_dt,
+        "logbuf": np.zeros(1, dtype=np.int64),
+        "logpos": np.zeros(2, dtype=np.int64),
+        "err": np.zeros(ERR_WIDTH, dtype=np.int64),
+        "P": sweep,
+        "rec": rec,
+        "I": inits,
+    }
+    return arguments(RUN_ARGS, values)
