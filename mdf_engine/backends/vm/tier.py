@@ -2,11 +2,19 @@
 
 Policy (see docs/compiled.md, "Tier 0"): a graph whose generated ``run`` has no machine code
 yet (none in this process, none in Numba's cache) starts on tier 0 instead of compiling it,
-if its program translates. Tier 0 keeps running while the updates run on it, this call's
-included, stay within :data:`TIER0_UPDATES` and the instructions of the program times those
-updates within :data:`TIER0_WORK`; the first call beyond that compiles the generated code,
-which carries on from the same state (tier 0 works on the compiled state's own arrays).
-``MDF_ENGINE_TIER0=0`` switches tier 0 off (the generated code is compiled at once).
+if its program translates. Each call of ``run`` (``n`` updates) then goes to
+
+* tier 0 while the updates run on it, this call's included, stay within
+  :data:`TIER0_UPDATES` and the program's length times those updates within
+  :data:`TIER0_WORK`: on the Python machine (:mod:`.pyvm`: no Numba function loaded) when
+  the instructions the call is predicted to execute stay within :data:`PYTHON_WORK` (``n``
+  times the instructions per update so far, or the program's length before the first call),
+  else on the Numba machine (:mod:`.machine`, from Numba's cache);
+* else the generated code, compiled now: it carries on from the same state (tier 0 works on
+  the compiled state's own arrays), and tier 0 is done for this graph.
+
+The choice depends on the call sequence only (never on a clock), so a run repeats itself bit
+for bit. ``MDF_ENGINE_TIER0=0`` switches tier 0 off (the generated code is compiled at once).
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ from .translate import Program, Translator
 
 log = logging.getLogger("mdf_engine")
 
+#: instructions a call may be predicted to execute on the Python machine
+PYTHON_WORK = 200_000
 #: updates a graph runs on tier 0 at most (in all its calls) before its code is compiled
 TIER0_UPDATES = 1000
 #: program rows times updates run on tier 0 at most (a big graph compiles sooner)
@@ -51,6 +61,9 @@ class Tier0:
     def __init__(self, program: Program):
         self.program = program
         self.updates = 0
+        #: instructions the Python machine executed (in ``python_updates`` updates)
+        self.executed = 0
+        self.python_updates = 0
         self.active = True
         #: no limit: the generated code did not compile
         self.unlimited = False
@@ -80,6 +93,12 @@ class Tier0:
         self.active = self.active and total <= TIER0_UPDATES and rows * total <= TIER0_WORK
         return self.active
 
+    def _python(self, n: int) -> bool:
+        """Whether the call goes to the Python machine (see the module docstring)."""
+        rows = self.program.code.shape[0]
+        per_update = self.executed / self.python_updates if self.python_updates else rows
+        return n * per_update <= PYTHON_WORK
+
     def for_good(self) -> Tier0:
         """This tier 0, running every later update too (the generated code failed)."""
         self.unlimited = True
@@ -98,9 +117,16 @@ class Tier0:
             off, shape = prog.args[name]
             n = int(np.prod(shape)) if shape else 1
             H[off : off + n] = np.asarray(value, dtype=np.float64).reshape(-1)
-        from .machine import execute
+        n = int(values["nsteps"])
+        if not self._python(n):
+            from .machine import execute  # (loads it from Numba's cache)
 
-        execute(prog.code, H, values["logbuf"], prog.meta)
+            execute(prog.code, H, values["logbuf"], prog.meta)
+        else:
+            from .pyvm import execute as execute_python
+
+            self.executed += execute_python(prog.code, H, values["logbuf"], prog.meta)
+            self.python_updates += n
         for name, value in zip(names, flat):
             if isinstance(value, np.ndarray) and name not in ("logbuf", "P", "rec") and (
                 not name.startswith("I")
@@ -108,7 +134,7 @@ class Tier0:
                 off, shape = prog.args[name]
                 part = H[off : off + value.size].reshape(value.shape)
                 value[...] = part != 0.0 if value.dtype == np.bool_ else part
-        self.updates += int(values["nsteps"])
+        self.updates += n
 
 
 def _spread(values: Mapping[str, Any]) -> list[Any]:
