@@ -153,6 +153,11 @@ class CompiledGraph:
         return self._state is not None and self._nodes is None
 
     @property
+    def tier0(self) -> Any:
+        """Tier 0 (:mod:`mdf_engine.backends.vm.tier`) while it runs this graph, else None."""
+        return self._tier0
+
+    @property
     def mode(self) -> str:
         """``compiled`` (whole graph), ``node by node`` (graph-scheduler calling jitted node
         functions) or ``interpreted`` (not compiled, or not yet)."""
@@ -348,10 +353,10 @@ class CompiledGraph:
     def _start_tier0(self, initializer: Mapping[str, Any] | None) -> bool:
         """Run the first updates on tier 0 (no code of the graph compiled) when the
         generated ``run`` has no machine code yet (see mdf_engine.backends.vm.tier)."""
-        from ..vm.tier import Tier0, enabled, has_machine_code
+        from ..vm.tier import Tier0, enabled, forced, has_machine_code
 
         fn = self._fn if self.schedule_log > 0 and self._layout.static is None else self._quiet_fn
-        if self.recorded or not enabled() or has_machine_code(fn):
+        if self.recorded or not enabled() or (has_machine_code(fn) and not forced()):
             return False
         module = sys.modules.get(fn.__module__)
         self._tier0 = Tier0.make(

@@ -11,7 +11,6 @@ source when that is straight-line code over operations tier 0 has.
 from __future__ import annotations
 
 import ast
-import struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +106,11 @@ class ExpressionTranslator:
         self.scopes: list[dict[str, Operand]] = []
         self._consts: dict[tuple, Operand] = {}
         self._kernels: dict[str, Any] = {}
+        #: the block being translated (a new number for every statement body), and the
+        #: block where each local was last bound
+        self.block = 0
+        self._blocks = 0
+        self._block_of: dict[str, int] = {}
 
     # -- heap and code ------------------------------------------------------------------------
     def emit(self, op: int, **cols: int) -> int:
@@ -123,10 +127,15 @@ class ExpressionTranslator:
     def local(self, name: str, shape: tuple[int, ...], is_int: bool = False) -> Operand:
         """The local ``name`` (made on its first assignment, of that value's shape)."""
         var = self.locals.get(name)
+        if var is not None and tuple(shape) != var.shape:
+            # Python rebinds the name: fine in the block that defined it (straight-line code,
+            # as Numba types it), not across blocks (a branch would decide the shape)
+            if self._block_of.get(name) != self.block:
+                raise NotTier0(f"local {name} changes shape")
+            var = None
         if var is None:
             var = self.locals[name] = self.temp(shape, is_int)
-        elif (int(np.prod(shape)) if shape else 1) != var.size:
-            raise NotTier0(f"local {name} changes shape")
+            self._block_of[name] = self.block
         else:
             var.is_int = var.is_int and is_int
         return var
@@ -146,13 +155,12 @@ class ExpressionTranslator:
     def copy_into(self, dst: Operand, src: Operand) -> None:
         if src.off == dst.off and src.size == dst.size:
             return
-        if src.size not in (1, dst.size):
-            raise NotTier0(f"a value of shape {src.shape} stored into shape {dst.shape}")
-        self.emit(m.UN, sub=m.U["copy"], d=dst.off, a=src.off, n=dst.size, fl=_fl(src, dst.size))
+        mode = _mode(src, dst.shape)
+        self.emit(m.UN, sub=m.U["copy"], d=dst.off, a=src.off, n=dst.size, fl=mode, e=src.size)
 
     def unary(self, name: str, a: Operand) -> Operand:
         out = self.temp(a.shape, a.is_int and name in ("neg", "abs", "copy"))
-        self.emit(m.UN, sub=m.U[name], d=out.off, a=a.off, n=out.size, fl=_fl(a, out.size))
+        self.emit(m.UN, sub=m.U[name], d=out.off, a=a.off, n=out.size, fl=_mode(a, a.shape))
         return out
 
     def binary(self, name: str, a: Operand, b: Operand, into: Operand | None = None) -> Operand:
@@ -161,13 +169,11 @@ class ExpressionTranslator:
         except ValueError:
             raise NotTier0(f"operands of shapes {a.shape} and {b.shape}") from None
         n = int(np.prod(shape)) if shape else 1
-        if a.size not in (1, n) or b.size not in (1, n):
-            raise NotTier0(f"a broadcast of shapes {a.shape} and {b.shape}")
+        fl = _mode(a, shape) | (_mode(b, shape) << 2)
         out = into if into is not None else self.temp(shape, a.is_int and b.is_int)
         if out.size != n:
             raise NotTier0(f"a value of shape {shape} stored into shape {out.shape}")
-        fl = _fl(a, n) | (_fl(b, n) << 1)
-        self.emit(m.BIN, sub=m.BI[name], d=out.off, a=a.off, b=b.off, n=n, fl=fl)
+        self.emit(m.BIN, sub=m.BI[name], d=out.off, a=a.off, b=b.off, n=n, fl=fl, e=a.size, f=b.size)
         if name in ("div", "pow") or name in m.BINARY[7:]:
             out.is_int = False
         return out
@@ -178,12 +184,13 @@ class ExpressionTranslator:
         if any(x.size not in (1, n) for x in (a, b, c)):
             raise NotTier0("a where() of shapes that broadcast")
         out = self.temp(shape)
-        fl = _fl(a, n) | (_fl(b, n) << 1) | (_fl(c, n) << 2)
+        fl = _mode(a, shape) | (_mode(b, shape) << 2) | (_mode(c, shape) << 4)
         self.emit(m.WHERE, d=out.off, a=a.off, b=b.off, c=c.off, n=n, fl=fl)
         return out
 
-    def dot(self, a: Operand, b: Operand) -> Operand:
-        """``np.dot`` / ``@`` of vectors and matrices."""
+    def dot(self, a: Operand, b: Operand, into: Operand | None = None) -> Operand:
+        """``np.dot`` / ``@`` of vectors and matrices (into ``into``, which must not overlap
+        the operands, as np.dot's ``out``)."""
         if not (1 <= len(a.shape) <= 2 and 1 <= len(b.shape) <= 2):
             raise NotTier0(f"a matrix product of shapes {a.shape} and {b.shape}")
         rows = a.shape[0] if len(a.shape) == 2 else 1
@@ -192,7 +199,11 @@ class ExpressionTranslator:
             raise NotTier0(f"a matrix product of shapes {a.shape} and {b.shape}")
         cols = b.shape[1] if len(b.shape) == 2 else 1
         shape = (a.shape[:1] if len(a.shape) == 2 else ()) + (b.shape[1:] if len(b.shape) == 2 else ())
-        out = self.temp(shape)
+        out = self.temp(shape) if into is None else into
+        if into is not None and (
+            into.size != rows * cols or _overlap(into, a) or _overlap(into, b)
+        ):
+            raise NotTier0("np.dot into an array of another size, or into an operand")
         self.emit(m.DOT, d=out.off, a=a.off, b=b.off, c=rows, e=inner, f=cols)
         return out
 
@@ -436,10 +447,22 @@ class ExpressionTranslator:
             self.scopes.pop()
 
 
-def _fl(x: Operand, n: int) -> int:
-    """The stride bit of operand ``x`` in an instruction over ``n`` elements."""
-    return 1 if (x.size == n and n > 1) else 0
+def _overlap(x: Operand, y: Operand) -> bool:
+    return x.off < y.off + y.size and y.off < x.off + x.size
 
 
-def _bits(v: float) -> bytes:
-    return struct.pack("<d", v)
+def _mode(x: Operand, shape: tuple[int, ...]) -> int:
+    """How an element-wise instruction over ``shape`` reads operand ``x`` (see
+    :mod:`.machine`): 0 one element for all, 1 element by element, 2 repeated (``x``'s shape
+    is the trailing axes of ``shape``)."""
+    n = int(np.prod(shape)) if shape else 1
+    if x.size == 1 or n == 1:
+        return 0
+    if x.size == n:
+        return 1
+    inner = tuple(x.shape)
+    while inner and inner[0] == 1:
+        inner = inner[1:]
+    if inner and tuple(shape[len(shape) - len(inner) :]) == inner:
+        return 2
+    raise NotTier0(f"a broadcast of shape {x.shape} to {shape}")

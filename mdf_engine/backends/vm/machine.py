@@ -13,9 +13,11 @@ so a model runs without any code of its own being compiled. It is slower than th
 code (every instruction is a dispatch), which is why only short runs use it (see
 :mod:`mdf_engine.backends.vm`).
 
-Columns of a row: ``op, sub, d, a, b, c, n, fl, e, f`` (:data:`OP` ...). ``fl`` holds the
-strides: bit 0 for ``a``, bit 1 for ``b``, bit 2 for ``c`` (1: element ``i`` is at ``x + i``,
-0: every element reads ``x``).
+Columns of a row: ``op, sub, d, a, b, c, n, fl, e, f`` (:data:`OP` ...). ``fl`` says how
+each operand of an element-wise instruction is read, two bits each (``a``: bits 0-1, ``b``:
+2-3, ``c``: 4-5): 0 every element reads ``x`` (a scalar), 1 element ``i`` is at ``x + i``,
+2 at ``x + i % size`` (numpy's broadcast of trailing axes; the size is ``e`` for ``a`` and
+``f`` for ``b``).
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ OP, SUB, D, A, B, C, N, FL, E, F = range(WIDTH)
 # -- operations -------------------------------------------------------------------------------
 #: stop
 HALT = 0
-#: ``H[d+i] = unary[sub](H[a+i*sa])``
+#: ``H[d+i] = unary[sub](a[i])`` (operands as ``fl`` says)
 UN = 1
-#: ``H[d+i] = binary[sub](H[a+i*sa], H[b+i*sb])``
+#: ``H[d+i] = binary[sub](a[i], b[i])``
 BIN = 2
-#: ``H[d+i] = H[a+i*sa] if H[c+i*sc] != 0 else H[b+i*sb]``
+#: ``H[d+i] = a[i] if c[i] != 0 else b[i]`` (no trailing-axes broadcast)
 WHERE = 3
 #: jump to row ``d``
 JMP = 4
@@ -46,7 +48,7 @@ JZ = 5
 CHK = 6
 #: ``H[d+t] = H[a + H[b]*e + H[c]*f + t]`` for ``t < n`` (``c < 0``: no second index)
 LDX = 7
-#: ``H[a + H[b]*e + H[c]*f + t] = H[d + t*sa]`` for ``t < n``
+#: ``H[a + H[b]*e + H[c]*f + t] = H[d + t]`` (or ``H[d]`` for all, ``fl`` 0) for ``t < n``
 STX = 8
 #: ``H[d]`` (m x q) = ``H[a]`` (m x k) @ ``H[b]`` (k x q); ``m = c``, ``k = e``, ``q = f``
 DOT = 9
@@ -221,6 +223,16 @@ def _reduce(s, H, a, n):
     return acc
 
 
+@njit(cache=True)
+def _at(mode, i, size):
+    """Where element ``i`` of an operand read in ``mode`` is (see the module docstring)."""
+    if mode == 1:
+        return i
+    if mode == 2:
+        return i % size
+    return 0
+
+
 @njit(cache=True, error_model="numpy")
 def execute(code, H, logbuf, meta):
     """Run ``code`` over the heap ``H`` until its HALT (see the module docstring)."""
@@ -229,15 +241,15 @@ def execute(code, H, logbuf, meta):
         op = code[pc, 0]
         if op == BIN:
             s, d, a, b, n, fl = code[pc, 1], code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 6], code[pc, 7]
-            sa, sb = fl & 1, (fl >> 1) & 1
+            ma, mb, ea, eb = fl & 3, (fl >> 2) & 3, code[pc, 8], code[pc, 9]
             for i in range(n):
-                H[d + i] = _binary(s, H[a + i * sa], H[b + i * sb])
+                H[d + i] = _binary(s, H[a + _at(ma, i, ea)], H[b + _at(mb, i, eb)])
             pc += 1
         elif op == UN:
-            s, d, a, n, fl = code[pc, 1], code[pc, 2], code[pc, 3], code[pc, 6], code[pc, 7]
-            sa = fl & 1
+            s, d, a, n, fl, ea = code[pc, 1], code[pc, 2], code[pc, 3], code[pc, 6], code[pc, 7], code[pc, 8]
+            ma = fl & 3
             for i in range(n):
-                H[d + i] = _unary(s, H[a + i * sa])
+                H[d + i] = _unary(s, H[a + _at(ma, i, ea)])
             pc += 1
         elif op == JZ:
             if H[code[pc, 3]] == 0.0:
@@ -248,9 +260,9 @@ def execute(code, H, logbuf, meta):
             pc = code[pc, 2]
         elif op == WHERE:
             d, a, b, c, n, fl = code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 5], code[pc, 6], code[pc, 7]
-            sa, sb, sc = fl & 1, (fl >> 1) & 1, (fl >> 2) & 1
+            ma, mb, mc = fl & 3, (fl >> 2) & 3, (fl >> 4) & 3
             for i in range(n):
-                H[d + i] = H[a + i * sa] if H[c + i * sc] != 0.0 else H[b + i * sb]
+                H[d + i] = H[a + _at(ma, i, 0)] if H[c + _at(mc, i, 0)] != 0.0 else H[b + _at(mb, i, 0)]
             pc += 1
         elif op == CHK:
             n = code[pc, 6]
@@ -278,9 +290,9 @@ def execute(code, H, logbuf, meta):
                 for t in range(n):
                     H[d + t] = H[at + t]
             else:
-                sa = fl & 1
+                ma = fl & 3
                 for t in range(n):
-                    H[at + t] = H[d + t * sa]
+                    H[at + t] = H[d + _at(ma, t, 0)]
             pc += 1
         elif op == DOT:
             d, a, b, m, k, q = code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 5], code[pc, 8], code[pc, 9]

@@ -58,8 +58,12 @@ _REDUCE = {
 }
 
 
-def _operand(H: np.ndarray, at: int, n: int, strided: int) -> np.ndarray:
-    return H[at : at + n] if strided else H[at : at + 1]
+def _operand(H: np.ndarray, at: int, n: int, mode: int, size: int = 0) -> np.ndarray:
+    if mode == 1:
+        return H[at : at + n]
+    if mode == 2:
+        return np.tile(H[at : at + size], n // size)
+    return H[at : at + 1]
 
 
 def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarray) -> int:
@@ -72,21 +76,21 @@ def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarra
             op, s, d, a, b, c, n, fl, e, f = rows[pc]
             count += 1
             if op == m.BIN:
-                x = _operand(H, a, n, fl & 1)
-                y = _operand(H, b, n, (fl >> 1) & 1)
+                x = _operand(H, a, n, fl & 3, e)
+                y = _operand(H, b, n, (fl >> 2) & 3, f)
                 H[d : d + n] = _BINARY[s](x, y)
                 pc += 1
             elif op == m.UN:
-                H[d : d + n] = _UNARY[s](_operand(H, a, n, fl & 1))
+                H[d : d + n] = _UNARY[s](_operand(H, a, n, fl & 3, e))
                 pc += 1
             elif op == m.JZ:
                 pc = d if H[a] == 0.0 else pc + 1
             elif op == m.JMP:
                 pc = d
             elif op == m.WHERE:
-                x = _operand(H, a, n, fl & 1)
-                y = _operand(H, b, n, (fl >> 1) & 1)
-                cond = _operand(H, c, n, (fl >> 2) & 1)
+                x = _operand(H, a, n, fl & 3)
+                y = _operand(H, b, n, (fl >> 2) & 3)
+                cond = _operand(H, c, n, (fl >> 4) & 3)
                 H[d : d + n] = np.where(cond != 0.0, x, y)
                 pc += 1
             elif op == m.CHK:
@@ -105,7 +109,7 @@ def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarra
                 if op == m.LDX:
                     H[d : d + n] = H[at : at + n]
                 else:
-                    H[at : at + n] = _operand(H, d, n, fl & 1)
+                    H[at : at + n] = _operand(H, d, n, fl & 3)
                 pc += 1
             elif op == m.DOT:
                 rows_, inner, cols = c, e, f

@@ -45,6 +45,12 @@ def enabled() -> bool:
     return os.environ.get("MDF_ENGINE_TIER0", "1") not in ("0", "")
 
 
+def forced() -> bool:
+    """``MDF_ENGINE_TIER0=always``: tier 0 even when the generated code has machine code
+    (tests and benchmarks of tier 0 itself)."""
+    return os.environ.get("MDF_ENGINE_TIER0", "") == "always"
+
+
 def has_machine_code(fn: Any) -> bool:
     """Whether the jitted ``fn`` has machine code already: compiled in this process, or an
     entry in Numba's cache (its index file exists)."""

@@ -78,6 +78,15 @@ class Translator(ExpressionTranslator):
         )
 
     # -- statements -------------------------------------------------------------------------
+    def body(self, stmts: list[ast.stmt]) -> None:
+        """A statement body: a block of its own (see ``local``)."""
+        outer = self.block
+        self._blocks += 1
+        self.block = self._blocks
+        for x in stmts:
+            self.stmt(x)
+        self.block = outer
+
     def stmt(self, s: ast.stmt) -> None:
         kind = type(s).__name__
         handler = getattr(self, "_s_" + kind, None)
@@ -94,6 +103,18 @@ class Translator(ExpressionTranslator):
                 dst = self.expr(call.args[0])
                 self.copy_into(dst, self.expr(call.args[1]))
                 return
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id == "np"
+            and call.func.attr == "dot"
+            and len(call.args) == 3
+            and not call.keywords
+        ):
+            a, b, out = (self.expr(x) for x in call.args)
+            self.dot(a, b, into=out)
+            return
         raise NotTier0("a call as a statement")
 
     def _s_Pass(self, s: ast.Pass) -> None:
@@ -126,13 +147,11 @@ class Translator(ExpressionTranslator):
     def _s_If(self, s: ast.If) -> None:
         test = self.condition(s.test)
         jz = self.emit(m.JZ, a=test.off)
-        for x in s.body:
-            self.stmt(x)
+        self.body(s.body)
         if s.orelse:
             jmp = self.emit(m.JMP)
             self.code[jz][m.D] = len(self.code)
-            for x in s.orelse:
-                self.stmt(x)
+            self.body(s.orelse)
             self.code[jmp][m.D] = len(self.code)
         else:
             self.code[jz][m.D] = len(self.code)
@@ -144,8 +163,7 @@ class Translator(ExpressionTranslator):
         test = self.condition(s.test)
         jz = self.emit(m.JZ, a=test.off)
         self.loops.append(([jz], []))
-        for x in s.body:
-            self.stmt(x)
+        self.body(s.body)
         self.emit(m.JMP, d=top)
         self._close_loop(top)
 
@@ -171,8 +189,7 @@ class Translator(ExpressionTranslator):
         self.binary("lt", var, bound, into=test)
         jz = self.emit(m.JZ, a=test.off)
         self.loops.append(([jz], []))
-        for x in s.body:
-            self.stmt(x)
+        self.body(s.body)
         step = len(self.code)
         self.binary("add", var, self.const(1, True), into=var)
         self.emit(m.JMP, d=top)
