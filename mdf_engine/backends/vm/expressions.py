@@ -412,6 +412,10 @@ class ExpressionTranslator:
                 self.copy_into(Operand(out.off + k * x.size, x.shape), x)
             return out
         args = [self.expr(a) for a in arg_nodes]
+        if name == "where" and len(args) == 3:
+            return self.where(*args)
+        if name in ("ascontiguousarray", "asarray") and len(args) == 1:
+            return args[0]  # (slots are C-contiguous float64 already)
         if name in _NP_UNARY and len(args) == 1:
             return self.unary(_NP_UNARY[name], args[0])
         if name in _NP_BINARY and len(args) == 2:

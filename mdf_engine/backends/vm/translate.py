@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,7 @@ class Translator(ExpressionTranslator):
                 self.params[name] = Operand(self.heap.alloc(int(np.prod(shape))), tuple(shape))
         self.loops: list[tuple[list[int], list[int]]] = []  # (breaks, continues) to patch
         self.returns: list[int] = []
+        self.line = 0  # of the statement being translated (for the log line)
 
     # -- the module -------------------------------------------------------------------------
     def program(self) -> Program:
@@ -62,7 +64,13 @@ class Translator(ExpressionTranslator):
         if run is None:
             raise NotTier0("the generated module has no run function")
         for s in run.body:
-            self.stmt(s)
+            try:
+                self.stmt(s)
+            except NotTier0 as e:
+                if " line " in str(e):
+                    raise
+                name = os.path.basename(path)
+                raise NotTier0(f"{e} at line {self.line} of {name}") from None
         end = len(self.code)
         for k in self.returns:
             self.code[k][m.D] = end
@@ -88,6 +96,7 @@ class Translator(ExpressionTranslator):
         self.block = outer
 
     def stmt(self, s: ast.stmt) -> None:
+        self.line = s.lineno
         kind = type(s).__name__
         handler = getattr(self, "_s_" + kind, None)
         if handler is None:
