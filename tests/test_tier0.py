@@ -136,3 +136,39 @@ def test_tier0_equals_interpreted(writer, model, kind, oracle, monkeypatch, capl
             assert g.keys() == w.keys()
             for port in w:
                 _same(g[port], w[port], f"{what} {port[0]}.{port[1]}")
+
+
+@pytest.mark.parametrize(
+    "path", ["examples/fitzhugh_nagumo.json", "examples/conditions_threshold.json"]
+)
+def test_generated_code_carries_on_from_tier0(path, monkeypatch) -> None:
+    """A short first run on tier 0, then a run beyond its budget: the generated code is
+    compiled and carries on from tier 0's state; every value equals the interpreter's."""
+    want = Simulation(str(ROOT / path), backend="interpreted")
+    monkeypatch.setenv("MDF_ENGINE_TIER0", "always")
+    sim = Simulation(str(ROOT / path), backend="compiled")
+    for steps in (7, tier.TIER0_UPDATES):
+        sim.run(steps=steps, dt=0.01)
+        want.run(steps=steps, dt=0.01)
+        for node, ports in want.outputs.items():
+            for port, value in ports.items():
+                _same(sim.outputs[node][port], value, f"{path} {node}.{port}")
+        assert [sorted(s) for s in sim.runner.time_steps[-20:]] == [
+            sorted(s) for s in want.runner.time_steps[-20:]
+        ]
+        if steps == 7:
+            assert sim.runner.tier0 is not None and sim.runner.tier0.updates == 7
+    assert sim.runner.tier0 is None and sim.runner.is_compiled  # the generated code ran
+
+
+def test_tier0_policy_depends_on_the_calls_only(monkeypatch) -> None:
+    """Which machine runs a call follows from the updates and instructions so far: tier 0
+    hands over to the generated code once its update budget is spent, for good."""
+    prog = tier.Program(np.zeros((10, 10), dtype=np.int64), np.zeros(1), {}, np.zeros(2))
+    t0 = tier.Tier0(prog)
+    assert t0.takes(5) and t0._python(5)
+    t0.updates, t0.python_updates, t0.executed = 5, 5, 5 * 1000
+    assert not t0._python(tier.PYTHON_WORK // 1000 + 1)  # the Numba machine
+    assert t0.takes(tier.TIER0_UPDATES - 5)
+    assert not t0.takes(tier.TIER0_UPDATES - 4)
+    assert not t0.takes(1)  # done: the generated code runs from now on

@@ -20,7 +20,6 @@ line says why: results never change silently.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -107,8 +106,8 @@ class CompiledGraph:
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
         self._clock: Any = None
-        #: tier 0 (mdf_engine.backends.vm) while it runs this graph's first updates, else None
-        self._tier0: Any = None
+        #: tier 0 (:mod:`mdf_engine.backends.vm.tier`) while it runs the first updates
+        self.tier0: Any = None
 
     #: see :class:`mdf_engine.backends.base.Runner`
     finished = False
@@ -151,11 +150,6 @@ class CompiledGraph:
     def is_compiled(self) -> bool:
         """The whole graph, schedule included, runs as one jitted function."""
         return self._state is not None and self._nodes is None
-
-    @property
-    def tier0(self) -> Any:
-        """Tier 0 (:mod:`mdf_engine.backends.vm.tier`) while it runs this graph, else None."""
-        return self._tier0
 
     @property
     def mode(self) -> str:
@@ -301,8 +295,12 @@ class CompiledGraph:
             self._init_key = init_key(initializer)
             if self._nodes is not None:
                 self._jit_node_functions(initializer)
-            elif not self._start_tier0(initializer):
-                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
+            else:
+                from ..vm.tier import start  # (tier 0: no code of the graph compiled)
+
+                self.tier0 = start(self, initializer_args(initializer))
+                if self.tier0 is None:
+                    self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
         except NotCompilable as e:
             self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
         except MDFError:
@@ -349,20 +347,6 @@ class CompiledGraph:
         }
         self._state = self.cold_state()
         self.origin = built.origin
-
-    def _start_tier0(self, initializer: Mapping[str, Any] | None) -> bool:
-        """Run the first updates on tier 0 (no code of the graph compiled) when the
-        generated ``run`` has no machine code yet (see mdf_engine.backends.vm.tier)."""
-        from ..vm.tier import Tier0, enabled, forced, has_machine_code
-
-        fn = self._fn if self.schedule_log > 0 and self._layout.static is None else self._quiet_fn
-        if self.recorded or not enabled() or (has_machine_code(fn) and not forced()):
-            return False
-        module = sys.modules.get(fn.__module__)
-        self._tier0 = Tier0.make(
-            module, self._state, initializer_args(initializer), self.sweep_values
-        )
-        return self._tier0 is not None
 
     def _jit_node_functions(self, initializer: Mapping[str, Any] | None) -> None:
         """Compile (or load) every node function now, on a copy of the state, so that a
@@ -425,20 +409,10 @@ class CompiledGraph:
             "rec": self._no_rec,
             "I": inits,
         }
-        tier0 = self._tier0
-        if tier0 is not None and tier0.takes(n):
-            tier0.run(values, len(st["A"]), len(inits))
+        if self.tier0 is not None:  # (None once the generated code runs)
+            self.tier0 = self.tier0.call(self, fn, values, n)
         else:
-            self._tier0 = None
-            try:
-                self.call_jitted(fn, *arguments(RUN_ARGS, values))
-            except Exception as e:
-                if tier0 is None or not from_numba(e):
-                    raise
-                # the generated code does not compile: tier 0 runs the graph from now on
-                log.warning("compiled backend: %s; tier 0 runs the graph", numba_failure(e))
-                self._tier0 = tier0.for_good()
-                tier0.run(values, len(st["A"]), len(inits))
+            self.call_jitted(fn, *arguments(RUN_ARGS, values))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)

@@ -173,7 +173,9 @@ class ExpressionTranslator:
         out = into if into is not None else self.temp(shape, a.is_int and b.is_int)
         if out.size != n:
             raise NotTier0(f"a value of shape {shape} stored into shape {out.shape}")
-        self.emit(m.BIN, sub=m.BI[name], d=out.off, a=a.off, b=b.off, n=n, fl=fl, e=a.size, f=b.size)
+        self.emit(
+            m.BIN, sub=m.BI[name], d=out.off, a=a.off, b=b.off, n=n, fl=fl, e=a.size, f=b.size
+        )
         if name in ("div", "pow") or name in m.BINARY[7:]:
             out.is_int = False
         return out
@@ -198,7 +200,9 @@ class ExpressionTranslator:
         if b.shape[0] != inner:
             raise NotTier0(f"a matrix product of shapes {a.shape} and {b.shape}")
         cols = b.shape[1] if len(b.shape) == 2 else 1
-        shape = (a.shape[:1] if len(a.shape) == 2 else ()) + (b.shape[1:] if len(b.shape) == 2 else ())
+        shape = (a.shape[:1] if len(a.shape) == 2 else ()) + (
+            b.shape[1:] if len(b.shape) == 2 else ()
+        )
         out = self.temp(shape) if into is None else into
         if into is not None and (
             into.size != rows * cols or _overlap(into, a) or _overlap(into, b)
@@ -355,9 +359,14 @@ class ExpressionTranslator:
         f = node.func
         if node.keywords:
             raise NotTier0("a call with keyword arguments")
-        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in (
-            "np",
-            "math",
+        if (
+            isinstance(f, ast.Attribute)
+            and isinstance(f.value, ast.Name)
+            and f.value.id
+            in (
+                "np",
+                "math",
+            )
         ):
             return self._numpy_call(f.attr, node.args)
         if isinstance(f, ast.Attribute) and f.attr == "reshape" and len(node.args) == 1:

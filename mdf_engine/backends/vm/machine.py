@@ -240,13 +240,27 @@ def execute(code, H, logbuf, meta):
     while True:
         op = code[pc, 0]
         if op == BIN:
-            s, d, a, b, n, fl = code[pc, 1], code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 6], code[pc, 7]
+            s, d, a, b, n, fl = (
+                code[pc, 1],
+                code[pc, 2],
+                code[pc, 3],
+                code[pc, 4],
+                code[pc, 6],
+                code[pc, 7],
+            )
             ma, mb, ea, eb = fl & 3, (fl >> 2) & 3, code[pc, 8], code[pc, 9]
             for i in range(n):
                 H[d + i] = _binary(s, H[a + _at(ma, i, ea)], H[b + _at(mb, i, eb)])
             pc += 1
         elif op == UN:
-            s, d, a, n, fl, ea = code[pc, 1], code[pc, 2], code[pc, 3], code[pc, 6], code[pc, 7], code[pc, 8]
+            s, d, a, n, fl, ea = (
+                code[pc, 1],
+                code[pc, 2],
+                code[pc, 3],
+                code[pc, 6],
+                code[pc, 7],
+                code[pc, 8],
+            )
             ma = fl & 3
             for i in range(n):
                 H[d + i] = _unary(s, H[a + _at(ma, i, ea)])
@@ -259,10 +273,19 @@ def execute(code, H, logbuf, meta):
         elif op == JMP:
             pc = code[pc, 2]
         elif op == WHERE:
-            d, a, b, c, n, fl = code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 5], code[pc, 6], code[pc, 7]
+            d, a, b, c, n, fl = (
+                code[pc, 2],
+                code[pc, 3],
+                code[pc, 4],
+                code[pc, 5],
+                code[pc, 6],
+                code[pc, 7],
+            )
             ma, mb, mc = fl & 3, (fl >> 2) & 3, (fl >> 4) & 3
             for i in range(n):
-                H[d + i] = H[a + _at(ma, i, 0)] if H[c + _at(mc, i, 0)] != 0.0 else H[b + _at(mb, i, 0)]
+                H[d + i] = (
+                    H[a + _at(ma, i, 0)] if H[c + _at(mc, i, 0)] != 0.0 else H[b + _at(mb, i, 0)]
+                )
             pc += 1
         elif op == CHK:
             n = code[pc, 6]
@@ -282,7 +305,14 @@ def execute(code, H, logbuf, meta):
             H[code[pc, 2]] = i
             pc += 1
         elif op == LDX or op == STX:
-            d, a, b, c, n, fl = code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 5], code[pc, 6], code[pc, 7]
+            d, a, b, c, n, fl = (
+                code[pc, 2],
+                code[pc, 3],
+                code[pc, 4],
+                code[pc, 5],
+                code[pc, 6],
+                code[pc, 7],
+            )
             at = a + int(H[b]) * code[pc, 8]
             if c >= 0:
                 at += int(H[c]) * code[pc, 9]
@@ -295,7 +325,14 @@ def execute(code, H, logbuf, meta):
                     H[at + t] = H[d + _at(ma, t, 0)]
             pc += 1
         elif op == DOT:
-            d, a, b, m, k, q = code[pc, 2], code[pc, 3], code[pc, 4], code[pc, 5], code[pc, 8], code[pc, 9]
+            d, a, b, m, k, q = (
+                code[pc, 2],
+                code[pc, 3],
+                code[pc, 4],
+                code[pc, 5],
+                code[pc, 8],
+                code[pc, 9],
+            )
             for i in range(m):
                 for j in range(q):
                     acc = 0.0

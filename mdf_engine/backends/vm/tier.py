@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,6 +60,19 @@ def has_machine_code(fn: Any) -> bool:
     cache = getattr(fn, "_cache", None)
     index = getattr(getattr(cache, "_cache_file", None), "_index_path", None)
     return bool(index) and os.path.exists(index)
+
+
+def start(graph: Any, inits: list[Any]) -> Tier0 | None:
+    """Tier 0 for a compiled ``graph`` (a ``CompiledGraph`` whose generated module is loaded
+    and state set), or None when it does not apply: switched off, a batch (recorded values),
+    the generated ``run`` already has machine code (unless forced), or it does not translate
+    (a log line says why)."""
+    logged = graph.schedule_log > 0 and graph._layout.static is None
+    fn = graph._fn if logged else graph._quiet_fn
+    if graph.recorded or not enabled() or (has_machine_code(fn) and not forced()):
+        return None
+    module = sys.modules.get(fn.__module__)
+    return Tier0.make(module, graph.compiled_state, inits, graph.sweep_values)
 
 
 class Tier0:
@@ -110,6 +124,27 @@ class Tier0:
         self.unlimited = True
         return self
 
+    def call(self, graph: Any, fn: Any, values: Mapping[str, Any], n: int) -> Tier0 | None:
+        """One call of the generated ``fn`` (``values``: its arguments by name) of ``graph``:
+        on tier 0 if it takes ``n`` updates, else ``fn`` itself (compiled now). Returns the
+        tier 0 that runs later calls (None: the generated code does from now on)."""
+        n_arrays, n_inits = len(values["A"]), len(values["I"])
+        if self.takes(n):
+            self.run(values, n_arrays, n_inits)
+            return self
+        try:
+            graph.call_jitted(fn, *_spread(values))
+        except Exception as e:
+            from ..compiled.build import from_numba, numba_failure
+
+            if not from_numba(e):
+                raise
+            # the generated code does not compile: tier 0 runs the graph from now on
+            log.warning("compiled backend: %s; tier 0 runs the graph", numba_failure(e))
+            self.for_good().run(values, n_arrays, n_inits)
+            return self
+        return None
+
     def run(self, values: Mapping[str, Any], n_arrays: int, n_inits: int) -> None:
         """One call of ``run`` (``values``: its arguments by name, as the runner passes them
         to the generated function; the state arrays among them are updated in place)."""
@@ -134,8 +169,10 @@ class Tier0:
             self.executed += execute_python(prog.code, H, values["logbuf"], prog.meta)
             self.python_updates += n
         for name, value in zip(names, flat):
-            if isinstance(value, np.ndarray) and name not in ("logbuf", "P", "rec") and (
-                not name.startswith("I")
+            if (
+                isinstance(value, np.ndarray)
+                and name not in ("logbuf", "P", "rec")
+                and (not name.startswith("I"))
             ):
                 off, shape = prog.args[name]
                 part = H[off : off + value.size].reshape(value.shape)

@@ -251,17 +251,13 @@ def kernel_function(dispatcher: Any) -> tuple[list[str], tuple, ast.expr, list[a
     if not isinstance(fn, ast.FunctionDef) or fn.args.vararg or fn.args.kwonlyargs:
         raise NotTier0(f"kernel {py.__name__} has a signature tier 0 does not take")
     body = [
-        s
-        for s in fn.body
-        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
     ]
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         raise NotTier0(f"kernel {py.__name__} is not straight-line code")
     for s in body[:-1]:
         if not (
-            isinstance(s, ast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name)
+            isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
         ):
             raise NotTier0(f"kernel {py.__name__} is not straight-line code")
     params = [a.arg for a in fn.args.args]
