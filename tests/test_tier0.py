@@ -168,7 +168,8 @@ def test_tier0_policy_depends_on_the_calls_only(monkeypatch) -> None:
     t0 = tier.Tier0(prog)
     assert t0.takes(5) and t0._python(5)
     t0.updates, t0.python_updates, t0.executed = 5, 5, 5 * 1000
-    assert not t0._python(tier.PYTHON_WORK // 1000 + 1)  # the Numba machine
+    assert t0._python(tier.PYTHON_WORK // 1000 - 5)
+    assert not t0._python(tier.PYTHON_WORK // 1000 - 4)  # the Numba machine
     assert t0.takes(tier.TIER0_UPDATES - 5)
     assert not t0.takes(tier.TIER0_UPDATES - 4)
     assert not t0.takes(1)  # done: the generated code runs from now on

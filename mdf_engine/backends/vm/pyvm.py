@@ -66,10 +66,9 @@ def _operand(H: np.ndarray, at: int, n: int, mode: int, size: int = 0) -> np.nda
     return H[at : at + 1]
 
 
-def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarray) -> int:
-    """Run ``code`` over ``H`` as :func:`.machine.execute` does; returns the instructions
-    executed."""
-    rows = code.tolist()
+def execute(rows: list[list[int]], H: np.ndarray, logbuf: np.ndarray, meta: np.ndarray) -> int:
+    """Run a program (its instruction ``rows`` as lists) over ``H`` as
+    :func:`.machine.execute` does; returns the instructions executed."""
     pc, count = 0, 0
     with np.errstate(all="ignore"):
         while True:

@@ -6,10 +6,11 @@ if its program translates. Each call of ``run`` (``n`` updates) then goes to
 
 * tier 0 while the updates run on it, this call's included, stay within
   :data:`TIER0_UPDATES` and the program's length times those updates within
-  :data:`TIER0_WORK`: on the Python machine (:mod:`.pyvm`: no Numba function loaded) when
-  the instructions the call is predicted to execute stay within :data:`PYTHON_WORK` (``n``
-  times the instructions per update so far, or the program's length before the first call),
-  else on the Numba machine (:mod:`.machine`, from Numba's cache);
+  :data:`TIER0_WORK`: on the Python machine (:mod:`.pyvm`: no Numba function loaded) while
+  the instructions it has executed and is predicted to execute in this call stay within
+  :data:`PYTHON_WORK` (the prediction: ``n`` times its instructions per update so far, or
+  the program's length before its first call), else on the Numba machine (:mod:`.machine`,
+  loaded from Numba's cache once: ~0.5 s, Numba's own start in a process);
 * else the generated code, compiled now: it carries on from the same state (tier 0 works on
   the compiled state's own arrays), and tier 0 is done for this graph.
 
@@ -33,8 +34,9 @@ from .translate import Program, Translator
 
 log = logging.getLogger("mdf_engine")
 
-#: instructions a call may be predicted to execute on the Python machine
-PYTHON_WORK = 200_000
+#: instructions the Python machine executes at most for one graph (~0.2-0.4 s; a call per
+#: instruction is 1-3 us there, against a few nanoseconds on the Numba machine)
+PYTHON_WORK = 100_000
 #: updates a graph runs on tier 0 at most (in all its calls) before its code is compiled
 TIER0_UPDATES = 1000
 #: program rows times updates run on tier 0 at most (a big graph compiles sooner)
@@ -81,6 +83,7 @@ class Tier0:
     def __init__(self, program: Program):
         self.program = program
         self.updates = 0
+        self._rows: list[list[int]] | None = None  # the program's rows, for the Python machine
         #: instructions the Python machine executed (in ``python_updates`` updates)
         self.executed = 0
         self.python_updates = 0
@@ -117,7 +120,7 @@ class Tier0:
         """Whether the call goes to the Python machine (see the module docstring)."""
         rows = self.program.code.shape[0]
         per_update = self.executed / self.python_updates if self.python_updates else rows
-        return n * per_update <= PYTHON_WORK
+        return self.executed + n * per_update <= PYTHON_WORK
 
     def for_good(self) -> Tier0:
         """This tier 0, running every later update too (the generated code failed)."""
@@ -166,7 +169,9 @@ class Tier0:
         else:
             from .pyvm import execute as execute_python
 
-            self.executed += execute_python(prog.code, H, values["logbuf"], prog.meta)
+            if self._rows is None:
+                self._rows = prog.code.tolist()
+            self.executed += execute_python(self._rows, H, values["logbuf"], prog.meta)
             self.python_updates += n
         for name, value in zip(names, flat):
             if (
