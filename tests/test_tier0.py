@@ -25,6 +25,7 @@ import mdf_engine
 from mdf_engine import Simulation
 from mdf_engine.backends.compiled import CompiledGraph
 from mdf_engine.backends.vm import tier
+from mdf_engine.backends.vm.translate import Program
 from mdf_engine.errors import MDFError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +165,7 @@ def test_generated_code_carries_on_from_tier0(path, monkeypatch) -> None:
 def test_tier0_policy_depends_on_the_calls_only(monkeypatch) -> None:
     """Which machine runs a call follows from the updates and instructions so far: tier 0
     hands over to the generated code once its update budget is spent, for good."""
-    prog = tier.Program(np.zeros((10, 10), dtype=np.int64), np.zeros(1), {}, np.zeros(2))
+    prog = Program(np.zeros((10, 10), dtype=np.int64), np.zeros(1), {}, np.zeros(2))
     t0 = tier.Tier0(prog)
     assert t0.takes(5) and t0._python(5)
     t0.updates, t0.python_updates, t0.executed = 5, 5, 5 * 1000

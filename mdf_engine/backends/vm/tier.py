@@ -24,13 +24,14 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..compiled.runtime import RUN_ARGS, parameters
-from .expressions import NotTier0
-from .translate import Program, Translator
+
+if TYPE_CHECKING:  # (a cached start imports no more of tier 0 than this module)
+    from .translate import Program
 
 log = logging.getLogger("mdf_engine")
 
@@ -97,10 +98,14 @@ class Tier0:
     ) -> Tier0 | None:
         """Tier 0 for the generated ``module`` over the compiled ``state``, or None (with a
         log line saying why) when its ``run`` does not translate."""
+        from .expressions import NotTier0
+
         names = parameters(RUN_ARGS, len(state["A"]), len(inits))
         values = _values(state, inits, sweep, np.zeros((0, 0)), 0, 0.0, False, False)
         shapes = {k: np.shape(v) for k, v in zip(names, values)}
         try:
+            from .translate import Translator
+
             program = Translator(module, shapes).program()
         except NotTier0 as e:
             log.info("compiled backend: tier 0 cannot run this graph (%s); compiling it", e)
