@@ -1,0 +1,95 @@
+"""Which graphs the compiled ACT-R kernels run: modeci-mdf's ``actr_to_mdf`` layout.
+
+A graph is compiled when, apart from the values of its four model parameters (declarative
+memory ``chunks`` and ``chunk_types``, ``productions``, ``first_goal``) and the two goal-state
+forms below, it equals the graph :func:`mdf_engine.actr.build_model` writes: the same nodes,
+ports, parameters, function calls, edges and conditions, so the kernels compute what the
+interpreter computes node by node. The goal state is either ``actr_to_mdf``'s
+``first_goal if goal_input == {} else change_goal`` or the builder's ``change_goal``; its
+``default_initial_value`` is ``first_goal`` or a goal dict.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from ..model import element_to_dict
+from ..plan import GraphPlan
+from .tables import NotCompilable
+
+#: the goal-state value of actr_to_mdf (reset to the first goal on an empty goal input)
+RESET_FORM = "first_goal if goal_input == {} else change_goal"
+#: the model parameters whose values are data of the tables, not layout
+DATA = (
+    ("declarative_memory", "chunks"),
+    ("declarative_memory", "chunk_types"),
+    ("procedural_memory", "productions"),
+    ("goal_buffer", "first_goal"),
+)
+
+
+@lru_cache(maxsize=1)
+def _reference() -> dict[str, Any]:
+    from .builder import build_model
+
+    model = build_model(
+        "layout",
+        chunks=[{"name": "c", "ISA": "t", "s": "v"}],
+        productions=[{"name": "p", "lhs": {"goal": {"ISA": "t"}}, "rhs": {}}],
+        goal="c",
+    )
+    return _blank(element_to_dict(model.graphs[0]))
+
+
+def _blank(graph: dict[str, Any]) -> dict[str, Any]:
+    """``graph`` without its data values and goal-state form (a copy)."""
+    graph = copy.deepcopy(graph)
+    nodes = graph.get("nodes", {})
+    for node, par in DATA:
+        p = nodes.get(node, {}).get("parameters", {}).get(par)
+        if isinstance(p, dict) and "value" in p:
+            p["value"] = None
+    state = nodes.get("goal_buffer", {}).get("parameters", {}).get("goal_state")
+    if isinstance(state, dict):
+        if state.get("value") in (RESET_FORM, "change_goal"):
+            state["value"] = None
+        if state.get("default_initial_value") == "first_goal" or isinstance(
+            state.get("default_initial_value"), Mapping
+        ):
+            state["default_initial_value"] = None
+    return graph
+
+
+def _ordered(x: Any) -> Any:
+    """``x`` with every dict as its list of items: compared in order (a node's parameters are
+    evaluated in their order)."""
+    if isinstance(x, Mapping):
+        return [(k, _ordered(v)) for k, v in x.items()]
+    if isinstance(x, (list, tuple)):
+        return [_ordered(v) for v in x]
+    return x
+
+
+def check_layout(plan: GraphPlan) -> tuple[bool, Any]:
+    """``(reset_on_empty, initial goal)`` of an ACT-R graph in the compiled layout (the
+    initial goal is ``None`` for ``first_goal``); NotCompilable naming what differs."""
+    if plan.scheduling_mode != "standard" or plan.psyneulink:
+        raise NotCompilable("only standard scheduling of modeci-mdf's ACT-R layout compiles")
+    got = element_to_dict(plan.graph)
+    ref = _reference()
+    blank = _blank(got)
+    if _ordered(blank["nodes"]) != _ordered(ref["nodes"]) or blank != ref:
+        for part in ("edges", "conditions"):
+            if blank.get(part) != ref.get(part):
+                raise NotCompilable(f"its {part} are not those of modeci-mdf's ACT-R layout")
+        nodes, want = blank.get("nodes", {}), ref["nodes"]
+        odd = [
+            n for n in list(want) + list(nodes) if _ordered(nodes.get(n)) != _ordered(want.get(n))
+        ]
+        raise NotCompilable(f"node {odd[0]!r} is not that of modeci-mdf's ACT-R layout")
+    state = got["nodes"]["goal_buffer"]["parameters"]["goal_state"]
+    initial = state["default_initial_value"]
+    return state["value"] == RESET_FORM, (None if initial == "first_goal" else initial)
