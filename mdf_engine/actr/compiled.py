@@ -233,7 +233,8 @@ class CompiledActrGraph:
             try:
                 items.append(t.encode_input(value, port))
             except MDFError as e:
-                raise MDFError(e.message, f"{self.plan.nodes[INPUTS[port]].where}.{e.path}")
+                where = self.plan.nodes[INPUTS[port]].where
+                raise MDFError(e.message, f"{where}.{e.path}") from None
         self._fit()
         t.write(self.state["D"], GOAL_IN, items[0])
         t.write(self.state["D"], DM_IN, items[1])
