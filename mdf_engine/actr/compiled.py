@@ -97,7 +97,7 @@ class CompiledActrGraph:
         self.fallback_reason: str | None = None
         self.tables: Tables | None = None
         self.state: dict[str, np.ndarray] = {}
-        self.evaluations = 0
+        self._evaluations = 0
         self._interp: InterpretedGraph | None = None
         self._unrun = InterpretedGraph(plan)
         self._tried = False
@@ -261,7 +261,7 @@ class CompiledActrGraph:
                 S[K.CHOSEN] = next(i for i, p in enumerate(matched) if p is chosen)
                 resume = 1
         finally:
-            self.evaluations += ran
+            self._evaluations += ran
             self._view = None
 
     def evaluate(
@@ -308,7 +308,14 @@ class CompiledActrGraph:
     def _reader(self) -> Any:
         if not self.is_compiled:
             return self._interp if self._interp is not None else self._unrun
-        return None if self.evaluations else self._unrun
+        return None if self._evaluations else self._unrun
+
+    @property
+    def evaluations(self) -> int:
+        """evaluate() calls (cycles) completed so far."""
+        if not self.is_compiled:
+            return self._interp.evaluations if self._interp is not None else 0
+        return self._evaluations
 
     @property
     def order_of_execution(self) -> list[str]:
