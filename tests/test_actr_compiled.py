@@ -46,9 +46,14 @@ def _same(x: Any, y: Any, what: str) -> None:
         assert type(x) is type(y) and x == y, f"{what}: {y!r} != {x!r}"
 
 
-def _cycles(model: Any, backend: str, n: int) -> tuple[Simulation, list[dict]]:
-    """``n`` cycles of the ACT-R scripts' loop; after each, every value of every node."""
+def _cycles(
+    model: Any, backend: str, n: int, sets: dict | None = None
+) -> tuple[Simulation, list[dict]]:
+    """``n`` cycles of the ACT-R scripts' loop (after ``sim.set(sets)``); after each, every
+    value of every node."""
     sim = Simulation(model, backend=backend)
+    if sets:
+        sim.set(sets)
     goal: Any = {}
     request: Any = {}
     seen = []
@@ -67,9 +72,11 @@ def _cycles(model: Any, backend: str, n: int) -> tuple[Simulation, list[dict]]:
     return sim, seen
 
 
-def _compare(model: Any, n: int = 10, compiled: bool = True) -> Simulation:
-    _, want = _cycles(copy.deepcopy(model), "interpreted", n)
-    sim, got = _cycles(copy.deepcopy(model), "compiled", n)
+def _compare(
+    model: Any, n: int = 10, compiled: bool = True, sets: dict | None = None
+) -> Simulation:
+    _, want = _cycles(copy.deepcopy(model), "interpreted", n, sets)
+    sim, got = _cycles(copy.deepcopy(model), "compiled", n, sets)
     assert isinstance(sim.runner, CompiledActrGraph)
     assert sim.runner.is_compiled == compiled, sim.runner.fallback_reason
     for t, (w, g) in enumerate(zip(want, got)):
@@ -118,6 +125,13 @@ COUNT, ADDITION = _load("count.json"), _load("addition.json")
 )
 def test_cycles_equal_interpreted(model: dict) -> None:
     _compare(model, n=14)
+
+
+def test_set_parameters_equal_interpreted() -> None:
+    """Simulation.set of the first goal and of the goal state's initial value (a dict)."""
+    goal = {"name": "g", "ISA": "count-from", "start": "one", "end": "three", "count": "nil"}
+    _compare(COUNT, n=8, sets={"goal_buffer.first_goal": goal})
+    _compare(COUNT, n=8, sets={"goal_buffer.goal_state": dict(goal, start="two")})
 
 
 def _productions(d: dict) -> list:

@@ -90,16 +90,15 @@ class CompiledActrGraph:
     must_finish = False
 
     def __init__(self, plan: GraphPlan, check_finite: bool = False):
-        from ..interpreter import InterpretedGraph
-
         self.plan = plan
         self.check_finite = check_finite
         self.fallback_reason: str | None = None
         self.tables: Tables | None = None
         self.state: dict[str, np.ndarray] = {}
         self._evaluations = 0
-        self._interp: InterpretedGraph | None = None
-        self._unrun = InterpretedGraph(plan)
+        #: the interpreted graphs: running it (not compiled), and before its first cycle
+        self._interp: Any = None
+        self._unrun_graph: Any = None
         self._tried = False
         self._reset = 0
         self._order: list[str] = []
@@ -304,6 +303,15 @@ class CompiledActrGraph:
         return bool(self.state["S"][K.DONE])
 
     # -- what the graph holds -----------------------------------------------------------------
+    @property
+    def _unrun(self) -> Any:
+        """The graph before its first cycle, as the interpreter holds it."""
+        if self._unrun_graph is None:
+            from ..interpreter import InterpretedGraph
+
+            self._unrun_graph = InterpretedGraph(self.plan)
+        return self._unrun_graph
+
     @property
     def _reader(self) -> Any:
         if not self.is_compiled:

@@ -11,7 +11,6 @@ interpreter computes node by node. The goal state is either ``actr_to_mdf``'s
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -45,8 +44,7 @@ def _reference() -> dict[str, Any]:
 
 
 def _blank(graph: dict[str, Any]) -> dict[str, Any]:
-    """``graph`` without its data values and goal-state form (a copy)."""
-    graph = copy.deepcopy(graph)
+    """``graph`` without its data values and goal-state form (changed in place)."""
     nodes = graph.get("nodes", {})
     for node, par in DATA:
         p = nodes.get(node, {}).get("parameters", {}).get(par)
@@ -79,6 +77,8 @@ def check_layout(plan: GraphPlan) -> tuple[bool, Any]:
     if plan.scheduling_mode != "standard" or plan.psyneulink:
         raise NotCompilable("only standard scheduling of modeci-mdf's ACT-R layout compiles")
     got = element_to_dict(plan.graph)
+    state = got.get("nodes", {}).get("goal_buffer", {}).get("parameters", {}).get("goal_state")
+    form = dict(state) if isinstance(state, dict) else {}
     ref = _reference()
     blank = _blank(got)
     if _ordered(blank["nodes"]) != _ordered(ref["nodes"]) or blank != ref:
@@ -90,6 +90,5 @@ def check_layout(plan: GraphPlan) -> tuple[bool, Any]:
             n for n in list(want) + list(nodes) if _ordered(nodes.get(n)) != _ordered(want.get(n))
         ]
         raise NotCompilable(f"node {odd[0]!r} is not that of modeci-mdf's ACT-R layout")
-    state = got["nodes"]["goal_buffer"]["parameters"]["goal_state"]
-    initial = state["default_initial_value"]
-    return state["value"] == RESET_FORM, (None if initial == "first_goal" else initial)
+    initial = form["default_initial_value"]
+    return form["value"] == RESET_FORM, (None if initial == "first_goal" else initial)
