@@ -18,10 +18,11 @@ schedule and builds its tables: that is inside the run). Four ways:
 * ``actr``: the ``actr`` backend's run to termination over the interpreted graph
   (``Simulation(model, backend="actr").run()``);
 * ``actr kernel``: the same over the compiled graph (``ActrRunner(plan, inner="compiled")``):
-  the feedback loop runs inside the kernel, values decoded once at the end.
+  the feedback loop runs inside the kernel, values decoded once at the end;
+* ``kernel only``: the kernel loop alone (``run_cycles``), the runner's tables built before.
 
 Each round runs every way once, alternating; the medians over rounds are printed (wall and
-process CPU time per run, per cycle, and interp loop / way). The final goals are checked equal
+process CPU time per run, wall time per cycle, and interp loop / way in wall and CPU time). The final goals are checked equal
 first. Nothing is asserted.
 """
 
@@ -80,11 +81,25 @@ def actr_run(plan: Any, inner: str) -> tuple[int, Any]:
     return r.evaluations, r.value("goal_buffer", "goal_output")
 
 
+def kernel_only(plan: Any) -> tuple[float, float, int, Any]:
+    """The kernel loop alone: (wall s, cpu s) of ``run_cycles`` on a runner whose tables
+    were built before, its cycles and final goal."""
+    from mdf_engine.actr.compiled import CompiledActrGraph
+
+    g = CompiledActrGraph(plan)
+    g.prepare(None, None)
+    t, c = time.perf_counter(), time.process_time()
+    assert g.run_cycles(100_000, {}, {})
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
+    return wall, cpu, g.evaluations, g.value("goal_buffer", "goal_output")
+
+
 WAYS = {
     "interp loop": lambda p: script_loop(p, "interpreted"),
     "compiled loop": lambda p: script_loop(p, "compiled"),
     "actr": lambda p: actr_run(p, "interpreted"),
     "actr kernel": lambda p: actr_run(p, "compiled"),
+    "kernel only": lambda p: kernel_only(p)[2:],
 }
 
 
@@ -100,7 +115,7 @@ def main() -> None:
     }
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}")
     print(f"{'model':<12}{'way':<15}{'cycles':>7}{'run ms':>10}{'cpu ms':>10}"
-          f"{'us/cycle':>11}{'interp/way':>12}")  # fmt: skip
+          f"{'us/cycle':>11}{'interp/way':>12}{'(cpu)':>10}")  # fmt: skip
     for name, d in models.items():
         plan = Simulation(mdf_engine.load(copy.deepcopy(d)), backend="interpreted").plan
         results = {w: f(plan) for w, f in WAYS.items()}  # also compiles the kernels
@@ -111,16 +126,22 @@ def main() -> None:
         cpu: dict[str, list[float]] = {w: [] for w in WAYS}
         for _ in range(args.rounds):
             for w, f in WAYS.items():
+                if w == "kernel only":
+                    tw, tc, _, _ = kernel_only(plan)
+                    wall[w].append(tw)
+                    cpu[w].append(tc)
+                    continue
                 t, c = time.perf_counter(), time.process_time()
                 f(plan)
                 wall[w].append(time.perf_counter() - t)
                 cpu[w].append(time.process_time() - c)
         base = statistics.median(wall["interp loop"])
+        base_cpu = statistics.median(cpu["interp loop"])
         for w in WAYS:
             m, mc = statistics.median(wall[w]), statistics.median(cpu[w])
             print(
-                f"{name:<12}{w:<15}{cycles:>7}{1e3 * m:>10.2f}{1e3 * mc:>10.2f}"
-                f"{1e6 * m / cycles:>11.1f}{base / m:>12.1f}"
+                f"{name:<12}{w:<15}{cycles:>7}{1e3 * m:>10.3f}{1e3 * mc:>10.3f}"
+                f"{1e6 * m / cycles:>11.2f}{base / m:>12.1f}{base_cpu / mc:>10.1f}"
             )
 
 

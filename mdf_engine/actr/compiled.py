@@ -8,9 +8,9 @@ initializer, as the ACT-R scripts' loop gives them), and ``value``/``outputs`` g
 Python values (dicts of strings, lists of productions with their ``bindings``, booleans) as the
 interpreter, decoded from the kernels' integer state when they are read.
 
-How: the layout is checked (:mod:`.layout`), one throw-away interpreted cycle gives the schedule
-and the values of the constant parameters, :class:`.tables.Tables` interns the model text into
-integer tables, and :func:`.kernels.cycles` runs retrieval, goal update, pattern matching,
+How: the layout is checked (:mod:`.layout`, which also gives the schedule of a cycle), the
+constant parameters are taken from the plan as the interpreter takes them,
+:class:`.tables.Tables` interns the model text into integer tables, and :func:`.kernels.cycles` runs retrieval, goal update, pattern matching,
 conflict resolution and firing. A graph outside the layout, or whose values the kernels cannot
 read, runs on the interpreted backend, with a log line saying why (``fallback_reason``).
 :meth:`CompiledActrGraph.run_cycles` runs the scripts' feedback loop itself inside the kernel
@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import MDFError
 from ..plan import GraphPlan
 from . import kernels as K
-from .layout import check_layout
+from .layout import DATA, check_layout, cycle_schedule
 from .tables import DM_IN, FIRST_GOAL, GOAL_IN, GOAL_STATE, NotCompilable, Tables
 
 log = logging.getLogger("mdf_engine")
@@ -148,8 +148,8 @@ class CompiledActrGraph:
             self._build()
         except NotCompilable as e:
             self._give_up(f"ACT-R graph not compiled: {e}")
-        except MDFError as e:  # the model fails in the interpreter too: it says so when run
-            self._give_up(f"ACT-R graph not compiled: its first cycle fails ({e})", quiet=True)
+        except MDFError as e:  # the interpreter reports it when it reaches it
+            self._give_up(f"ACT-R graph not compiled: {e}", quiet=True)
 
     def _give_up(self, reason: str, quiet: bool = False) -> None:
         self.fallback_reason = reason
@@ -159,26 +159,24 @@ class CompiledActrGraph:
         )
 
     def _build(self) -> None:
-        from ..interpreter import InterpretedGraph
-
         reset, initial = check_layout(self.plan)
         self._reset = int(reset)
-        warm = InterpretedGraph(self.plan)
-        warm.evaluate(initializer={"goal_input": {}, "dm_input": {}})
-        steps, times = warm.last_update_steps()
-        if sorted(warm.order_of_execution) != sorted(NAMES):
-            raise NotCompilable("a cycle does not run every node once")
-        self._cycle = (steps, times)
-        self._order = list(warm.order_of_execution)
-        for node, names in NAMES.items():
-            for name, what in names.items():
-                if what == "const":
-                    self._const[(node, name)] = warm.value(node, name)
+        steps, times, order = cycle_schedule()
+        self._cycle = ([set(x) for x in steps], list(times))
+        self._order = list(order)
+        for node, par in DATA:  # the values the interpreter holds: the planned constants
+            pp = next(p for p in self.plan.nodes[node].parameters if p.id == par)
+            if pp.value is None or pp.value.expr is not None or pp.conditions:
+                raise NotCompilable(f"{node}.{par} is not a constant")
+            self._const[(node, par)] = pp.value.const
+        pm = self._const[("procedural_memory", "productions")]
+        self._const[("procedural_memory", "pm_output")] = pm
+        self._const[("pattern_matching", "pattern_input_from_pm")] = pm
         first = self._const[("goal_buffer", "first_goal")]
         tables = Tables(
             self._const[("declarative_memory", "chunks")],
             self._const[("declarative_memory", "chunk_types")],
-            self._const[("procedural_memory", "productions")],
+            pm,
             first,
             first if initial is None else initial,
         )

@@ -31,16 +31,35 @@ DATA = (
 
 
 @lru_cache(maxsize=1)
-def _reference() -> dict[str, Any]:
+def _reference_model() -> Any:
     from .builder import build_model
 
-    model = build_model(
+    return build_model(
         "layout",
         chunks=[{"name": "c", "ISA": "t", "s": "v"}],
         productions=[{"name": "p", "lhs": {"goal": {"ISA": "t"}}, "rhs": {}}],
         goal="c",
     )
-    return _blank(element_to_dict(model.graphs[0]))
+
+
+@lru_cache(maxsize=1)
+def _reference() -> dict[str, Any]:
+    return _blank(element_to_dict(_reference_model().graphs[0]))
+
+
+@lru_cache(maxsize=1)
+def cycle_schedule() -> tuple[tuple[frozenset[str], ...], tuple[float, ...], tuple[str, ...]]:
+    """The time steps, their times and the order of execution of one cycle of the layout (the
+    same in every cycle, whatever the values): one cycle of the reference graph run by the
+    interpreted backend, once per process."""
+    from ..interpreter import InterpretedGraph
+    from ..plan import plan_graph
+
+    model = _reference_model()
+    graph = InterpretedGraph(plan_graph(model, model.graphs[0]))
+    graph.evaluate(initializer={"goal_input": {}, "dm_input": {}})
+    steps, times = graph.last_update_steps()
+    return tuple(map(frozenset, steps)), tuple(times), tuple(graph.order_of_execution)
 
 
 def _blank(graph: dict[str, Any]) -> dict[str, Any]:
