@@ -132,8 +132,16 @@ def make_case(number: int, seed: int, files: list[Path], only: tuple[str, ...]) 
     if entry == "import":
         blob, what = make_onnx_case(rng)
         out = rng.choice(["out.json", "out.yaml"])
-        return Case(number, entry, "onnx", what, {"model.onnx": blob}, "model.onnx",
-                    ["import", "model.onnx", out], outputs=(out, "out.weights.npz"))
+        return Case(
+            number,
+            entry,
+            "onnx",
+            what,
+            {"model.onnx": blob},
+            "model.onnx",
+            ["import", "model.onnx", out],
+            outputs=(out, "out.weights.npz"),
+        )
     src = files[rng.randrange(len(files))]
     ext = src.suffix.lower()
     text = src.read_bytes()
@@ -149,8 +157,15 @@ def make_case(number: int, seed: int, files: list[Path], only: tuple[str, ...]) 
             what_parts.append(what)
         blob = _serialize(data, ext, rng)
     model = "model" + ext
-    case = Case(number, entry, str(src.relative_to(ROOT.parent)) if ROOT.parent in src.parents
-                else src.name, "; ".join(what_parts), {model: blob}, model, [])
+    case = Case(
+        number,
+        entry,
+        str(src.relative_to(ROOT.parent)) if ROOT.parent in src.parents else src.name,
+        "; ".join(what_parts),
+        {model: blob},
+        model,
+        [],
+    )
     case.saved[model] = blob
     run_arguments(rng, case, data if isinstance(data, dict) else {})
     return case
@@ -164,13 +179,15 @@ def _yaml(text: bytes) -> Any:
 
 def _serialize(data: Any, ext: str, rng: random.Random) -> bytes:
     if ext == ".json":
-        return json.dumps(data, indent=rng.choice([None, 1]), ensure_ascii=rng.random() < 0.5,
-                          allow_nan=True).encode("utf-8", "surrogatepass")
+        return json.dumps(
+            data, indent=rng.choice([None, 1]), ensure_ascii=rng.random() < 0.5, allow_nan=True
+        ).encode("utf-8", "surrogatepass")
     import yaml
 
     try:
         return yaml.safe_dump(data, allow_unicode=rng.random() < 0.5).encode(
-            "utf-8", "surrogatepass")
+            "utf-8", "surrogatepass"
+        )
     except yaml.YAMLError:
         return json.dumps(data).encode("utf-8", "surrogatepass")
 
@@ -220,8 +237,10 @@ def _api_case(case: Case) -> int:
     a, b = results["interpreted"], results["compiled"]
     if isinstance(a, tuple) or isinstance(b, tuple):
         if isinstance(a, tuple) != isinstance(b, tuple):
-            print(f"mdf: FUZZ-DISAGREE one backend refused: {a if isinstance(a, tuple) else b}",
-                  file=sys.stderr)
+            print(
+                f"mdf: FUZZ-DISAGREE one backend refused: {a if isinstance(a, tuple) else b}",
+                file=sys.stderr,
+            )
             return 3
         return 2
     for node, ports in a.items():
@@ -232,8 +251,10 @@ def _api_case(case: Case) -> int:
             except TypeError:
                 same = str(value) == str(other)
             if not same and not _close(value, other):
-                print(f"mdf: FUZZ-DISAGREE {node!a}.{port!a}: {value!r:.80} vs {other!r:.80}",
-                      file=sys.stderr)
+                print(
+                    f"mdf: FUZZ-DISAGREE {node!a}.{port!a}: {value!r:.80} vs {other!r:.80}",
+                    file=sys.stderr,
+                )
                 return 3
     return 0
 
@@ -242,8 +263,11 @@ def _close(a: Any, b: Any) -> bool:
     import numpy as np
 
     try:
-        return bool(np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-9,
-                                atol=1e-12, equal_nan=True))
+        return bool(
+            np.allclose(
+                np.asarray(a, float), np.asarray(b, float), rtol=1e-9, atol=1e-12, equal_nan=True
+            )
+        )
     except (TypeError, ValueError):
         return False
 
@@ -262,8 +286,9 @@ def _compat_case(case: Case) -> int:
     return 0
 
 
-def run_case(case: Case, root: Path, *, timeout: float, mem_mb: int, subprocess_mode: bool,
-             cache: Path) -> Outcome:
+def run_case(
+    case: Case, root: Path, *, timeout: float, mem_mb: int, subprocess_mode: bool, cache: Path
+) -> Outcome:
     """Run ``case`` in a fresh sandbox under ``root``; check what it did."""
     box = Path(tempfile.mkdtemp(prefix=f"case{case.number}_", dir=root))
     work = box / "work"
@@ -284,8 +309,14 @@ def run_case(case: Case, root: Path, *, timeout: float, mem_mb: int, subprocess_
             (work / name).write_bytes(blob)
     before_root = set(os.listdir(root.parent))
     before = _snapshot(work)
-    env = {**os.environ, "HOME": str(home), "MDF_ENGINE_CACHE": str(cache),
-           "NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "MDF_ENGINE_CACHE": str(cache),
+        "NUMBA_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg",
+    }
     t0 = time.monotonic()
     rc, cpu, rss = _spawn(case, work, logs, env, timeout, mem_mb, subprocess_mode)
     seconds = time.monotonic() - t0
@@ -313,8 +344,15 @@ def _spawn(case, work, logs, env, timeout, mem_mb, subprocess_mode):
         with open(logs / "out", "wb") as fo, open(logs / "err", "wb") as fe:
             cmd = [sys.executable, "-m", "mdf_engine.cli", *case.args]
             env = {**env, "PYTHONPATH": str(ROOT)}
-            p = subprocess.Popen(cmd, cwd=work, env=env, stdout=fo, stderr=fe,
-                                 stdin=subprocess.DEVNULL, preexec_fn=limits)
+            p = subprocess.Popen(
+                cmd,
+                cwd=work,
+                env=env,
+                stdout=fo,
+                stderr=fe,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=limits,
+            )
             return _wait(p.pid, timeout)
     pid = os.fork()
     if pid == 0:  # the child
@@ -377,17 +415,18 @@ def _check(case, rc, out, err, work, box, before, cache) -> list[str]:
     if failed and lines and not lines[-1].startswith("mdf"):
         problems.append(f"stderr line does not start with 'mdf': {lines[-1][:200]}")
     for name, text in (("stdout", out), ("stderr", err)):
-        bad = {c for c in text if (unicodedata.category(c) == "Cc" and c not in "\n\t")
-               or c in _BAD_CHARS}
+        bad = {
+            c
+            for c in text
+            if (unicodedata.category(c) == "Cc" and c not in "\n\t") or c in _BAD_CHARS
+        }
         if bad:
             problems.append(f"raw control characters on {name}: {sorted(map(repr, bad))}")
     after = _snapshot(work)
     allowed = set(case.files) | set(case.saved) | set(case.outputs)
     for name in sorted(set(after) - set(before)):
         top = name.split(os.sep)[0]
-        if top not in allowed and not top.startswith(".mdf") and not _inside_saved_dir(
-            name, case
-        ):
+        if top not in allowed and not top.startswith(".mdf") and not _inside_saved_dir(name, case):
             problems.append(f"an unexpected file was written: {name!a}")
         if MARK in name:
             problems.append(f"a marker file was written: {name!a}")
@@ -418,7 +457,7 @@ def _saved_intact(work: Path, name: str, blob: bytes | None, rc, case: Case) -> 
     if blob is None:
         return [] if p.is_dir() else [f"the user's folder {name!a} is gone"]
     if isinstance(blob, bytes) and blob.startswith(b"->"):
-        target = (work / blob[2:].decode())
+        target = work / blob[2:].decode()
         saved = case.saved.get(target.name)
         if isinstance(saved, bytes) and target.exists() and target.read_bytes() != saved:
             return [f"a symlink's target {target.name!a} was overwritten"]
@@ -435,10 +474,20 @@ def _saved_intact(work: Path, name: str, blob: bytes | None, rc, case: Case) -> 
 # ---------------------------------------------------------------- driver
 
 
-def fuzz(seed: int, cases: int, *, only: tuple[str, ...] = ENTRY_POINTS, timeout: float = 60,
-         mem_mb: int = 4096, max_rss: float = 2048, slow: float = 20,
-         subprocess_mode: bool = False, keep: Path | None = None, start: int = 0,
-         report: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+def fuzz(
+    seed: int,
+    cases: int,
+    *,
+    only: tuple[str, ...] = ENTRY_POINTS,
+    timeout: float = 60,
+    mem_mb: int = 4096,
+    max_rss: float = 2048,
+    slow: float = 20,
+    subprocess_mode: bool = False,
+    keep: Path | None = None,
+    start: int = 0,
+    report: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
     """Run cases ``start .. start+cases-1`` of ``seed``; return the outcomes with problems."""
     import mdf_engine.cli  # noqa: F401 - imported once, before forking
 
@@ -451,8 +500,14 @@ def fuzz(seed: int, cases: int, *, only: tuple[str, ...] = ENTRY_POINTS, timeout
     try:
         for n in range(start, start + cases):
             case = make_case(n, seed, files, only)
-            o = run_case(case, root / "sandbox", timeout=timeout, mem_mb=mem_mb,
-                         subprocess_mode=subprocess_mode, cache=cache)
+            o = run_case(
+                case,
+                root / "sandbox",
+                timeout=timeout,
+                mem_mb=mem_mb,
+                subprocess_mode=subprocess_mode,
+                cache=cache,
+            )
             if o.rss_mb > max_rss:
                 o.problems.append(f"used {o.rss_mb:.0f} MB")
             if o.rc == 2 and o.cpu > slow and case.entry not in ("run-compiled", "api"):
@@ -483,9 +538,11 @@ def _keep(folder: Path, seed: int, o: Outcome) -> None:
 
 def describe(o: Outcome) -> str:
     c = o.case
-    return (f"case {c.number} [{c.entry}] {c.source} | {c.what[:160]!a} | args {c.args!a:.160} "
-            f"| rc={o.rc} {o.seconds:.1f}s cpu={o.cpu:.1f}s rss={o.rss_mb:.0f}MB | "
-            f"{'; '.join(o.problems)[:400]} | {o.stderr.strip()[-300:]!a}")
+    return (
+        f"case {c.number} [{c.entry}] {c.source} | {c.what[:160]!a} | args {c.args!a:.160} "
+        f"| rc={o.rc} {o.seconds:.1f}s cpu={o.cpu:.1f}s rss={o.rss_mb:.0f}MB | "
+        f"{'; '.join(o.problems)[:400]} | {o.stderr.strip()[-300:]!a}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -510,9 +567,19 @@ def main(argv: list[str] | None = None) -> int:
             print("ok", describe(o), flush=True)
 
     t0 = time.monotonic()
-    found = fuzz(a.seed, a.cases, only=tuple(a.only.split(",")), timeout=a.timeout,
-                 mem_mb=a.mem, max_rss=a.max_rss, slow=a.slow, subprocess_mode=a.subprocess,
-                 keep=a.keep, start=a.start, report=report)
+    found = fuzz(
+        a.seed,
+        a.cases,
+        only=tuple(a.only.split(",")),
+        timeout=a.timeout,
+        mem_mb=a.mem,
+        max_rss=a.max_rss,
+        slow=a.slow,
+        subprocess_mode=a.subprocess,
+        keep=a.keep,
+        start=a.start,
+        report=report,
+    )
     print(f"{a.cases} cases, {len(found)} findings, {time.monotonic() - t0:.0f} s")
     return 1 if found else 0
 

@@ -115,8 +115,21 @@ EXPRESSIONS = [
     "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
 ]
 
-NUMBERS = [float("nan"), float("inf"), float("-inf"), 1e308, -0.0, 2**63, -(2**63) - 1,
-           10**30, -1, 0, 5e-324, True, 10**4000]
+NUMBERS = [
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    1e308,
+    -0.0,
+    2**63,
+    -(2**63) - 1,
+    10**30,
+    -1,
+    0,
+    5e-324,
+    True,
+    10**4000,
+]
 WRONG = [[], {}, None, "x", 1, True, [[1]], {"a": {}}, [None], [{}], "", 1.5, [[[]]]]
 SHAPES = [[10**12], [-1], [0], [10**6, 10**6], [], [1] * 70, "3", [1.5], [None]]
 
@@ -197,8 +210,22 @@ def mutate_tree(rng: random.Random, data: Any) -> tuple[Any, str]:
     """One mutation of parsed model data; returns (new data, what was done)."""
     data = copy.deepcopy(data)
     items = _walk(data)
-    kind = rng.choice(["text", "key", "expr", "expr", "number", "type", "delete", "structure",
-                       "structure", "shape", "giant", "rename"])
+    kind = rng.choice(
+        [
+            "text",
+            "key",
+            "expr",
+            "expr",
+            "number",
+            "type",
+            "delete",
+            "structure",
+            "structure",
+            "shape",
+            "giant",
+            "rename",
+        ]
+    )
     if kind == "structure" and _graphs(data):
         return _structure(rng, data)
     strings = [(p, v) for p, v in items if isinstance(v, str)]
@@ -242,18 +269,25 @@ def mutate_tree(rng: random.Random, data: Any) -> tuple[Any, str]:
         dicts = [(p, v) for p, v in items if isinstance(v, dict)]
         p, d = rng.choice(dicts)
         field = rng.choice(["shape", "default_value", "default_initial_value", "value", "type"])
-        new = rng.choice(SHAPES) if field == "shape" else rng.choice(
-            [[[0.0] * 50] * 50, "np.zeros(" + repr(rng.choice(SHAPES)) + ")", [1e309, -1e309]])
+        new = (
+            rng.choice(SHAPES)
+            if field == "shape"
+            else rng.choice(
+                [[[0.0] * 50] * 50, "np.zeros(" + repr(rng.choice(SHAPES)) + ")", [1e309, -1e309]]
+            )
+        )
         d[field] = new
         return data, f"shape {_p(p)}.{field} = {new!r:.60}"
     # giant
-    new = rng.choice([
-        "x" * 2_000_000,
-        list(range(200_000)),
-        _deep([], 60),
-        _deep({}, 63),
-        {f"k{i}": i for i in range(50_000)},
-    ])
+    new = rng.choice(
+        [
+            "x" * 2_000_000,
+            list(range(200_000)),
+            _deep([], 60),
+            _deep({}, 63),
+            {f"k{i}": i for i in range(50_000)},
+        ]
+    )
     return _set(data, path, new), f"giant at {_p(path)} ({type(new).__name__})"
 
 
@@ -275,8 +309,9 @@ def _structure(rng: random.Random, data: Any) -> tuple[Any, str]:
     nid, node = rng.choice(nodes)
     outs = _ports(node, "output_ports") or ["out"]
     ins = _ports(node, "input_ports") or ["in"]
-    what = rng.choice(["self_loop", "missing_port", "missing_node", "condition", "twin",
-                       "cycle", "termination"])
+    what = rng.choice(
+        ["self_loop", "missing_port", "missing_node", "condition", "twin", "cycle", "termination"]
+    )
     edge = {"sender": nid, "receiver": nid, "sender_port": outs[0], "receiver_port": ins[0]}
     if what == "missing_port":
         edge["receiver_port"] = hostile_text(rng, "nope")
@@ -286,16 +321,23 @@ def _structure(rng: random.Random, data: Any) -> tuple[Any, str]:
         other, onode = rng.choice(nodes)
         edge["receiver"] = other
         edge["receiver_port"] = (_ports(onode, "input_ports") or ["in"])[0]
-        back = {"sender": other, "receiver": nid, "receiver_port": ins[0],
-                "sender_port": (_ports(onode, "output_ports") or ["out"])[0]}
+        back = {
+            "sender": other,
+            "receiver": nid,
+            "receiver_port": ins[0],
+            "sender_port": (_ports(onode, "output_ports") or ["out"])[0],
+        }
         _add_edge(g, back, "back_" + MARK)
     if what in ("self_loop", "missing_port", "missing_node", "cycle"):
         _add_edge(g, edge, "e_" + MARK)
         return data, f"structure {what} at {nid!a}"
     if what == "twin":
         # a copy of a node whose id differs only by a hostile character
-        twin = hostile_text(rng, nid) if rng.random() < 0.5 else nid + rng.choice(
-            ["_", ".", " ", "\n", "é", "0", "__", "-"])
+        twin = (
+            hostile_text(rng, nid)
+            if rng.random() < 0.5
+            else nid + rng.choice(["_", ".", " ", "\n", "é", "0", "__", "-"])
+        )
         copy_ = copy.deepcopy(node)
         if isinstance(g["nodes"], dict):
             g["nodes"][twin] = copy_
@@ -307,28 +349,46 @@ def _structure(rng: random.Random, data: Any) -> tuple[Any, str]:
     if not isinstance(conds, dict):
         return data, "structure: conditions not a dict"
     if what == "termination":
-        conds["termination"] = {"environment_state_update": rng.choice([
-            {"type": "AfterNCalls", "kwargs": {"dependency": nid, "n": 10**18}},
-            {"type": "Never"},
-            {"type": "AfterPass", "kwargs": {"n": rng.choice([10**12, -5, 1.5, "3", None])}},
-            {"type": "Threshold", "kwargs": {"dependency": nid, "parameter": MARK,
-                                             "threshold": float("nan"),
-                                             "comparator": rng.choice(["<", "nope", "__eq__"])}},
-        ])}
+        conds["termination"] = {
+            "environment_state_update": rng.choice(
+                [
+                    {"type": "AfterNCalls", "kwargs": {"dependency": nid, "n": 10**18}},
+                    {"type": "Never"},
+                    {
+                        "type": "AfterPass",
+                        "kwargs": {"n": rng.choice([10**12, -5, 1.5, "3", None])},
+                    },
+                    {
+                        "type": "Threshold",
+                        "kwargs": {
+                            "dependency": nid,
+                            "parameter": MARK,
+                            "threshold": float("nan"),
+                            "comparator": rng.choice(["<", "nope", "__eq__"]),
+                        },
+                    },
+                ]
+            )
+        }
         return data, f"structure termination {conds['termination']!a:.100}"
     node_conds = conds.setdefault("node_specific", {})
     if not isinstance(node_conds, dict):
         return data, "structure: node_specific not a dict"
     target = rng.choice([nid, hostile_text(rng, "ghost")])
-    node_conds[target] = rng.choice([
-        {"type": "EveryNCalls", "kwargs": {"dependency": hostile_text(rng, "ghost"), "n": 1}},
-        {"type": "EveryNCalls", "kwargs": {"dependency": nid, "n": rng.choice([0, -1, 10**20])}},
-        {"type": hostile_text(rng, "All"), "kwargs": {}},
-        {"type": "All", "kwargs": {"dependencies": [{"type": "All", "kwargs": {}}] * 3}},
-        {"type": "Any", "kwargs": {"dependencies": _deep_cond(40)}},
-        {"type": "TimeInterval", "kwargs": {"start": 1e309, "repeat": -1}},
-        {"type": "WhenFinished", "kwargs": {"dependency": nid}},
-    ])
+    node_conds[target] = rng.choice(
+        [
+            {"type": "EveryNCalls", "kwargs": {"dependency": hostile_text(rng, "ghost"), "n": 1}},
+            {
+                "type": "EveryNCalls",
+                "kwargs": {"dependency": nid, "n": rng.choice([0, -1, 10**20])},
+            },
+            {"type": hostile_text(rng, "All"), "kwargs": {}},
+            {"type": "All", "kwargs": {"dependencies": [{"type": "All", "kwargs": {}}] * 3}},
+            {"type": "Any", "kwargs": {"dependencies": _deep_cond(40)}},
+            {"type": "TimeInterval", "kwargs": {"start": 1e309, "repeat": -1}},
+            {"type": "WhenFinished", "kwargs": {"dependency": nid}},
+        ]
+    )
     return data, f"structure condition for {target[:40]!a}: {node_conds[target]!a:.100}"
 
 
@@ -355,10 +415,28 @@ def _add_edge(g: dict, edge: dict, eid: str) -> None:
 def byte_mutation(rng: random.Random, data: Any, ext: str) -> tuple[bytes, str, str]:
     """A mutation of the file's bytes: (bytes, extension, what was done)."""
     text = json.dumps(data)
-    kind = rng.choice(["bom", "utf16", "bad_utf8", "truncate", "empty", "scalar", "deep",
-                       "nan_tokens", "duplicate_key", "huge_int", "yaml_bomb", "yaml_python",
-                       "yaml_types", "yaml_keys", "crlf", "wrong_ext", "deep_yaml",
-                       "nul_bytes"])
+    kind = rng.choice(
+        [
+            "bom",
+            "utf16",
+            "bad_utf8",
+            "truncate",
+            "empty",
+            "scalar",
+            "deep",
+            "nan_tokens",
+            "duplicate_key",
+            "huge_int",
+            "yaml_bomb",
+            "yaml_python",
+            "yaml_types",
+            "yaml_keys",
+            "crlf",
+            "wrong_ext",
+            "deep_yaml",
+            "nul_bytes",
+        ]
+    )
     if kind == "bom":
         return b"\xef\xbb\xbf" + text.encode(), ".json", kind
     if kind == "utf16":
@@ -366,17 +444,35 @@ def byte_mutation(rng: random.Random, data: Any, ext: str) -> tuple[bytes, str, 
     if kind == "bad_utf8":
         i = rng.randrange(len(text) + 1)
         b = text.encode()
-        return b[:i] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf"]) + b[i:], \
-            ".json", kind
+        return (
+            b[:i] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf"]) + b[i:],
+            ".json",
+            kind,
+        )
     if kind == "truncate":
         return text.encode()[: rng.randrange(len(text) + 1)], ".json", kind
     if kind == "empty":
         return rng.choice([b"", b" \n", b"\n\n"]), rng.choice([".json", ".yaml"]), kind
     if kind == "scalar":
-        return rng.choice([b"null", b"[]", b"1", b'"x"', b"{}", b"true", b"[{}]",
-                           b'{"m": null}', b'{"m": {"graphs": {}}}',
-                           b'{"m": {"graphs": []}}', b'{"m": {"graphs": {"g": {}}}}']), \
-            ".json", kind
+        return (
+            rng.choice(
+                [
+                    b"null",
+                    b"[]",
+                    b"1",
+                    b'"x"',
+                    b"{}",
+                    b"true",
+                    b"[{}]",
+                    b'{"m": null}',
+                    b'{"m": {"graphs": {}}}',
+                    b'{"m": {"graphs": []}}',
+                    b'{"m": {"graphs": {"g": {}}}}',
+                ]
+            ),
+            ".json",
+            kind,
+        )
     if kind == "deep":
         n = rng.choice([100_000, 1000, 65])
         opener, closer = rng.choice([("[", "]"), ('{"a":', "}")])
@@ -391,28 +487,47 @@ def byte_mutation(rng: random.Random, data: Any, ext: str) -> tuple[bytes, str, 
         i = text.find("{", 1)
         if i < 0:
             return text.encode(), ".json", "duplicate_key (none)"
-        return (text[: i + 1] + '"nodes": {}, ' + text[i + 1:]).encode(), ".json", kind
+        return (text[: i + 1] + '"nodes": {}, ' + text[i + 1 :]).encode(), ".json", kind
     if kind == "huge_int":
         return text.replace("1", "1" + "0" * 5000, 1).encode(), ".json", kind
     if kind == "yaml_bomb":
         bomb = "\n".join(
             ["a: &a [x, x, x, x, x, x, x, x, x]"]
-            + [f"{chr(97 + i)}: &{chr(97 + i)} [" + ", ".join([f"*{chr(96 + i)}"] * 9) + "]"
-               for i in range(1, 10)]
+            + [
+                f"{chr(97 + i)}: &{chr(97 + i)} [" + ", ".join([f"*{chr(96 + i)}"] * 9) + "]"
+                for i in range(1, 10)
+            ]
         )
         return bomb.encode(), ".yaml", kind
     if kind == "yaml_python":
-        tag = rng.choice([
-            "!!python/object/apply:os.system ['touch fuzzmark']",
-            "!!python/name:os.system",
-            "!!python/object/new:subprocess.Popen [['touch', 'fuzzmark']]",
-            "!!python/module:os",
-        ])
+        tag = rng.choice(
+            [
+                "!!python/object/apply:os.system ['touch fuzzmark']",
+                "!!python/name:os.system",
+                "!!python/object/new:subprocess.Popen [['touch', 'fuzzmark']]",
+                "!!python/module:os",
+            ]
+        )
         return f"m:\n  graphs:\n    g:\n      nodes: {tag}\n".encode(), ".yaml", kind
     if kind == "yaml_types":
-        v = rng.choice(["2001-12-14", "!!binary aGVsbG8=", "!!set {a, b}", "0x1F", "0o17",
-                        "1_000", ".nan", "-.inf", "~", "yes", "2001-12-14t21:59:43.10-05:00",
-                        "!!float '1e400'", "!!str", "!!omap [a: 1]"])
+        v = rng.choice(
+            [
+                "2001-12-14",
+                "!!binary aGVsbG8=",
+                "!!set {a, b}",
+                "0x1F",
+                "0o17",
+                "1_000",
+                ".nan",
+                "-.inf",
+                "~",
+                "yes",
+                "2001-12-14t21:59:43.10-05:00",
+                "!!float '1e400'",
+                "!!str",
+                "!!omap [a: 1]",
+            ]
+        )
         data2 = copy.deepcopy(data)
         leaves = [(p, x) for p, x in _walk(data2) if p and not isinstance(x, (dict, list))]
         if not leaves:
@@ -424,10 +539,17 @@ def byte_mutation(rng: random.Random, data: Any, ext: str) -> tuple[bytes, str, 
         t = yaml.safe_dump(data2).replace("'@@MARK@@'", v).replace("'@@MARK@@", v)
         return t.encode(), ".yaml", f"yaml value {v} at {_p(path)}"
     if kind == "yaml_keys":
-        k = rng.choice(["1", "null", "true", "1.5", "2001-12-14", "[1, 2]", "{a: 1}", "? [x]",
-                        "<<"])
-        return (f"m:\n  graphs:\n    g:\n      nodes:\n        {k}:\n          "
-                f"parameters: {{p: {{value: 1}}}}\n").encode(), ".yaml", f"yaml key {k}"
+        k = rng.choice(
+            ["1", "null", "true", "1.5", "2001-12-14", "[1, 2]", "{a: 1}", "? [x]", "<<"]
+        )
+        return (
+            (
+                f"m:\n  graphs:\n    g:\n      nodes:\n        {k}:\n          "
+                f"parameters: {{p: {{value: 1}}}}\n"
+            ).encode(),
+            ".yaml",
+            f"yaml key {k}",
+        )
     if kind == "crlf":
         return json.dumps(data, indent=1).replace("\n", "\r\n").encode(), ".json", kind
     if kind == "nul_bytes":
@@ -476,8 +598,17 @@ def run_arguments(rng: random.Random, case: Any, data: dict) -> None:
         return
     if e == "sweep":
         p = _first_param(data) or ("A", "p")
-        case.args = ["sweep", m, "--set", f"{p[0]}.{p[1]}=0:1:3", "--record", _first_port(data),
-                     "--backend", "interpreted", *steps]
+        case.args = [
+            "sweep",
+            m,
+            "--set",
+            f"{p[0]}.{p[1]}=0:1:3",
+            "--record",
+            _first_port(data),
+            "--backend",
+            "interpreted",
+            *steps,
+        ]
         return
     if e in ("api", "compat"):
         return
@@ -487,25 +618,58 @@ def run_arguments(rng: random.Random, case: Any, data: dict) -> None:
     if extra < 0.45:
         args += steps
     elif extra < 0.55:
-        args += rng.choice([
-            ["--steps", rng.choice(["10000000000", "-1", "0", "1e3", "nan", "9" * 30])],
-            ["--duration", rng.choice(["1e300", "nan", "inf", "-1", "1"]), "--dt",
-             rng.choice(["1e-300", "0", "-1", "nan", "5e-324", "0.1"])],
-            ["--steps", "2", "--dt", rng.choice(["inf", "nan", "1e309", "-0"])],
-            ["--steps", "2", "--seed", rng.choice(["-1", "99999999999999999999999", "x"])],
-        ])
+        args += rng.choice(
+            [
+                ["--steps", rng.choice(["10000000000", "-1", "0", "1e3", "nan", "9" * 30])],
+                [
+                    "--duration",
+                    rng.choice(["1e300", "nan", "inf", "-1", "1"]),
+                    "--dt",
+                    rng.choice(["1e-300", "0", "-1", "nan", "5e-324", "0.1"]),
+                ],
+                ["--steps", "2", "--dt", rng.choice(["inf", "nan", "1e309", "-0"])],
+                ["--steps", "2", "--seed", rng.choice(["-1", "99999999999999999999999", "x"])],
+            ]
+        )
     elif extra < 0.7:
         p = _first_param(data) or ("A", "p")
-        value = rng.choice(["1e309", "nan", "-inf", "[" * 100_000, "[1, [2]]", "{}", "\"x\"",
-                            "__import__('os').system('touch fuzzmark')", "np.ones(10**10)",
-                            "[" + ",".join(["1"] * 100) + "]", "null", "1" * 5000, "", "=",
-                            "[[1e308, -1e308]]", "true"])
-        target = rng.choice([f"{p[0]}.{p[1]}", hostile_text(rng, "A") + ".p",
-                             f"{p[0]}.{hostile_text(rng, 'p')}", "", ".", "A..p", p[0]])
+        value = rng.choice(
+            [
+                "1e309",
+                "nan",
+                "-inf",
+                "[" * 100_000,
+                "[1, [2]]",
+                "{}",
+                '"x"',
+                "__import__('os').system('touch fuzzmark')",
+                "np.ones(10**10)",
+                "[" + ",".join(["1"] * 100) + "]",
+                "null",
+                "1" * 5000,
+                "",
+                "=",
+                "[[1e308, -1e308]]",
+                "true",
+            ]
+        )
+        target = rng.choice(
+            [
+                f"{p[0]}.{p[1]}",
+                hostile_text(rng, "A") + ".p",
+                f"{p[0]}.{hostile_text(rng, 'p')}",
+                "",
+                ".",
+                "A..p",
+                p[0],
+            ]
+        )
         args += steps + ["--set", f"{target}={value}"]
     elif extra < 0.8:
-        args += steps + ["--record", rng.choice([_first_port(data), hostile_text(rng, "A.o"),
-                                                 "*", ".", "", "A." * 1000])]
+        args += steps + [
+            "--record",
+            rng.choice([_first_port(data), hostile_text(rng, "A.o"), "*", ".", "", "A." * 1000]),
+        ]
     else:
         args += steps + _output_args(rng, case)
     case.args = args
@@ -513,8 +677,9 @@ def run_arguments(rng: random.Random, case: Any, data: dict) -> None:
 
 def _output_args(rng: random.Random, case: Any) -> list[str]:
     """``-o``/``--plot`` at existing files, folders, symlinks and the model itself."""
-    kind = rng.choice(["file", "dir", "symlink", "model", "dangling", "nested", "plot_model",
-                       "escape", "sidecar"])
+    kind = rng.choice(
+        ["file", "dir", "symlink", "model", "dangling", "nested", "plot_model", "escape", "sidecar"]
+    )
     ext = rng.choice([".csv", ".json", ".npz"])
     if kind == "file":
         name = "saved" + ext
@@ -555,17 +720,34 @@ def _output_args(rng: random.Random, case: Any) -> list[str]:
 
 def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
     """A small hostile ONNX file: (bytes, what it holds)."""
-    try:
-        import onnx
-        from onnx import TensorProto, helper
-    except ImportError:
-        return b"not onnx", "no onnx installed"
-    kind = rng.choice(["huge_dim", "external", "nested", "names", "bad_raw", "cycle",
-                       "unknown_op", "garbage", "huge_initializer", "string_tensor",
-                       "negative_dim", "deep_nested", "missing_input"])
+    from onnx import TensorProto, helper
+
+    kind = rng.choice(
+        [
+            "huge_dim",
+            "external",
+            "nested",
+            "names",
+            "bad_raw",
+            "cycle",
+            "unknown_op",
+            "garbage",
+            "huge_initializer",
+            "string_tensor",
+            "negative_dim",
+            "deep_nested",
+            "missing_input",
+        ]
+    )
     if kind == "garbage":
-        return rng.choice([b"", b"\x00" * 100, b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
-                           bytes(rng.randrange(256) for _ in range(300))]), kind
+        return rng.choice(
+            [
+                b"",
+                b"\x00" * 100,
+                b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\x7f",
+                bytes(rng.randrange(256) for _ in range(300)),
+            ]
+        ), kind
     name = hostile_text(rng, "x") if kind == "names" else "x"
     dim = {"huge_dim": 10**12, "negative_dim": -5}.get(kind, 3)
     x = helper.make_tensor_value_info(name, TensorProto.FLOAT, [dim, 2])
@@ -576,9 +758,15 @@ def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
         t = helper.make_tensor("w", TensorProto.FLOAT, [2], [0.0, 0.0])
         t.ClearField("float_data")
         t.data_location = TensorProto.EXTERNAL
-        for k, v in (("location", rng.choice(["../../etc/passwd", "/etc/passwd",
-                                               f"../{MARK}", "/dev/zero", "x\x00y"])),
-                     ("length", str(rng.choice([8, 10**12])))):
+        for k, v in (
+            (
+                "location",
+                rng.choice(
+                    ["../../etc/passwd", "/etc/passwd", f"../{MARK}", "/dev/zero", "x\x00y"]
+                ),
+            ),
+            ("length", str(rng.choice([8, 10**12]))),
+        ):
             e = t.external_data.add()
             e.key, e.value = k, v
         inits.append(t)
@@ -598,24 +786,36 @@ def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
     if kind == "cycle":
         nodes = [helper.make_node("Relu", ["z"], ["y"]), helper.make_node("Relu", ["y"], ["z"])]
     if kind == "unknown_op":
-        nodes = [helper.make_node(hostile_text(rng, "Op"), [name], ["y"],
-                                  domain=rng.choice(["", "evil", hostile_text(rng, "d")]))]
+        nodes = [
+            helper.make_node(
+                hostile_text(rng, "Op"),
+                [name],
+                ["y"],
+                domain=rng.choice(["", "evil", hostile_text(rng, "d")]),
+            )
+        ]
     if kind == "missing_input":
         nodes = [helper.make_node("Add", [name, "nope"], ["y"])]
     if kind in ("nested", "deep_nested"):
         depth = 3 if kind == "nested" else 200
         body: Any = None
         for _ in range(depth):
-            inner_nodes = [helper.make_node("Identity", ["c"], ["o"])] if body is None else [
-                helper.make_node("If", ["c"], ["o"], then_branch=body, else_branch=body)]
-            body = helper.make_graph(inner_nodes, "b", [],
-                                     [helper.make_tensor_value_info("o", TensorProto.BOOL, [])])
+            inner_nodes = (
+                [helper.make_node("Identity", ["c"], ["o"])]
+                if body is None
+                else [helper.make_node("If", ["c"], ["o"], then_branch=body, else_branch=body)]
+            )
+            body = helper.make_graph(
+                inner_nodes, "b", [], [helper.make_tensor_value_info("o", TensorProto.BOOL, [])]
+            )
         c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
         nodes = [helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)]
         graph = helper.make_graph(nodes, hostile_text(rng, "g"), [c], [y])
         return helper.make_model(graph).SerializeToString(), kind
-    graph = helper.make_graph(nodes, hostile_text(rng, "g") if rng.random() < 0.5 else "g",
-                              [x], [y], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(
-        "", rng.choice([13, 13, 1, 10**6]))])
+    graph = helper.make_graph(
+        nodes, hostile_text(rng, "g") if rng.random() < 0.5 else "g", [x], [y], inits
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", rng.choice([13, 13, 1, 10**6]))]
+    )
     return model.SerializeToString(), kind
