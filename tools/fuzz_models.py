@@ -215,7 +215,10 @@ def _child_main(case: Case) -> int:
     from mdf_engine import cli
 
     try:
-        return cli.main(case.args)
+        rc = cli.main(case.args)
+        if case.entry == "import" and rc == 0:  # and what was imported runs
+            rc = cli.main(["run", case.args[2], "--steps", "2"])
+        return rc
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else 2
 

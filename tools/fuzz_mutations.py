@@ -718,6 +718,11 @@ def _output_args(rng: random.Random, case: Any) -> list[str]:
 # ---------------------------------------------------------------- ONNX
 
 
+def _pb_text(rng: random.Random, base: str) -> str:
+    """A hostile text protobuf can hold (no lone surrogates)."""
+    return hostile_text(rng, base).replace("\ud800", "\ufffd")
+
+
 def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
     """A small hostile ONNX file: (bytes, what it holds)."""
     from onnx import TensorProto, helper
@@ -748,11 +753,11 @@ def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
                 bytes(rng.randrange(256) for _ in range(300)),
             ]
         ), kind
-    name = hostile_text(rng, "x") if kind == "names" else "x"
+    name = _pb_text(rng, "x") if kind == "names" else "x"
     dim = {"huge_dim": 10**12, "negative_dim": -5}.get(kind, 3)
     x = helper.make_tensor_value_info(name, TensorProto.FLOAT, [dim, 2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
-    nodes = [helper.make_node("Relu", [name], ["y"], name=hostile_text(rng, "n"))]
+    nodes = [helper.make_node("Relu", [name], ["y"], name=_pb_text(rng, "n"))]
     inits = []
     if kind == "external":
         t = helper.make_tensor("w", TensorProto.FLOAT, [2], [0.0, 0.0])
@@ -772,11 +777,12 @@ def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
         inits.append(t)
         nodes = [helper.make_node("Add", [name, "w"], ["y"])]
     if kind == "huge_initializer":
-        t = helper.make_tensor("w", TensorProto.FLOAT, [10**6, 10**6], [1.0])
+        t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[10**6, 10**6])
+        t.float_data.append(1.0)
         inits.append(t)
         nodes = [helper.make_node("Add", [name, "w"], ["y"])]
     if kind == "bad_raw":
-        t = helper.make_tensor("w", TensorProto.FLOAT, [5, 2], b"\x00" * 7, raw=True)
+        t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[5, 2], raw_data=b"\0" * 7)
         inits.append(t)
         nodes = [helper.make_node("Add", [name, "w"], ["y"])]
     if kind == "string_tensor":
@@ -788,32 +794,34 @@ def make_onnx_case(rng: random.Random) -> tuple[bytes, str]:
     if kind == "unknown_op":
         nodes = [
             helper.make_node(
-                hostile_text(rng, "Op"),
+                _pb_text(rng, "Op"),
                 [name],
                 ["y"],
-                domain=rng.choice(["", "evil", hostile_text(rng, "d")]),
+                domain=rng.choice(["", "evil", _pb_text(rng, "d")]),
             )
         ]
     if kind == "missing_input":
         nodes = [helper.make_node("Add", [name, "nope"], ["y"])]
     if kind in ("nested", "deep_nested"):
-        depth = 3 if kind == "nested" else 200
+        depth = 3 if kind == "nested" else 30
+        out = [helper.make_tensor_value_info("o", TensorProto.BOOL, [])]
+        leaf = helper.make_graph([helper.make_node("Identity", ["c"], ["o"])], "leaf", [], out)
         body: Any = None
-        for _ in range(depth):
+        for _ in range(depth):  # nested in one branch: the other is a leaf (else 2**depth)
             inner_nodes = (
                 [helper.make_node("Identity", ["c"], ["o"])]
                 if body is None
-                else [helper.make_node("If", ["c"], ["o"], then_branch=body, else_branch=body)]
+                else [helper.make_node("If", ["c"], ["o"], then_branch=body, else_branch=leaf)]
             )
             body = helper.make_graph(
                 inner_nodes, "b", [], [helper.make_tensor_value_info("o", TensorProto.BOOL, [])]
             )
         c = helper.make_tensor_value_info("c", TensorProto.BOOL, [])
-        nodes = [helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=body)]
-        graph = helper.make_graph(nodes, hostile_text(rng, "g"), [c], [y])
+        nodes = [helper.make_node("If", ["c"], ["y"], then_branch=body, else_branch=leaf)]
+        graph = helper.make_graph(nodes, _pb_text(rng, "g"), [c], [y])
         return helper.make_model(graph).SerializeToString(), kind
     graph = helper.make_graph(
-        nodes, hostile_text(rng, "g") if rng.random() < 0.5 else "g", [x], [y], inits
+        nodes, _pb_text(rng, "g") if rng.random() < 0.5 else "g", [x], [y], inits
     )
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", rng.choice([13, 13, 1, 10**6]))]

@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     with _logging(args.verbose, args.quiet) as held:
         rc = guarded(args.func, args, held)
         if held is not None and rc in (0, 130):
-            held.release()
+            held.print_held()
         elif held is not None:  # a failure is one line (mdf validate's too)
             held.drop()
         return rc

@@ -129,7 +129,7 @@ def guarded(
         return _fail(str(name_file(e, model)), held)
     except KeyboardInterrupt:
         if held is not None:
-            held.release()
+            held.print_held()
         print("mdf: interrupted", file=sys.stderr)
         return 130
     except ModuleNotFoundError as e:  # an optional extra that is not installed

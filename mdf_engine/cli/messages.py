@@ -37,7 +37,7 @@ class HeldLines(logging.Handler):
         else:
             print(line, file=sys.stderr)
 
-    def release(self) -> None:
+    def print_held(self) -> None:
         """Print the held lines (the command succeeded)."""
         for line in self.lines:
             print(line, file=sys.stderr)
