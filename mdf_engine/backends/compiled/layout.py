@@ -31,6 +31,9 @@ class Storage(Enum):
     #: a tuple of slots whose items differ in shape (``T<k>`` is never emitted: its items are
     #: read by constant indices)
     TUPLE = "T"
+    #: no value at all: a parameter declared without one (an ONNX optional input exported as
+    #: omitted, ``"sequence_lens": {}``), read as ``None`` (a kernel's omitted input)
+    NONE = "None"
 
 
 class Role(Enum):
@@ -102,7 +105,10 @@ class Slot:
     @property
     def var(self) -> str:
         """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
-        items are read by constant indices, see ``ValueEmitter.value``)."""
+        items are read by constant indices, see ``ValueEmitter.value``; a ``NONE`` slot's
+        is ``None`` itself)."""
+        if self.kind is Storage.NONE:
+            return "None"
         return self.kind.value + str(self.index)
 
 
@@ -144,6 +150,8 @@ def read_slot(state: dict[str, Any], slot: Slot) -> Any:
     copy of an array, a list or tuple of items)."""
     if slot.kind is Storage.SCALAR:
         return np.float64(state["S"][slot.index])
+    if slot.kind is Storage.NONE:
+        return None
     if slot.kind is Storage.TUPLE:
         items = [read_slot(state, p) for p in slot.parts]
     elif slot.seq:

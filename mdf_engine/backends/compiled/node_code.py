@@ -67,7 +67,9 @@ class NodeCodeEmitter:
             out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.spec.check_finite:
             checked = [
-                ("parameter", pp.id, self.slots[value_key(nid, pp.id)]) for pp in np_.parameters
+                ("parameter", pp.id, self.slots[value_key(nid, pp.id)])
+                for pp in np_.parameters
+                if self.slots[value_key(nid, pp.id)].kind is not Storage.NONE
             ]
             checked += [("output port", o, self.slots[output_key(nid, o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
@@ -142,6 +144,8 @@ class NodeCodeEmitter:
     ) -> list[str]:
         """Code evaluating a parameter (value, function, Euler step, conditions) into its slot."""
         slot = self.slots[value_key(nid, pp.id)]
+        if slot.kind is Storage.NONE:  # read as None wherever it is named
+            return []
         out: list[str] = []
         node = self.plan.nodes[nid]
         tmp = f"p_{i}_{node.parameters.index(pp)}"
