@@ -41,10 +41,6 @@ STEPS = 12
 NOT_COMPILED: dict[str, str] = {
     "actr_importer/addition.json": "ACT-R values are chunks and productions",
     "actr_importer/count.json": "ACT-R values are chunks and productions",
-    "psyneulink/v0.15.3.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
-    "psyneulink/v0.21.0.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
     "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
     "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
