@@ -41,8 +41,6 @@ STEPS = 12
 NOT_COMPILED: dict[str, str] = {
     "actr_importer/addition.json": "ACT-R values are chunks and productions",
     "actr_importer/count.json": "ACT-R values are chunks and productions",
-    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
-    "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
     "backend computes in float64",
     "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "

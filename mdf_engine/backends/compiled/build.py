@@ -200,6 +200,8 @@ def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float 
                 later = None  # report it at its step): keep the kinds of the first
             if later is not None and _sizes(later) == _sizes(warm):
                 warm = later
+            elif later is not None:  # values grow in the first steps: their settled shapes
+                warm = _settled(spec, initializer, dt, warm.evaluations + 1) or warm
     except MDFError as e:
         raise WarmupStopped(f"the warm-up run stopped: {e}") from None
     if len(warm.ever_ran) < len(spec.node_ids):
@@ -241,14 +243,39 @@ def generate(
     return built
 
 
-def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
-    """The number of elements of every value a warmed-up interpreter holds (per item for a
-    list or tuple)."""
+def _settled(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None, start: int
+) -> Any:
+    """An interpreter run from ``start`` steps on until no value changed its shape in a step
+    (a NeuroML network whose values broadcast to the shape of a projection's weights over
+    its first steps; the generator holds such a value in its settled shape from the start,
+    see :mod:`.broadcast`); None when the shapes do not settle within the warm-up's steps or
+    a step fails."""
+    from ...interpreter import InterpretedGraph
+
+    warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
+    before = None
+    try:
+        while warm.evaluations < MAX_WARMUP_STEPS:
+            inc = None if (warm.evaluations == 0 or dt is None) else dt
+            warm.evaluate(time_increment=inc, initializer=initializer)
+            shapes = _sizes(warm, np.shape)
+            if warm.evaluations > start and shapes == before:
+                return warm
+            before = shapes
+    except MDFError:
+        return None
+    return None
+
+
+def _sizes(warm: Any, measure: Callable[[Any], Any] = np.size) -> dict[tuple[str, str], Any]:
+    """The number of elements (or another ``measure``) of every value a warmed-up
+    interpreter holds (per item for a list or tuple)."""
 
     def size(v: Any) -> Any:
         if isinstance(v, (list, tuple)):
             return tuple(size(x) for x in v)
-        return np.size(v) if v is not None else None
+        return measure(v) if v is not None else None
 
     out: dict[tuple[str, str], Any] = {}
     for nid, st in warm.states.items():

@@ -38,7 +38,8 @@ class NodeCodeEmitter:
             out.append(f"{ind}if {flag} != 0.0:")
             out.append(self.assign(slot, pend.var, ind + "    "))
             out.append(f"{ind}else:")
-            out.append(self.assign(slot, self.consts.const(self.fallback(ip, slot)), ind + "    "))
+            default = self.fallback(ip, slot, nid)
+            out.append(self.assign(slot, self.consts.const(default), ind + "    "))
             out.append(f"{ind}{flag} = 0.0")
             names[ip.id] = slot.var
         for pp in np_.parameters:
@@ -80,9 +81,10 @@ class NodeCodeEmitter:
         out.append(f"{ind}q_ev{i} = True")
         return out
 
-    def fallback(self, ip: Any, slot: Slot) -> Any:
+    def fallback(self, ip: Any, slot: Slot, nid: str) -> Any:
         """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
-        slot is its one element; a scalar read by an array slot fills the shape)."""
+        slot is its one element; a scalar read by an array slot fills the shape; a smaller
+        array read by a larger one is broadcast to it, see :mod:`.broadcast`)."""
         fb = np.asarray(ip.fallback(), dtype=float)
         if slot.kind is Storage.SCALAR:
             if fb.size != 1:
@@ -96,6 +98,9 @@ class NodeCodeEmitter:
             return np.full(slot.shape, fb.reshape(()).item())
         if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
             return fb.reshape(slot.shape)
+        grown = self.grown_default(nid, ip.id, fb, slot)
+        if grown is not None:
+            return grown
         raise NotCompilable(
             f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
         )
@@ -130,13 +135,15 @@ class NodeCodeEmitter:
         if (nid, pp.id) in self.swept:
             expr = f"P[{self.swept[(nid, pp.id)]}]"
         elif pp.stateful:
-            expr = self.value(pp.initial, names) if pp.initial is not None else "0.0"
+            expr = "0.0"
+            if pp.initial is not None:
+                expr = self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
         else:
             own = {**names, pp.id: "0.0"}
             lines = self.seq_assign(slot, pp.value, own, ind + "    ")
             if lines is not None:
                 return [f"{ind}if {flag} != 0.0:", *lines]
-            expr = self.value(pp.value, own)
+            expr = self.grown(nid, pp.id, pp.value, slot, self.value(pp.value, own), own=True)
         return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
 
     def parameter(
@@ -201,7 +208,11 @@ class NodeCodeEmitter:
             out.append(f"{ind}if has_dt:")
             out.append(f"{ind}    {tmp} = {slot.var} + ({self.value(pp.derivative, names)}) * dt")
             out.append(f"{ind}else:")
-            first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
+            first = (
+                f"P[{swept}]"
+                if swept is not None
+                else self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
+            )
             out.append(f"{ind}    {tmp} = {first}")
         elif pp.conditions:
             # set only by its conditions: the previous value, 0 before the first evaluation
