@@ -51,12 +51,14 @@ NOT_COMPILED: dict[str, str] = {
     "compiled backend computes in float64",
     "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
     "compiled backend computes in float64",
-    "pytorch_to_mdf/gru_last_step.json": "graphs.RecurrentGraph.nodes.GRU_82_83.parameters._11 "
-    "holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/lstm_last_step.json": "graphs.RecurrentGraph.nodes.LSTM_93_94_95.parameters."
-    "_11 holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/rnn_last_step.json": "graphs.RecurrentGraph.nodes.RNN_30_31.parameters._9 "
-    "holds a NoneType, not a number or numeric array",
+    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
+    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
+    "pytorch_to_mdf/gru_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/rnn_last_step.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
+    "compiled backend computes in float64",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason

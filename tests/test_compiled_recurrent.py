@@ -1,7 +1,9 @@
 """The recurrent ONNX operators on the compiled backend (issue 22, goal 2): an omitted optional
 input written as a parameter with nothing in it (``"sequence_lens": {}``, as pytorch_to_mdf
 exports it) is ``None`` in the compiled code, and RNN, GRU and LSTM run as Numba kernels in
-the compiled loop, their several outputs kept as a tuple.
+the compiled loop, their several outputs kept as a tuple. An ``activations`` attribute given
+as a sibling parameter holding a list of strings (pytorch_to_mdf's RNN) is a constant of the
+code, and the call goes through the Python kernel (the Numba one has the default activations).
 
 Oracle: onnxruntime running the same one-node ONNX model (the same weights, the omitted inputs
 left empty); the compiled run must also equal the interpreted one bit for bit.
@@ -40,6 +42,8 @@ def _case(op: str, direction: str, seed: int) -> tuple[dict, dict, list[str]]:
     attrs = {"hidden_size": H, "direction": direction}
     if op == "GRU":
         attrs["linear_before_reset"] = 1
+    if op == "RNN":
+        attrs["activations"] = ["Relu"]
     names = ["X", "W", "R", "B", "", "initial_h"] + (["", ""] if op == "LSTM" else [])
     return arrays, attrs, names
 
@@ -49,7 +53,9 @@ def _mdf(op: str, arrays: dict, attrs: dict, names: list[str]) -> dict:
     inputs = {"GRU": 6, "RNN": 6, "LSTM": 8}[op]
     schema = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"][:inputs]
     params = {k: {"value": v.tolist()} for k, v in arrays.items()}
-    args = {"X": "x", **attrs}
+    args = {"X": "x", **{k: v for k, v in attrs.items() if k != "activations"}}
+    if "activations" in attrs:  # as pytorch_to_mdf writes it: a sibling parameter
+        params["activations"] = {"value": attrs["activations"]}
     for name, given in zip(schema[1:], names[1:]):
         if not given:
             params["_" + name] = {}

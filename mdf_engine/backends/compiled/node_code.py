@@ -43,7 +43,7 @@ class NodeCodeEmitter:
             out.append(f"{ind}{flag} = 0.0")
             names[ip.id] = slot.var
         for pp in np_.parameters:
-            names[pp.id] = self.slots[value_key(nid, pp.id)].var
+            names[pp.id] = self.text_source(self.slots[value_key(nid, pp.id)])
         for pp in np_.parameters:
             out += self.first_value(nid, pp, names, ind)
         for k, (fid, cp) in enumerate(np_.functions):
@@ -70,7 +70,7 @@ class NodeCodeEmitter:
             checked = [
                 ("parameter", pp.id, self.slots[value_key(nid, pp.id)])
                 for pp in np_.parameters
-                if self.slots[value_key(nid, pp.id)].kind is not Storage.NONE
+                if self.slots[value_key(nid, pp.id)].kind not in (Storage.NONE, Storage.TEXT)
             ]
             checked += [("output port", o, self.slots[output_key(nid, o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
@@ -105,6 +105,15 @@ class NodeCodeEmitter:
             f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
         )
 
+    def text_source(self, slot: Slot) -> str:
+        """How code names a slot's value: its variable, or for a ``TEXT`` slot its constant
+        (a string's table entry, a tuple of them for a list)."""
+        if slot.kind is not Storage.TEXT:
+            return slot.var
+        if isinstance(slot.text, str):
+            return self.consts.table.text(slot.text)
+        return "(" + "".join(f"{self.consts.table.text(t)}, " for t in slot.text) + ")"
+
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
         """Code delivering ``val`` to an input port (its pending value, combined by the port's
         reduce)."""
@@ -128,9 +137,9 @@ class NodeCodeEmitter:
         """Code giving a never-evaluated parameter its first current value (the reference's
         get_current_value): the initial value of a stateful one (or 0), else its value with
         its own name read as 0."""
-        if pp.value is None and pp.initial is None:
-            return []
         slot = self.slots[value_key(nid, pp.id)]
+        if (pp.value is None and pp.initial is None) or slot.kind is Storage.TEXT:
+            return []
         flag = self.slots[SlotKey(nid, Role.UNSET, pp.id)].var
         if (nid, pp.id) in self.swept:
             expr = f"P[{self.swept[(nid, pp.id)]}]"
@@ -151,7 +160,7 @@ class NodeCodeEmitter:
     ) -> list[str]:
         """Code evaluating a parameter (value, function, Euler step, conditions) into its slot."""
         slot = self.slots[value_key(nid, pp.id)]
-        if slot.kind is Storage.NONE:  # read as None wherever it is named
+        if slot.kind in (Storage.NONE, Storage.TEXT):  # (named by its constant, see text_source)
             return []
         out: list[str] = []
         node = self.plan.nodes[nid]
