@@ -111,8 +111,12 @@ def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float
     return keys, values
 
 
-def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What, besides the graph, changes the generated code."""
+def options(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None = None
+) -> dict[str, Any]:
+    """What, besides the graph, changes the generated code (whether a time step is given
+    too: without one the warm-up makes no Euler step, and a value that grows by
+    broadcasting in its steps keeps its first shape)."""
     kinds = []
     for k in sorted(initializer or {}):
         storage, shape = kind_of(initializer[k], f"initializer '{k}'")
@@ -123,6 +127,7 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
         "swept": list(spec.swept),
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
+        "dt_given": dt is not None,
     }
 
 
@@ -156,7 +161,7 @@ def build(
     after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
     (raising NotCompilable) runs before generating only: a record is written only for a graph
     that passed it, and its key covers everything the check reads."""
-    key = graph_key(spec.plan, options(spec, initializer))
+    key = graph_key(spec.plan, options(spec, initializer, dt))
     found = cache_load(cache_dir(), key)
     if found is None:
         if check is not None:
