@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from oracle import CORPUS, rel, reference_run, version, write_oracle
+from oracle import CORPUS, reference_run, rel, version, write_oracle
 
 OUT = CORPUS / "modeci_examples"
 REPO = "ModECI/MDF"
