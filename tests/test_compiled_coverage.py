@@ -47,12 +47,12 @@ NOT_COMPILED: dict[str, str] = {
     "(RuntimeError: ",
     # PsyNeuLink's DriftDiffusionIntegrator clips with Python's max()/min() of two arrays,
     # whose result takes the shape of the larger one (Numba has no max of arrays)
-    "psyneulink/v0.21.0.0/tests_ddi.json": "Numba could not compile the model (TypingError: "
-    "Failed in nopython mode pipeline (step: nopython frontend))",
-    "psyneulink/v0.21.0.0/tests_ddi_after10.json": "Numba could not compile the model "
-    "(TypingError: Failed in nopython mode pipeline (step: nopython frontend))",
-    "psyneulink/v0.21.0.0/tests_ddi_threshold.json": "Numba could not compile the model "
-    "(TypingError: Failed in nopython mode pipeline (step: nopython frontend))",
+    **{
+        f"psyneulink/{v}/tests_{ddi}.json": "Numba could not compile the model (TypingError: "
+        "Failed in nopython mode pipeline (step: nopython frontend))"
+        for v in ("v0.15.3.0", "v0.21.0.0")
+        for ddi in ("ddi", "ddi_after10", "ddi_threshold")
+    },
     "psyneulink/v0.21.0.0/tests_model_integrators_edges.json": "Numba could not compile the "
     "model (RuntimeError: ",
     # the combination of two ports, ``[port_a, port_b]``: a list of arrays
