@@ -234,7 +234,7 @@ def _at(mode, i, size):
 
 
 @njit(cache=True, error_model="numpy")
-def execute(code, H, logbuf, meta):
+def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarray) -> None:
     """Run ``code`` over the heap ``H`` until its HALT (see the module docstring)."""
     pc = 0
     while True:
