@@ -289,14 +289,45 @@ def test_outside_the_layout_runs_interpreted(caplog) -> None:
         assert any(sim.runner.fallback_reason in r.getMessage() for r in caplog.records)
 
 
+def test_given_inputs_equal_interpreted() -> None:
+    """Inputs given by the caller (not fed back): free text in a goal's name, buffer and a
+    request's first item, new goal slots (the state widens), variables repeated and negated
+    in a request, negated literals, an empty request."""
+    inits = [
+        {"goal_input": {}, "dm_input": {}},
+        {
+            "goal_input": {"name": "a b", "ISA": "count-from", "newkey": "x", "other": "y"},
+            "dm_input": {"buffer": "x y", "ISA": "number", "number": "two"},
+        },
+        {
+            "goal_input": {f"k{i}": f"v{i}" for i in range(6)},
+            "dm_input": {"buffer": "retrieval", "ISA": "=", "number": "=x", "next": "-=x"},
+        },
+        {"goal_input": {"buffer": "q r"}, "dm_input": {"b": "", "number": "=x", "next": "=x"}},
+        {"goal_input": {"count": "nil"}, "dm_input": {"b": "", "ISA": "!number"}},
+        {"goal_input": {"count": "=z"}, "dm_input": {"b": "", "ISA": "count-from", "end": "-=q"}},
+        {"goal_input": {"count": "three"}, "dm_input": {"b": ""}},
+    ]
+    runs = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(str(WILD / "count.json"), backend=backend)
+        runs[backend] = []
+        for init in inits:
+            sim.evaluate(initializer=copy.deepcopy(init))
+            runs[backend].append({(nd, nm): sim.value(nd, nm) for nd in NAMES for nm in NAMES[nd]})
+    assert sim.runner.is_compiled
+    for t, (w, g) in enumerate(zip(runs["interpreted"], runs["compiled"])):
+        _same(w, g, f"call {t}")
+
+
 def test_bad_inputs_are_mdf_errors() -> None:
     """What the interpreter refuses, the compiled runner refuses (an MDFError naming the
     input); words the kernels cannot read are refused in one line too."""
     path = str(WILD / "count.json")
-    for init in ({"goal_input": 0, "dm_input": {}}, {"goal_input": {}}, {"nope": 1}):
+    for init in ({"goal_input": 0, "dm_input": {}}, {"goal_input": {}}, {"nope": 1}, None):
         for backend in ("interpreted", "compiled"):
             with pytest.raises(MDFError):
-                Simulation(path, backend=backend).evaluate(initializer=dict(init))
+                Simulation(path, backend=backend).evaluate(initializer=copy.deepcopy(init))
     sim = Simulation(path, backend="compiled")
     with pytest.raises(MDFError, match="goal_input"):
         sim.evaluate(initializer={"goal_input": {"count": "two words"}, "dm_input": {}})
