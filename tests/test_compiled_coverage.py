@@ -39,12 +39,6 @@ STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
-    "psyneulink/v0.15.3.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
-    "psyneulink/v0.21.0.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
-    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
-    "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
     "backend computes in float64",
     "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
@@ -55,12 +49,14 @@ NOT_COMPILED: dict[str, str] = {
     "compiled backend computes in float64",
     "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
     "compiled backend computes in float64",
-    "pytorch_to_mdf/gru_last_step.json": "graphs.RecurrentGraph.nodes.GRU_82_83.parameters._11 "
-    "holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/lstm_last_step.json": "graphs.RecurrentGraph.nodes.LSTM_93_94_95.parameters."
-    "_11 holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/rnn_last_step.json": "graphs.RecurrentGraph.nodes.RNN_30_31.parameters._9 "
-    "holds a NoneType, not a number or numeric array",
+    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
+    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
+    "pytorch_to_mdf/gru_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/rnn_last_step.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
+    "compiled backend computes in float64",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason
