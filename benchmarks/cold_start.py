@@ -179,7 +179,7 @@ def imports(path: Path, tmp: Path, script: Path, top: int = 12) -> list[tuple[fl
     """The slowest imports (cumulative seconds) of a cached start of ``path``."""
     env = with_caches(base_env(), tmp / "imports_model", tmp / "imports_numba")
     argv = [sys.executable, str(script), str(path), "1"]
-    timed(argv, env)
+    timed(argv, {**env, "MDF_ENGINE_TIER0": "0"})  # the generated code, compiled
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *argv[1:]],
         env=env,

@@ -117,7 +117,8 @@ def test_tier0_equals_interpreted(writer, model, kind, oracle, monkeypatch, capl
         try:
             with caplog.at_level(logging.INFO, logger="mdf_engine"):
                 sim, got = _drive(model, extra, calls, "compiled")
-        except Refused:
+        except Refused:  # the log says why (never silently)
+            assert any("tier 0 cannot run" in r.getMessage() for r in caplog.records), key
             break
         t0 = getattr(sim.runner, "tier0", None)
         if t0 is None:  # (the graph runs interpreted)

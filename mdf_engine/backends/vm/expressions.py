@@ -284,11 +284,22 @@ class ExpressionTranslator:
         return out
 
     def _e_BoolOp(self, node: ast.BoolOp) -> Operand:
-        name = "and" if isinstance(node.op, ast.And) else "or"
-        values = [self.scalar(self.expr(v)) for v in node.values]
-        out = values[0]
-        for v in values[1:]:
-            out = self.binary(name, out, v)
+        """``a and b`` / ``a or b`` as truth values, short-circuit as in Python (a later
+        operand may hold a bounds check that must not run)."""
+        is_and = isinstance(node.op, ast.And)
+        out = self.temp((), True)
+        ends = []
+        for k, v in enumerate(node.values):
+            self.emit(m.UN, sub=m.U["bool"], d=out.off, a=self.scalar(self.expr(v)).off, n=1)
+            if k == len(node.values) - 1:
+                break
+            if is_and:  # stop at the first false operand
+                ends.append(self.emit(m.JZ, a=out.off))
+            else:  # stop at the first true one
+                stop = self.unary("not", out)
+                ends.append(self.emit(m.JZ, a=stop.off))
+        for k in ends:
+            self.code[k][m.D] = len(self.code)
         return out
 
     def _e_IfExp(self, node: ast.IfExp) -> Operand:

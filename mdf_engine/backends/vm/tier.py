@@ -100,6 +100,11 @@ class Tier0:
         log line saying why) when its ``run`` does not translate."""
         from .expressions import NotTier0
 
+        dtypes = [np.asarray(a).dtype for a in [*state["A"], *inits]]
+        odd = [d for d in dtypes if d != np.float64]
+        if odd:  # (tier 0 computes in float64; the generated code keeps float32 float32)
+            log.info("compiled backend: tier 0 cannot run a graph of %s values", odd[0])
+            return None
         names = parameters(RUN_ARGS, len(state["A"]), len(inits))
         values = _values(state, inits, sweep, np.zeros((0, 0)), 0, 0.0, False, False)
         shapes = {k: np.shape(v) for k, v in zip(names, values)}
