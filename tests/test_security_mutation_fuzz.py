@@ -1,0 +1,198 @@
+"""The mutation fuzzer (tools/fuzz_models.py) on a fixed small budget, and one regression test
+per finding it made (docs/security.md, "Audit of 2026-11-24").
+
+The fuzz budget runs real corpus files, mutated with a fixed seed, through ``mdf`` commands and
+the Python API in forked, sandboxed children; a case fails on a traceback, an internal error,
+more than one stderr line for a failure, raw control characters, a file written outside the
+sandbox's outputs, a changed user file, model text in generated source, a hang or a memory
+blow-up (the tool's module docstring lists every check).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mdf_engine import MDFError, cli
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+import fuzz_models  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "fitzhugh_nagumo.json"
+
+
+def test_a_fixed_budget_of_mutated_models_meets_every_check():
+    found = fuzz_models.fuzz(
+        seed=20261124,
+        cases=24,
+        only=("run", "info", "validate", "import", "export", "sweep", "compat"),
+        timeout=60,
+        slow=30,
+    )
+    assert not found, "\n".join(fuzz_models.describe(o) for o in found)
+
+
+def test_the_fuzzer_is_deterministic():
+    files = fuzz_models.corpus()
+    a = fuzz_models.make_case(3, 11, files, fuzz_models.ENTRY_POINTS)
+    b = fuzz_models.make_case(3, 11, files, fuzz_models.ENTRY_POINTS)
+    assert (a.files, a.args, a.what) == (b.files, b.args, b.what)
+    assert len(files) > 50
+
+
+def _mdf(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MDF_ENGINE_CACHE": str(cwd / "cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "mdf_engine.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+# ---------------------------------------------------------------- finding 1: outputs
+
+
+@pytest.mark.parametrize("out", ["m.json", "./m.json", "link.json", "init.json"])
+def test_an_output_that_is_an_input_is_refused_and_kept(out, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    model.write_bytes(EXAMPLE.read_bytes())
+    (tmp_path / "link.json").symlink_to("m.json")
+    (tmp_path / "init.json").write_text('{"x": 1}')
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    os.chdir(tmp_path)
+    rc = cli.main(["run", "m.json", "--steps", "2", "--initializer", "init.json", "-o", out])
+    err = capsys.readouterr().err
+    assert rc == 2 and "refusing to overwrite it" in err and len(err.splitlines()) == 1, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_an_output_that_is_the_models_weights_file_is_refused(tmp_path, capsys):
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.arange(300, dtype=np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [300])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [300])
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    (tmp_path / "net.onnx").write_bytes(helper.make_model(g).SerializeToString())
+    os.chdir(tmp_path)
+    assert cli.main(["import", "net.onnx", "net.json"]) == 0
+    weights = (tmp_path / "net.weights.npz").read_bytes()
+    capsys.readouterr()
+    rc = cli.main(["run", "net.json", "--steps", "1", "-o", "net.weights.npz"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "weights file" in err, err
+    assert (tmp_path / "net.weights.npz").read_bytes() == weights
+
+
+# ---------------------------------------------------------------- finding 2: one line
+
+
+def test_a_failure_after_warnings_is_still_one_line(tmp_path):
+    data = json.loads(EXAMPLE.read_text())
+    node = data["fitzhugh_nagumo"]["graphs"]["fitzhugh_nagumo_graph"]["nodes"]["fn_neuron"]
+    node["no_such_field"] = 1  # a warning while loading
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    p = _mdf("run", "m.json", "--steps", "2", "--set", "nope.x=1", cwd=tmp_path)
+    lines = p.stderr.splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert "no parameter" in lines[0] and "1 earlier warning(s) not shown" in lines[0]
+    ok = _mdf("run", "m.json", "--steps", "2", cwd=tmp_path)  # success: the warnings show
+    assert ok.returncode == 0 and "no_such_field" in ok.stderr, ok.stderr
+    assert all(ln.startswith("mdf: ") for ln in ok.stderr.splitlines()), ok.stderr
+
+
+def test_a_python_warning_is_one_mdf_line(tmp_path):
+    data = {
+        "m": {
+            "graphs": {
+                "g": {
+                    "nodes": {
+                        "A": {
+                            "parameters": {"x": {"value": "np.log(0 * 1.0)"}},
+                            "output_ports": {"o": {"value": "x"}},
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MDF_ENGINE_CACHE": str(tmp_path / "cache")}
+    p = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "mdf_engine.cli", "run", "m.json", "--steps", "1"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0 and "Traceback" not in p.stderr
+    lines = p.stderr.splitlines()
+    assert lines and all(ln.startswith("mdf: RuntimeWarning: ") for ln in lines), p.stderr
+
+
+# ---------------------------------------------------------------- finding 3: stdout
+
+
+@pytest.mark.parametrize("bad", ["\x85", "\ud800", "\u2028", "\x1b[2J"])
+def test_info_escapes_model_text_on_stdout(bad, tmp_path, capsys):
+    data = json.loads(EXAMPLE.read_text())
+    data = {f"m{bad}x": data["fitzhugh_nagumo"]}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))  # ensure_ascii: a lone surrogate as \ud800
+    assert cli.main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert bad not in out and "mx" not in out
+    assert bad.encode("unicode_escape").decode() in out.splitlines()[0]
+
+
+# ---------------------------------------------------------------- finding 4: ONNX tensors
+
+
+def _onnx_with(tensor, tmp_path: Path) -> Path:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], [tensor])
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(helper.make_model(g).SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize(
+    "dims,raw,expected",
+    [
+        ([10**6, 10**6], None, "elements; the limit"),
+        ([5, 2], b"\0" * 7, "does not fit its dims"),
+        ([-3], None, "negative dims"),
+    ],
+)
+def test_a_malformed_onnx_tensor_is_one_clear_line(dims, raw, expected, tmp_path, capsys):
+    from onnx import TensorProto
+
+    t = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=dims)
+    if raw is None:
+        t.float_data.append(1.0)
+    else:
+        t.raw_data = raw
+    path = _onnx_with(t, tmp_path)
+    rc = cli.main(["import", str(path), str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert rc == 2 and expected in err and "internal error" not in err, err
+    assert not (tmp_path / "out.json").exists()
+    from mdf_engine.onnx_ops.graph import run_model
+
+    with pytest.raises(MDFError, match=expected):
+        run_model(str(path), {"x": np.zeros(2, np.float32)})
