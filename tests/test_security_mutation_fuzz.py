@@ -196,3 +196,17 @@ def test_a_malformed_onnx_tensor_is_one_clear_line(dims, raw, expected, tmp_path
 
     with pytest.raises(MDFError, match=expected):
         run_model(str(path), {"x": np.zeros(2, np.float32)})
+
+
+# ---------------------------------------------------------------- finding 5: ACT-R termination
+
+
+def test_an_actr_termination_that_is_not_one_truth_value_is_one_line(tmp_path, capsys):
+    data = json.loads((ROOT / "examples" / "actr_count.json").read_text())
+    node = data["actr_count"]["graphs"]["actr_count_graph"]["nodes"]["check_termination"]
+    node["output_ports"]["check_output"]["value"] = [1.0, 0.0]
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    rc = cli.main(["run", str(path), "--steps", "3"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "check_output: expected one truth value" in err, err
