@@ -210,3 +210,23 @@ def test_an_actr_termination_that_is_not_one_truth_value_is_one_line(tmp_path, c
     rc = cli.main(["run", str(path), "--steps", "3"])
     err = capsys.readouterr().err
     assert rc == 2 and "check_output: expected one truth value" in err, err
+
+
+# ---------------------------------------------------------------- finding 6: sweep ranges
+
+
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("0:1:1e12", "values; the limit is"),
+        ("1e309:2:3", "START and STOP must be finite"),
+        ("0:nan:3", "START and STOP must be finite"),
+        ("0:1:2.5", "N must be a whole number"),
+    ],
+)
+def test_a_sweep_range_is_checked_before_it_is_made(spec, expected, capsys):
+    rc = cli.main(
+        ["sweep", str(EXAMPLE), "--set", f"fn_neuron.a={spec}", "--record", "fn_neuron.V_out"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2 and expected in err and "memory" not in err, err
