@@ -230,3 +230,36 @@ def test_a_sweep_range_is_checked_before_it_is_made(spec, expected, capsys):
     )
     err = capsys.readouterr().err
     assert rc == 2 and expected in err and "memory" not in err, err
+
+
+# ---------------------------------------------------------------- finding 7: duplicate keys
+
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        (
+            "d.json",
+            '{"m": {"graphs": {"g": {"nodes": {"A": {"parameters": {"p": {"value": 1}}}, '
+            '"A": {"parameters": {"p": {"value": 2}}}}}}}}',
+        ),
+        (
+            "d.yaml",
+            "m:\n  graphs:\n    g:\n      nodes:\n"
+            "        A: {parameters: {p: {value: 1}}}\n"
+            "        A: {parameters: {p: {value: 2}}}\n",
+        ),
+    ],
+)
+def test_a_key_that_repeats_is_refused_not_silently_dropped(name, text, tmp_path, capsys):
+    (tmp_path / name).write_text(text)
+    rc = cli.main(["run", str(tmp_path / name), "--steps", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "the key 'A' appears twice" in err and name in err, err
+
+
+def test_a_yaml_merge_key_is_not_a_repeat(tmp_path):
+    from mdf_engine.loader.files import read_file
+
+    (tmp_path / "m.yaml").write_text("b: &b {value: 1, units: s}\nc: {<<: *b, value: 2}\n")
+    assert read_file(str(tmp_path / "m.yaml"))["c"] == {"value": 2, "units": "s"}
