@@ -263,3 +263,44 @@ def test_a_yaml_merge_key_is_not_a_repeat(tmp_path):
 
     (tmp_path / "m.yaml").write_text("b: &b {value: 1, units: s}\nc: {<<: *b, value: 2}\n")
     assert read_file(str(tmp_path / "m.yaml"))["c"] == {"value": 2, "units": "s"}
+
+
+# ---------------------------------------------------------------- finding 8: import/draw outputs
+
+
+def _small_onnx(path: Path) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.arange(300, dtype=np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [300])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [300])
+    g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    path.write_bytes(helper.make_model(g).SerializeToString())
+
+
+@pytest.mark.parametrize(
+    "out,setup,expected",
+    [
+        ("d.json", "d.json", "the output path is a directory"),
+        ("out.json", "out.weights.npz", "out.weights.npz: is a directory, not a file"),
+        ("no_such_folder/out.json", None, "the output folder does not exist"),
+    ],
+)
+def test_import_to_a_folder_is_one_line_and_writes_nothing(out, setup, expected, tmp_path, capsys):
+    _small_onnx(tmp_path / "net.onnx")
+    if setup:
+        (tmp_path / setup).mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    rc = cli.main(["import", str(tmp_path / "net.onnx"), str(tmp_path / out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and expected in err and ".tmp-" not in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_writing_results_onto_a_folder_names_the_folder(tmp_path):
+    from mdf_engine.results import atomic_write_bytes
+
+    (tmp_path / "r.csv").mkdir()
+    with pytest.raises(MDFError, match="r.csv: is a directory"):
+        atomic_write_bytes(tmp_path / "r.csv", b"x")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
