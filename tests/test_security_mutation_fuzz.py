@@ -316,3 +316,13 @@ def test_hexagon_reads_onnx_attributes_given_as_sibling_parameters(capsys):
     # kernel_shape and pads are parameters beside the MaxPool: read, then refused for what
     # they are (pads the Hexagon pool cannot express), not a KeyError
     assert rc == 2 and "pool pads (2, 2, 2, 2)" in err and "internal error" not in err, err
+
+
+# ---------------------------------------------------------------- finding 10: --set nesting
+
+
+def test_a_set_value_nested_too_deeply_is_a_usage_error(capsys):
+    rc = cli.main(["run", str(EXAMPLE), "--steps", "1", "--set", "fn_neuron.a=" + "[" * 100_000])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--set 'fn_neuron.a=[[[" in err and "nested too deeply" not in err, err
+    assert len(err.splitlines()) == 1
