@@ -326,3 +326,22 @@ def test_a_set_value_nested_too_deeply_is_a_usage_error(capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "--set 'fn_neuron.a=[[[" in err and "nested too deeply" not in err, err
     assert len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- finding 11: shape texts
+
+
+@pytest.mark.parametrize("shape", ["-" * 100_000 + "1", "1+" * 100_000 + "1", "~" * 50_000 + "1"])
+def test_a_shape_text_that_exhausts_pythons_parser_is_one_line(shape, tmp_path):
+    from mdf_engine import Simulation
+
+    node = {
+        "input_ports": {"i": {"shape": shape}},
+        "parameters": {"p": {"value": "i"}},
+        "output_ports": {"o": {"value": "p"}},
+    }
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"m": {"graphs": {"g": {"nodes": {"A": node}}}}}))
+    with pytest.raises(MDFError, match="input_ports.i.shape: shape .* is not a tuple") as e:
+        Simulation(str(path))
+    assert len(str(e.value)) < 500

@@ -206,8 +206,9 @@ class ElementBuilder:
         if isinstance(value, str):
             try:
                 value = ast.literal_eval(value.strip())
-            except (ValueError, SyntaxError):
-                raise self.error(f"shape {value!r} is not a tuple of integers", path) from None
+            # Python's parser runs out of memory or recursion on "-----...1" or "1+1+...+1"
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise self.error(f"shape {value!r:.80} is not a tuple of integers", path) from None
             if isinstance(value, int):
                 value = (value,)
         if isinstance(value, int) and not isinstance(value, bool):
