@@ -345,3 +345,21 @@ def test_a_shape_text_that_exhausts_pythons_parser_is_one_line(shape, tmp_path):
     with pytest.raises(MDFError, match="input_ports.i.shape: shape .* is not a tuple") as e:
         Simulation(str(path))
     assert len(str(e.value)) < 500
+
+
+# ---------------------------------------------------------------- finding 12: input shapes
+
+
+def test_an_input_shape_is_held_to_the_limit_of_one_array(tmp_path):
+    from mdf_engine import Simulation
+    from mdf_engine.expressions.operators import MAX_RESULT_ELEMENTS
+
+    node = {
+        "input_ports": {"i": {"shape": [30000, 30000]}},  # 9e8 doubles: 7 GB before this
+        "parameters": {"p": {"value": "i + 1"}},
+        "output_ports": {"o": {"value": "p"}},
+    }
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"m": {"graphs": {"g": {"nodes": {"A": node}}}}}))
+    with pytest.raises(MDFError, match=f"more than {MAX_RESULT_ELEMENTS} elements"):
+        Simulation(str(path)).run(steps=1)
