@@ -363,3 +363,25 @@ def test_an_input_shape_is_held_to_the_limit_of_one_array(tmp_path):
     path.write_text(json.dumps({"m": {"graphs": {"g": {"nodes": {"A": node}}}}}))
     with pytest.raises(MDFError, match=f"more than {MAX_RESULT_ELEMENTS} elements"):
         Simulation(str(path)).run(steps=1)
+
+
+# ---------------------------------------------------------------- finding 13: PsyNeuLink folding
+
+
+def test_a_projection_node_with_a_self_loop_is_not_folded_away(tmp_path, capsys):
+    data = json.loads((ROOT / "tests" / "data" / "pnl" / "stroop.json").read_text())
+    graph = next(iter(next(iter(data.values()))["graphs"].values()))
+    dummy = next(n for n in graph["nodes"] if n.endswith("_dummy_node"))
+    node = graph["nodes"][dummy]
+    loop = {
+        "sender": dummy,
+        "receiver": dummy,
+        "sender_port": next(iter(node["output_ports"])),
+        "receiver_port": next(iter(node["input_ports"])),
+    }
+    graph["edges"]["self_loop"] = loop
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(data))
+    rc = cli.main(["run", str(path), "--steps", "2"])
+    err = capsys.readouterr().err
+    assert rc in (0, 2) and "internal error" not in err, err
