@@ -385,3 +385,23 @@ def test_a_projection_node_with_a_self_loop_is_not_folded_away(tmp_path, capsys)
     rc = cli.main(["run", str(path), "--steps", "2"])
     err = capsys.readouterr().err
     assert rc in (0, 2) and "internal error" not in err, err
+
+
+# ---------------------------------------------------------------- finding 14: export constants
+
+
+@pytest.mark.parametrize(
+    "param,expected",
+    [
+        ({"value": [[1.0, 2.0], [3.0]]}, "parameters.p.value: expected a rectangular array"),
+        ({"function": "onnx::Relu", "args": {"X": {"k": 1}}}, "is not a numeric array"),
+    ],
+)
+def test_export_of_a_constant_that_is_not_numeric_is_one_line(param, expected, tmp_path, capsys):
+    node = {"parameters": {"p": param}, "output_ports": {"o": {"value": "p"}}}
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"m": {"graphs": {"g": {"nodes": {"A": node}}}}}))
+    rc = cli.main(["export", "--onnx", str(path), str(tmp_path / "m.onnx")])
+    err = capsys.readouterr().err
+    assert rc == 2 and expected in err and "internal error" not in err, err
+    assert not (tmp_path / "m.onnx").exists()
