@@ -1,9 +1,12 @@
-"""Corpus: the models modeci-mdf's own tests build (``tests/test_scheduler.py`` of the
-modeci-mdf 0.4.15 source distribution: nested Not conditions, a Threshold termination, and
-Thresholds with ``indices`` on array values under ``And(..., JustRan)``), built here with
+"""Corpus: the models modeci-mdf's own tests build (``tests/test_scheduler.py`` and
+``tests/test_execution.py`` of the modeci-mdf 0.4.15 source distribution: nested Not
+conditions, a Threshold termination, Thresholds with ``indices`` on array values under
+``And(..., JustRan)``, a function with arguments that are expressions, with both a function and
+a value, functions in any order, condition variations), built here with
 modeci-mdf's Python API as those tests build them and saved with its ``to_json_file`` into
 ``tests/data/wild/modeci_api/`` (``mdftest_*.json``). The oracle is the reference engine run as
-the tests run it (one ``evaluate(initializer={"A_input": 0})``), whose values the tests assert.
+the tests run it (one ``evaluate(initializer=...)``: ``A_input`` 0, or ``input`` 1), whose
+values the tests assert.
 
 Run in the generator venv: ``/work/venvs/wild/bin/python tools/wild/gen_modeci_tests.py``.
 """
@@ -104,7 +107,75 @@ def threshold_nonscalar(dep: str, param: str, index: int) -> mdf.Model:
     return _model(f"mdftest_threshold_{param}_{index}", [a, b], cs, [edge])
 
 
+#: test_execution.py's (function, value) variants, and a selection of its argument variants
+FUNCTION_VALUE = [
+    ("linear", None),
+    ("linear", "2 * slope * variable0 + intercept"),  # both given: the function wins
+    (None, "2 * slope * variable0 + intercept"),
+    (None, "slope + intercept"),
+]
+ARGS = {
+    "input_slope": {"slope": "2 * input", "intercept": 4, "variable0": "input"},
+    "slope_intercept": {"slope": 2, "intercept": "2 * slope", "variable0": "input"},
+    "math_sqrt": {"slope": "math.sqrt(4)", "intercept": 4, "variable0": 1},
+    "numpy_sqrt": {"slope": "numpy.sqrt(4)", "intercept": 4, "variable0": 1},
+}
+
+
+def function_variation(k: int, args_id: str) -> mdf.Model:
+    function, value = FUNCTION_VALUE[k]
+    f = mdf.Function(id="f", args=ARGS[args_id], function=function, value=value)
+    node = mdf.Node(
+        id="N",
+        input_ports=[mdf.InputPort(id="input")],
+        functions=[f],
+        output_ports=[mdf.OutputPort(id="output", value="f")],
+    )
+    return _model(f"mdftest_function_{k}_{args_id}", [node], None)
+
+
+def functions_in_order(kind: str) -> mdf.Model:
+    """test_dependency_in_function_value (f's value is the function g declared after it) and
+    test_available_arg_in_function_value (f's value is its own argument g)."""
+    fs = (
+        [mdf.Function(id="f", value="g"), mdf.Function(id="g", value="1")]
+        if kind == "dependency"
+        else [mdf.Function(id="f", args={"g": 1}, value="g")]
+    )
+    node = mdf.Node(
+        id="N",
+        input_ports=[mdf.InputPort(id="input")],
+        functions=fs,
+        output_ports=[mdf.OutputPort(id="output", value="f")],
+    )
+    return _model(f"mdftest_{kind}_in_function_value", [node], None)
+
+
+def condition_variation(kind: str) -> mdf.Model:
+    cs = (
+        mdf.ConditionSet(node_specific={"A": mdf.Condition(type="Always")})
+        if kind == "always"
+        else mdf.ConditionSet(
+            termination={
+                "environment_state_update": mdf.Condition(type="AfterNCalls", dependency="A", n=5)
+            }
+        )
+    )
+    return _model(f"mdftest_condition_{kind}", [_counter("A")], cs)
+
+
 MODELS = [
+    *(
+        (lambda k=k, a=a: function_variation(k, a))
+        for k in range(4)
+        for a in ("input_slope", "slope_intercept")
+    ),
+    lambda: function_variation(0, "math_sqrt"),
+    lambda: function_variation(2, "numpy_sqrt"),
+    lambda: functions_in_order("dependency"),
+    lambda: functions_in_order("available_arg"),
+    lambda: condition_variation("always"),
+    lambda: condition_variation("after5"),
     nested_conditions,
     threshold,
     *(
@@ -118,9 +189,14 @@ MODELS = [
 def main() -> None:
     for make in MODELS:
         m = make()
+        init = (
+            {"input": 1}
+            if m.id.startswith(("mdftest_function", "mdftest_dep", "mdftest_av"))
+            else INIT
+        )
         path = OUT / f"{m.id}.json"
         m.to_json_file(str(path))
-        final, _ = reference_run(path, 1, None, initializer=INIT)
+        final, _ = reference_run(path, 1, None, initializer=init)
         write_oracle(
             path,
             writer="modeci-mdf Python API",
@@ -129,7 +205,7 @@ def main() -> None:
             protocol="reference",
             steps=1,
             dt=None,
-            initializer=INIT,
+            initializer=init,
             expected=final,
             note="a model modeci-mdf 0.4.15's tests/test_scheduler.py builds, run as it runs "
             "it (its asserted values are the oracle's)",
