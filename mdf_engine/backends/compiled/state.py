@@ -14,6 +14,7 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import GraphPlan, ParameterPlan
+from ...schedulers.kinds.calls import threshold_number
 from .layout import Role, Slot, SlotKey, Storage, array_dtype, kind_of, output_key, value_key
 
 
@@ -168,8 +169,5 @@ def threshold_values(interp: Any, thresholds: list[tuple[str, str, Any]]) -> np.
     holds it now."""
     thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
     for k, (nid, name, indices) in enumerate(thresholds):
-        v = interp.threshold_value(nid, name)
-        for i in indices or []:
-            v = v[i]
-        thr[k] = float(v)
+        thr[k] = threshold_number(interp.threshold_value(nid, name), indices, f"{nid}.{name}")
     return thr
