@@ -9,6 +9,7 @@ of the right shape is written straight into the slot.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ...expressions import to_element_source
 from ...plan import CallPlan, ParameterPlan, ValuePlan
+from .calls import constant_axes
 from .layout import Slot, Storage
 
 #: A number literal as generated code writes one (a name standing for a fixed value)
@@ -99,7 +101,9 @@ class ElementwiseEmitter:
         if slot is None or slot.kind is not Storage.ARRAY or slot.seq:
             return None
         if cp.schema is not None:
-            return self.kernel_elementwise(cp, names, slot, ind)
+            return self.kernel_elementwise(cp, names, slot, ind) or self.stacked_sum(
+                cp, names, slot, ind
+            )
         if cp.value is None or cp.value.expr is None:
             return None
         inline: dict[str, tuple[ValuePlan, dict]] = {}
@@ -144,6 +148,44 @@ class ElementwiseEmitter:
         if any(a is None for a in args):
             return None
         return self.element_loop(slot, f"{self.function_schema(cp)}({', '.join(args)})", [], ind)
+
+    def stacked_sum(
+        self, cp: CallPlan, names: Mapping[str, str], slot: Slot, ind: str
+    ) -> list[str] | None:
+        """``onnx::ReduceSum`` over axis 0 of a list of arrays of the slot's elements
+        (PsyNeuLink's input ports combining their afferents, ``[a, b]``): each element the
+        items' elements added in order onto 0, as the registered kernel adds them, without stacking them into a
+        temporary; None for any other call."""
+        if cp.schema.name != "onnx::ReduceSum" or self.slot_dtype(slot) != "float64":
+            return None
+        args = dict(cp.args)
+        data = args.get(cp.input_names[0]) if cp.input_names else None
+        if constant_axes(cp, "axes", args.get("axes")) != [0] or data is None:
+            return None
+        node = data.expr.tree.body if data.expr is not None else None
+        seen = {cp.input_names[0]}
+        while isinstance(node, ast.Name) and node.id in args and node.id not in seen:
+            seen.add(node.id)  # an argument naming an earlier one (t_1 = t_0)
+            earlier = args[node.id]
+            node = earlier.expr.tree.body if earlier.expr is not None else None
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+            return None
+        items = []
+        for e in node.elts:
+            s = self.slot_of_var.get(names.get(e.id, "")) if isinstance(e, ast.Name) else None
+            if (
+                s is None
+                or s.kind is not Storage.ARRAY
+                or s.seq
+                or not aligned(s.shape, slot.shape)
+                or self.slot_dtype(s) != "float64"
+            ):
+                return None
+            items.append(f"{flat(s.var, tuple(s.shape))}[i_]")
+        value = "0.0"  # (the registered kernel adds onto 0: -0.0 + 0.0 is 0.0)
+        for item in items:
+            value = f"({value} + {item})"
+        return self.element_loop(slot, value, [], ind)
 
     def element_loop(
         self, slot: Slot, value: str, conditions: list[tuple[str, str]], ind: str
