@@ -7,7 +7,9 @@ matrix, and one output port, between a ``_dummy_pre_edge`` from the sender and a
 ``_dummy_post_edge`` to the receiver. In PsyNeuLink the projection is part of the receiver's
 input, not a step of the schedule: :func:`fold_projection_nodes` replaces each such node and its
 two edges by one edge that carries the matrix (``EdgePlan.matrix``: the receiver gets
-``sender_value @ matrix``, as the MatMul computes it).
+``sender_value @ matrix``, as the MatMul computes it). Written with
+``simple_edge_format=False``, a projection is one edge whose ``metadata.functions`` holds that
+MatMul: :func:`edge_matrices` puts its matrix on the edge alike.
 """
 
 from __future__ import annotations
@@ -98,6 +100,41 @@ def _projection_matrix(node: Node) -> np.ndarray | None:
         return np.asarray(args["B"], dtype=float)
     except (TypeError, ValueError):
         return None
+
+
+def _metadata_matrix(edge: Edge) -> np.ndarray | None:
+    """The constant matrix of a projection that PsyNeuLink wrote as a plain edge
+    (``simple_edge_format=False``): its function, in the edge's ``metadata.functions``, is one
+    ``onnx::MatMul`` of the sender's value by a constant ``B``. None if the edge has none."""
+    fs = (edge.metadata or {}).get("functions")
+    if not isinstance(fs, dict) or len(fs) != 1:
+        return None
+    f = next(iter(fs.values()))
+    if not isinstance(f, dict) or f.get("function") != "onnx::MatMul":
+        return None
+    b = (f.get("args") or {}).get("B")
+    if b is None or isinstance(b, str):
+        return None
+    try:
+        m = np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return m if m.ndim == 2 else None
+
+
+def edge_matrices(graph: Graph) -> Graph:
+    """``graph`` with the matrix of every projection that PsyNeuLink wrote as a plain edge
+    with its function in the edge's metadata (``simple_edge_format=False``) on that edge's
+    ``parameters`` (``matrix``), as :func:`fold_projection_nodes` puts a projection node's."""
+    edges = []
+    changed = False
+    for e in graph.edges:
+        m = None if "matrix" in (e.parameters or {}) else _metadata_matrix(e)
+        if m is not None:
+            e = replace(e, parameters={**(e.parameters or {}), "matrix": m})
+            changed = True
+        edges.append(e)
+    return replace(graph, edges=edges) if changed else graph
 
 
 def fold_projection_nodes(graph: Graph) -> Graph:

@@ -125,9 +125,14 @@ class ElementBuilder:
             raise self.error(f"unknown condition field '{sorted(unknown)[0]}'", path)
         if not isinstance(value["type"], str):
             raise self.error("a condition type must be a string", f"{path}.type")
-        kwargs = value.get("kwargs", value.get("args")) or {}
+        key = "kwargs" if "kwargs" in value else "args"
+        kwargs = value.get(key) or {}
         if not isinstance(kwargs, dict):
-            raise self.error("condition kwargs must be a mapping", f"{path}.kwargs")
+            raise self.error(
+                f"condition {key} must be a mapping of argument names to values, not a "
+                f"{type(kwargs).__name__}",
+                f"{path}.{key}",
+            )
         return Condition(
             type=value["type"],
             kwargs={k: self.condition_arg(v, f"{path}.kwargs.{k}") for k, v in kwargs.items()},
