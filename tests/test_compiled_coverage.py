@@ -47,16 +47,6 @@ NOT_COMPILED: dict[str, str] = {
     "(RuntimeError: ",
     "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
     "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
-    "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
-    "backend computes in float64",
-    "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
-    "'axes'; the compiled backend computes in float64",
-    "onnx_to_mdf/test_reshape_reordered_all_dims.json": "onnx::Reshape gets int64 input "
-    "'shape'; the compiled backend computes in float64",
-    "onnx_to_mdf/test_unsqueeze_axis_0.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
-    "compiled backend computes in float64",
-    "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
-    "compiled backend computes in float64",
     "pytorch_to_mdf/gru_last_step.json": "graphs.RecurrentGraph.nodes.GRU_82_83.parameters._11 "
     "holds a NoneType, not a number or numeric array",
     "pytorch_to_mdf/lstm_last_step.json": "graphs.RecurrentGraph.nodes.LSTM_93_94_95.parameters."
@@ -165,8 +155,8 @@ def _same(ours: Any, want: Any, what: str) -> None:
             _same(x, y, f"{what}[{k}]")
         return
     assert ours.shape == want.shape, f"{what}: shape {ours.shape} != {want.shape}"
-    if want.dtype.kind == "f":  # float32 stays float32 (integers: compiled scalars are float64)
-        assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
+    # float32 stays float32, int64 int64, bool bool
+    assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
     np.testing.assert_allclose(ours, want, rtol=1e-9, atol=1e-12, err_msg=what)
 
 

@@ -28,7 +28,7 @@ from .cache import load as cache_load
 from .cache import save as cache_save
 from .generated_source import ConstantTable
 from .generator import CompileSpec, Generator
-from .layout import Layout, array_dtype, kind_of
+from .layout import Layout, Storage, array_dtype, kind_of, scalar_dtype
 
 log = logging.getLogger("mdf_engine")
 
@@ -115,8 +115,10 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
     """What, besides the graph, changes the generated code."""
     kinds = []
     for k in sorted(initializer or {}):
-        storage, shape = kind_of(initializer[k], f"initializer '{k}'")
-        kinds.append([k, storage.value, shape, array_dtype(initializer[k]).__name__])
+        v = initializer[k]
+        storage, shape = kind_of(v, f"initializer '{k}'")
+        dtype = scalar_dtype(v) if storage is Storage.SCALAR else array_dtype(v).__name__
+        kinds.append([k, storage.value, shape, dtype])
     return {
         "initializer": kinds,
         "check_finite": spec.check_finite,

@@ -14,7 +14,18 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import GraphPlan
-from .layout import Role, Slot, SlotKey, Storage, array_dtype, kind_of, output_key, value_key
+from .layout import (
+    Role,
+    Slot,
+    SlotKey,
+    Storage,
+    array_dtype,
+    kind_of,
+    output_key,
+    scalar_bits,
+    scalar_dtype,
+    value_key,
+)
 
 
 class CompiledState:
@@ -35,8 +46,9 @@ class CompiledState:
             return self._seq_slot(key, value, what)
         kind, shape = kind_of(value, what)
         if kind is Storage.SCALAR:
-            slot = Slot(Storage.SCALAR, len(self.scalars))
-            self.scalars.append(float(np.asarray(value, dtype=float)))
+            dtype = scalar_dtype(value)
+            slot = Slot(Storage.SCALAR, len(self.scalars), dtype=dtype)
+            self.scalars.append(scalar_bits(value, dtype))
         else:
             slot = Slot(Storage.ARRAY, len(self.arrays), shape)
             self.arrays.append(np.array(value, dtype=array_dtype(value)))
@@ -115,7 +127,8 @@ class CompiledState:
                     target = self.slots[SlotKey(key.node, Role.PENDING, key.name)]
                     value = np.asarray(pend, dtype=np.float64)
                     if target.kind is Storage.SCALAR:
-                        S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
+                        item = np.asarray(pend).reshape(-1)[0] if value.size else 0.0
+                        S[target.index] = scalar_bits(item, target.dtype)
                     else:
                         A[target.index][...] = value
         return {
