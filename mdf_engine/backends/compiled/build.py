@@ -79,6 +79,12 @@ def numba_failure(e: Exception) -> str:
     detail, without terminal colours)."""
     lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines() if ln.strip()]
     detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    # a value whose kind changed after the warm-up (helpers.py): that line says which
+    changed = [
+        ln for ln in lines if ln.endswith("its kind changed after the compiled backend's warm-up")
+    ]
+    if changed:
+        detail = changed[0].removeprefix("TypingError: ")
     return f"Numba could not compile the model ({type(e).__name__}: {detail})"
 
 

@@ -57,8 +57,8 @@ class CompiledState:
 
     def _seq_slot(self, key: SlotKey, value: list | tuple, what: str) -> Slot:
         """A list or tuple of numbers and numeric arrays: one array slot when every item has
-        one shape (the items along its first axis), else a tuple of slots (their keys
-        ``key.item(k)``)."""
+        one shape and dtype (the items along its first axis), else a tuple of slots (their
+        keys ``key.item(k)``)."""
         seq = "tuple" if isinstance(value, tuple) else "list"
         if not value:
             raise NotCompilable(f"{what} holds an empty {seq}")
@@ -66,8 +66,10 @@ class CompiledState:
         if flat:
             for k, x in enumerate(value):
                 kind_of(x, f"{what}[{k}]")
-        if flat and len({np.shape(x) for x in value}) == 1:
-            dtype = np.result_type(*[array_dtype(np.asarray(x)) for x in value])
+        dtypes = {array_dtype(np.asarray(x)) for x in value} if flat else set()
+        if flat and len({np.shape(x) for x in value}) == 1 and len(dtypes) == 1:
+            # (items of one shape and dtype: TopK's values and int64 indices are two slots)
+            dtype = dtypes.pop()
             slot = self.allocate(key, np.array(value, dtype=dtype), what)
             if slot.kind is Storage.SCALAR:  # (a 0-d array cannot hold a sequence)
                 raise NotCompilable(f"{what} holds an empty {seq}")
