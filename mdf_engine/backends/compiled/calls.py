@@ -191,7 +191,7 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
-        jit = cp.schema.jit is not None and not shape_from_values(cp)
+        jit = has_kernel(cp) and not shape_from_values(cp)
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
@@ -211,6 +211,8 @@ class CallEmitter:
         ]
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
+        if len(cp.schema.outputs) > 1:
+            return self.kernel_outputs(cp, f"{fn}({', '.join(args)})", out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
 
     def typed_constant(self, value: Any) -> str | None:
@@ -228,6 +230,28 @@ class CallEmitter:
         if c.ndim == 0 and c.dtype.kind == "b":
             return "True" if c else "False"
         return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.table.array(c)
+
+    def kernel_outputs(
+        self, cp: CallPlan, src: str, out: list[str], ind: str, tag: str, slot: Slot | None
+    ) -> str | None:
+        """The call ``src`` of a Numba kernel of several outputs (it returns them all, as a
+        tuple): the one output a value uses, or None when the outputs the model keeps as a
+        tuple were written into the parts of a tuple slot (or the items of an array slot)."""
+        n = cp.outputs_wanted or len(cp.schema.outputs)
+        if n == 1 and not cp.keep_tuple:
+            return f"{src}[0]"
+        res = f"r_{tag}"
+        if slot is not None and slot.kind is Storage.TUPLE and len(slot.parts) == n:
+            out.append(f"{ind}{res} = {src}")
+            out += [self.assign(p, f"{res}[{k}]", ind) for k, p in enumerate(slot.parts)]
+            return None
+        if slot is not None and slot.kind is Storage.ARRAY and slot.seq and slot.shape[0] == n:
+            out.append(f"{ind}{res} = {src}")
+            out += [f"{ind}_put({slot.var}[{k}], {res}[{k}])" for k in range(n)]
+            return None
+        raise NotCompilable(
+            f"function '{cp.schema.name}': its {n} outputs go into a value of another kind"
+        )
 
     def python_call(
         self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str, slot: Slot | None
@@ -376,6 +400,15 @@ class CallEmitter:
                 files.update(Path(module.__file__).parent.glob("*.py"))
         self.kernel_files = sorted(str(f) for f in files)
         return files_digest(self.kernel_files)
+
+
+def has_kernel(cp: CallPlan) -> bool:
+    """The call runs the Numba kernel of its function: there is one, and the call names none
+    of the attributes the kernel does not take (the schema's ``jit_unless``)."""
+    sch = cp.schema
+    if sch is None or sch.jit is None:
+        return False
+    return not any(a in cp.attribute_names for a in sch.extra.get("jit_unless", ()))
 
 
 def _integer_kind(v: Any) -> str:

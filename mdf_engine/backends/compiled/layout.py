@@ -33,6 +33,13 @@ class Storage(Enum):
     #: a tuple of slots whose items differ in shape (``T<k>`` is never emitted: its items are
     #: read by constant indices)
     TUPLE = "T"
+    #: no value at all: a parameter declared without one (an ONNX optional input exported as
+    #: omitted, ``"sequence_lens": {}``), read as ``None`` (a kernel's omitted input)
+    NONE = "None"
+    #: a parameter whose constant value is text (a string, or a list of strings: an
+    #: attribute such as RNN's ``activations``): not in the state; code names it by
+    #: constant-table entries (``Slot.text``)
+    TEXT = "text"
 
 
 class Role(Enum):
@@ -103,11 +110,16 @@ class Slot:
     #: a scalar's dtype: ``float64``, or ``int64`` / ``bool`` for an integer or boolean
     #: number, whose ``S`` entry holds its int64 bits (:func:`scalar_load`)
     dtype: str = "float64"
+    #: a ``TEXT`` slot's constant: a string, or a tuple of them (a list in the model)
+    text: str | tuple[str, ...] | None = None
 
     @property
     def var(self) -> str:
         """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
-        items are read by constant indices, see ``ValueEmitter.value``)."""
+        items are read by constant indices, see ``ValueEmitter.value``; a ``NONE`` slot's
+        is ``None`` itself)."""
+        if self.kind is Storage.NONE:
+            return "None"
         return self.kind.value + str(self.index)
 
 
@@ -202,6 +214,10 @@ def read_slot(state: dict[str, Any], slot: Slot) -> Any:
             return np.float64(state["S"][slot.index])
         bits = state["S"][slot.index : slot.index + 1].view(np.int64)[0]
         return np.bool_(bits != 0) if slot.dtype == "bool" else np.int64(bits)
+    if slot.kind is Storage.NONE:
+        return None
+    if slot.kind is Storage.TEXT:  # (the interpreter holds a list of strings as an array)
+        return slot.text if isinstance(slot.text, str) else np.array(slot.text)
     if slot.kind is Storage.TUPLE:
         items = [read_slot(state, p) for p in slot.parts]
     elif slot.seq:
@@ -245,6 +261,7 @@ class Layout:
                     s.seq,
                     [keys[id(p)] for p in s.parts],
                     s.dtype,
+                    s.text if s.text is None or isinstance(s.text, str) else list(s.text),
                 ]
                 for key, s in self.slots.items()
             ],
@@ -260,7 +277,14 @@ class Layout:
         """A layout written by :meth:`to_json`."""
         rows = [(SlotKey.from_json(r[0]), r) for r in d["slots"]]
         slots = {
-            key: Slot(Storage(r[1]), int(r[2]), tuple(r[3]), r[4], dtype=str(r[6]))
+            key: Slot(
+                Storage(r[1]),
+                int(r[2]),
+                tuple(r[3]),
+                r[4],
+                dtype=str(r[6]),
+                text=r[7] if r[7] is None or isinstance(r[7], str) else tuple(r[7]),
+            )
             for key, r in rows
         }
         for key, r in rows:
