@@ -59,20 +59,18 @@ def constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None) -> list[
     return [int(x) for x in c.reshape(-1)]
 
 
-#: Inputs that decide the shape of a kernel's result (the Reduce* ops' ``axes``, CumSum's
-#: ``axis``): their kernels type them as compile-time constants.
-SHAPE_INPUTS = ("axes", "axis", "shape")
+#: Inputs and attributes that decide the shape of a kernel's result (the Reduce* ops'
+#: ``axes``, CumSum's ``axis``, Transpose's ``perm``): Numba kernels type them as
+#: compile-time constants or tuples.
+SHAPE_INPUTS = ("axes", "axis", "shape", "perm")
 
 
 def shape_from_values(cp: CallPlan) -> bool:
-    """A call whose shape-deciding input (:data:`SHAPE_INPUTS`) is not a model constant but
-    a value (an input port's, a parameter's): its Numba kernel cannot type it, so the
+    """A call whose shape-deciding argument (:data:`SHAPE_INPUTS`) is not a model constant
+    but a value (an input port's, a parameter's): its Numba kernel cannot type it, so the
     compiled loop calls its Python kernel, which checks at every call that the result keeps
     the warm-up's shape (a value that changes it stops the run with a message)."""
-    return any(
-        name in SHAPE_INPUTS and name in cp.input_names and vp.expr is not None
-        for name, vp in cp.args
-    )
+    return any(name in SHAPE_INPUTS and vp.expr is not None for name, vp in cp.args)
 
 
 class CallEmitter:
