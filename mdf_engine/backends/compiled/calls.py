@@ -160,7 +160,8 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
-        fn = self.function_schema(cp) if cp.schema.jit is not None else None
+        mode = self.jit_mode(cp, slot)
+        fn = self.function_schema(cp) if mode else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
             args += ["None"] * (len(cp.schema.inputs) - len(args))
@@ -179,7 +180,51 @@ class CallEmitter:
         ]
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
-        return f"{fn}({', '.join(args)})"
+        gives_all = len(cp.schema.outputs) > 1 and cp.schema.extra.get("skips_outputs")
+        if gives_all:  # such a kernel gives every output, told how many the model uses
+            args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
+        call = f"{fn}({', '.join(args)})"
+        if mode == "one":
+            return call
+        if mode == "first":
+            return call + "[0]"
+        res = f"r_{tag}"  # "parts": the outputs into the items of the slot
+        out.append(f"{ind}{res} = {call}")
+        items = [f"{res}[{k}]" for k in range(len(cp.schema.outputs))] if gives_all else [res]
+        if slot.kind is Storage.TUPLE:
+            out += [self.assign(p, v, ind) for p, v in zip(slot.parts, items)]
+        else:
+            out += [f"{ind}_put({slot.var}[{k}], {v})" for k, v in enumerate(items[: slot.shape[0]])]
+        return None
+
+    def jit_mode(self, cp: CallPlan, slot: Slot | None) -> str:
+        """How a call runs its function's Numba kernel (``jit``): "one", the kernel's value is
+        the call's (a function of one output, or of several of which the kernel gives the
+        first, which is all the call uses); "first", the call's value is the first of the
+        tuple the kernel gives (a function registered with ``skips_outputs``, whose kernel
+        gives every output and takes the number the model uses last); "parts", the kernel's
+        outputs go into the items of the call's tuple or sequence slot; "" when no kernel
+        serves (the call goes through Python)."""
+        sch = cp.schema
+        if sch.jit is None:
+            return ""
+        gives_all = bool(sch.extra.get("skips_outputs"))
+        if len(sch.outputs) == 1:
+            return "one"
+        if cp.outputs_wanted == 1 and not cp.keep_tuple:
+            return "first" if gives_all else "one"
+        if slot is None:
+            return ""
+        n = cp.outputs_wanted or len(sch.outputs)
+        if n > (len(sch.outputs) if gives_all else 1):
+            return ""
+        if slot.kind is Storage.TUPLE and len(slot.parts) == n:
+            simple = all(p.kind is Storage.ARRAY and not p.seq for p in slot.parts)
+            return "parts" if simple else ""
+        if slot.kind is Storage.ARRAY and slot.seq:
+            return "parts" if slot.shape[0] == n else ""
+        # one array: the kernel gave one output (BatchNormalization in inference)
+        return "one" if slot.kind is Storage.ARRAY and not gives_all else ""
 
     def python_call(
         self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str, slot: Slot | None
