@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._pool_common import U
+from ._spatial_jit import shaped_like_nb
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -64,7 +65,7 @@ def _global_nb(X, mode):
     R = X.shape[0] * X.shape[1]
     flat = np.ascontiguousarray(X).reshape((R, X.size // R))
     y = _global(flat, mode, 1.0).astype(X.dtype)
-    return y.reshape(X.shape[:2] + (1,) * (X.ndim - 2))
+    return shaped_like_nb(y.reshape((X.shape[0], X.shape[1], 1, 1, 1)), X)
 
 
 @numba.njit(cache=True)
