@@ -39,14 +39,6 @@ STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
-    "actr_importer/addition.json": "ACT-R values are chunks and productions",
-    "actr_importer/count.json": "ACT-R values are chunks and productions",
-    "psyneulink/v0.15.3.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
-    "psyneulink/v0.21.0.0/tests_model_integrators.json": "Numba could not compile the model "
-    "(RuntimeError: ",
-    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
-    "unify readonly array(float64, 1d, C) and array(float64, 2d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
     "backend computes in float64",
     "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
@@ -57,12 +49,14 @@ NOT_COMPILED: dict[str, str] = {
     "compiled backend computes in float64",
     "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
     "compiled backend computes in float64",
-    "pytorch_to_mdf/gru_last_step.json": "graphs.RecurrentGraph.nodes.GRU_82_83.parameters._11 "
-    "holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/lstm_last_step.json": "graphs.RecurrentGraph.nodes.LSTM_93_94_95.parameters."
-    "_11 holds a NoneType, not a number or numeric array",
-    "pytorch_to_mdf/rnn_last_step.json": "graphs.RecurrentGraph.nodes.RNN_30_31.parameters._9 "
-    "holds a NoneType, not a number or numeric array",
+    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
+    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
+    "pytorch_to_mdf/gru_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
+    "compiled backend computes in float64",
+    "pytorch_to_mdf/rnn_last_step.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
+    "compiled backend computes in float64",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason
@@ -92,7 +86,9 @@ def _wild_cases() -> list[Any]:
 def _cases() -> list[Any]:
     cases = _wild_cases()
     for p in model_files(EXAMPLES):
-        if not p.name.startswith("actr_"):
+        if p.name.startswith("actr_"):  # mdf_engine.actr.build_model's layout
+            cases.append(("examples", p, "actr", {"run": {"steps": STEPS}}))
+        else:
             cases.append(("examples", p, "example", None))
     for p in sorted(DATA.glob("pnl/*.json")):
         if not p.name.endswith(".expected.json"):
@@ -153,6 +149,7 @@ def _drive(model: Path, kind: str, oracle: dict | None, backend: str) -> tuple[A
         retrieval: Any = {}
         for _ in range(min(oracle["run"]["steps"], STEPS)):
             sim.evaluate(initializer={"goal_input": goal, "dm_input": retrieval})
+            snap(sim)
             goal = sim.value("fire_production", "fire_prod_output_to_goal")
             retrieval = sim.value("fire_production", "fire_prod_output_to_retrieval")
     return sim, seen
@@ -165,6 +162,9 @@ def _same(ours: Any, want: Any, what: str) -> None:
             _same(x, y, f"{what}[{k}]")
         return
     assert ours.shape == want.shape, f"{what}: shape {ours.shape} != {want.shape}"
+    if want.dtype.kind in "Ob":  # ACT-R chunks, productions (dicts of text) and flags
+        assert ours.dtype == want.dtype and ours.tolist() == want.tolist(), what
+        return
     if want.dtype.kind == "f":  # float32 stays float32 (integers: compiled scalars are float64)
         assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
     np.testing.assert_allclose(ours, want, rtol=1e-9, atol=1e-12, err_msg=what)
@@ -173,9 +173,6 @@ def _same(ours: Any, want: Any, what: str) -> None:
 @pytest.mark.parametrize("writer,model,kind,oracle", _cases())
 def test_compiled_equals_interpreted(writer, model, kind, oracle, caplog) -> None:
     key = f"{writer}/{model.name}"
-    if kind == "actr":  # chunks and productions (dicts): nothing numeric to compile
-        OUTCOMES[(writer, model.name)] = NOT_COMPILED[key]
-        return
     try:
         _, want = _drive(model, kind, oracle, "interpreted")
     except MDFError as e:  # a file its writer broke: refused alike by both backends

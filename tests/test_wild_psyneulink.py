@@ -128,6 +128,9 @@ def test_export_matches_psyneulink(path, backend, caplog, request):
         assert reason and any(reason in r.getMessage() for r in caplog.records)
         outcome = f"match (interpreted: {reason})"
     OUTCOMES[(path.parent.name, path.stem, backend)] = outcome
+    if backend == "compiled" and sim.runner.is_compiled:  # every pnl function has a kernel
+        pnl = set(mdf_engine.registry.REGISTRY.names("pnl"))
+        assert not pnl & set(sim.runner.python_calls), f"{name}: {sim.runner.python_calls}"
     # no file falls back for want of a PsyNeuLink rule: the compiled loop has them (held
     # external inputs, time steps that read the values from before the step, initial values)
     assert "in PsyNeuLink files" not in outcome, f"{name}: {outcome}"

@@ -5,6 +5,8 @@ one place that maps a backend name to its runner class:
 
 * ``interpreted`` -- :class:`mdf_engine.interpreter.InterpretedGraph` (numpy, graph-scheduler)
 * ``compiled`` -- :class:`mdf_engine.backends.compiled.CompiledGraph` (generated Numba code)
+  (a graph calling ``actr`` functions: :class:`mdf_engine.actr.compiled.CompiledActrGraph`,
+  Numba kernels over integer tables)
 * ``hexagon`` -- :class:`mdf_engine.backends.hexagon.HexagonRunner` (the graph quantized onto
   hexagon:: ops, then interpreted)
 * ``actr`` -- :class:`mdf_engine.backends.actr.ActrRunner` (an ACT-R production system, one

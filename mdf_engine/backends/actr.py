@@ -91,7 +91,18 @@ class ActrRunner(WrappingRunner):
         initializer: Mapping[str, Any] | None,
         first_without_dt: bool = True,
     ) -> None:
-        """Up to ``steps`` cycles, ending after the cycle that reaches the goal."""
+        """Up to ``steps`` cycles, ending after the cycle that reaches the goal (inside the
+        kernel when the graph runner is the compiled one and nothing else is initialized)."""
+        loop = getattr(self.graph, "run_cycles", None)
+        if loop is not None and not initializer and steps > 0:
+            self.graph.prepare(None, dt)
+            if self.graph.is_compiled:
+                self.finished = loop(steps, self.goal, self.retrieval)
+                self.goal = self.graph.value("fire_production", "fire_prod_output_to_goal")
+                self.retrieval = self.graph.value(
+                    "fire_production", "fire_prod_output_to_retrieval"
+                )
+                return
         for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
             self.evaluate(time_increment=inc, initializer=initializer)

@@ -110,6 +110,10 @@ def make_runner(
     belongs to, which the hexagon backend quantizes; ``max_cycles``: the ACT-R backend's
     bound on a run to termination; ``schedule_log``: the compiled backend's schedule-log
     length, None for its default)."""
+    if backend == "compiled" and _calls_actr(plan):  # chunks and productions: own kernels
+        from ..actr.compiled import CompiledActrGraph
+
+        return CompiledActrGraph(plan, check_finite=check_finite)
     if backend == "compiled":
         from .compiled import CompiledGraph
 
@@ -128,6 +132,15 @@ def make_runner(
 
         return ActrRunner(plan, check_finite=check_finite, max_cycles=max_cycles)
     raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(RUNNER_BACKENDS)})")
+
+
+def _calls_actr(plan: GraphPlan) -> bool:
+    """Whether a parameter of ``plan`` calls an ``actr`` function (see :mod:`mdf_engine.actr`)."""
+    return any(
+        p.call is not None and p.call.schema is not None and p.call.schema.namespace == "actr"
+        for n in plan.nodes.values()
+        for p in n.parameters
+    )
 
 
 def uses_namespace(model: Any, namespace: str) -> bool:

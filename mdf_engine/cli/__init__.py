@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 from . import draw, info, onnx, run, sweep
 from .checks import OneLineParser, guarded
+from .messages import HeldLines, command_lines
 
 #: The modules adding subcommands, in the order ``mdf -h`` lists them.
 COMMANDS = (run, info, onnx, sweep, draw)
@@ -70,13 +71,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextlib.contextmanager
-def _logging(verbose: int, quiet: bool) -> Iterator[None]:
+def _logging(verbose: int, quiet: bool) -> Iterator[HeldLines | None]:
     """Log levels for one command; the previous levels (and environment) come back after it,
     so calling :func:`main` from Python leaves no trace in the caller's logging."""
     level = logging.ERROR if quiet else (logging.WARNING, logging.INFO)[min(verbose, 1)]
     if verbose >= 2:
         level = logging.DEBUG
-    logging.basicConfig(level=level, format="mdf: %(message)s")
     names = ("mdf_engine", "distributed")
     saved = {n: logging.getLogger(n).level for n in names}
     saved_env = os.environ.get("DASK_LOGGING__DISTRIBUTED")
@@ -86,7 +86,8 @@ def _logging(verbose: int, quiet: bool) -> Iterator[None]:
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
         logging.getLogger("distributed").setLevel(max(level, logging.WARNING))
     try:
-        yield
+        with command_lines(level, verbose > 0) as held:
+            yield held
     finally:
         for n, lv in saved.items():
             logging.getLogger(n).setLevel(lv)
@@ -101,5 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.quiet = bool(getattr(args, "quiet", False) or args.quiet_all)
     args.verbose = max(getattr(args, "verbose", 0), args.verbose_all)
-    with _logging(args.verbose, args.quiet):
-        return guarded(args.func, args)
+    with _logging(args.verbose, args.quiet) as held:
+        rc = guarded(args.func, args, held)
+        if held is not None and rc in (0, 130):
+            held.print_held()
+        elif held is not None:  # a failure is one line (mdf validate's too)
+            held.drop()
+        return rc

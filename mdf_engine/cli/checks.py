@@ -59,6 +59,35 @@ def check_output_path(path: str | None, what: str = "output") -> None:
         raise MDFError(f"the {what} file is not writable", source=path)
 
 
+def check_outputs_spare_inputs(args: argparse.Namespace, model: Any = None) -> None:
+    """No output path names a file the command reads (the model, its ``--initializer``, the
+    weights sidecar the loaded ``model`` names): writing it would destroy what the user
+    saved (``mdf run m.json -o m.json``)."""
+    inputs = {
+        "model": getattr(args, "model", None),
+        "initializer": getattr(args, "initializer", None),
+    }
+    meta = getattr(model, "metadata", None)
+    weights = meta.get("weights_file") if isinstance(meta, dict) else None
+    if isinstance(weights, str) and isinstance(inputs["model"], str):
+        inputs["weights"] = os.path.join(os.path.dirname(inputs["model"]), weights)
+    for name in ("output", "plot", "out"):
+        out = getattr(args, name, None)
+        for what, path in inputs.items():
+            if isinstance(out, str) and isinstance(path, str) and _same_file(out, path):
+                raise MDFError(
+                    f"the {name} path is the {what} file it reads; refusing to overwrite it",
+                    source=out,
+                )
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet)
+        return False
+
+
 def check_run_args(args: argparse.Namespace) -> None:
     """``--steps``, ``--duration`` and ``--dt``: finite, positive, within the step limit."""
     from ..limits import check_steps, steps_estimate
@@ -78,21 +107,29 @@ def check_run_args(args: argparse.Namespace) -> None:
         check_steps(steps_estimate(duration, dt), f"--duration {duration} with --dt {dt}")
 
 
-def guarded(command: Callable[[argparse.Namespace], Any], args: argparse.Namespace) -> int:
-    """Run ``command(args)``; every failure is one line on stderr and exit status 2."""
+def guarded(
+    command: Callable[[argparse.Namespace], Any],
+    args: argparse.Namespace,
+    held: Any = None,
+) -> int:
+    """Run ``command(args)``; every failure is one line on stderr and exit status 2 (the log
+    lines ``held`` for the command, a :class:`.messages.HeldLines`, are left out of it)."""
     model = getattr(args, "model", None)
     try:
         if isinstance(model, str) and getattr(args, "command", None) != "import":
             check_model_path(model)
         for name in ("output", "plot"):
             check_output_path(getattr(args, name, None), name)
+        check_outputs_spare_inputs(args)
         check_run_args(args)
         return int(command(args) or 0)
     except MDFError as e:
         from ..simulation import name_file
 
-        return _fail(str(name_file(e, model)))
+        return _fail(str(name_file(e, model)), held)
     except KeyboardInterrupt:
+        if held is not None:
+            held.print_held()
         print("mdf: interrupted", file=sys.stderr)
         return 130
     except ModuleNotFoundError as e:  # an optional extra that is not installed
@@ -100,22 +137,28 @@ def guarded(command: Callable[[argparse.Namespace], Any], args: argparse.Namespa
 
         text = missing_message(e.name)
         if text is None:
-            return _fail(f"{model}: internal error (ModuleNotFoundError: {e}); please report it")
-        return _fail(f"mdf {getattr(args, 'command', '')}: {text}")
+            return _fail(
+                f"{model}: internal error (ModuleNotFoundError: {e}); please report it", held
+            )
+        return _fail(f"mdf {getattr(args, 'command', '')}: {text}", held)
     except RecursionError:
-        return _fail(f"{model}: the model is nested too deeply to process")
+        return _fail(f"{model}: the model is nested too deeply to process", held)
     except MemoryError:
-        return _fail(f"{model}: not enough memory for this model or run")
+        return _fail(f"{model}: not enough memory for this model or run", held)
     except OSError as e:
         where = e.filename if e.filename is not None else model
-        return _fail(f"{where}: {e.strerror or type(e).__name__}")
+        return _fail(f"{where}: {e.strerror or type(e).__name__}", held)
     except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
-        return _fail(f"{model}: internal error ({type(e).__name__}: {e}); please report it")
+        return _fail(
+            f"{model}: internal error ({type(e).__name__}: {e}); please report it", held
+        )
 
 
-def _fail(text: str) -> int:
+def _fail(text: str, held: Any = None) -> int:
     line = one_line(text)
     if len(line) > 2000:
         line = line[:1997] + "..."
+    if held is not None:
+        line += held.drop()
     print(f"mdf: error: {line}", file=sys.stderr)
     return 2

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import MDFError
+from ..errors import MDFError, one_line
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -107,7 +107,8 @@ def describe(source: Any, full: bool = False) -> str:
         if "actr" in libraries:
             backends = ["interpreted (ACT-R objects)"]
         lines.append(f"    backends: {', '.join(backends)}")
-    return "\n".join(lines)
+    # model text (ids, expressions) may hold newlines or terminal escapes: one line each
+    return "\n".join(one_line(line) for line in lines)
 
 
 def _libraries(fname: str | None) -> set[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..errors import MDFError
+from ..errors import MDFError, one_line
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -121,11 +121,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
     opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))
-    print(
+    print(one_line(
         f"{args.out}: {len(mp.graph.node)} ONNX nodes, opset {opset}, inputs "
         f"{', '.join(i.name for i in mp.graph.input) or 'none'}, outputs "
         f"{', '.join(o.name for o in mp.graph.output)}"
-    )
+    ))
     return 0
 
 

@@ -111,8 +111,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..loader import load
     from ..results import plain
     from ..simulation import Simulation
+    from .checks import check_outputs_spare_inputs
 
     model = load(args.model)
+    check_outputs_spare_inputs(args, model)
     backend = args.backend
     if backend != "hexagon" and uses_namespace(model, "actr"):
         backend = "actr"  # an ACT-R production system runs cycle by cycle on any backend

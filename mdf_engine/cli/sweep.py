@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import MDFError
+from ..errors import MDFError, one_line
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -137,7 +137,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             from ..sweep import final_table
 
             header, table = final_table(ds)
-            print(",".join(header))
+            print(one_line(",".join(header)))
             for row in table[:20]:
                 print(",".join(f"{x:.6g}" for x in row))
             if len(table) > 20:

@@ -151,10 +151,10 @@ class Imported:
 def import_graph(proto: Any, model_id: str | None = None) -> Imported:
     """The stateless import of ``proto``'s graph (ONNX nodes as MDF nodes), with where each
     ONNX node and value went (the stateful importer closes state loops with them)."""
-    from onnx import AttributeProto, numpy_helper
+    from onnx import AttributeProto
 
     from ..onnx_ops import schema as onnx_schema
-    from ..onnx_ops.graph import attribute_value, topological_order
+    from ..onnx_ops.graph import attribute_value, tensor_array, topological_order
 
     opset = _opset_of(proto)
     g = proto.graph
@@ -173,7 +173,7 @@ def import_graph(proto: Any, model_id: str | None = None) -> Imported:
                 pool.taken.update(onnx_schema(n.op_type, opset).argument_names)
             except MDFError:
                 pass  # reported with the node below
-    consts: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    consts: dict[str, np.ndarray] = {t.name: tensor_array(t) for t in g.initializer}
     inputs = [i for i in g.input if i.name not in consts]
     input_names = {i.name for i in inputs}
     graph_outputs = [o.name for o in g.output]

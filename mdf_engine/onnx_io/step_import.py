@@ -47,8 +47,8 @@ def stateful_metadata(proto: Any) -> dict | None:
 def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
     """An MDF model that runs the exported step (see the module docstring)."""
     import onnx
-    from onnx import numpy_helper
 
+    from ..onnx_ops.graph import tensor_array
     from .importer import import_model
 
     state = meta.get("state") or []
@@ -74,7 +74,7 @@ def import_stateful(proto: Any, meta: dict, model_id: str | None = None) -> Any:
     defaults = {}
     for name in [s["input"] for s in state] + list((meta.get("inputs") or {}).values()):
         if name in inits:
-            defaults[name] = numpy_helper.to_array(inits[name])
+            defaults[name] = tensor_array(inits[name])
     kept = [t for t in sg.initializer if t.name not in defaults]
     del sg.initializer[:]
     sg.initializer.extend(kept)

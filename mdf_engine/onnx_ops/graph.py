@@ -37,20 +37,41 @@ __all__ = [
     "run_model",
     "bind_subgraph",
     "attribute_value",
+    "tensor_array",
     "graph_input_names",
     "graph_output_names",
 ]
 
 
+def tensor_array(t: Any) -> np.ndarray:
+    """An ONNX ``TensorProto`` (from a file: any content) as a numpy array, or an MDFError:
+    negative or huge dims are refused before anything is allocated (the element limit of
+    :func:`mdf_engine.limits.check_elements`), and data that does not fill its dims, or of
+    an unknown type, is named instead of failing inside onnx."""
+    from onnx import numpy_helper
+
+    from ..limits import check_elements
+
+    name = t.name[:80] or "(unnamed)"
+    dims = list(t.dims)
+    if any(d < 0 for d in dims):
+        raise MDFError(f"ONNX tensor {name!r} has negative dims {dims[:8]}")
+    check_elements(dims, f"ONNX tensor {name!r}")
+    try:
+        return numpy_helper.to_array(t)
+    except (ValueError, TypeError, KeyError, OverflowError) as e:
+        raise MDFError(f"ONNX tensor {name!r}: its data does not fit its dims and type: {e}") from None
+
+
 def attribute_value(attr: Any) -> Any:
     """An ONNX ``AttributeProto`` as a kernel keyword value (strings decoded, tensors as arrays,
     subgraphs left as ``GraphProto``)."""
-    from onnx import AttributeProto, helper, numpy_helper
+    from onnx import AttributeProto, helper
 
     if attr.type == AttributeProto.TENSOR:
-        return numpy_helper.to_array(attr.t)
+        return tensor_array(attr.t)
     if attr.type == AttributeProto.TENSORS:
-        return [numpy_helper.to_array(t) for t in attr.tensors]
+        return [tensor_array(t) for t in attr.tensors]
     if attr.type == AttributeProto.SPARSE_TENSOR:
         return _sparse_to_dense(attr.sparse_tensor)
     value = helper.get_attribute_value(attr)
@@ -62,15 +83,21 @@ def attribute_value(attr: Any) -> Any:
 
 
 def _sparse_to_dense(sp: Any) -> np.ndarray:
-    from onnx import numpy_helper
+    from ..limits import check_elements
 
-    values = numpy_helper.to_array(sp.values)
-    idx = numpy_helper.to_array(sp.indices).astype(np.int64)
+    values = tensor_array(sp.values)
+    idx = tensor_array(sp.indices).astype(np.int64)
     dims = tuple(sp.dims)
+    if any(d < 0 for d in dims):
+        raise MDFError(f"ONNX sparse tensor has negative dims {list(dims)[:8]}")
+    check_elements(dims, "ONNX sparse tensor")
     dense = np.zeros(int(np.prod(dims)) if dims else 1, dtype=values.dtype)
-    if idx.ndim == 2:  # [nnz, rank] coordinates
-        idx = np.ravel_multi_index(idx.T, dims)
-    dense[idx.reshape(-1)] = values.reshape(-1)
+    try:
+        if idx.ndim == 2:  # [nnz, rank] coordinates
+            idx = np.ravel_multi_index(idx.T, dims)
+        dense[idx.reshape(-1)] = values.reshape(-1)
+    except (ValueError, IndexError) as e:
+        raise MDFError(f"ONNX sparse tensor: indices do not fit its dims {list(dims)[:8]}: {e}") from None
     return dense.reshape(dims)
 
 
@@ -165,13 +192,13 @@ def run_graph(
     evaluated at (None = newest registered); ``outer_scope`` holds the enclosing graph's values
     for subgraphs.
     """
-    from onnx import AttributeProto, numpy_helper
+    from onnx import AttributeProto
 
     from . import run
 
     local: dict[str, Any] = {}
     for t in graph.initializer:
-        local[t.name] = numpy_helper.to_array(t)
+        local[t.name] = tensor_array(t)
     for sp in graph.sparse_initializer:
         local[sp.values.name] = _sparse_to_dense(sp)
     for name, value in feeds.items():

@@ -10,6 +10,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from . import _recurrent_jit as rj
 from . import onnx_op
 from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
 from ._recurrent_kernels import apply_activation, recur
@@ -67,6 +68,60 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
     return Y, h
 
 
+@numba.njit(cache=True)
+def gru_jit(
+    X,
+    W,
+    R,
+    B,
+    sequence_lens,
+    initial_h,
+    alpha,
+    beta,
+    activations,
+    clip,
+    direction,
+    hidden,
+    linear_before_reset,
+    layout,
+):
+    """nopython GRU with its default activations (Sigmoid, Tanh), omitted inputs ``None``;
+    returns ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
+    x = rj.sequence(X, layout)
+    dt = x.dtype
+    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
+    nd = rj.n_directions(direction)
+    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 6 * H, dt)
+    lens = rj.lengths(sequence_lens, T, Bt)
+    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    cl = 0.0 if clip is None else float(clip)
+    codes, alphas, betas = np.array([2, 1], dtype=np.int64), np.zeros(2), np.zeros(2)
+    Y = np.empty((T, nd, Bt, H), dtype=dt)
+    Yh = np.empty((nd, Bt, H), dtype=dt)
+    for d in range(nd):
+        rb = Bc[d, 3 * H :]
+        bias = Bc[d, : 3 * H].copy()
+        bias[: 2 * H] += rb[: 2 * H]
+        y, h = _gru_dir(
+            rj.project(x, Wc[d]),
+            bias,
+            Rc[d],
+            np.ascontiguousarray(rb[2 * H :]),
+            h0[d],
+            lens,
+            rj.is_reverse(direction, d),
+            linear_before_reset != 0,
+            codes,
+            alphas,
+            betas,
+            cl,
+            rj.work_bits(x, 2 * H),
+        )
+        Y[:, d] = y
+        Yh[d] = h
+    return rj.output_y(Y, layout), rj.output_state(Yh, layout)
+
+
 @onnx_op(
     "GRU",
     inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
@@ -74,6 +129,8 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
     attributes={**COMMON_ATTRIBUTES, "linear_before_reset": 0, "layout": 0},
     outputs=("Y", "Y_h"),
     since=7,
+    jit=gru_jit,
+    jit_unless=rj.PYTHON_ATTRIBUTES,
 )
 def gru(
     X: Any,

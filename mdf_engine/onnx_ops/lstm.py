@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from . import _recurrent_jit as rj
 from . import onnx_op
 from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
 from ._recurrent_kernels import apply_activation, recur
@@ -77,6 +78,69 @@ def _lstm_dir(
     return Y, h, c
 
 
+@numba.njit(cache=True)
+def lstm_jit(
+    X,
+    W,
+    R,
+    B,
+    sequence_lens,
+    initial_h,
+    initial_c,
+    P,
+    alpha,
+    beta,
+    activations,
+    clip,
+    direction,
+    hidden,
+    input_forget,
+    layout,
+):
+    """nopython LSTM with its default activations (Sigmoid, Tanh, Tanh), omitted inputs
+    ``None``; returns ``(Y, Y_h, Y_c)`` (see :mod:`._recurrent_jit`)."""
+    x = rj.sequence(X, layout)
+    dt = x.dtype
+    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
+    nd = rj.n_directions(direction)
+    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 8 * H, dt)
+    lens = rj.lengths(sequence_lens, T, Bt)
+    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    c0 = rj.state(initial_c, nd, Bt, H, layout, dt)
+    cl = 0.0 if clip is None else float(clip)
+    codes, alphas, betas = np.array([2, 1, 1], dtype=np.int64), np.zeros(3), np.zeros(3)
+    Y = np.empty((T, nd, Bt, H), dtype=dt)
+    Yh = np.empty((nd, Bt, H), dtype=dt)
+    Yc = np.empty((nd, Bt, H), dtype=dt)
+    for d in range(nd):
+        bias = Bc[d, : 4 * H] + Bc[d, 4 * H :]
+        if P is None:
+            Pd = bias  # not read without peepholes
+        else:
+            Pd = rj.weights(P[d], dt)
+        y, h, c = _lstm_dir(
+            rj.project(x, Wc[d]),
+            bias,
+            Rc[d],
+            h0[d],
+            c0[d],
+            Pd,
+            P is not None,
+            lens,
+            rj.is_reverse(direction, d),
+            input_forget != 0,
+            codes,
+            alphas,
+            betas,
+            cl,
+            rj.work_bits(x, 3 * H),
+        )
+        Y[:, d] = y
+        Yh[d] = h
+        Yc[d] = c
+    return rj.output_y(Y, layout), rj.output_state(Yh, layout), rj.output_state(Yc, layout)
+
+
 @onnx_op(
     "LSTM",
     inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
@@ -84,6 +148,8 @@ def _lstm_dir(
     attributes={**COMMON_ATTRIBUTES, "input_forget": 0, "layout": 0},
     outputs=("Y", "Y_h", "Y_c"),
     since=7,
+    jit=lstm_jit,
+    jit_unless=rj.PYTHON_ATTRIBUTES,
 )
 def lstm(
     X: Any,

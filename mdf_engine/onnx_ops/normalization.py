@@ -128,23 +128,31 @@ def _bn_infer_nb(X, scale, B, mean, var, epsilon):
 
 @numba.njit(cache=True)
 def bn9_jit(X, scale, B, mean, var, epsilon, momentum):
-    """nopython inference BatchNormalization (opset 9; compiled backend)."""
-    return _bn_infer_nb(X, scale, B, mean, var, epsilon)
+    """nopython inference BatchNormalization (opset 9; compiled backend): ``(Y,)``, as the
+    kernel gives (the compiled backend takes a several-output kernel's outputs from a tuple)."""
+    return (_bn_infer_nb(X, scale, B, mean, var, epsilon),)
 
 
 @numba.njit(cache=True)
 def bn14_jit(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode):
-    """nopython BatchNormalization (opset 14; compiled backend): Y alone, normalized by the
-    batch statistics in training mode (a node that uses the running statistics too, further
-    outputs, calls the Python kernel)."""
+    """nopython BatchNormalization (opset 14; compiled backend): ``(Y, running_mean,
+    running_var)``; in inference mode the running statistics are the inputs (the model uses Y
+    alone), in training mode Y is normalized by the batch statistics and the running ones are
+    updated as :func:`batch_normalization_14` does."""
+    dt = input_mean.dtype
     if not training_mode:
-        return _bn_infer_nb(X, scale, B, input_mean, input_var, epsilon)
+        y = _bn_infer_nb(X, scale, B, input_mean, input_var, epsilon)
+        return y, input_mean.reshape(-1).astype(dt), input_var.reshape(-1).astype(dt)
     C = X.shape[1]
     x3 = np.ascontiguousarray(X).reshape((X.shape[0], C, X.size // max(1, X.shape[0] * C)))
     bm, bv = _channel_moments(x3)
     a = np.asarray(scale).reshape(-1) / np.sqrt(bv + float(epsilon))
     b = np.asarray(B).reshape(-1) - bm * a
-    return _affine_channels(x3, a.astype(X.dtype), b.astype(X.dtype)).reshape(X.shape)
+    y = _affine_channels(x3, a.astype(X.dtype), b.astype(X.dtype)).reshape(X.shape)
+    mom = float(momentum)
+    rm = input_mean.reshape(-1) * mom + bm * (1 - mom)
+    rv = input_var.reshape(-1) * mom + bv * (1 - mom)
+    return y, rm.astype(dt), rv.astype(dt)
 
 
 @onnx_op(

@@ -10,6 +10,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from . import _recurrent_jit as rj
 from . import onnx_op
 from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
 from ._recurrent_kernels import apply_activation, recur
@@ -40,6 +41,42 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
     return Y, h
 
 
+@numba.njit(cache=True)
+def rnn_jit(
+    X, W, R, B, sequence_lens, initial_h, alpha, beta, activations, clip, direction, hidden, layout
+):
+    """nopython RNN with its default activation (Tanh), omitted inputs ``None``; returns
+    ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
+    x = rj.sequence(X, layout)
+    dt = x.dtype
+    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
+    nd = rj.n_directions(direction)
+    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 2 * H, dt)
+    lens = rj.lengths(sequence_lens, T, Bt)
+    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    cl = 0.0 if clip is None else float(clip)
+    codes, alphas, betas = np.ones(1, dtype=np.int64), np.zeros(1), np.zeros(1)
+    Y = np.empty((T, nd, Bt, H), dtype=dt)
+    Yh = np.empty((nd, Bt, H), dtype=dt)
+    for d in range(nd):
+        y, h = _rnn_dir(
+            rj.project(x, Wc[d]),
+            Bc[d, :H] + Bc[d, H:],
+            Rc[d],
+            h0[d],
+            lens,
+            rj.is_reverse(direction, d),
+            codes,
+            alphas,
+            betas,
+            cl,
+            rj.work_bits(x, H),
+        )
+        Y[:, d] = y
+        Yh[d] = h
+    return rj.output_y(Y, layout), rj.output_state(Yh, layout)
+
+
 @onnx_op(
     "RNN",
     inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
@@ -47,6 +84,8 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
     attributes={**COMMON_ATTRIBUTES, "layout": 0},
     outputs=("Y", "Y_h"),
     since=7,
+    jit=rnn_jit,
+    jit_unless=rj.PYTHON_ATTRIBUTES,
 )
 def rnn(
     X: Any,

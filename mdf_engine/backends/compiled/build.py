@@ -111,8 +111,12 @@ def float_parameters(plan: GraphPlan) -> tuple[list[tuple[str, str]], list[float
     return keys, values
 
 
-def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[str, Any]:
-    """What, besides the graph, changes the generated code."""
+def options(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None = None
+) -> dict[str, Any]:
+    """What, besides the graph, changes the generated code (whether a time step is given
+    too: without one the warm-up makes no Euler step, and a value that grows by
+    broadcasting in its steps keeps its first shape)."""
     kinds = []
     for k in sorted(initializer or {}):
         storage, shape = kind_of(initializer[k], f"initializer '{k}'")
@@ -123,6 +127,7 @@ def options(spec: CompileSpec, initializer: Mapping[str, Any] | None) -> dict[st
         "swept": list(spec.swept),
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
+        "dt_given": dt is not None,
     }
 
 
@@ -156,7 +161,7 @@ def build(
     after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
     (raising NotCompilable) runs before generating only: a record is written only for a graph
     that passed it, and its key covers everything the check reads."""
-    key = graph_key(spec.plan, options(spec, initializer))
+    key = graph_key(spec.plan, options(spec, initializer, dt))
     found = cache_load(cache_dir(), key)
     if found is None:
         if check is not None:
@@ -200,6 +205,8 @@ def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float 
                 later = None  # report it at its step): keep the kinds of the first
             if later is not None and _sizes(later) == _sizes(warm):
                 warm = later
+            elif later is not None:  # values grow in the first steps: their settled shapes
+                warm = _settled(spec, initializer, dt, warm.evaluations + 1) or warm
     except MDFError as e:
         raise WarmupStopped(f"the warm-up run stopped: {e}") from None
     if len(warm.ever_ran) < len(spec.node_ids):
@@ -241,14 +248,39 @@ def generate(
     return built
 
 
-def _sizes(warm: Any) -> dict[tuple[str, str], Any]:
-    """The number of elements of every value a warmed-up interpreter holds (per item for a
-    list or tuple)."""
+def _settled(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None, start: int
+) -> Any:
+    """An interpreter run from ``start`` steps on until no value changed its shape in a step
+    (a NeuroML network whose values broadcast to the shape of a projection's weights over
+    its first steps; the generator holds such a value in its settled shape from the start,
+    see :mod:`.broadcast`); None when the shapes do not settle within the warm-up's steps or
+    a step fails."""
+    from ...interpreter import InterpretedGraph
+
+    warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
+    before = None
+    try:
+        while warm.evaluations < MAX_WARMUP_STEPS:
+            inc = None if (warm.evaluations == 0 or dt is None) else dt
+            warm.evaluate(time_increment=inc, initializer=initializer)
+            shapes = _sizes(warm, np.shape)
+            if warm.evaluations > start and shapes == before:
+                return warm
+            before = shapes
+    except MDFError:
+        return None
+    return None
+
+
+def _sizes(warm: Any, measure: Callable[[Any], Any] = np.size) -> dict[tuple[str, str], Any]:
+    """The number of elements (or another ``measure``) of every value a warmed-up
+    interpreter holds (per item for a list or tuple)."""
 
     def size(v: Any) -> Any:
         if isinstance(v, (list, tuple)):
             return tuple(size(x) for x in v)
-        return np.size(v) if v is not None else None
+        return measure(v) if v is not None else None
 
     out: dict[tuple[str, str], Any] = {}
     for nid, st in warm.states.items():

@@ -160,8 +160,7 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
-        mode = self.jit_mode(cp, slot)
-        fn = self.function_schema(cp) if mode else None
+        fn = self.function_schema(cp) if has_kernel(cp) else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
             args += ["None"] * (len(cp.schema.inputs) - len(args))
@@ -180,51 +179,33 @@ class CallEmitter:
         ]
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
-        gives_all = len(cp.schema.outputs) > 1 and cp.schema.extra.get("skips_outputs")
-        if gives_all:  # such a kernel gives every output, told how many the model uses
-            args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
-        call = f"{fn}({', '.join(args)})"
-        if mode == "one":
-            return call
-        if mode == "first":
-            return call + "[0]"
-        res = f"r_{tag}"  # "parts": the outputs into the items of the slot
-        out.append(f"{ind}{res} = {call}")
-        items = [f"{res}[{k}]" for k in range(len(cp.schema.outputs))] if gives_all else [res]
-        if slot.kind is Storage.TUPLE:
-            out += [self.assign(p, v, ind) for p, v in zip(slot.parts, items)]
-        else:
-            out += [f"{ind}_put({slot.var}[{k}], {v})" for k, v in enumerate(items[: slot.shape[0]])]
-        return None
+        if len(cp.schema.outputs) > 1:
+            if cp.schema.extra.get("skips_outputs"):  # (MaxPool) told how many are used
+                args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
+            return self.kernel_outputs(cp, f"{fn}({', '.join(args)})", out, ind, tag, slot)
+        return f"{fn}({', '.join(args)})"
 
-    def jit_mode(self, cp: CallPlan, slot: Slot | None) -> str:
-        """How a call runs its function's Numba kernel (``jit``): "one", the kernel's value is
-        the call's (a function of one output, or of several of which the kernel gives the
-        first, which is all the call uses); "first", the call's value is the first of the
-        tuple the kernel gives (a function registered with ``skips_outputs``, whose kernel
-        gives every output and takes the number the model uses last); "parts", the kernel's
-        outputs go into the items of the call's tuple or sequence slot; "" when no kernel
-        serves (the call goes through Python)."""
-        sch = cp.schema
-        if sch.jit is None:
-            return ""
-        gives_all = bool(sch.extra.get("skips_outputs"))
-        if len(sch.outputs) == 1:
-            return "one"
-        if cp.outputs_wanted == 1 and not cp.keep_tuple:
-            return "first" if gives_all else "one"
-        if slot is None:
-            return ""
-        n = cp.outputs_wanted or len(sch.outputs)
-        if n > (len(sch.outputs) if gives_all else 1):
-            return ""
-        if slot.kind is Storage.TUPLE and len(slot.parts) == n:
-            simple = all(p.kind is Storage.ARRAY and not p.seq for p in slot.parts)
-            return "parts" if simple else ""
-        if slot.kind is Storage.ARRAY and slot.seq:
-            return "parts" if slot.shape[0] == n else ""
-        # one array: the kernel gave one output (BatchNormalization in inference)
-        return "one" if slot.kind is Storage.ARRAY and not gives_all else ""
+    def kernel_outputs(
+        self, cp: CallPlan, src: str, out: list[str], ind: str, tag: str, slot: Slot | None
+    ) -> str | None:
+        """The call ``src`` of a Numba kernel of several outputs (it returns them all, as a
+        tuple): the one output a value uses, or None when the outputs the model keeps as a
+        tuple were written into the parts of a tuple slot (or the items of an array slot)."""
+        n = cp.outputs_wanted or len(cp.schema.outputs)
+        if n == 1 and not cp.keep_tuple:
+            return f"{src}[0]"
+        res = f"r_{tag}"
+        if slot is not None and slot.kind is Storage.TUPLE and len(slot.parts) == n:
+            out.append(f"{ind}{res} = {src}")
+            out += [self.assign(p, f"{res}[{k}]", ind) for k, p in enumerate(slot.parts)]
+            return None
+        if slot is not None and slot.kind is Storage.ARRAY and slot.seq and slot.shape[0] == n:
+            out.append(f"{ind}{res} = {src}")
+            out += [f"{ind}_put({slot.var}[{k}], {res}[{k}])" for k in range(n)]
+            return None
+        raise NotCompilable(
+            f"function '{cp.schema.name}': its {n} outputs go into a value of another kind"
+        )
 
     def python_call(
         self, cp: CallPlan, args: list[str], out: list[str], ind: str, tag: str, slot: Slot | None
@@ -373,6 +354,15 @@ class CallEmitter:
                 files.update(Path(module.__file__).parent.glob("*.py"))
         self.kernel_files = sorted(str(f) for f in files)
         return files_digest(self.kernel_files)
+
+
+def has_kernel(cp: CallPlan) -> bool:
+    """The call runs the Numba kernel of its function: there is one, and the call names none
+    of the attributes the kernel does not take (the schema's ``jit_unless``)."""
+    sch = cp.schema
+    if sch is None or sch.jit is None:
+        return False
+    return not any(a in cp.attribute_names for a in sch.extra.get("jit_unless", ()))
 
 
 def _integer_kind(v: Any) -> str:

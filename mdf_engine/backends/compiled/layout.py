@@ -31,6 +31,13 @@ class Storage(Enum):
     #: a tuple of slots whose items differ in shape (``T<k>`` is never emitted: its items are
     #: read by constant indices)
     TUPLE = "T"
+    #: no value at all: a parameter declared without one (an ONNX optional input exported as
+    #: omitted, ``"sequence_lens": {}``), read as ``None`` (a kernel's omitted input)
+    NONE = "None"
+    #: a parameter whose constant value is text (a string, or a list of strings: an
+    #: attribute such as RNN's ``activations``): not in the state; code names it by
+    #: constant-table entries (``Slot.text``)
+    TEXT = "text"
 
 
 class Role(Enum):
@@ -98,11 +105,16 @@ class Slot:
     shape: tuple[int, ...] = ()
     seq: str = ""
     parts: list[Slot] = dataclasses.field(default_factory=list)
+    #: a ``TEXT`` slot's constant: a string, or a tuple of them (a list in the model)
+    text: str | tuple[str, ...] | None = None
 
     @property
     def var(self) -> str:
         """The slot's variable in generated code (a tuple's ``T<k>`` is never emitted: its
-        items are read by constant indices, see ``ValueEmitter.value``)."""
+        items are read by constant indices, see ``ValueEmitter.value``; a ``NONE`` slot's
+        is ``None`` itself)."""
+        if self.kind is Storage.NONE:
+            return "None"
         return self.kind.value + str(self.index)
 
 
@@ -144,6 +156,10 @@ def read_slot(state: dict[str, Any], slot: Slot) -> Any:
     copy of an array, a list or tuple of items)."""
     if slot.kind is Storage.SCALAR:
         return np.float64(state["S"][slot.index])
+    if slot.kind is Storage.NONE:
+        return None
+    if slot.kind is Storage.TEXT:  # (the interpreter holds a list of strings as an array)
+        return slot.text if isinstance(slot.text, str) else np.array(slot.text)
     if slot.kind is Storage.TUPLE:
         items = [read_slot(state, p) for p in slot.parts]
     elif slot.seq:
@@ -186,6 +202,7 @@ class Layout:
                     list(s.shape),
                     s.seq,
                     [keys[id(p)] for p in s.parts],
+                    s.text if s.text is None or isinstance(s.text, str) else list(s.text),
                 ]
                 for key, s in self.slots.items()
             ],
@@ -200,7 +217,16 @@ class Layout:
     def from_json(cls, d: dict[str, Any]) -> Layout:
         """A layout written by :meth:`to_json`."""
         rows = [(SlotKey.from_json(r[0]), r) for r in d["slots"]]
-        slots = {key: Slot(Storage(r[1]), int(r[2]), tuple(r[3]), r[4]) for key, r in rows}
+        slots = {
+            key: Slot(
+                Storage(r[1]),
+                int(r[2]),
+                tuple(r[3]),
+                r[4],
+                text=r[6] if r[6] is None or isinstance(r[6], str) else tuple(r[6]),
+            )
+            for key, r in rows
+        }
         for key, r in rows:
             slots[key].parts = [slots[SlotKey.from_json(p)] for p in r[5]]
         return cls(

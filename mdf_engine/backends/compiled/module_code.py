@@ -73,7 +73,7 @@ class ModuleCodeEmitter:
                         f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
                     ]
         body += self.write_back(ind)
-        return self.module_source(sig, body)
+        return self.module_source(sig, objmode_entry(body) + body)
 
     def static_schedule(self) -> list[list[int]] | None:
         """The fixed order of one update when every node runs under ``Always`` (or after one
@@ -144,7 +144,9 @@ class ModuleCodeEmitter:
         header.insert(1, f"# kernels: {self.kernel_digest()}")
         if self.node_by_node is not None:
             functions = self.node_functions_source()
+            self.check_grown_readers()
             return self._finish(header, functions)
+        self.check_grown_readers()  # (of the values the node bodies broadcast)
         run = [
             "",
             "",
@@ -221,7 +223,8 @@ class ModuleCodeEmitter:
         scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
         ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})
         return (
-            [f"    s{k} = S[{k}]" for k in scalars]
+            objmode_entry(body)
+            + [f"    s{k} = S[{k}]" for k in scalars]
             + [f"    q_ev{m} = ever[{m}]" for m in ever]
             + body
             + [f"    S[{k}] = s{k}" for k in scalars]
@@ -275,3 +278,15 @@ class ModuleCodeEmitter:
             nid, port = key.split(".", 1)
             return [(nid, port)]
         return by_id
+
+
+def objmode_entry(body: list[str]) -> list[str]:
+    """An empty object-mode block to open a function whose ``body`` has object-mode blocks
+    (calls through Python). Numba lowers the pointer to the function's environment where it
+    lowers the first such block and reuses it in the others; when that block sits in a branch
+    (a node under a condition), LLVM rejects the function ("Instruction does not dominate all
+    uses", numba/numba#9574). A first block that always runs makes the pointer dominate
+    every use."""
+    if any("with objmode(" in ln for ln in body):
+        return ["    with objmode():", "        pass"]
+    return []

@@ -38,11 +38,12 @@ class NodeCodeEmitter:
             out.append(f"{ind}if {flag} != 0.0:")
             out.append(self.assign(slot, pend.var, ind + "    "))
             out.append(f"{ind}else:")
-            out.append(self.assign(slot, self.consts.const(self.fallback(ip, slot)), ind + "    "))
+            default = self.fallback(ip, slot, nid)
+            out.append(self.assign(slot, self.consts.const(default), ind + "    "))
             out.append(f"{ind}{flag} = 0.0")
             names[ip.id] = slot.var
         for pp in np_.parameters:
-            names[pp.id] = self.slots[value_key(nid, pp.id)].var
+            names[pp.id] = self.text_source(self.slots[value_key(nid, pp.id)])
         for pp in np_.parameters:
             out += self.first_value(nid, pp, names, ind)
         for k, (fid, cp) in enumerate(np_.functions):
@@ -67,7 +68,9 @@ class NodeCodeEmitter:
             out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.spec.check_finite:
             checked = [
-                ("parameter", pp.id, self.slots[value_key(nid, pp.id)]) for pp in np_.parameters
+                ("parameter", pp.id, self.slots[value_key(nid, pp.id)])
+                for pp in np_.parameters
+                if self.slots[value_key(nid, pp.id)].kind not in (Storage.NONE, Storage.TEXT)
             ]
             checked += [("output port", o, self.slots[output_key(nid, o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
@@ -78,9 +81,10 @@ class NodeCodeEmitter:
         out.append(f"{ind}q_ev{i} = True")
         return out
 
-    def fallback(self, ip: Any, slot: Slot) -> Any:
+    def fallback(self, ip: Any, slot: Slot, nid: str) -> Any:
         """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
-        slot is its one element; a scalar read by an array slot fills the shape)."""
+        slot is its one element; a scalar read by an array slot fills the shape; a smaller
+        array read by a larger one is broadcast to it, see :mod:`.broadcast`)."""
         fb = np.asarray(ip.fallback(), dtype=float)
         if slot.kind is Storage.SCALAR:
             if fb.size != 1:
@@ -94,9 +98,21 @@ class NodeCodeEmitter:
             return np.full(slot.shape, fb.reshape(()).item())
         if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
             return fb.reshape(slot.shape)
+        grown = self.grown_default(nid, ip.id, fb, slot)
+        if grown is not None:
+            return grown
         raise NotCompilable(
             f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
         )
+
+    def text_source(self, slot: Slot) -> str:
+        """How code names a slot's value: its variable, or for a ``TEXT`` slot its constant
+        (a string's table entry, a tuple of them for a list)."""
+        if slot.kind is not Storage.TEXT:
+            return slot.var
+        if isinstance(slot.text, str):
+            return self.consts.table.text(slot.text)
+        return "(" + "".join(f"{self.consts.table.text(t)}, " for t in slot.text) + ")"
 
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
         """Code delivering ``val`` to an input port (its pending value, combined by the port's
@@ -121,20 +137,22 @@ class NodeCodeEmitter:
         """Code giving a never-evaluated parameter its first current value (the reference's
         get_current_value): the initial value of a stateful one (or 0), else its value with
         its own name read as 0."""
-        if pp.value is None and pp.initial is None:
-            return []
         slot = self.slots[value_key(nid, pp.id)]
+        if (pp.value is None and pp.initial is None) or slot.kind is Storage.TEXT:
+            return []
         flag = self.slots[SlotKey(nid, Role.UNSET, pp.id)].var
         if (nid, pp.id) in self.swept:
             expr = f"P[{self.swept[(nid, pp.id)]}]"
         elif pp.stateful:
-            expr = self.value(pp.initial, names) if pp.initial is not None else "0.0"
+            expr = "0.0"
+            if pp.initial is not None:
+                expr = self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
         else:
             own = {**names, pp.id: "0.0"}
             lines = self.seq_assign(slot, pp.value, own, ind + "    ")
             if lines is not None:
                 return [f"{ind}if {flag} != 0.0:", *lines]
-            expr = self.value(pp.value, own)
+            expr = self.grown(nid, pp.id, pp.value, slot, self.value(pp.value, own), own=True)
         return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
 
     def parameter(
@@ -142,6 +160,8 @@ class NodeCodeEmitter:
     ) -> list[str]:
         """Code evaluating a parameter (value, function, Euler step, conditions) into its slot."""
         slot = self.slots[value_key(nid, pp.id)]
+        if slot.kind in (Storage.NONE, Storage.TEXT):  # (named by its constant, see text_source)
+            return []
         out: list[str] = []
         node = self.plan.nodes[nid]
         tmp = f"p_{i}_{node.parameters.index(pp)}"
@@ -197,7 +217,11 @@ class NodeCodeEmitter:
             out.append(f"{ind}if has_dt:")
             out.append(f"{ind}    {tmp} = {slot.var} + ({self.value(pp.derivative, names)}) * dt")
             out.append(f"{ind}else:")
-            first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
+            first = (
+                f"P[{swept}]"
+                if swept is not None
+                else self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
+            )
             out.append(f"{ind}    {tmp} = {first}")
         elif pp.conditions:
             # set only by its conditions: the previous value, 0 before the first evaluation

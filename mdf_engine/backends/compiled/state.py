@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import NotCompilable
-from ...plan import GraphPlan
+from ...plan import GraphPlan, ParameterPlan
 from .layout import Role, Slot, SlotKey, Storage, array_dtype, kind_of, output_key, value_key
 
 
@@ -87,7 +87,13 @@ class CompiledState:
             for fid, _ in np_.functions:
                 self.allocate(value_key(nid, fid), st.funcs[fid], f"{w}.functions.{fid}")
             for pp in np_.parameters:
-                self.allocate(value_key(nid, pp.id), st.lookup(pp.id), f"{w}.parameters.{pp.id}")
+                key, value = value_key(nid, pp.id), st.lookup(pp.id)
+                if value is None and is_absent(pp):
+                    self.slots[key] = Slot(Storage.NONE, 0)
+                elif text_constant(pp, value) is not None:
+                    self.slots[key] = Slot(Storage.TEXT, 0, text=text_constant(pp, value))
+                else:
+                    self.allocate(key, value, f"{w}.parameters.{pp.id}")
                 self.slots[SlotKey(nid, Role.UNSET, pp.id)] = Slot(
                     Storage.SCALAR, len(self.scalars)
                 )
@@ -123,6 +129,38 @@ class CompiledState:
             **{f"A{k}": a for k, a in enumerate(A)},
             "thr": threshold_values(fresh, thresholds),
         }
+
+
+def is_absent(pp: ParameterPlan) -> bool:
+    """A parameter declared with nothing to compute (no value, function, initial value,
+    derivative or condition): its value is always None (an omitted optional input)."""
+    return (
+        pp.value is None
+        and pp.call is None
+        and pp.initial is None
+        and pp.derivative is None
+        and not pp.conditions
+    )
+
+
+def text_constant(pp: ParameterPlan, value: Any) -> str | tuple[str, ...] | None:
+    """A constant parameter's text (a string, or a tuple of the strings of a list), else
+    None."""
+    if (
+        pp.value is None
+        or pp.value.expr is not None
+        or pp.stateful
+        or pp.conditions
+        or pp.derivative is not None
+        or pp.initial is not None
+    ):
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) == 1 and len(value):
+        if all(isinstance(x, str) for x in value):
+            return tuple(str(x) for x in value)
+    return None
 
 
 def threshold_values(interp: Any, thresholds: list[tuple[str, str, Any]]) -> np.ndarray:

@@ -88,18 +88,27 @@ def distance(variable0: Any, *, metric: Any = "difference", normalize: Any = Fal
 
 @njit(cache=True)
 def _energy_core(v, matrix, normalize):
+    """The energy of the flat ``v`` under ``matrix`` (its diagonal skipped; None: -1 off
+    the diagonal)."""
     n = v.shape[0]
     total = 0.0
     for i in range(n):
         acc = 0.0
         for j in range(n):
             if i != j:
-                acc += matrix[i, j] * v[j]
+                acc += (-1.0 if matrix is None else matrix[i, j]) * v[j]
         total += v[i] * acc
     r = -total / 2.0
     if normalize:
         r = r / (n * n)
     return r
+
+
+@njit(cache=True)
+def _energy_jit(variable0, matrix, normalize):
+    """``energy`` in nopython code (the compiled loop): variable0 of any shape, read flat.
+    The warm-up ran the Python kernel on the same shapes, which checked the matrix's."""
+    return _energy_core(np.asarray(variable0).ravel(), matrix, normalize)
 
 
 @register(
@@ -109,14 +118,15 @@ def _energy_core(v, matrix, normalize):
     attributes={"matrix": None, "normalize": False},
     outputs=("out",),
     since=SINCE,
+    jit=_energy_jit,
 )
 def energy(variable0: Any, *, matrix: Any = None, normalize: Any = False) -> np.ndarray:
     """-sum(v * (hollow(matrix) @ v)) / 2; matrix defaults to -1 off the diagonal."""
     v = f64(variable0).reshape(-1)
     n = v.shape[0]
-    m = f64(matrix) if matrix is not None else -(np.ones((n, n)) - np.eye(n))
-    if m.shape != (n, n):
+    m = None if matrix is None else np.ascontiguousarray(f64(matrix))
+    if m is not None and m.shape != (n, n):
         raise MDFError(
             f"energy: matrix must be {n}x{n} for a variable of length {n}, got shape {m.shape}"
         )
-    return np.asarray(_energy_core(v, np.ascontiguousarray(m), bool(normalize)))
+    return np.asarray(_energy_core(v, m, bool(normalize)))

@@ -1,0 +1,125 @@
+"""The nopython argument handling of the recurrent ONNX operators (RNN, GRU, LSTM), for their
+``jit=`` forms that the compiled backend calls from its loop: what
+:class:`._recurrent_inputs.RecurrentInputs` does for the Python kernels, in Numba.
+
+An omitted optional input arrives as ``None`` (Numba prunes the branch that reads it at compile
+time), as the ONNX spec says for optional inputs: ``B`` zeros, ``sequence_lens`` the whole
+sequence, ``initial_h`` / ``initial_c`` zeros, no peepholes. The jit forms compute with the
+default activations only: a call that names ``activations``, ``activation_alpha`` or
+``activation_beta`` goes through the Python kernel (the schema's ``jit_unless`` entry). Shapes
+were checked by the interpreted warm-up (compiled values keep their shapes); the sequence
+lengths, which are data, are checked on every call.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import overload
+
+#: attributes under which a recurrent op's call goes through its Python kernel
+PYTHON_ATTRIBUTES = ("activations", "activation_alpha", "activation_beta")
+
+
+def work_bits(x, n):  # pragma: no cover - typed by the overload below
+    """An empty integer buffer of ``n`` items, int32 for float32 ``x``, else int64 (the work
+    buffer of ``apply_activation``)."""
+    raise NotImplementedError
+
+
+@overload(work_bits, jit_options={"cache": True})
+def _work_bits(x, n):
+    if x.dtype == types.float32:
+        return lambda x, n: np.empty(n, dtype=np.int32)
+    return lambda x, n: np.empty(n, dtype=np.int64)
+
+
+@numba.njit(cache=True)
+def n_directions(direction):
+    """1 for ``forward`` and ``reverse``, 2 for ``bidirectional``."""
+    if direction == "bidirectional":
+        return 2
+    if direction == "forward" or direction == "reverse":
+        return 1
+    raise ValueError("direction must be forward, reverse or bidirectional")
+
+
+@numba.njit(cache=True)
+def is_reverse(direction, d):
+    """Direction ``d`` runs backwards in time."""
+    return d == 1 or direction == "reverse"
+
+
+@numba.njit(cache=True)
+def sequence(X, layout):
+    """``X`` as a C-contiguous ``[seq, batch, input]`` array of its own dtype."""
+    if layout != 0:
+        return np.ascontiguousarray(X.transpose(1, 0, 2))
+    return np.ascontiguousarray(X)
+
+
+@numba.njit(cache=True)
+def weights(A, dtype):
+    """A weight array as a C-contiguous array of ``dtype`` (the input's)."""
+    return np.ascontiguousarray(A).astype(dtype)
+
+
+@numba.njit(cache=True)
+def biases(B, nd, width, dtype):
+    """``B``, or zeros when it was omitted: ``[directions, width]``."""
+    if B is None:
+        return np.zeros((nd, width), dtype=dtype)
+    return np.ascontiguousarray(B).astype(dtype)
+
+
+@numba.njit(cache=True)
+def lengths(sequence_lens, T, Bt):
+    """Each batch entry's length: ``sequence_lens`` (checked to lie in [0, T]), or ``T``."""
+    if sequence_lens is None:
+        return np.full(Bt, T, dtype=np.int64)
+    flat = np.ascontiguousarray(sequence_lens).reshape(-1)
+    if flat.shape[0] != Bt:
+        raise ValueError("sequence_lens must hold one length per batch entry")
+    lens = np.empty(Bt, dtype=np.int64)
+    for b in range(Bt):
+        v = np.int64(flat[b])
+        if not 0 <= v <= T:
+            raise ValueError("sequence_lens must lie in [0, sequence length]")
+        lens[b] = v
+    return lens
+
+
+@numba.njit(cache=True)
+def state(s, nd, Bt, H, layout, dtype):
+    """An initial state ``[directions, batch, hidden]`` (``s`` in ``layout``), zeros when
+    omitted."""
+    if s is None:
+        return np.zeros((nd, Bt, H), dtype=dtype)
+    a = np.ascontiguousarray(s).astype(dtype)
+    if layout != 0:
+        return np.ascontiguousarray(a.transpose(1, 0, 2))
+    return a
+
+
+@numba.njit(cache=True)
+def project(X, Wd):
+    """``X @ Wd^T`` for every time step at once, as ``[T, B, G*H]``."""
+    T, Bt, I = X.shape
+    return np.dot(X.reshape(T * Bt, I), np.ascontiguousarray(Wd.T)).reshape(T, Bt, Wd.shape[0])
+
+
+@numba.njit(cache=True)
+def output_y(Y, layout):
+    """``Y`` ``[T, directions, batch, hidden]`` in ``layout`` (1: ``[batch, T, dirs, H]``)."""
+    if layout != 0:
+        return np.ascontiguousarray(Y.transpose(2, 0, 1, 3))
+    return Y
+
+
+@numba.njit(cache=True)
+def output_state(S, layout):
+    """A final state ``[directions, batch, hidden]`` in ``layout``."""
+    if layout != 0:
+        return np.ascontiguousarray(S.transpose(1, 0, 2))
+    return S
