@@ -11,50 +11,12 @@ source when that is straight-line code over operations tier 0 has.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...errors import NotCompilable
 from . import machine as m
-
-
-class NotTier0(NotCompilable):
-    """Tier 0 cannot run this graph (the message says what); the generated code runs it."""
-
-
-@dataclass
-class Operand:
-    """``size(shape)`` heap elements from ``off``; ``is_int``: the generated code would hold
-    an integer (literals, loop counters)."""
-
-    off: int
-    shape: tuple[int, ...]
-    is_int: bool = False
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape)) if self.shape else 1
-
-
-@dataclass
-class Heap:
-    """The heap's layout while a program is translated: its initial contents."""
-
-    values: list[float] = field(default_factory=list)
-
-    def alloc(self, n: int, init: Any = None) -> int:
-        off = len(self.values)
-        if init is None:
-            self.values.extend([0.0] * n)
-        else:
-            self.values.extend(float(x) for x in np.asarray(init, dtype=np.float64).reshape(-1))
-        return off
-
-    def image(self) -> np.ndarray:
-        return np.array(self.values or [0.0], dtype=np.float64)
-
+from .heap import Heap, NotTier0, Operand
 
 _BINOPS = {
     ast.Add: "add",
@@ -106,6 +68,8 @@ class ExpressionTranslator:
         self.scopes: list[dict[str, Operand]] = []
         self._consts: dict[tuple, Operand] = {}
         self._kernels: dict[str, Any] = {}
+        #: heap offsets of the scalar table's integer slots (``S.view(np.int64)[k]``)
+        self.int_slots: set[int] = set()
         #: the block being translated (a new number for every statement body), and the
         #: block where each local was last bound
         self.block = 0
@@ -185,7 +149,7 @@ class ExpressionTranslator:
         n = int(np.prod(shape)) if shape else 1
         if any(x.size not in (1, n) for x in (a, b, c)):
             raise NotTier0("a where() of shapes that broadcast")
-        out = self.temp(shape)
+        out = self.temp(shape, a.is_int and b.is_int)
         fl = _mode(a, shape) | (_mode(b, shape) << 2) | (_mode(c, shape) << 4)
         self.emit(m.WHERE, d=out.off, a=a.off, b=b.off, c=c.off, n=n, fl=fl)
         return out
@@ -346,7 +310,9 @@ class ExpressionTranslator:
                 if not -n <= i < n:
                     raise NotTier0("a constant index out of bounds")
                 off += (i % n) * stride
-            return Operand(off, base.shape[len(consts) :])
+            if base.is_int and base.off == self.params.get("S", base).off:
+                self.int_slots.add(off)  # an integer slot of the scalar table
+            return Operand(off, base.shape[len(consts) :], base.is_int)
         if len(parts) == 1 and len(base.shape) == 1 and not isinstance(parts[0], ast.Slice):
             return base, self.scalar(self.expr(parts[0]))
         raise NotTier0("a subscript by slices or computed indices of a multi-axis array")
@@ -380,6 +346,17 @@ class ExpressionTranslator:
             )
         ):
             return self._numpy_call(f.attr, node.args)
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "view"
+            and isinstance(f.value, ast.Name)
+            and f.value.id == "S"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Attribute)
+            and node.args[0].attr == "int64"
+        ):  # the scalar table's integer slots: their int64 bits (see Tier0.run)
+            base = self.params["S"]
+            return Operand(base.off, base.shape, True)
         if isinstance(f, ast.Attribute) and f.attr == "reshape" and len(node.args) == 1:
             a = self.expr(f.value)
             size = self._int_constant(node.args[0])
@@ -390,7 +367,13 @@ class ExpressionTranslator:
             raise NotTier0("a call of a computed function")
         name, args = f.id, node.args
         if name in ("_scalar", "float") and len(args) == 1:
-            return self.scalar(self.expr(args[0]))
+            x = self.scalar(self.expr(args[0]))
+            return Operand(x.off, (), False)
+        if name == "_iscalar" and len(args) == 4:
+            x = self.scalar(self.expr(args[0]))
+            if not x.is_int:  # (the generated code checks a float is whole: err -6)
+                raise NotTier0("an integer slot given a float")
+            return x
         if name in _HELPERS:
             return self.binary(_HELPERS[name], self.expr(args[0]), self.expr(args[1]))
         if name == "_where":

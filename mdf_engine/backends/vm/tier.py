@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...errors import MDFError
 from ..compiled.runtime import RUN_ARGS, parameters
 
 if TYPE_CHECKING:  # (a cached start imports no more of tier 0 than this module)
@@ -101,7 +102,7 @@ class Tier0:
         from .expressions import NotTier0
 
         dtypes = [np.asarray(a).dtype for a in [*state["A"], *inits]]
-        odd = [d for d in dtypes if d != np.float64]
+        odd = [d for d in dtypes if d not in (np.float64, np.int64)]
         if odd:  # (tier 0 computes in float64; the generated code keeps float32 float32)
             log.info("compiled backend: tier 0 cannot run a graph of %s values", odd[0])
             return None
@@ -171,6 +172,9 @@ class Tier0:
             off, shape = prog.args[name]
             n = int(np.prod(shape)) if shape else 1
             H[off : off + n] = np.asarray(value, dtype=np.float64).reshape(-1)
+        S_off = prog.args["S"][0]
+        for k in prog.int_slots:  # (integer slots hold int64 bits in the float64 table)
+            H[S_off + k] = float(values["S"].view(np.int64)[k])
         n = int(values["nsteps"])
         if not self._python(n):
             from .machine import execute  # (loads it from Numba's cache)
@@ -191,8 +195,23 @@ class Tier0:
             ):
                 off, shape = prog.args[name]
                 part = H[off : off + value.size].reshape(value.shape)
+                if value.dtype == np.int64:
+                    _check_whole(part, name)
                 value[...] = part != 0.0 if value.dtype == np.bool_ else part
+        for k in prog.int_slots:
+            _check_whole(H[S_off + k : S_off + k + 1], "S")
+            values["S"].view(np.int64)[k] = int(H[S_off + k])
         self.updates += n
+
+
+def _check_whole(part: np.ndarray, name: str) -> None:
+    """Integers computed in float64 are exact while whole and below 2**53: beyond that tier 0
+    could be wrong where the generated code (int64) is not, so it says so instead."""
+    if not np.all((part == np.trunc(part)) & (np.abs(part) < 2.0**53)):
+        raise MDFError(
+            f"tier 0 computed an integer value ({name}) beyond 2**53 or not whole; "
+            "run with MDF_ENGINE_TIER0=0 (the generated code keeps int64)"
+        )
 
 
 def _spread(values: Mapping[str, Any]) -> list[Any]:

@@ -30,12 +30,15 @@ from .expressions import ExpressionTranslator, NotTier0, Operand
 @dataclass
 class Program:
     """A tier 0 program: its instructions, the heap's initial contents, where each argument
-    of ``run`` lives in the heap (name -> offset, shape), and the ``meta`` row."""
+    of ``run`` lives in the heap (name -> offset, shape), the ``meta`` row, and which slots
+    of the scalar table are integers."""
 
     code: np.ndarray
     heap: np.ndarray
     args: dict[str, tuple[int, tuple[int, ...]]]
     meta: np.ndarray
+    #: the scalar table's integer slots (indices into ``S``, whose elements hold int64 bits)
+    int_slots: tuple[int, ...] = ()
 
 
 class Translator(ExpressionTranslator):
@@ -83,6 +86,7 @@ class Translator(ExpressionTranslator):
             self.heap.image(),
             {k: (v.off, v.shape) for k, v in self.params.items()},
             meta,
+            tuple(sorted(h - self.params["S"].off for h in self.int_slots)),
         )
 
     # -- statements -------------------------------------------------------------------------
