@@ -53,9 +53,6 @@ NOT_COMPILED: dict[str, str] = {
     "psyneulink/v0.21.0.0/tests_model_varied_matrix_sizes_edges.json": "Numba could not "
     "compile the model (TypingError: No implementation of function Function(<built-in "
     "function array>) found for signature:)",
-    # rnn_node's x starts as the scalar 1 and becomes the 2-element input's shape
-    "modeci_examples/RNNs.json": "Numba could not compile the model (TypingError: Cannot unify "
-    "float64 and array(float64, 1d, C)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
     "backend computes in float64",
     "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
