@@ -47,8 +47,6 @@ NOT_COMPILED: dict[str, str] = {
         for v in ("v0.15.3.0", "v0.21.0.0")
         for ddi in ("ddi", "ddi_after10", "ddi_threshold")
     },
-    "psyneulink/v0.21.0.0/tests_model_integrators_edges.json": "Numba could not compile the "
-    "model (RuntimeError: ",
     # the combination of two ports, ``[port_a, port_b]``: a list of arrays
     "psyneulink/v0.21.0.0/tests_model_varied_matrix_sizes_edges.json": "Numba could not "
     "compile the model (TypingError: No implementation of function Function(<built-in "
