@@ -195,9 +195,11 @@ class ElementwiseEmitter:
         element: each element is written after it was read, and only by its own step).
         Instead of a whole-array expression, it allocates no temporary arrays."""
         size = int(np.prod(slot.shape))
-        out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = float({value})"]
+        exact = self.arrays[slot.index].dtype.kind in "biu"  # (an integer or boolean slot)
+        cast = f"_cast({slot.var}, {{}})" if exact else "float({})"
+        out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = {cast.format(value)}"]
         for test, val in conditions:
-            out += [f"{ind}    if {test}:", f"{ind}        e_ = float({val})"]
+            out += [f"{ind}    if {test}:", f"{ind}        e_ = {cast.format(val)}"]
         return out + [f"{ind}    {flat(slot.var, tuple(slot.shape))}[i_] = e_"]
 
     def assign_value(
