@@ -8,7 +8,7 @@ Three ways, timed in one process and printed as ratios:
 * the reference engine (modeci-mdf) timed on 10 runs and extrapolated.
 
 Then the memory a sweep needs: each case runs in a fresh process (``--memory-case``) and
-reports its peak resident set (``resource.getrusage``): final values only (to CSV, and kept in
+reports its peak resident set (VmHWM): final values only (to CSV, and kept in
 memory with ``keep="final"``), series streamed to NetCDF, and series held in memory (what every
 sweep did before), at ``--memory-sizes`` RUNSxSTEPS.
 
@@ -105,6 +105,20 @@ MEMORY_CASES = {
 CASE_KEYS = dict(zip(("csv", "final", "nc", "memory"), MEMORY_CASES))
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident set in MB: Linux's VmHWM (the high-water mark of this
+    program's own memory; ``ru_maxrss`` keeps the parent's peak across fork and exec, so a
+    case started after the timings would report the timings' memory)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KB on Linux)
+
+
 def memory_case(name: str, runs: int, steps: int, folder: str) -> None:
     """One case in this (fresh) process; prints the peak resident set in MB."""
     keep, ext = MEMORY_CASES[name]
@@ -114,7 +128,7 @@ def memory_case(name: str, runs: int, steps: int, folder: str) -> None:
     if runs:
         sweep(FN, grid(runs), steps=steps, dt=DT, record=record, keep=keep, output=out)
     took = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # (KB on Linux)
+    peak = peak_rss_mb()
     size = os.path.getsize(out) / 2**20 if out else 0.0
     print(f"{peak:.1f} {took:.2f} {size:.1f}")
 
