@@ -39,18 +39,6 @@ STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
 NOT_COMPILED: dict[str, str] = {
-    # PsyNeuLink's DriftDiffusionIntegrator clips with Python's max()/min() of two arrays,
-    # whose result takes the shape of the larger one (Numba has no max of arrays)
-    **{
-        f"psyneulink/{v}/tests_{ddi}.json": "Numba could not compile the model (TypingError: "
-        "Failed in nopython mode pipeline (step: nopython frontend))"
-        for v in ("v0.15.3.0", "v0.21.0.0")
-        for ddi in ("ddi", "ddi_after10", "ddi_threshold")
-    },
-    # the combination of two ports, ``[port_a, port_b]``: a list of arrays
-    "psyneulink/v0.21.0.0/tests_model_varied_matrix_sizes_edges.json": "Numba could not "
-    "compile the model (TypingError: No implementation of function Function(<built-in "
-    "function array>) found for signature:)",
     "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
     "backend computes in float64",
     "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
