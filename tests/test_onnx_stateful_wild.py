@@ -92,6 +92,11 @@ REFUSED = {
     "tests_model_backprop.json": "unknown function 'backpropagation'",
     # the combination of two ports, numpy.array([port_a, port_b]), has no ONNX form yet
     "tests_model_varied_matrix_sizes_edges.json": "'numpy.array([E_InputPort_0_input_",
+    # NeuroMLlite files that lack what their equations read, or write LEMS's power '^'
+    "FN_cell.mdf.json": "'^' is a bitwise operator",
+    "HindmarshRose.mdf.json": "unknown name 'C'",
+    "PyNN_EIF.mdf.json": "unknown name 'eif_threshold'",
+    "PyNN_IF_cond_net.mdf.json": "unknown name 'v'",
     # an MDF v0.1 sketch (the reference cannot read it either)
     "leaky_competing_accumulator.yaml": "condition args must be a mapping",
 }

@@ -124,6 +124,17 @@ def _written_by(model) -> str:
 
 def main() -> None:
     mv = version("modeci-mdf")
+    report: dict[str, dict] = {
+        "_": {
+            "source": f"{REPO} examples/ (read from the repository; no release ships them)",
+            "not taken": "examples/PyTorch/ddm.json (24 kB: an ONNX Loop with an MDF subgraph "
+            "of RandomNormalLike steps, like onnx_abc.json), the PyTorch/ImageNet model files "
+            "(MBs of weights), examples/PsyNeuLink/*.json (MDF v0.1, PsyNeuLink objects as "
+            "functions: see ../psyneulink_old/README.md), the files already in the corpus or "
+            "in shared/models by content (Simple, ABCD, Arrays, States, NewtonCooling, "
+            "ParametersFunctions, abc_conditions, IAFs, IAF_net, SwitchedRLC, ACT-R)",
+        }
+    }
     for name, (path, commit, steps, dt, trace, every, note) in SOURCES.items():
         model = OUT / name
         final, traces = reference_run(model, steps, dt, trace=trace)
@@ -139,6 +150,7 @@ def main() -> None:
             traces={"every": every, **{k: v[::every] for k, v in traces.items()}},
             note=f"{note}; oracle: modeci-mdf {mv}'s reference engine",
         )
+        report[name] = {"source": f"{path} @ {commit}", "oracle": f"reference, {steps} steps"}
         print(name, "written")
     for name, (path, commit, error, why) in REFUSED.items():
         write_oracle(
@@ -152,7 +164,9 @@ def main() -> None:
             expected={"error_contains": error},
             note=why,
         )
+        report[name] = {"source": f"{path} @ {commit}", "oracle": f"refuse: {error}"}
         print(name, "written (refuse)")
+    (OUT / "generation_report.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 if __name__ == "__main__":
