@@ -6,8 +6,8 @@ examples/ and tests/data/pnl/, runs it on the interpreted backend (the oracle he
 tests compare that one with each writer's own runs) and on the compiled backend, driven as the
 corpus tests drive them (the oracle's inputs, ``dt`` and scheduling mode; at most
 :data:`STEPS` steps or trials, so the compiled code and its cache are the ones those tests use),
-and checks every output port after every call: equal within rtol 1e-9, and float values of
-the same dtype (integer ones are float64 compiled).
+and checks every output port after every call: equal within rtol 1e-9, and of the same
+dtype (float32 stays float32, int64 int64, bool bool).
 
 A file the compiled backend does not compile must be in :data:`NOT_COMPILED` with the text of
 the log line that says why: a new fallback, or a changed reason, fails the test, and so does a
