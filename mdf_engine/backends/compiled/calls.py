@@ -3,8 +3,9 @@
 A call binds to one registered function version; its Numba kernel becomes a module global
 ``F<k> = _jit(name, since, namespace)`` (the strings from the constant table), a function
 without a kernel a global ``PY<k> = _python_kernel(...)`` called in Numba's object mode with the
-kind of value the warm-up saw. Namespaces whose kernels compute by their inputs' dtype are
-refused integer inputs (compiled values are float64, float32 arrays aside).
+kind of value the warm-up saw. Compiled values keep their dtype, so kernels that compute by
+their inputs' dtype get integers and booleans as the interpreter gives them; only an integer
+computed by an expression in a call's arguments is refused (its dtype is not known).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from .layout import Slot, Storage, numba_type, value_key
 from .runtime import _jit, _schema
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
-#: bitwise and logical ops, quantized arithmetic): integer or boolean inputs keep such a graph
-#: off the compiled backend, which holds every number as float64 (float32 arrays as float32).
+#: bitwise and logical ops, quantized arithmetic): their integer and boolean inputs must reach
+#: them in that dtype (constants as integers, slots keep theirs; see _check_call_inputs).
 DTYPE_AWARE = ("onnx", "onnx-exp", "onnx-legacy", "onnx-mod", "hexagon")
 
 
