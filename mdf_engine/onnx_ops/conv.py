@@ -65,14 +65,15 @@ CONV_ATTRS = {
 
 
 @numba.njit(cache=True)
-def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
+def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o, own_macs=0):
     """Grouped 3-D convolution by im2col tiles. ``x`` (N, C, D, H, W), ``w2``
     (M, C/group * prod(k)) filters, ``bias`` (M,); returns (N, M, od*oh*ow).
 
     The output rows are cut into tiles of about :data:`TILE_ELEMS` (BLAS: 8x) im2col
     elements; each tile is gathered (plus a row of ones when there is a bias, the bias being
     the filters' extra column) and multiplied straight into its block of the output by
-    :func:`gemm_small` or BLAS (see :func:`use_gemm_small`)."""
+    :func:`gemm_small` or BLAS (see :func:`use_gemm_small`; products of at most ``own_macs``
+    multiply-adds per image and group also go to :func:`gemm_small`)."""
     N, C = x.shape[0], x.shape[1]
     M = w2.shape[0]
     cg = C // group
@@ -82,7 +83,7 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
     nrows = o[0] * o[1]
     p = nrows * o[2]
     out = np.empty((N * M, p), dtype=x.dtype)
-    thin = use_gemm_small(mg, ka, p)
+    thin = use_gemm_small(mg, ka, p) or mg * ka * p <= own_macs
     # BLAS packs its operands per call: it gets wider tiles
     rpt = max(1, min(nrows, (TILE_ELEMS if thin else 8 * TILE_ELEMS) // (ka * o[2])))
     buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
@@ -107,14 +108,14 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
 
 
 @numba.njit(cache=True)
-def conv_pointwise(x, w2, bias, has_bias):
+def conv_pointwise(x, w2, bias, has_bias, own_macs=0):
     """A 1x1 convolution without stride, padding or groups: per image ``n`` the product of the
     filters ``w2`` (M, C) with ``x[n]`` (C, pixels), straight from the input (no im2col),
     then the bias added per filter row. Returns (N, M, pixels)."""
     N, C, P = x.shape
     M = w2.shape[0]
     out = np.empty((N, M, P), dtype=x.dtype)
-    small = M * C * P <= SMALL_MACS
+    small = M * C * P <= max(SMALL_MACS, own_macs)
     for n in range(N):
         if small:
             gemm_small(w2, x[n], out[n], 0, 0)
@@ -262,10 +263,10 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
 
 
 @numba.njit(cache=True)
-def conv3d_g(x, w2, bias, has_bias, g):
+def conv3d_g(x, w2, bias, has_bias, g, own_macs=0):
     """:func:`conv3d` with the geometry array of :func:`_conv_geometry`."""
     k, s, d, pb, o = unpack_geometry(g)
-    return conv3d(x, w2, bias, has_bias, g[15], k, s, d, pb, o)
+    return conv3d(x, w2, bias, has_bias, g[15], k, s, d, pb, o, own_macs)
 
 
 @numba.njit(cache=True)
@@ -382,6 +383,15 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     return run
 
 
+#: In :func:`conv_jit`, products of up to this many multiply-adds (per image and group) run in
+#: :func:`gemm_small` rather than BLAS: on one thread they are even up to about 4 M (see
+#: ``_im2col.SMALL_MACS``), and nopython code cannot lower BLAS's thread count per call as
+#: :func:`~._blas.blas_threads_for` does, so a small product would otherwise wait for OpenBLAS's
+#: second thread on a busy machine (the small CNN of benchmarks/cnn_speed.py: 0.33 instead of
+#: 0.17 ms per inference at default threading).
+JIT_OWN_MACS = 1 << 22
+
+
 @numba.njit(cache=True)
 def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
     """nopython Conv of a float X (N, C, D1[, D2[, D3]]) for the compiled backend: the
@@ -429,9 +439,9 @@ def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
             pointwise = False
     if pointwise:
         x3 = x5.reshape((N, C, pixels))
-        y = conv_pointwise(x3, w2, bias, has_bias).reshape((N, M, o0, o1, o2))
+        y = conv_pointwise(x3, w2, bias, has_bias, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
     else:
-        y = conv3d_g(x5, w2, bias, has_bias, g).reshape((N, M, o0, o1, o2))
+        y = conv3d_g(x5, w2, bias, has_bias, g, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
     return shaped_like_nb(y, X)
 
 
