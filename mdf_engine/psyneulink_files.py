@@ -143,10 +143,18 @@ def fold_projection_nodes(graph: Graph) -> Graph:
     matrices = {n.id: m for n in graph.nodes if (m := _projection_matrix(n)) is not None}
     if not matrices:
         return graph
-    into = {e.receiver: e for e in graph.edges if e.receiver in matrices}
-    edges = []
+    # folded: a projection node with one edge in, from a node that stays (any other shape, a
+    # self-loop or a second sender, is left a node of its own: its MatMul computes the same)
+    incoming: dict[str, list[Edge]] = {}
     for e in graph.edges:
         if e.receiver in matrices:
+            incoming.setdefault(e.receiver, []).append(e)
+    into = {
+        nid: es[0] for nid, es in incoming.items() if len(es) == 1 and es[0].sender not in matrices
+    }
+    edges = []
+    for e in graph.edges:
+        if e.receiver in into:
             continue
         if e.sender in matrices and e.sender in into:
             pre = into[e.sender]

@@ -51,16 +51,6 @@ NOT_COMPILED: dict[str, str] = {
     "psyneulink/v0.21.0.0/tests_model_varied_matrix_sizes_edges.json": "Numba could not "
     "compile the model (TypingError: No implementation of function Function(<built-in "
     "function array>) found for signature:)",
-    "onnx_to_mdf/test_gather_0.json": "onnx::Gather gets int64 input 'indices'; the compiled "
-    "backend computes in float64",
-    "onnx_to_mdf/test_reduce_mean_keepdims_example.json": "onnx::ReduceMean gets int64 input "
-    "'axes'; the compiled backend computes in float64",
-    "onnx_to_mdf/test_reshape_reordered_all_dims.json": "onnx::Reshape gets int64 input "
-    "'shape'; the compiled backend computes in float64",
-    "onnx_to_mdf/test_unsqueeze_axis_0.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
-    "compiled backend computes in float64",
-    "onnx_to_mdf/test_where_example.json": "onnx::Where gets bool input 'condition'; the "
-    "compiled backend computes in float64",
     # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
     # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
     "pytorch_to_mdf/gru_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
@@ -178,8 +168,8 @@ def _same(ours: Any, want: Any, what: str) -> None:
     if want.dtype.kind in "Ob":  # ACT-R chunks, productions (dicts of text) and flags
         assert ours.dtype == want.dtype and ours.tolist() == want.tolist(), what
         return
-    if want.dtype.kind == "f":  # float32 stays float32 (integers: compiled scalars are float64)
-        assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
+    # float32 stays float32, int64 int64
+    assert ours.dtype == want.dtype, f"{what}: dtype {ours.dtype} != interpreted {want.dtype}"
     np.testing.assert_allclose(ours, want, rtol=1e-9, atol=1e-12, err_msg=what)
 
 

@@ -104,43 +104,69 @@ def test_a_changing_shape_in_a_later_run_raises(cache):
         sim.run(steps=2)
 
 
-@pytest.mark.parametrize("a", [[7, 8], 7], ids=["int_array", "int_scalar"])
-def test_integer_inputs_keep_dtype_aware_functions_interpreted(a, cache, caplog):
-    """onnx::Div divides integers as integers; the compiled backend (float64 values) would
-    give 3.5 for 7 / 2, so the graph stays interpreted, with a log line naming the call."""
+@pytest.mark.parametrize(
+    "a", [[7, 8], 7, "k", "w"], ids=["int_array", "int_scalar", "int_number", "int_vector"]
+)
+def test_integer_inputs_compute_as_integers(a, cache):
+    """onnx::Div divides integers as integers (7 / 2 is 3): integer constants, numbers and
+    arrays (``w``: computed from an integer array and number) keep int64 in compiled state,
+    so the graph compiles and gives the interpreted backend's values and dtype (it would
+    give 3.5 in float64)."""
     model = _node_model(
-        {"c": {"value": "c + 7"}, "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}}},
+        {
+            "k": {"value": 7},
+            "v": {"value": [7, 8]},
+            "w": {"value": "v * k + 1"},
+            "d": {"function": "onnx::Div", "args": {"A": a, "B": 2}},
+        },
+        {"out": "d", "vec": "w", "num": "k"},
+    )
+    ref, sim = _both(model, 3)
+    assert sim.runner.mode == "compiled", sim.runner.fallback_reason
+    for port in ("out", "vec", "num"):
+        want, got = np.asarray(ref.value("n", port)), np.asarray(sim.value("n", port))
+        assert want.dtype == np.int64 and got.dtype == want.dtype, port
+        np.testing.assert_array_equal(got, want)
+
+
+def test_integer_input_from_an_expression_keeps_the_graph_interpreted(cache, caplog):
+    """An integer computed by an expression over compiled values is not known to keep its
+    dtype in generated code: a dtype-aware function given one stays interpreted, with a log
+    line naming the call and the input."""
+    model = _node_model(
+        {"v": {"value": [7, 8]}, "d": {"function": "onnx::Div", "args": {"A": "v + 1", "B": 2}}},
         {"out": "d"},
     )
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         ref, sim = _both(model, 3)
     assert sim.runner.mode == "interpreted"
-    assert "onnx::Div gets int64 input" in sim.runner.fallback_reason
+    why = "onnx::Div gets int64 input 'A' from an expression"
+    assert why in sim.runner.fallback_reason and why in caplog.text
     np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))
-    assert np.asarray(ref.value("n", "out")).dtype.kind == "i"
 
 
-def _register_strict_kernel() -> None:
-    """A test function (namespace ``test``) whose kernel takes its attribute only as an int,
-    as the interpreted backend passes it; the compiled loop passes attributes as floats."""
+def _register_kind_changing_kernel() -> None:
+    """A test function (namespace ``test``) whose value is integers while its input is below
+    4, then floats: its value changes kind after the compiled backend's warm-up."""
     from mdf_engine.registry import REGISTRY, register
 
-    if "test::ScaleByInt" in REGISTRY:
+    if "test::IntsThenFloats" in REGISTRY:
         return
 
-    @register("test", "ScaleByInt", inputs=("X",), attributes={"n": 2})
-    def scale_by_int(X, *, n=2):
-        if not isinstance(n, int):
-            raise TypeError(f"n must be an int, got {n!r}")
-        return (np.asarray(X) * n,)
+    @register("test", "IntsThenFloats", inputs=("X",))
+    def ints_then_floats(X):
+        x = np.asarray(X, dtype=float)
+        return (x.astype(np.int64) if x[0] < 4 else x / 4,)
 
 
 def test_a_python_kernel_failing_in_a_first_run_reruns_it_interpreted(cache, caplog):
-    _register_strict_kernel()
+    """Integers in the warm-up give an int64 slot; a float value later would be truncated
+    there, so the call fails and the first run starts again on the interpreted backend."""
+    _register_kind_changing_kernel()
     model = _node_model(
         {
-            "x": {"value": "x + 1.5", "default_initial_value": [1.0, 2.0]},
-            "y": {"function": "test::ScaleByInt", "args": {"X": "x", "n": 3}},
+            "x": {"value": "x + 1.0", "default_initial_value": [1.0, 2.0]},
+            "y": {"function": "test::IntsThenFloats", "args": {"X": "x"}},
         },
         {"out": "y"},
     )
@@ -148,6 +174,7 @@ def test_a_python_kernel_failing_in_a_first_run_reruns_it_interpreted(cache, cap
         ref, sim = _both(model, 4)
     assert sim.runner.mode == "interpreted"
     assert (
-        "test::ScaleByInt failed in the compiled backend (TypeError" in sim.runner.fallback_reason
+        "test::IntsThenFloats returned float64 where the compiled backend's warm-up gave int64"
+        in sim.runner.fallback_reason
     )
     np.testing.assert_array_equal(sim.value("n", "out"), ref.value("n", "out"))

@@ -120,6 +120,8 @@ def guarded(
             check_model_path(model)
         for name in ("output", "plot"):
             check_output_path(getattr(args, name, None), name)
+        if getattr(args, "command", None) in ("import", "draw"):  # export checks its own
+            check_output_path(getattr(args, "out", None), "output")
         check_outputs_spare_inputs(args)
         check_run_args(args)
         return int(command(args) or 0)

@@ -225,7 +225,7 @@ def parse_values(sets: list[str], source: str) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         try:
             value = json.loads(text) if sep else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested too deeply
             value = None
         ok = isinstance(value, (int, float, list)) and not isinstance(value, bool)
         if not sep or "." not in key or not ok:

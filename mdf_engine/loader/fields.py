@@ -13,7 +13,6 @@ from ..errors import MDFError
 from ..model import ELEMENTS, Condition, element_fields
 
 MAX_DIM = 2**31 - 1
-MAX_ELEMENTS = 10**9
 REDUCE_MODES = ("overwrite", "add", "multiply")
 
 #: Keys some writers add that carry no semantics; accepted and dropped.
@@ -211,8 +210,9 @@ class ElementBuilder:
         if isinstance(value, str):
             try:
                 value = ast.literal_eval(value.strip())
-            except (ValueError, SyntaxError):
-                raise self.error(f"shape {value!r} is not a tuple of integers", path) from None
+            # Python's parser runs out of memory or recursion on "-----...1" or "1+1+...+1"
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise self.error(f"shape {value!r:.80} is not a tuple of integers", path) from None
             if isinstance(value, int):
                 value = (value,)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -228,8 +228,13 @@ class ElementBuilder:
             if d > MAX_DIM:
                 raise self.error(f"shape dimension {d} is larger than {MAX_DIM}", path)
             dims.append(d)
-        if dims and math.prod(dims) > MAX_ELEMENTS:
-            raise self.error(f"shape {tuple(dims)} has more than {MAX_ELEMENTS} elements", path)
+        # one array as large as an expression may make (a default of this shape is allocated)
+        from ..expressions.operators import MAX_RESULT_ELEMENTS
+
+        if dims and math.prod(dims) > MAX_RESULT_ELEMENTS:
+            raise self.error(
+                f"shape {tuple(dims)} has more than {MAX_RESULT_ELEMENTS} elements", path
+            )
         return tuple(dims)
 
     def post_check(self, obj: Any, path: str) -> None:

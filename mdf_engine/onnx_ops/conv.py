@@ -44,6 +44,15 @@ from ._spatial import (
     unpack_geometry,
     window_geometry,
 )
+from ._spatial_jit import (
+    as5d_nb,
+    attr_int,
+    attr_ints,
+    pad_mode,
+    shaped_like_nb,
+    spatial_nb,
+    window_nb,
+)
 
 CONV_ATTRS = {
     "auto_pad": "NOTSET",
@@ -373,6 +382,59 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     return run
 
 
+@numba.njit(cache=True)
+def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
+    """nopython Conv of a float X (N, C, D1[, D2[, D3]]) for the compiled backend: the
+    geometry worked out in nopython (:mod:`._spatial_jit`), then the kernel :func:`conv_float`
+    would pick; the output in X's dtype (W and B converted to it)."""
+    x5 = as5d_nb(X)
+    sp = spatial_nb(X)
+    wsp = spatial_nb(W)
+    n = sp.size
+    k = wsp.copy() if kernel_shape is None else attr_ints(kernel_shape, n, 1)
+    grp = attr_int(group, 1)
+    N, C = x5.shape[0], x5.shape[1]
+    M = W.shape[0]
+    if grp < 1 or C % grp != 0 or M % grp != 0 or W.shape[1] * grp != C:
+        raise ValueError("Conv: X's channels, W's shape and group do not agree")
+    for i in range(n):
+        if k[i] != wsp[i]:
+            raise ValueError("Conv: kernel_shape differs from W's spatial shape")
+    g, _ = window_nb(
+        sp,
+        k,
+        attr_ints(strides, n, 1),
+        attr_ints(dilations, n, 1),
+        attr_ints(pads, 2 * n, 0),
+        pad_mode(auto_pad),
+        0,
+        grp,
+    )
+    taps = W.size // M
+    w2 = np.ascontiguousarray(W).reshape((M, taps)).astype(x5.dtype)
+    has_bias = B is not None
+    bias = np.zeros(M, dtype=x5.dtype)
+    if B is not None:
+        b = np.asarray(B).reshape(-1)
+        if b.size != M:
+            raise ValueError("Conv: bias B should have one value per filter")
+        bias[:] = b
+    o0, o1, o2 = g[12], g[13], g[14]
+    pixels = o0 * o1 * o2
+    if M // grp <= 4 or N * M * taps * pixels <= DIRECT_MAX_MACS:
+        return shaped_like_nb(conv_direct_g(x5, w2, bias, g), X)
+    pointwise = grp == 1
+    for i in range(15):
+        if (i < 6 and g[i] != 1) or (9 <= i < 12 and g[i] != 0):
+            pointwise = False
+    if pointwise:
+        x3 = x5.reshape((N, C, pixels))
+        y = conv_pointwise(x3, w2, bias, has_bias).reshape((N, M, o0, o1, o2))
+    else:
+        y = conv3d_g(x5, w2, bias, has_bias, g).reshape((N, M, o0, o1, o2))
+    return shaped_like_nb(y, X)
+
+
 @onnx_op(
     "Conv",
     inputs=("X", "W", "B"),
@@ -380,6 +442,7 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     attributes=CONV_ATTRS,
     since=1,
     prepare=prepare_conv,
+    jit=conv_jit,
 )
 def conv(
     X: Any,

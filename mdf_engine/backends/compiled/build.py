@@ -28,7 +28,7 @@ from .cache import load as cache_load
 from .cache import save as cache_save
 from .generated_source import ConstantTable
 from .generator import CompileSpec, Generator
-from .layout import Layout, array_dtype, kind_of
+from .layout import Layout, Storage, array_dtype, kind_of, scalar_dtype
 
 log = logging.getLogger("mdf_engine")
 
@@ -79,6 +79,12 @@ def numba_failure(e: Exception) -> str:
     detail, without terminal colours)."""
     lines = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;]*m", "", str(e)).splitlines() if ln.strip()]
     detail = lines[1] if len(lines) > 1 else (lines[0] if lines else "")
+    # a value whose kind changed after the warm-up (helpers.py): that line says which
+    changed = [
+        ln for ln in lines if ln.endswith("its kind changed after the compiled backend's warm-up")
+    ]
+    if changed:
+        detail = changed[0].removeprefix("TypingError: ")
     return f"Numba could not compile the model ({type(e).__name__}: {detail})"
 
 
@@ -119,8 +125,10 @@ def options(
     broadcasting in its steps keeps its first shape)."""
     kinds = []
     for k in sorted(initializer or {}):
-        storage, shape = kind_of(initializer[k], f"initializer '{k}'")
-        kinds.append([k, storage.value, shape, array_dtype(initializer[k]).__name__])
+        v = initializer[k]
+        storage, shape = kind_of(v, f"initializer '{k}'")
+        dtype = scalar_dtype(v) if storage is Storage.SCALAR else array_dtype(v).__name__
+        kinds.append([k, storage.value, shape, dtype])
     return {
         "initializer": kinds,
         "check_finite": spec.check_finite,

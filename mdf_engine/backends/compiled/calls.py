@@ -21,7 +21,7 @@ from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
-from .layout import Slot, Storage
+from .layout import Slot, Storage, numba_type, value_key
 from .runtime import _jit, _schema
 
 #: Function namespaces whose kernels compute by their inputs' dtype (integer division,
@@ -59,14 +59,30 @@ def constant_axes(cp: CallPlan, name: str | None, vp: ValuePlan | None) -> list[
     return [int(x) for x in c.reshape(-1)]
 
 
+#: Inputs and attributes that decide the shape of a kernel's result (the Reduce* ops'
+#: ``axes``, CumSum's ``axis``, Transpose's ``perm``): Numba kernels type them as
+#: compile-time constants or tuples.
+SHAPE_INPUTS = ("axes", "axis", "shape", "perm")
+
+
+def shape_from_values(cp: CallPlan) -> bool:
+    """A call whose shape-deciding argument (:data:`SHAPE_INPUTS`) is not a model constant
+    but a value (an input port's, a parameter's): its Numba kernel cannot type it, so the
+    compiled loop calls its Python kernel, which checks at every call that the result keeps
+    the warm-up's shape (a value that changes it stops the run with a message)."""
+    return any(name in SHAPE_INPUTS and vp.expr is not None for name, vp in cp.args)
+
+
 class CallEmitter:
     """Code for calls of registered functions: Numba kernels as globals ``F<k>``, functions
     without one as ``PY<k>`` called through Python, argument temporaries, dtype checks."""
 
     def _check_call_inputs(self) -> None:
-        """Refuse a function call whose inputs were integer or boolean arrays in the warm-up:
-        the compiled backend holds every value as float64, and such a function (onnx::Div on
-        integers, bitwise and logical ops, ...) would silently compute something else."""
+        """Refuse a function call whose integer or boolean input would reach its kernel as a
+        float: array slots and constants keep their dtype (int64 stays int64, bool stays
+        bool), but numbers live in the float64 table ``S``, so such a function (onnx::Div on
+        integers, bitwise and logical ops, indices, ...) would compute something else when an
+        integer comes from a number slot or from an expression over slots."""
         for nid, np_ in self.plan.nodes.items():
             st = self.interp.states[nid]
             env = {
@@ -89,16 +105,31 @@ class CallEmitter:
                     raise NotCompilable(
                         f"{np_.where}.{where}: its arguments could not be checked"
                     ) from None
+                args = dict(cp.args)
                 for name in cp.input_names:
-                    if constant_axes(cp, name, dict(cp.args).get(name)) is not None:
-                        continue  # written as a tuple of integer literals
-                    v = fp.get(name) if name is not None else None
-                    kind = _integer_kind(v)
-                    if kind:
+                    kind = _integer_kind(fp.get(name)) if name is not None else ""
+                    how = self._typed_source(nid, name, args) if kind else None
+                    if how:
                         raise NotCompilable(
-                            f"{np_.where}.{where}: {cp.schema.name} gets {kind} "
-                            f"input '{name}'; the compiled backend computes in float64"
+                            f"{np_.where}.{where}: {cp.schema.name} gets {kind} input "
+                            f"'{name}' {how}; the compiled backend holds it as float64"
                         )
+
+    def _typed_source(self, nid: str, name: str, args: Mapping[str, ValuePlan]) -> str | None:
+        """None when the compiled code passes argument ``name`` of a call in node ``nid``
+        in the dtype the interpreter gives it (a constant, or the name of a number or array
+        slot or of such an argument); else how it comes (an expression, a tuple)."""
+        seen = set()
+        while name in args and name not in seen:
+            seen.add(name)
+            vp = args[name]
+            if vp.expr is None:
+                return None  # constants keep their dtype (see call)
+            if not vp.expr.is_bare_name():
+                return "from an expression"
+            name = vp.expr.tree.body.id
+        slot = self.slots.get(value_key(nid, name))
+        return "as a tuple" if slot is not None and slot.kind is Storage.TUPLE else None
 
     def function(self, name: str) -> str:
         """The global of the Numba kernel of the function ``name`` of an expression."""
@@ -145,10 +176,8 @@ class CallEmitter:
                 and cp.schema is not None
                 and cp.schema.namespace in DTYPE_AWARE
                 and vp.expr is None
-                and isinstance(vp.const, (int, np.integer))
-                and not isinstance(vp.const, (bool, np.bool_))
             ):
-                src = self.consts.literal(int(vp.const))  # an integer attribute stays an integer
+                src = self.typed_constant(vp.const) or src
             if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
                 local[argname] = src
                 continue
@@ -160,7 +189,8 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
-        fn = self.function_schema(cp) if has_kernel(cp) else None
+        jit = has_kernel(cp) and not shape_from_values(cp)
+        fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
             args += ["None"] * (len(cp.schema.inputs) - len(args))
@@ -180,8 +210,26 @@ class CallEmitter:
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
         if len(cp.schema.outputs) > 1:
+            if cp.schema.extra.get("skips_outputs"):  # (MaxPool) told how many are used
+                args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
             return self.kernel_outputs(cp, f"{fn}({', '.join(args)})", out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
+
+    def typed_constant(self, value: Any) -> str | None:
+        """A constant argument of a function that computes by its inputs' dtype, in that
+        dtype: an integer stays an integer literal (an attribute, an index), a list or array
+        of integers or booleans an array of its dtype; None for floats (as ``value``)."""
+        if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, str):
+            return None
+        try:
+            c = np.asarray(value)
+        except (ValueError, TypeError):
+            return None
+        if c.dtype.kind not in "biu":
+            return None
+        if c.ndim == 0 and c.dtype.kind == "b":
+            return "True" if c else "False"
+        return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.table.array(c)
 
     def kernel_outputs(
         self, cp: CallPlan, src: str, out: list[str], ind: str, tag: str, slot: Slot | None
@@ -310,14 +358,14 @@ class CallEmitter:
         return self.python_functions[key]
 
     def slot_dtype(self, slot: Slot) -> str:
-        """The dtype name of a slot's value (scalars are float64)."""
+        """The dtype name of a slot's value."""
         if slot.kind is not Storage.ARRAY:
-            return "float64"
+            return slot.dtype
         return self.arrays[slot.index].dtype.name
 
     def slot_type(self, slot: Slot) -> str:
         """Numba's name of the type of a slot's value (object mode's result type)."""
-        dt = self.slot_dtype(slot)
+        dt = numba_type(self.slot_dtype(slot))
         if slot.kind is Storage.SCALAR:
             return dt
         return dt + "[" + ", ".join([":"] * (len(slot.shape) - 1) + ["::1"]) + "]"

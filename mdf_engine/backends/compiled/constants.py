@@ -26,13 +26,16 @@ class Constants:
         self.globals: list[str] = []
 
     def const(self, value: Any) -> str:
-        """The name of a model value in the constant table (numbers as float64): generated
-        source never holds model text (see :mod:`.generated_source`)."""
+        """The name of a model value in the constant table (integers and booleans keep their
+        kind, other numbers are float64): generated source never holds model text (see
+        :mod:`.generated_source`)."""
         if value is None:  # an attribute left at its default "not given"
             return "None"
         if isinstance(value, (bool, np.bool_)):
             return "True" if value else "False"
-        if isinstance(value, (int, float, np.integer, np.floating)):
+        if isinstance(value, (int, np.integer)):  # (an integer stays an integer, as its slot)
+            return self.table.number(int(value))
+        if isinstance(value, (float, np.floating)):
             return self.table.number(float(value))
         if isinstance(value, str):
             return self.table.text(value)

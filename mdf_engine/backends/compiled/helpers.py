@@ -18,6 +18,7 @@ from ...errors import MDFError
 
 def _make_helpers():
     from numba import njit, types
+    from numba.core.errors import TypingError
     from numba.extending import overload
 
     def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
@@ -36,9 +37,66 @@ def _make_helpers():
             return lambda x: float(x[()])
         return None
 
+    def _iscalar(x, k, step, err):  # pragma: no cover
+        return np.int64(x)
+
+    def _bscalar(x):  # pragma: no cover
+        return bool(x)
+
+    def _number_type(x):
+        """The Numba type of a number or of the element of a 0-d array (else None)."""
+        if isinstance(x, (types.Number, types.Boolean)):
+            return x
+        if isinstance(x, types.Array) and x.ndim == 0:
+            return x.dtype
+        return None
+
+    @njit
+    def _whole(v, k, step, err):
+        """The int64 of a whole float ``v``; else err -6 (a non-integer for an integer)."""
+        if v >= -9.223372036854775808e18 and v < 9.223372036854775808e18 and v == np.floor(v):
+            return np.int64(v)
+        if err[0] == 0:
+            err[0] = -6
+            err[1] = k
+            err[2] = step
+        return np.int64(0)
+
+    @overload(_iscalar)
+    def _iscalar_ov(x, k, step, err):
+        # an integer number slot: integers and booleans as they are; a float (``//`` of two
+        # integers is one here) must be a whole number, else the value's kind changed after
+        # the warm-up: err -6 names the field (the interpreted backend would hold a float)
+        t = _number_type(x)
+        if isinstance(t, (types.Integer, types.Boolean)):
+            if isinstance(x, types.Array):
+                return lambda x, k, step, err: np.int64(x[()])
+            return lambda x, k, step, err: np.int64(x)
+        if not isinstance(t, types.Float):
+            return None
+
+        if isinstance(x, types.Array):
+            return lambda x, k, step, err: _whole(float(x[()]), k, step, err)
+        return lambda x, k, step, err: _whole(float(x), k, step, err)
+
+    @overload(_bscalar)
+    def _bscalar_ov(x):
+        if not isinstance(_number_type(x), types.Boolean):
+            raise TypingError(
+                f"a {x} value for a boolean number of the model: its kind changed "
+                "after the compiled backend's warm-up"
+            )
+        if isinstance(x, types.Array):
+            return lambda x: bool(x[()])
+        return lambda x: bool(x)
+
     @overload(_where)
     def _where_ov(m, a, b):
         scalar = (types.Number, types.Boolean)
+        if isinstance(m, scalar) and isinstance(a, types.Boolean) and isinstance(b, types.Boolean):
+            return lambda m, a, b: a if m else b
+        if isinstance(m, scalar) and isinstance(a, types.Integer) and isinstance(b, types.Integer):
+            return lambda m, a, b: np.int64(a) if m else np.int64(b)
         if isinstance(m, scalar) and isinstance(a, scalar) and isinstance(b, scalar):
             return lambda m, a, b: float(a) if m else float(b)
         if isinstance(m, scalar):
@@ -290,12 +348,60 @@ def _make_helpers():
     def _put(dst, src):  # pragma: no cover
         dst[...] = src
 
+    def _narrowing(dst, src):
+        """Whether storing ``src`` (a Numba type) into the array type ``dst`` would drop
+        what the interpreted backend keeps: a float into an integer or boolean slot (Numba
+        truncates), an integer into a boolean one. Such a value's kind changed after the
+        warm-up; typing fails (the graph runs interpreted) instead of a silent wrong number."""
+        item = src.dtype if isinstance(src, types.Array) else src
+        if isinstance(dst.dtype, types.Boolean):
+            return not isinstance(item, types.Boolean)
+        if isinstance(dst.dtype, types.Integer):
+            return not isinstance(item, (types.Integer, types.Boolean))
+        return False
+
+    def _cast(dst, x):  # pragma: no cover
+        return x
+
+    @overload(_cast)
+    def _cast_ov(dst, x):
+        # one element of the integer or boolean array slot ``dst`` (a fused loop)
+        if not isinstance(dst, types.Array) or _narrowing(dst, x):
+            raise TypingError(
+                f"a {x} value for a {dst.dtype} value of the model: its kind changed "
+                "after the compiled backend's warm-up"
+            )
+        return lambda dst, x: x
+
     @overload(_put)
     def _put_ov(dst, src):
         # dst[...] = src as plain loops: Numba's own slice assignment of an array compiles
         # its shape-error message (string formatting) at every new call site, seconds each
         if not isinstance(dst, types.Array):
             return None
+        if _narrowing(dst, src):
+            raise TypingError(
+                f"a {src} value for a {dst.dtype} value of the model: its kind changed "
+                "after the compiled backend's warm-up"
+            )
+
+        if (
+            isinstance(src, types.Array)
+            and src.ndim == dst.ndim > 2
+            and src.layout == "C"
+            and dst.layout == "C"
+        ):
+
+            def copyn(dst, src):  # a CNN's activations: one flat loop (Numba's N-D slice
+                if dst.shape == src.shape:  # assignment iterates index by index, ~4x slower)
+                    d = dst.reshape(-1)
+                    s = src.reshape(-1)
+                    for i in range(d.size):
+                        d[i] = s[i]
+                else:
+                    dst[...] = src
+
+            return copyn
         if not isinstance(src, types.Array) or src.ndim != dst.ndim or dst.ndim not in (1, 2):
 
             def assign(dst, src):  # a scalar (no shape check to compile), or Numba's own
@@ -335,6 +441,9 @@ def _make_helpers():
 
     del njit
     return (
+        _bscalar,
+        _cast,
+        _iscalar,
         _scalar,
         _where,
         _ix1,
@@ -351,9 +460,24 @@ def _make_helpers():
     )
 
 
-(_scalar, _where, _ix1, _ix2, _ck, _int, _floordiv, _mod, _iadd, _isub, _imul, _ipow, _put) = (
-    _make_helpers()
-)
+(
+    _bscalar,
+    _cast,
+    _iscalar,
+    _scalar,
+    _where,
+    _ix1,
+    _ix2,
+    _ck,
+    _int,
+    _floordiv,
+    _mod,
+    _iadd,
+    _isub,
+    _imul,
+    _ipow,
+    _put,
+) = _make_helpers()
 
 
 def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:

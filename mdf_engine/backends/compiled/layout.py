@@ -2,7 +2,9 @@
 
 Every port, parameter and function value of a compiled graph lives in one *slot* of the
 compiled state (its :class:`Storage`: a float64 scalar in the table ``S``, an array ``A<k>``
-of a fixed shape (float32 if the value is, else float64: :func:`array_dtype`), or a tuple of such slots). A slot is found by its :class:`SlotKey`:
+of a fixed shape and the dtype the value has (:func:`array_dtype`: float32, float64, integers
+and booleans keep their dtype), or a tuple of such slots). A slot is found by its
+:class:`SlotKey`:
 the node, the :class:`Role` the value plays there (a port's value, its pending value, ...) and
 the port, parameter or function id. :class:`Layout` maps every key to its slot and records what
 the generated code reports (NaN/inf checks, recorded columns, bounds-checked fields); it is
@@ -26,7 +28,7 @@ class Storage(Enum):
 
     #: a float64 in the scalar table ``S`` (a local ``s<k>`` in generated code)
     SCALAR = "s"
-    #: a float64 array of a fixed shape (the argument ``a<k>``)
+    #: an array of a fixed shape and dtype (the argument ``a<k>``)
     ARRAY = "a"
     #: a tuple of slots whose items differ in shape (``T<k>`` is never emitted: its items are
     #: read by constant indices)
@@ -105,6 +107,9 @@ class Slot:
     shape: tuple[int, ...] = ()
     seq: str = ""
     parts: list[Slot] = dataclasses.field(default_factory=list)
+    #: a scalar's dtype: ``float64``, or ``int64`` / ``bool`` for an integer or boolean
+    #: number, whose ``S`` entry holds its int64 bits (:func:`scalar_load`)
+    dtype: str = "float64"
     #: a ``TEXT`` slot's constant: a string, or a tuple of them (a list in the model)
     text: str | tuple[str, ...] | None = None
 
@@ -118,10 +123,60 @@ class Slot:
         return self.kind.value + str(self.index)
 
 
+#: The dtypes an array slot keeps as they are (issue 22: float32 stays float32, integers stay
+#: integers, booleans booleans, as the interpreted backend and onnxruntime hold them); any
+#: other number (float16, Python numbers, ...) is held as float64.
+SLOT_DTYPES = frozenset(
+    "float64 float32 int64 int32 int16 int8 uint64 uint32 uint16 uint8 bool".split()
+)
+
+
 def array_dtype(value: Any) -> type:
-    """The dtype an array slot holds a value in: float32 stays float32 (an ONNX or PyTorch
-    model computes in it), every other number is float64."""
-    return np.float32 if getattr(value, "dtype", None) == np.float32 else np.float64
+    """The dtype an array slot holds a value in: its own when it is one of
+    :data:`SLOT_DTYPES`, else float64."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and dtype.name in SLOT_DTYPES:
+        return dtype.type
+    return np.float64
+
+
+def numba_type(dtype: Any) -> str:
+    """Numba's name of a slot dtype (``boolean`` for numpy's ``bool``)."""
+    name = np.dtype(dtype).name
+    return "boolean" if name == "bool" else name
+
+
+def scalar_dtype(value: Any) -> str:
+    """The dtype a scalar slot holds a number in: ``bool`` for a boolean, ``int64`` for an
+    integer (Python's or numpy's, of up to 64 bits), else ``float64``."""
+    dtype = np.asarray(value).dtype
+    if dtype.kind == "b":
+        return "bool"
+    if dtype.kind in "iu" and dtype.name != "uint64":
+        return "int64"
+    return "float64"
+
+
+def scalar_bits(value: Any, dtype: str) -> np.float64:
+    """The ``S`` entry of a number held in a scalar slot of ``dtype`` (an integer or boolean:
+    its int64 bits, so that every 64-bit integer is exact)."""
+    if dtype == "float64":
+        return np.float64(value)
+    return np.array([int(value)], dtype=np.int64).view(np.float64)[0]
+
+
+def scalar_load(slot: Slot) -> str:
+    """Generated code reading a scalar slot from ``S``."""
+    if slot.dtype == "float64":
+        return f"S[{slot.index}]"
+    bits = f"S.view(np.int64)[{slot.index}]"
+    return f"{bits} != 0" if slot.dtype == "bool" else bits
+
+
+def scalar_store(slot: Slot, ind: str) -> str:
+    """Generated code storing a scalar slot's local into ``S``."""
+    target = f"S[{slot.index}]" if slot.dtype == "float64" else f"S.view(np.int64)[{slot.index}]"
+    return f"{ind}{target} = {slot.var}"
 
 
 def kind_of(value: Any, what: str) -> tuple[Storage, tuple[int, ...]]:
@@ -152,10 +207,13 @@ def fresh_state(cold: dict[str, Any], n_nodes: int) -> dict[str, Any]:
 
 
 def read_slot(state: dict[str, Any], slot: Slot) -> Any:
-    """A slot's value in compiled ``state``, as the interpreted backend holds it (a float64, a
-    copy of an array, a list or tuple of items)."""
+    """A slot's value in compiled ``state``, as the interpreted backend holds it (a float64,
+    int64 or bool number, a copy of an array, a list or tuple of items)."""
     if slot.kind is Storage.SCALAR:
-        return np.float64(state["S"][slot.index])
+        if slot.dtype == "float64":
+            return np.float64(state["S"][slot.index])
+        bits = state["S"][slot.index : slot.index + 1].view(np.int64)[0]
+        return np.bool_(bits != 0) if slot.dtype == "bool" else np.int64(bits)
     if slot.kind is Storage.NONE:
         return None
     if slot.kind is Storage.TEXT:  # (the interpreter holds a list of strings as an array)
@@ -202,6 +260,7 @@ class Layout:
                     list(s.shape),
                     s.seq,
                     [keys[id(p)] for p in s.parts],
+                    s.dtype,
                     s.text if s.text is None or isinstance(s.text, str) else list(s.text),
                 ]
                 for key, s in self.slots.items()
@@ -223,7 +282,8 @@ class Layout:
                 int(r[2]),
                 tuple(r[3]),
                 r[4],
-                text=r[6] if r[6] is None or isinstance(r[6], str) else tuple(r[6]),
+                dtype=str(r[6]),
+                text=r[7] if r[7] is None or isinstance(r[7], str) else tuple(r[7]),
             )
             for key, r in rows
         }

@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from .generated_source import check_source
-from .layout import Storage
+from .layout import Storage, scalar_load, scalar_store
 from .runtime import (
     BATCH_ARGS,
     ERR_WIDTH,
@@ -42,7 +42,7 @@ class ModuleCodeEmitter:
         ind = "    "
         for slot in self.slots.values():
             if slot.kind is Storage.SCALAR:
-                body.append(f"{ind}{slot.var} = S[{slot.index}]")
+                body.append(f"{ind}{slot.var} = {scalar_load(slot)}")
         body += self.sched.load(ind) + self.snapshot_flags(ind)
         body.append(f"{ind}q_quit = False")
         body.append(f"{ind}for step in range(nsteps):")
@@ -101,9 +101,7 @@ class ModuleCodeEmitter:
         """Code storing the scalar and scheduler locals into the state arrays (before every
         return)."""
         return [
-            f"{ind}S[{slot.index}] = {slot.var}"
-            for slot in self.slots.values()
-            if slot.kind is Storage.SCALAR
+            scalar_store(slot, ind) for slot in self.slots.values() if slot.kind is Storage.SCALAR
         ] + self.sched.store(ind)
 
     def scheduled_step(self, ind2: str) -> list[str]:
@@ -134,8 +132,8 @@ class ModuleCodeEmitter:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.backends.compiled.helpers import _ck, _floordiv, _iadd, _imul, _int, "
-            "_ipow, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
+            "from mdf_engine.backends.compiled.helpers import _bscalar, _cast, _ck, _floordiv, "
+            "_iadd, _imul, _int, _ipow, _iscalar, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
@@ -204,6 +202,8 @@ class ModuleCodeEmitter:
         for k, key in enumerate(init_keys):
             for nid, port in self._initializer_targets(key):
                 body += self.set_input(nid, port, f"I{k}", "    ")
+        if any("_iscalar(" in line for line in body):  # (integers in: the check cannot fail)
+            body[:0] = ["    q_c2 = 0", f"    err = np.zeros({ERR_WIDTH}, dtype=np.int64)"]
         sig = parameters(INPUTS_ARGS, n_arrays, n_inits)
         out += [
             "",
@@ -215,19 +215,22 @@ class ModuleCodeEmitter:
         ]
         return out
 
-    @staticmethod
-    def _with_locals(body: list[str]) -> list[str]:
+    def _with_locals(self, body: list[str]) -> list[str]:
         """``body`` with the scalar slots and ``ever`` flags it uses loaded into locals before
         and stored back after."""
         text = "\n".join(body)
-        scalars = sorted({int(m) for m in re.findall(r"\bs(\d+)\b", text)})
+        used = {int(m) for m in re.findall(r"\bs(\d+)\b", text)}
+        scalars = sorted(
+            (s for s in self.slots.values() if s.kind is Storage.SCALAR and s.index in used),
+            key=lambda s: s.index,
+        )
         ever = sorted({int(m) for m in re.findall(r"\bq_ev(\d+)\b", text)})
         return (
             objmode_entry(body)
-            + [f"    s{k} = S[{k}]" for k in scalars]
+            + [f"    {s.var} = {scalar_load(s)}" for s in scalars]
             + [f"    q_ev{m} = ever[{m}]" for m in ever]
             + body
-            + [f"    S[{k}] = s{k}" for k in scalars]
+            + [scalar_store(s, "    ") for s in scalars]
             + [f"    ever[{m}] = q_ev{m}" for m in ever]
         )
 

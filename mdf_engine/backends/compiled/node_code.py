@@ -78,12 +78,19 @@ class NodeCodeEmitter:
             ]
             checked += [("output port", o, self.slots[output_key(nid, o)]) for o, _ in np_.outputs]
             for kind, name, slot in checked:
+                if self.slot_dtype(slot) != "float32" and self.slot_dtype(slot) != "float64":
+                    continue  # (integers and booleans are finite)
                 k = len(self.finite_checks)
                 self.finite_checks.append((kind, name))
                 out.append(f"{ind}if err[0] == 0 and not np.all(np.isfinite({slot.var})):")
                 out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = q_c2; err[3] = {k}")
         out.append(f"{ind}q_ev{i} = True")
         return out
+
+    def zero(self, slot: Slot) -> str:
+        """The literal 0 in the kind of a slot's numbers: an integer for integers, else a
+        float (a boolean slot refuses it at typing: its kind would change)."""
+        return "0" if np.dtype(self.slot_dtype(slot)).kind in "iu" else "0.0"
 
     def fallback(self, ip: Any, slot: Slot, nid: str) -> Any:
         """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
@@ -95,16 +102,24 @@ class NodeCodeEmitter:
                 raise NotCompilable(
                     f"input port '{ip.id}' default has shape {fb.shape} but receives scalars"
                 )
-            return fb.reshape(()).item()
+            x = fb.reshape(()).item()
+            if slot.dtype == "float64":
+                return x
+            if x != int(x) or (slot.dtype == "bool" and x not in (0, 1)):
+                raise NotCompilable(
+                    f"input port '{ip.id}' default {x} is not of the {slot.dtype} it receives"
+                )
+            return bool(x) if slot.dtype == "bool" else int(x)
+        dtype = self.arrays[slot.index].dtype  # (integer and boolean slots keep theirs)
         if fb.shape == slot.shape:
-            return fb
+            return fb.astype(dtype)
         if fb.size == 1:
-            return np.full(slot.shape, fb.reshape(()).item())
+            return np.full(slot.shape, fb.reshape(()).item(), dtype=dtype)
         if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
-            return fb.reshape(slot.shape)
+            return fb.reshape(slot.shape).astype(dtype)
         grown = self.grown_default(nid, ip.id, fb, slot)
         if grown is not None:
-            return grown
+            return grown.astype(dtype)
         raise NotCompilable(
             f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
         )
@@ -148,7 +163,7 @@ class NodeCodeEmitter:
         if (nid, pp.id) in self.swept:
             expr = f"P[{self.swept[(nid, pp.id)]}]"
         elif pp.stateful:
-            expr = "0.0"
+            expr = self.zero(slot)
             if pp.initial is not None:
                 expr = self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
         else:
@@ -231,7 +246,7 @@ class NodeCodeEmitter:
             # set only by its conditions: the previous value, 0 before the first evaluation
             # (the reference: None, then 0.0 under the first condition)
             out.append(f"{ind}if {unset} != 0.0:")
-            out.append(f"{ind}    {tmp} = 0.0 * {slot.var}")
+            out.append(f"{ind}    {tmp} = {self.zero(slot)} * {slot.var}")
             out.append(f"{ind}else:")
             out.append(f"{ind}    {tmp} = {slot.var}")
         else:

@@ -17,12 +17,13 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...registry import REGISTRY
 from .helpers import index_error
-from .layout import Storage, array_dtype, kind_of
+from .layout import Storage, array_dtype, kind_of, scalar_dtype
 
 #: Passes of the scheduler's loop after which one update is reported as never ending.
 MAX_PASSES_PER_UPDATE = 10_000_000
 #: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
-#: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, with field and step
+#: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, -6: a non-integer
+#: for a value that was an integer in the warm-up, with field and step
 #: in ``err[1:3]``; -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
@@ -117,9 +118,10 @@ def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
         v = initializer[key]
         kind, _ = kind_of(v, f"initializer '{key}'")
         a = np.asarray(v)
-        out.append(
-            float(a) if kind is Storage.SCALAR else np.ascontiguousarray(a, dtype=array_dtype(a))
-        )
+        if kind is Storage.SCALAR:  # (a number in its slot dtype: float64, int64 or bool)
+            out.append(np.dtype(scalar_dtype(a)).type(a.item()))
+        else:
+            out.append(np.ascontiguousarray(a, dtype=array_dtype(a)))
     return out
 
 
@@ -137,6 +139,13 @@ def reported_error(
         k, step = int(err[1]), int(err[2])
         return MDFError(
             f"{prefix}integer overflow: a result beyond 64-bit integers at step {step}",
+            index_fields[k],
+        )
+    if err[0] == -6:
+        k, step = int(err[1]), int(err[2])
+        return MDFError(
+            f"{prefix}a value that was an integer in the compiled backend's warm-up is not a "
+            f"whole number at step {step} (use backend='interpreted')",
             index_fields[k],
         )
     if err[0] == -4:
@@ -167,7 +176,7 @@ def first_failure(errs: np.ndarray) -> int | None:
     """The batch row whose ``err`` row is reported (of the first kind that occurred, in the
     order overflow, int(), index, endless update, NaN/inf: the first such row), or None."""
     code = errs[:, 0]
-    for failed in (code == -5, code == -4, code == -3, code == -2, code > 0):
+    for failed in (code == -5, code == -6, code == -4, code == -3, code == -2, code > 0):
         bad = np.nonzero(failed)[0]
         if bad.size:
             return int(bad[0])
@@ -221,13 +230,17 @@ def _python_kernel(
         return PythonCallFailed(f"{name} {why}; use backend='interpreted'")
 
     def checked(value: Any, shape: tuple[int, ...] | None, dtype: str) -> Any:
-        value = np.asarray(value, dtype=dtype)
+        given = np.asarray(value)
+        if np.dtype(dtype).kind in "biu" and not np.can_cast(given.dtype, dtype, "same_kind"):
+            raise fail(f"returned {given.dtype} where the compiled backend's warm-up gave {dtype}")
+        value = given.astype(dtype, copy=False)
         if shape is None:
             if value.size != 1:
                 raise fail(
                     f"returned shape {value.shape} where the compiled backend expects a number"
                 )
-            return float(value.reshape(-1)[0])
+            item = value.reshape(-1)[0]
+            return item.item() if value.dtype.kind in "biu" else float(item)
         if value.shape != shape:
             raise fail(
                 f"returned shape {value.shape}, not {shape} as in the compiled backend's warm-up"

@@ -14,8 +14,18 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import GraphPlan, ParameterPlan
-from ...schedulers.kinds.calls import threshold_number
-from .layout import Role, Slot, SlotKey, Storage, array_dtype, kind_of, output_key, value_key
+from .layout import (
+    Role,
+    Slot,
+    SlotKey,
+    Storage,
+    array_dtype,
+    kind_of,
+    output_key,
+    scalar_bits,
+    scalar_dtype,
+    value_key,
+)
 
 
 class CompiledState:
@@ -36,8 +46,9 @@ class CompiledState:
             return self._seq_slot(key, value, what)
         kind, shape = kind_of(value, what)
         if kind is Storage.SCALAR:
-            slot = Slot(Storage.SCALAR, len(self.scalars))
-            self.scalars.append(float(np.asarray(value, dtype=float)))
+            dtype = scalar_dtype(value)
+            slot = Slot(Storage.SCALAR, len(self.scalars), dtype=dtype)
+            self.scalars.append(scalar_bits(value, dtype))
         else:
             slot = Slot(Storage.ARRAY, len(self.arrays), shape)
             self.arrays.append(np.array(value, dtype=array_dtype(value)))
@@ -46,8 +57,8 @@ class CompiledState:
 
     def _seq_slot(self, key: SlotKey, value: list | tuple, what: str) -> Slot:
         """A list or tuple of numbers and numeric arrays: one array slot when every item has
-        one shape (the items along its first axis), else a tuple of slots (their keys
-        ``key.item(k)``)."""
+        one shape and dtype (the items along its first axis), else a tuple of slots (their
+        keys ``key.item(k)``)."""
         seq = "tuple" if isinstance(value, tuple) else "list"
         if not value:
             raise NotCompilable(f"{what} holds an empty {seq}")
@@ -55,8 +66,10 @@ class CompiledState:
         if flat:
             for k, x in enumerate(value):
                 kind_of(x, f"{what}[{k}]")
-        if flat and len({np.shape(x) for x in value}) == 1:
-            dtype = np.result_type(*[array_dtype(np.asarray(x)) for x in value])
+        dtypes = {array_dtype(np.asarray(x)) for x in value} if flat else set()
+        if flat and len({np.shape(x) for x in value}) == 1 and len(dtypes) == 1:
+            # (items of one shape and dtype: TopK's values and int64 indices are two slots)
+            dtype = dtypes.pop()
             slot = self.allocate(key, np.array(value, dtype=dtype), what)
             if slot.kind is Storage.SCALAR:  # (a 0-d array cannot hold a sequence)
                 raise NotCompilable(f"{what} holds an empty {seq}")
@@ -122,7 +135,8 @@ class CompiledState:
                     target = self.slots[SlotKey(key.node, Role.PENDING, key.name)]
                     value = np.asarray(pend, dtype=np.float64)
                     if target.kind is Storage.SCALAR:
-                        S[target.index] = float(value.reshape(-1)[0]) if value.size else 0.0
+                        item = np.asarray(pend).reshape(-1)[0] if value.size else 0.0
+                        S[target.index] = scalar_bits(item, target.dtype)
                     else:
                         A[target.index][...] = value
         return {
@@ -167,6 +181,9 @@ def text_constant(pp: ParameterPlan, value: Any) -> str | tuple[str, ...] | None
 def threshold_values(interp: Any, thresholds: list[tuple[str, str, Any]]) -> np.ndarray:
     """The value each Threshold condition (``(node, name, indices)``) reads, as ``interp``
     holds it now."""
+    # (imported here: the kinds import graph-scheduler, which a cached start does without)
+    from ...schedulers.kinds.calls import threshold_number
+
     thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
     for k, (nid, name, indices) in enumerate(thresholds):
         thr[k] = threshold_number(interp.threshold_value(nid, name), indices, f"{nid}.{name}")

@@ -20,7 +20,7 @@ from ...errors import NotCompilable
 from ...expressions import to_source
 from ...plan import ValuePlan
 from .elementwise import flat
-from .layout import Slot, Storage
+from .layout import Role, Slot, Storage
 
 #: a tuple slot's variable, which generated code never holds (see ``Slot.var``)
 TUPLE_VAR = re.compile(r"\bT\d+\b")
@@ -175,6 +175,20 @@ class ValueEmitter:
         allocated)."""
         return {s.var: s for s in self.slots.values()}
 
+    def slot_field(self, slot: Slot) -> str:
+        """The field of the value a slot holds (for error messages)."""
+        key = next(k for k, s in self.slots.items() if s is slot)
+        np_ = self.plan.nodes[key.node]
+        if key.role is Role.OUTPUT:
+            group = "output_ports"
+        elif any(ip.id == key.name for ip in np_.inputs):
+            group = "input_ports"
+        elif any(fid == key.name for fid, _ in np_.functions):
+            group = "functions"
+        else:
+            group = "parameters"
+        return f"{np_.where}.{group}.{key.name}"
+
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
         """Code storing ``expr`` into ``slot`` (item by item for a tuple slot)."""
         if slot.kind is Storage.TUPLE or expr in self.tuple_of_var:
@@ -184,6 +198,11 @@ class ValueEmitter:
                     "a tuple of values of mixed shapes is assigned to a value of another kind"
                 )
             return "\n".join(self.assign(d, s.var, ind) for d, s in zip(slot.parts, src.parts))
+        if slot.kind is Storage.SCALAR and slot.dtype == "int64":
+            k = len(self.index_fields)  # (err -6 names the field)
+            self.index_fields.append(self.slot_field(slot))
+            return f"{ind}{slot.var} = _iscalar({expr}, {k}, q_c2, err)"
         if slot.kind is Storage.SCALAR:
-            return f"{ind}{slot.var} = _scalar({expr})"
+            helper = "_bscalar" if slot.dtype == "bool" else "_scalar"
+            return f"{ind}{slot.var} = {helper}({expr})"
         return f"{ind}_put({slot.var}, {expr})"

@@ -1,0 +1,1 @@
+"""Tier 0 of the compiled backend (see :mod:`.program`)."""
