@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from oracle import CORPUS, reference_run, rel, version, write_oracle
 
 OUT = CORPUS / "modeci_examples"
@@ -89,7 +90,41 @@ SOURCES = {
         "FitzHugh-Nagumo from NeuroML/LEMS (modeci-mdf's NeuroML interface, MDF v0.3, "
         "no generating_application), SI time (MSEC = 0.001)",
     ),
+    "onnx_ab.json": (
+        "examples/ONNX/ab.json",
+        "04992304022887c65bc1de69fc088c5f154e1040",
+        1,
+        None,
+        [],
+        1,
+        "onnx_to_mdf of modeci-mdf v0.3.3 on a torch Add/Mul, run with an input as "
+        "test_execution_engine_onnx does (without one the reference adds int zeros to a float "
+        "in onnxruntime and fails)",
+    ),
+    "Translated_States.json": (
+        "examples/MDF/translation/Translated_States.json",
+        "04992304022887c65bc1de69fc088c5f154e1040",
+        100,
+        None,
+        ["sine_node.out_port", "counter_node.out_port"],
+        10,
+        "the MDF translator's stateful form of States (v0.3.3): next values as functions, a "
+        "0.3 function {linear: {args}}",
+    ),
+    "IzhikevichTest.mdf.json": (
+        "examples/NeuroML/IzhikevichTest.mdf.json",
+        "107511d4bc635e38caef2f37c692453aea79565f",
+        2400,
+        5e-05,
+        ["izhPop.v", "izhPop.u"],
+        100,
+        "an older NeuroMLlite export: parameter conditions as a mapping keyed by id, a "
+        "pulse input that has its output port i",
+    ),
 }
+
+#: inputs given as the repository's tests give them
+INITIALIZER = {"onnx_ab.json": {"input": [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]}}
 
 #: file -> (path, commit, the one line mdf_engine refuses it with, why)
 REFUSED = {
@@ -137,7 +172,9 @@ def main() -> None:
     }
     for name, (path, commit, steps, dt, trace, every, note) in SOURCES.items():
         model = OUT / name
-        final, traces = reference_run(model, steps, dt, trace=trace)
+        init = INITIALIZER.get(name)
+        arrays = {k: np.asarray(v, dtype=float) for k, v in (init or {}).items()} or None
+        final, traces = reference_run(model, steps, dt, initializer=arrays, trace=trace)
         write_oracle(
             model,
             writer=f"modeci-mdf example file ({REPO} {path} @ {commit[:10]})",
@@ -146,6 +183,7 @@ def main() -> None:
             protocol="reference",
             steps=steps,
             dt=dt,
+            initializer=init,
             expected=final,
             traces={"every": every, **{k: v[::every] for k, v in traces.items()}},
             note=f"{note}; oracle: modeci-mdf {mv}'s reference engine",
