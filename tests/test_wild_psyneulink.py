@@ -178,7 +178,11 @@ def test_corpus_table(capsys):
             f"{', '.join(back) or '-'}"
         )
     reasons = sorted(
-        {o for o in OUTCOMES.values() if "interpreted:" in o or o.startswith(("differs", "refused"))}
+        {
+            o
+            for o in OUTCOMES.values()
+            if "interpreted:" in o or o.startswith(("differs", "refused"))
+        }
     )
     with capsys.disabled():
         print("\nPsyNeuLink corpus (files matching PsyNeuLink's runs):")

@@ -132,9 +132,7 @@ def make_runner(
     if backend == "actr":
         from .actr import ActrRunner
 
-        return ActrRunner(
-            plan, check_finite=check_finite, max_cycles=max_cycles, inner=actr_inner
-        )
+        return ActrRunner(plan, check_finite=check_finite, max_cycles=max_cycles, inner=actr_inner)
     raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(RUNNER_BACKENDS)})")
 
 

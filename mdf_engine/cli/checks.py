@@ -151,9 +151,7 @@ def guarded(
         where = e.filename if e.filename is not None else model
         return _fail(f"{where}: {e.strerror or type(e).__name__}", held)
     except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
-        return _fail(
-            f"{model}: internal error ({type(e).__name__}: {e}); please report it", held
-        )
+        return _fail(f"{model}: internal error ({type(e).__name__}: {e}); please report it", held)
 
 
 def _fail(text: str, held: Any = None) -> int:

@@ -134,9 +134,7 @@ class ElementwiseEmitter:
             inline[argname] = (vp, dict(inline))
         element = self.element(names, tuple(slot.shape), inline)
         args = [element(n) for n in cp.input_names]
-        if len(args) != len(sch.inputs) or any(
-            a not in sch.attributes for a in cp.attribute_names
-        ):
+        if len(args) != len(sch.inputs) or any(a not in sch.attributes for a in cp.attribute_names):
             return None
         for a, default in sch.attributes.items():
             if a in cp.attribute_names:
