@@ -51,14 +51,6 @@ NOT_COMPILED: dict[str, str] = {
     "psyneulink/v0.21.0.0/tests_model_varied_matrix_sizes_edges.json": "Numba could not "
     "compile the model (TypingError: No implementation of function Function(<built-in "
     "function array>) found for signature:)",
-    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
-    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
-    "pytorch_to_mdf/gru_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
-    "compiled backend computes in float64",
-    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
-    "compiled backend computes in float64",
-    "pytorch_to_mdf/rnn_last_step.json": "onnx::Unsqueeze gets int64 input 'axes'; the "
-    "compiled backend computes in float64",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason

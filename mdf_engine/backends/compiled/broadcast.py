@@ -26,7 +26,6 @@ from ...expressions.elementwise import to_element_source
 from ...plan import CallPlan, ValuePlan
 from .layout import Slot, Storage, array_dtype
 
-
 #: registered functions (namespace, name) that act on each element on its own
 ELEMENTWISE_FUNCTIONS = frozenset(
     [("std", n) for n in ("Relu", "cos", "exponential", "linear", "logistic", "sin")]
