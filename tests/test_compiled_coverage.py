@@ -54,10 +54,6 @@ NOT_COMPILED: dict[str, str] = {
     "in nopython mode pipeline (step: nopython frontend))",
     "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
     "unify readonly array(int64, 2d, C) and array(float64, 2d, C)",
-    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
-    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
-    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
-    "compiled backend computes in float64",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason
