@@ -38,12 +38,7 @@ WILD = DATA / "wild"
 STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
-NOT_COMPILED: dict[str, str] = {
-    # (an absent optional input is None, RNN/GRU/LSTM have Numba kernels: what is left is
-    # the int64 shape arithmetic of the export, see the onnx_to_mdf entries above)
-    "pytorch_to_mdf/lstm_last_step.json": "onnx::Slice gets int64 input 'starts'; the "
-    "compiled backend computes in float64",
-}
+NOT_COMPILED: dict[str, str] = {}
 
 #: (writer, file) -> "compiled" or the fallback reason
 OUTCOMES: dict[tuple[str, str], str] = {}
