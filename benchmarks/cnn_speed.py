@@ -1,6 +1,7 @@
 """CNN inference through MDF against onnxruntime on the same ONNX model (issue 22, goal 5).
 
-Run: ``python benchmarks/cnn_speed.py [--rounds 7] [--calls 5] [--models small,squeezenet]``.
+Run: ``python benchmarks/cnn_speed.py [--rounds 7] [--calls 5] [--models small,squeezenet]
+[--backends interpreted,compiled]``.
 
 Models (built with ``onnx.helper`` and seeded random weights, tests/onnx_nets.py):
 
@@ -9,8 +10,9 @@ Models (built with ``onnx.helper`` and seeded random weights, tests/onnx_nets.py
 * ``squeezenet``: SqueezeNet 1.1 at 224x224 (1.2 M weights).
 
 Ours is the imported MDF model (``onnx_io.import_model``) run by ``Simulation(model,
-backend="interpreted").evaluate(initializer=...)``, one inference per call; ORT is an
-``InferenceSession`` on the same ModelProto. Both threading settings are measured in this one
+backend=...).evaluate(initializer=...)``, one inference per call, on each backend of
+``--backends`` (the compiled one runs the whole network as one Numba call, compiled and cached
+before timing); ORT is an ``InferenceSession`` on the same ModelProto. Both threading settings are measured in this one
 run:
 
 * ``1 thread``: ORT with ``intra_op_num_threads = inter_op_num_threads = 1``; ours inside
@@ -98,13 +100,13 @@ def _sessions(mp):
     }
 
 
-def _ours(mp, x):
+def _ours(mp, x, backend: str):
     from mdf_engine.onnx_io import import_model
     from mdf_engine.simulation import Simulation
 
     model = import_model(mp)
     meta = model.metadata["onnx"]
-    sim = Simulation(model, backend="interpreted")
+    sim = Simulation(model, backend=backend)
     init = {meta["inputs"]["input"]: x}
     node, port = meta["outputs"][mp.graph.output[0].name].split(".", 1)
 
@@ -112,7 +114,39 @@ def _ours(mp, x):
         sim.evaluate(initializer=init)
         return sim.value(node, port)
 
-    return run
+    return run, sim
+
+
+def _row(name, mode, backend, ours, sess, x, args, default_numba) -> None:
+    """Time ``ours`` against ``sess`` at one threading ``mode`` and print the table row."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    limit = 1 if mode == "1 thread" else None
+    numba.set_num_threads(1 if limit else default_numba)
+    with threadpool_limits(limits=limit):
+        ours()
+        sess.run(None, {"input": x})  # warm-up
+        rows, best, cpu = [], [math.inf, math.inf], ([], [])
+        for _ in range(args.rounds):
+            a, ca = _times(ours, args.calls)
+            time.sleep(PAUSE)
+            b, cb = _times(lambda s=sess, f={"input": x}: s.run(None, f), args.calls)
+            time.sleep(PAUSE)
+            rows.append((statistics.median(a), statistics.median(b)))
+            best = [min(best[0], *a), min(best[1], *b)]
+            cpu[0].extend(ca)
+            cpu[1].extend(cb)
+    ratios = sorted(r[0] / r[1] for r in rows)
+    cpu_a, cpu_b = statistics.median(cpu[0]), statistics.median(cpu[1])
+    print(
+        f"| {name} | {mode} | {backend} | {statistics.median(r[0] for r in rows) * 1e3:.2f} | "
+        f"{statistics.median(r[1] for r in rows) * 1e3:.2f} | "
+        f"**{statistics.median(ratios):.2f}** | {ratios[0]:.2f}-{ratios[-1]:.2f} | "
+        f"{best[0] * 1e3:.2f} / {best[1] * 1e3:.2f} = {best[0] / best[1]:.2f} | "
+        f"{cpu_a * 1e3:.2f} / {cpu_b * 1e3:.2f} = {cpu_a / cpu_b:.2f} |",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,10 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--models", default="small,squeezenet")
+    ap.add_argument("--backends", default="interpreted,compiled")
     args = ap.parse_args(argv)
 
     import numba
-    from threadpoolctl import threadpool_info, threadpool_limits
+    from threadpoolctl import threadpool_info
 
     print(
         f"# cnn_speed {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
@@ -132,45 +167,26 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{i['internal_api']}x{i['num_threads']}" for i in threadpool_info())
     )
     print(
-        "| model | threads | ours ms | ORT ms | ours/ORT median | range | best ours / ORT ms "
-        "| median CPU ours / ORT ms |"
+        "| model | threads | backend | ours ms | ORT ms | ours/ORT median | range "
+        "| best ours / ORT ms | median CPU ours / ORT ms |"
     )
-    print("|---|---|---:|---:|---:|---|---|---|")
+    print("|---|---|---|---:|---:|---:|---|---|---|")
     default_numba = numba.get_num_threads()
     for name in args.models.split(","):
         mp, size = MODELS[name]()
         x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
         sessions = _sessions(mp)
-        ours = _ours(mp, x)
         expected = sessions["1 thread"].run(None, {"input": x})[0]
-        np.testing.assert_allclose(
-            ours(), expected, rtol=1e-4, atol=1e-5 * float(np.abs(expected).max())
-        )
-        for mode, sess in sessions.items():
-            limit = 1 if mode == "1 thread" else None
-            numba.set_num_threads(1 if limit else default_numba)
-            with threadpool_limits(limits=limit):
-                ours()
-                sess.run(None, {"input": x})  # warm-up
-                rows, best, cpu = [], [math.inf, math.inf], ([], [])
-                for _ in range(args.rounds):
-                    a, ca = _times(ours, args.calls)
-                    time.sleep(PAUSE)
-                    b, cb = _times(lambda s=sess, f={"input": x}: s.run(None, f), args.calls)
-                    time.sleep(PAUSE)
-                    rows.append((statistics.median(a), statistics.median(b)))
-                    best = [min(best[0], *a), min(best[1], *b)]
-                    cpu[0].extend(ca)
-                    cpu[1].extend(cb)
-            ratios = sorted(r[0] / r[1] for r in rows)
-            cpu_a, cpu_b = statistics.median(cpu[0]), statistics.median(cpu[1])
-            print(
-                f"| {name} | {mode} | {statistics.median(r[0] for r in rows) * 1e3:.2f} | "
-                f"{statistics.median(r[1] for r in rows) * 1e3:.2f} | "
-                f"**{statistics.median(ratios):.2f}** | {ratios[0]:.2f}-{ratios[-1]:.2f} | "
-                f"{best[0] * 1e3:.2f} / {best[1] * 1e3:.2f} = {best[0] / best[1]:.2f} | "
-                f"{cpu_a * 1e3:.2f} / {cpu_b * 1e3:.2f} = {cpu_a / cpu_b:.2f} |"
+        for backend in args.backends.split(","):
+            ours, sim = _ours(mp, x, backend)
+            got = ours()  # (the compiled backend compiles here, or reads its cache)
+            if backend == "compiled" and not sim.runner.is_compiled:
+                print(f"# {name}: not compiled ({sim.runner.fallback_reason})")
+            np.testing.assert_allclose(
+                got, expected, rtol=1e-4, atol=1e-5 * float(np.abs(expected).max())
             )
+            for mode, sess in sessions.items():
+                _row(name, mode, backend, ours, sess, x, args, default_numba)
     numba.set_num_threads(default_numba)
     return 0
 

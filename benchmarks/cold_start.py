@@ -13,7 +13,16 @@ and ``mdf run`` for the cached start):
   are compiled too;
 - **first run**: an empty model cache, the registry kernels already in Numba's cache (as on a
   machine that has run any model): the goal's "first run with an empty model cache";
-- **cached start**: both caches warm (the same folders run again).
+- **first run, tier 0 off**: the same with ``MDF_ENGINE_TIER0=0`` (the generated code is
+  compiled at once, as before tier 0 existed);
+- **cached start**: both caches warm with the generated code compiled (folders primed with
+  tier 0 off, then run with the defaults: code with machine code never goes to tier 0);
+- **tier 0 again**: a second process on the first run's folders: the model's record is
+  cached but its code was never compiled (tier 0 ran it), so tier 0 runs it again, without
+  warm-up or code generation.
+
+The last column says which tier each first run and cached start took (``tier 0`` or
+``generated``).
 
 Floors: ``python -c "import mdf_engine"``, and Numba's own floor: a fresh process that imports
 Numba and calls one ``@njit(cache=True)`` function whose machine code is in Numba's cache. With
@@ -49,7 +58,9 @@ import json, sys
 from mdf_engine import Simulation
 sim = Simulation(sys.argv[1], backend="compiled")
 sim.run(steps=int(sys.argv[2]), dt=0.01)
-print(json.dumps({"mode": sim.runner.mode, "origin": sim.runner.origin}))
+tier0 = getattr(sim.runner, "tier0", None)
+tier = "tier 0" if tier0 is not None and tier0.updates else "generated"
+print(json.dumps({"mode": sim.runner.mode, "origin": sim.runner.origin, "tier": tier}))
 """
 
 FLOOR = """
@@ -116,26 +127,33 @@ def measure_model(path: Path, args: argparse.Namespace, tmp: Path, script: Path)
     ]
     # the registry kernels once into a shared Numba cache (another model cache folder)
     kernels = tmp / f"numba_{path.stem}"
-    timed(run, with_caches(env, tmp / f"prime_{path.stem}", kernels))
-    all_cold, first, cached, cached_cli = [], [], [], []
+    timed(run, with_caches({**env, "MDF_ENGINE_TIER0": "0"}, tmp / f"prime_{path.stem}", kernels))
+    off = {**env, "MDF_ENGINE_TIER0": "0"}
+    all_cold, first, first_off, again, cached, cached_cli = [], [], [], [], [], []
     for k in range(args.repeat):
         all_cold.append(
             timed(run, with_caches(env, tmp / f"a{k}_{path.stem}", tmp / f"n{k}_{path.stem}"))
         )
-        warm = with_caches(env, tmp / f"f{k}_{path.stem}", kernels)
-        first.append(timed(run, warm))
+        fresh = with_caches(env, tmp / f"f{k}_{path.stem}", kernels)
+        first.append(timed(run, fresh))
+        first_off.append(timed(run, with_caches(off, tmp / f"o{k}_{path.stem}", kernels)))
+        again.append(timed(run, fresh))
+    compiled = with_caches(env, tmp / f"c_{path.stem}", kernels)
+    timed(run, {**compiled, "MDF_ENGINE_TIER0": "0"})  # the generated code, compiled
     for _ in range(args.repeat):
-        cached.append(timed(run, warm))
-        cached_cli.append(timed(cli, warm))
+        cached.append(timed(run, compiled))
+        cached_cli.append(timed(cli, compiled))
     info = json.loads(best(cached)[2].strip().splitlines()[-1])
     first_info = json.loads(first[0][2].strip().splitlines()[-1])
     return {
         "all_cold": best(all_cold),
         "first": best(first),
+        "first_off": best(first_off),
+        "again": best(again),
         "cached": best(cached),
         "cached_cli": best(cached_cli),
         "mode": info["mode"],
-        "origins": (first_info["origin"], info["origin"]),
+        "tiers": (first_info.get("tier", "?"), info.get("tier", "?")),
     }
 
 
@@ -161,7 +179,7 @@ def imports(path: Path, tmp: Path, script: Path, top: int = 12) -> list[tuple[fl
     """The slowest imports (cumulative seconds) of a cached start of ``path``."""
     env = with_caches(base_env(), tmp / "imports_model", tmp / "imports_numba")
     argv = [sys.executable, str(script), str(path), "1"]
-    timed(argv, env)
+    timed(argv, {**env, "MDF_ENGINE_TIER0": "0"})  # the generated code, compiled
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *argv[1:]],
         env=env,
@@ -210,16 +228,18 @@ def main() -> None:
         f"Numba's floor (fresh process, one cached @njit call) {fmt(numba_floor)}\n"
     )
     print(
-        "| model | first run, all caches empty | first run, empty model cache | cached start "
-        "| cached `mdf run` | cached / Numba floor, wall (CPU) | mode |"
+        "| model | first run, all caches empty | first run, empty model cache "
+        "| same, tier 0 off | cached start | cached `mdf run` "
+        "| cached / Numba floor, wall (CPU) | tier 0 again | tiers (first, cached) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
         ratio_wall = r["cached"][0] / numba_floor[0]
         ratio_cpu = r["cached"][1] / numba_floor[1]
         print(
-            f"| {name} | {fmt(r['all_cold'])} | {fmt(r['first'])} | {fmt(r['cached'])} | "
-            f"{fmt(r['cached_cli'])} | {ratio_wall:.2f}x ({ratio_cpu:.2f}x) | {r['mode']} |"
+            f"| {name} | {fmt(r['all_cold'])} | {fmt(r['first'])} | {fmt(r['first_off'])} | "
+            f"{fmt(r['cached'])} | {fmt(r['cached_cli'])} | {ratio_wall:.2f}x ({ratio_cpu:.2f}x) "
+            f"| {fmt(r['again'])} | {', '.join(r['tiers'])} |"
         )
     first_ok = all(r["first"][0] < GOAL_FIRST for r in rows.values())
     first_cpu_ok = all(r["first"][1] < GOAL_FIRST for r in rows.values())

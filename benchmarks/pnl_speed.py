@@ -68,6 +68,7 @@ def ours(path: Path, inputs: dict, sizes: list[int]) -> dict:
     check = Simulation(str(path), backend="interpreted")
     check.evaluate(initializer=init)
     values = [np.ravel(v) for node in check.outputs.values() for v in node.values()]
+    os.environ["MDF_ENGINE_TIER0"] = "0"  # steady state: the generated code, not tier 0
     sim = Simulation(str(path), backend="compiled")
     sim.run(steps=1, initializer=init)  # compiles
     compiled = sim.runner.is_compiled
@@ -96,17 +97,31 @@ def main() -> None:
     )
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 100000])
     ap.add_argument("--models", default=None, help="comma-separated subset (default: all five)")
+    ap.add_argument(
+        "--pnl-dir",
+        default=None,
+        help="keep PsyNeuLink's exports and timings in this folder, and reuse them if there "
+        "(PsyNeuLink's side takes minutes; ours can then be rerun alone)",
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, format="  log: %(message)s")
     with tempfile.TemporaryDirectory() as tmp:
-        rows = psyneulink_side(args.pnl_python, Path(tmp), args.sizes, args.models)
+        folder = Path(args.pnl_dir or tmp)
+        saved = folder / "pnl_rows.jsonl"
+        if args.pnl_dir and saved.exists():
+            rows = [json.loads(ln) for ln in saved.read_text().splitlines() if ln.strip()]
+        else:
+            rows = psyneulink_side(args.pnl_python, folder, args.sizes, args.models)
+            if args.pnl_dir:
+                saved.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f}")
         print(
             f"{'model':<17} {'trials':>7} {'PNL LLVMRun':>12} {'PNL LLVM call':>14} "
             f"{'ours':>10} {'PNL/ours':>9} {'PNL cpu':>11} {'ours cpu':>10} {'cpu ratio':>9}"
             "  equal  backend"
         )
         for row in rows:
-            mine = ours(Path(tmp) / f"{row['name']}.json", row["inputs"], args.sizes)
+            mine = ours(folder / f"{row['name']}.json", row["inputs"], args.sizes)
             eq = same_first_trial(row["first_result"], mine["values"])
             for n in args.sizes:
                 p = row["sizes"][str(n)]

@@ -12,9 +12,7 @@ import re
 #: Characters that would break a message into lines or drive a terminal (C0/C1 controls,
 #: DEL, line/paragraph separators, bidirectional overrides) and lone surrogates (a JSON
 #: ``"\\ud800"`` escape: they cannot be written as UTF-8)
-_UNPRINTABLE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def one_line(text: str) -> str:

@@ -7,7 +7,9 @@ matrix, and one output port, between a ``_dummy_pre_edge`` from the sender and a
 ``_dummy_post_edge`` to the receiver. In PsyNeuLink the projection is part of the receiver's
 input, not a step of the schedule: :func:`fold_projection_nodes` replaces each such node and its
 two edges by one edge that carries the matrix (``EdgePlan.matrix``: the receiver gets
-``sender_value @ matrix``, as the MatMul computes it).
+``sender_value @ matrix``, as the MatMul computes it). Written with
+``simple_edge_format=False``, a projection is one edge whose ``metadata.functions`` holds that
+MatMul: :func:`edge_matrices` puts its matrix on the edge alike.
 """
 
 from __future__ import annotations
@@ -100,16 +102,59 @@ def _projection_matrix(node: Node) -> np.ndarray | None:
         return None
 
 
+def _metadata_matrix(edge: Edge) -> np.ndarray | None:
+    """The constant matrix of a projection that PsyNeuLink wrote as a plain edge
+    (``simple_edge_format=False``): its function, in the edge's ``metadata.functions``, is one
+    ``onnx::MatMul`` of the sender's value by a constant ``B``. None if the edge has none."""
+    fs = (edge.metadata or {}).get("functions")
+    if not isinstance(fs, dict) or len(fs) != 1:
+        return None
+    f = next(iter(fs.values()))
+    if not isinstance(f, dict) or f.get("function") != "onnx::MatMul":
+        return None
+    b = (f.get("args") or {}).get("B")
+    if b is None or isinstance(b, str):
+        return None
+    try:
+        m = np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return m if m.ndim == 2 else None
+
+
+def edge_matrices(graph: Graph) -> Graph:
+    """``graph`` with the matrix of every projection that PsyNeuLink wrote as a plain edge
+    with its function in the edge's metadata (``simple_edge_format=False``) on that edge's
+    ``parameters`` (``matrix``), as :func:`fold_projection_nodes` puts a projection node's."""
+    edges = []
+    changed = False
+    for e in graph.edges:
+        m = None if "matrix" in (e.parameters or {}) else _metadata_matrix(e)
+        if m is not None:
+            e = replace(e, parameters={**(e.parameters or {}), "matrix": m})
+            changed = True
+        edges.append(e)
+    return replace(graph, edges=edges) if changed else graph
+
+
 def fold_projection_nodes(graph: Graph) -> Graph:
     """``graph`` with every PsyNeuLink projection node folded into the edge it stands for (an
     edge whose ``parameters`` hold ``matrix``); unchanged if it has none."""
     matrices = {n.id: m for n in graph.nodes if (m := _projection_matrix(n)) is not None}
     if not matrices:
         return graph
-    into = {e.receiver: e for e in graph.edges if e.receiver in matrices}
-    edges = []
+    # folded: a projection node with one edge in, from a node that stays (any other shape, a
+    # self-loop or a second sender, is left a node of its own: its MatMul computes the same)
+    incoming: dict[str, list[Edge]] = {}
     for e in graph.edges:
         if e.receiver in matrices:
+            incoming.setdefault(e.receiver, []).append(e)
+    into = {
+        nid: es[0] for nid, es in incoming.items() if len(es) == 1 and es[0].sender not in matrices
+    }
+    edges = []
+    for e in graph.edges:
+        if e.receiver in into:
             continue
         if e.sender in matrices and e.sender in into:
             pre = into[e.sender]

@@ -9,7 +9,12 @@ outputs are called, and from which opset version the semantics apply.
 Kernels are pure: arrays (or ``None`` for an omitted optional input) in, a tuple of arrays out,
 attributes as keyword arguments, no I/O and no global state. A kernel may also carry ``jit``, a
 Numba ``njit`` function with the same positional inputs followed by the attributes in schema
-order, that the compiled backend can call from nopython code.
+order, that the compiled backend can call from nopython code. A ``jit`` kernel registered with
+``elementwise=True`` computes each element of its result from the same element of its inputs
+and attributes alone (scalars in, a scalar out work too): the compiled backend then calls it
+once per element of the result's slot, without a temporary array. The ``jit`` of a function of
+several outputs returns them all as a tuple; one also registered with ``skips_outputs=True``
+(MaxPool) takes one more argument last, the number of outputs the model uses.
 
 Namespaces name the origin of a function, so that tools can say which library a model needs:
 

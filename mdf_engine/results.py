@@ -19,6 +19,8 @@ from .errors import MDFError
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename."""
     path = os.fspath(path)
+    if os.path.isdir(path):  # a rename onto it would fail naming the temporary file
+        raise MDFError("is a directory, not a file", source=path)
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     try:
@@ -35,9 +37,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError):  # say which file, not the temporary one
+            raise MDFError(
+                f"cannot write the file ({e.strerror or type(e).__name__})", source=path
+            ) from None
         raise
 
 

@@ -99,7 +99,8 @@ class Simulation:
     Backends ``"hexagon"`` (the graph quantized onto hexagon:: ops) and ``"actr"`` (an ACT-R
     production system, one step per production cycle; ``"auto"`` picks it for a model that
     calls ``actr`` functions, and a run given no step count then runs until the goal is
-    reached, at most ``max_cycles`` cycles): see :mod:`mdf_engine.backends`."""
+    reached, at most ``max_cycles`` cycles; ``actr_inner="compiled"`` cycles the compiled
+    graph, :mod:`mdf_engine.actr.compiled`): see :mod:`mdf_engine.backends`."""
 
     def __init__(
         self,
@@ -111,9 +112,15 @@ class Simulation:
         seed: int | None = None,
         schedule_log: int | None = None,
         max_cycles: int | None = None,
+        actr_inner: str = "interpreted",
     ):
         self.model: Model = load(model)
         self.max_cycles = max_cycles
+        if actr_inner not in ("interpreted", "compiled"):
+            raise MDFError(f"unknown actr_inner '{actr_inner}' (choose interpreted or compiled)")
+        #: the backend of the graph the actr backend cycles (its production-cycle kernels:
+        #: "compiled")
+        self.actr_inner = actr_inner
         #: seeds the stream of unseeded random operators when the simulation starts (and again
         #: after reset()), so runs are reproducible (see :mod:`mdf_engine.randomness`)
         self.seed = seed
@@ -147,7 +154,13 @@ class Simulation:
         from .backends import make_runner
 
         self.runner = make_runner(
-            backend, self.plan, self.model, self.check_finite, self.max_cycles, self.schedule_log
+            backend,
+            self.plan,
+            self.model,
+            self.check_finite,
+            self.max_cycles,
+            self.schedule_log,
+            actr_inner=self.actr_inner,
         )
 
     def _reader(self) -> Any:

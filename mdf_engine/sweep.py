@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MDFError
+from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
 from .sweep_files import final_table, open_dataset, save_dataset
@@ -63,15 +65,24 @@ def parse_range(text: str) -> np.ndarray:
     try:
         if ":" in text:
             parts = [float(p) for p in text.split(":")]
+            if not all(math.isfinite(p) for p in parts[:2]):
+                raise MDFError(f"'{text}': START and STOP must be finite numbers")
             if len(parts) == 3:
-                n = int(parts[2])
-                if n < 1 or n != parts[2]:
+                if not math.isfinite(parts[2]) or parts[2] < 1 or parts[2] != int(parts[2]):
                     raise MDFError(f"'{text}': N must be a whole number >= 1")
+                n = int(parts[2])
+                if n > limit("sweep_values"):  # before allocating N values
+                    raise MDFError(
+                        f"'{text}': {n} values; the limit is {limit('sweep_values')} "
+                        f"(set {LIMITS['sweep_values'][0]} to allow more)"
+                    )
                 return np.linspace(parts[0], parts[1], n)
             if len(parts) == 2:
                 return np.array(parts)
             raise ValueError
         return np.array([float(p) for p in text.split(",")])
+    except MDFError:
+        raise
     except ValueError:
         raise MDFError(
             f"'{text}': expected START:STOP:N, START:STOP or a list like 1,2,5"

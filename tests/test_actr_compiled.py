@@ -138,13 +138,21 @@ def _productions(d: dict) -> list:
     return _nodes(d)["procedural_memory"]["parameters"]["productions"]["value"]
 
 
-def test_conflict_resolution_equal_interpreted() -> None:
-    """Two productions match at every cycle: the seeded draw of conflict_resolution_function
-    (run in Python between two kernel calls) picks the same one on both backends."""
+def _conflicting() -> dict:
+    """count.json with a twin of 'increment' (counting back to the start): two productions
+    match at most cycles."""
     prods = _productions(COUNT)
     twin = dict(copy.deepcopy(prods[1]), name="increment-twin")
     twin["rhs"][0]["count"] = "=start"
-    _compare(_set(COUNT, "procedural_memory", "productions", [*prods, twin]), n=12)
+    return _set(COUNT, "procedural_memory", "productions", [*prods, twin])
+
+
+def test_conflict_resolution_equal_interpreted() -> None:
+    """Two productions match at every cycle: the seeded draw of conflict_resolution_function
+    (run in Python between two kernel calls) picks the same one on both backends."""
+    _, seen = _cycles(_conflicting(), "interpreted", 3)
+    assert max(len(c["values"][("pattern_matching", "pattern_output")]) for c in seen) == 2
+    _compare(_conflicting(), n=12)
 
 
 def test_pattern_language_equal_interpreted() -> None:
@@ -238,16 +246,19 @@ def test_builder_examples_equal_interpreted() -> None:
 def test_actr_backend_cycles_in_the_kernel() -> None:
     """The actr backend's run to termination over the compiled graph (the feedback loop inside
     the kernel) ends at the same cycle with the same values as over the interpreted one."""
-    for d in (COUNT, ADDITION, _goal(ADDITION, arg1="three", arg2="four")):
+    models = [COUNT, ADDITION, _goal(ADDITION, arg1="three", arg2="four"), _conflicting()]
+    models += [_random_model(random.Random(seed), reset_form=seed % 2 == 0) for seed in range(6)]
+    for d in models:
         model = mdf_engine.load(copy.deepcopy(d))
         plan = Simulation(model, backend="actr").plan
         runs = {}
         for inner in ("interpreted", "compiled"):
             r = ActrRunner(plan, inner=inner)
-            r.run_steps(100, None, None)
+            r.run_steps(6, None, None)  # in two calls: the second starts from the first's end
+            r.run_steps(30, None, None)
             runs[inner] = r
         want, got = runs["interpreted"], runs["compiled"]
-        assert got.graph.is_compiled and got.finished and want.finished
+        assert got.graph.is_compiled and got.finished == want.finished
         assert got.evaluations == want.evaluations
         _same(want.outputs(), got.outputs(), "outputs")
         for nd, names in NAMES.items():
@@ -289,14 +300,45 @@ def test_outside_the_layout_runs_interpreted(caplog) -> None:
         assert any(sim.runner.fallback_reason in r.getMessage() for r in caplog.records)
 
 
+def test_given_inputs_equal_interpreted() -> None:
+    """Inputs given by the caller (not fed back): free text in a goal's name, buffer and a
+    request's first item, new goal slots (the state widens), variables repeated and negated
+    in a request, negated literals, an empty request."""
+    inits = [
+        {"goal_input": {}, "dm_input": {}},
+        {
+            "goal_input": {"name": "a b", "ISA": "count-from", "newkey": "x", "other": "y"},
+            "dm_input": {"buffer": "x y", "ISA": "number", "number": "two"},
+        },
+        {
+            "goal_input": {f"k{i}": f"v{i}" for i in range(6)},
+            "dm_input": {"buffer": "retrieval", "ISA": "=", "number": "=x", "next": "-=x"},
+        },
+        {"goal_input": {"buffer": "q r"}, "dm_input": {"b": "", "number": "=x", "next": "=x"}},
+        {"goal_input": {"count": "nil"}, "dm_input": {"b": "", "ISA": "!number"}},
+        {"goal_input": {"count": "=z"}, "dm_input": {"b": "", "ISA": "count-from", "end": "-=q"}},
+        {"goal_input": {"count": "three"}, "dm_input": {"b": ""}},
+    ]
+    runs = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(str(WILD / "count.json"), backend=backend)
+        runs[backend] = []
+        for init in inits:
+            sim.evaluate(initializer=copy.deepcopy(init))
+            runs[backend].append({(nd, nm): sim.value(nd, nm) for nd in NAMES for nm in NAMES[nd]})
+    assert sim.runner.is_compiled
+    for t, (w, g) in enumerate(zip(runs["interpreted"], runs["compiled"])):
+        _same(w, g, f"call {t}")
+
+
 def test_bad_inputs_are_mdf_errors() -> None:
     """What the interpreter refuses, the compiled runner refuses (an MDFError naming the
     input); words the kernels cannot read are refused in one line too."""
     path = str(WILD / "count.json")
-    for init in ({"goal_input": 0, "dm_input": {}}, {"goal_input": {}}, {"nope": 1}):
+    for init in ({"goal_input": 0, "dm_input": {}}, {"goal_input": {}}, {"nope": 1}, None):
         for backend in ("interpreted", "compiled"):
             with pytest.raises(MDFError):
-                Simulation(path, backend=backend).evaluate(initializer=dict(init))
+                Simulation(path, backend=backend).evaluate(initializer=copy.deepcopy(init))
     sim = Simulation(path, backend="compiled")
     with pytest.raises(MDFError, match="goal_input"):
         sim.evaluate(initializer={"goal_input": {"count": "two words"}, "dm_input": {}})

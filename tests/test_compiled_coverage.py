@@ -38,7 +38,23 @@ WILD = DATA / "wild"
 STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
-NOT_COMPILED: dict[str, str] = {}
+NOT_COMPILED: dict[str, str] = {
+    # PsyNeuLink's DriftDiffusionIntegrator clips with Python's max()/min(), which return the
+    # winning argument itself: here the integer threshold ``[100]`` wins in the warm-up, so
+    # the value and those after it are int64 slots, but a float wins once under the
+    # threshold (the other DDI files, where the float wins, compile)
+    **{
+        f"psyneulink/{v}/tests_ddi_threshold.json": "a float64 value for a int64 value of the "
+        "model: its kind changed after the compiled backend's warm-up"
+        for v in ("v0.15.3.0", "v0.21.0.0")
+    },
+    # after main's integer-dtype merge (intdt) an int64 array meets a float64 one (the same
+    # fallback on main itself; both compiled before that merge)
+    "modeci_examples/IAF_net3.json": "Numba could not compile the model (TypingError: Failed "
+    "in nopython mode pipeline (step: nopython frontend))",
+    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
+    "unify readonly array(int64, 2d, C) and array(float64, 2d, C)",
+}
 
 #: (writer, file) -> "compiled" or the fallback reason
 OUTCOMES: dict[tuple[str, str], str] = {}
@@ -105,6 +121,7 @@ def _drive(model: Path, kind: str, oracle: dict | None, backend: str) -> tuple[A
     elif kind in ("trials", "trials_old"):
         sim = Simulation(
             mdf_engine.load(str(model)),
+            graph=oracle.get("graph"),
             backend=backend,
             **(
                 {"scheduling_mode": oracle["scheduling_mode"]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -154,17 +155,23 @@ def _check_refusal(
     model: Path, oracle: dict, oracle_path: Path, mode: str, tmp_path: Path, capsys
 ) -> None:
     """A file its writer broke (the oracle's note says how): refused with one line naming
-    what is missing, never a traceback or a number."""
+    what is missing, never a traceback or a number, within the oracle's steps (a fault in a
+    time derivative shows at the second step, the first with a time increment)."""
     wanted = oracle["expected"]["error_contains"]
+    run = oracle["run"]
     if mode == "mdf run":
         capsys.readouterr()
-        code = cli.main(["run", str(model), "--json"])
+        argv = ["run", str(model), "--json", "--steps", str(run["steps"])]
+        if run["dt"] is not None:
+            argv += ["--dt", repr(run["dt"])]
+        code = cli.main(argv)
         err = capsys.readouterr().err.strip()
         assert code == 2 and wanted in err and "\n" not in err, err
         return
     init = _initializer(oracle_path, oracle)
-    with pytest.raises(MDFError, match=wanted):
-        Simulation(str(model), backend=mode).run(steps=1, initializer=init)
+    with pytest.raises(MDFError, match=re.escape(wanted)) as err:
+        Simulation(str(model), backend=mode).run(steps=run["steps"], dt=run["dt"], initializer=init)
+    assert "\n" not in str(err.value)
 
 
 def _table_lines() -> list[str]:

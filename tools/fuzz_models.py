@@ -245,6 +245,7 @@ def _api_case(case: Case) -> int:
                 file=sys.stderr,
             )
             return 3
+        print(f"mdf: error: {a[1]}", file=sys.stderr)
         return 2
     for node, ports in a.items():
         for port, value in ports.items():
@@ -371,6 +372,9 @@ def _spawn(case, work, logs, env, timeout, mem_mb, subprocess_mode):
             sys.stderr.flush()
             os.dup2(fo, 1)
             os.dup2(fe, 2)
+            # as a fresh process has them (a test runner may have replaced sys.stdout)
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
             code = _child_main(case)
         except BaseException:  # noqa: BLE001 - reported as a finding by the parent
             traceback.print_exc()
@@ -401,6 +405,8 @@ def _wait(pid: int, timeout: float) -> tuple[int | None, float, float]:
 def _check(case, rc, out, err, work, box, before, cache) -> list[str]:
     problems = []
     lines = [ln for ln in err.split("\n") if ln.strip()]
+    if case.entry in ("api", "compat"):  # log lines there are the calling program's to show
+        lines = [ln for ln in lines if ln.startswith("mdf: ") or "Traceback" in ln][-1:]
     failed = rc == 2 or (rc == 1 and case.entry == "validate")  # validate: 1 is "invalid"
     if rc not in (0, 2, None) and not failed and not (rc is not None and rc < 0):
         problems.append(f"exit status {rc}")
@@ -492,7 +498,14 @@ def fuzz(
     report: Callable[[Outcome], None] | None = None,
 ) -> list[Outcome]:
     """Run cases ``start .. start+cases-1`` of ``seed``; return the outcomes with problems."""
-    import mdf_engine.cli  # noqa: F401 - imported once, before forking
+    # imported once, before forking, so that each case pays for its own work only
+    import graph_scheduler  # noqa: F401
+    import yaml  # noqa: F401
+
+    import mdf_engine.cli  # noqa: F401
+    import mdf_engine.interpreter  # noqa: F401
+    import mdf_engine.plan  # noqa: F401
+    import mdf_engine.simulation  # noqa: F401
 
     files = corpus()
     findings = []

@@ -106,6 +106,9 @@ class CompiledActrGraph:
         self._cycle: tuple[list[set[str]], list[float]] = ([], [])
         self._given: tuple[Any, Any] | None = None
         self._view: dict[str, Any] | None = None
+        ports = {(nid, ip.id) for nid, np_ in plan.nodes.items() for ip in np_.inputs}
+        #: the (node, input port) pairs and the input port ids an initializer may name
+        self._ports = (ports, {p for _, p in ports})
 
     # -- what the runner is -----------------------------------------------------------------
     @property
@@ -202,8 +205,7 @@ class CompiledActrGraph:
         """``goal_input`` and ``dm_input`` of the initializer (other keys must name input
         ports, which the graph's edges then set, as in the interpreter)."""
         got: dict[str, Any] = {}
-        ports = {(nid, ip.id) for nid, np_ in self.plan.nodes.items() for ip in np_.inputs}
-        ids = {p for _, p in ports}
+        ports, ids = self._ports
         for key, value in (initializer or {}).items():
             port = key
             if key not in ids:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..errors import MDFError
 from ..plan import GraphPlan
 from .base import WrappingRunner
@@ -80,7 +82,13 @@ class ActrRunner(WrappingRunner):
         self.graph.evaluate(
             time_increment=time_increment, initializer=self._cycle_inputs(initializer)
         )
-        self.finished = bool(self.graph.value("check_termination", "check_output"))
+        done = self.graph.value("check_termination", "check_output")
+        if not isinstance(done, (bool, int, float, np.generic)) and np.size(done) != 1:
+            raise MDFError(
+                f"expected one truth value, got {type(done).__name__} of size {np.size(done)}",
+                "nodes.check_termination.output_ports.check_output",
+            )
+        self.finished = bool(np.asarray(done).reshape(-1)[0])
         self.goal = self.graph.value("fire_production", "fire_prod_output_to_goal")
         self.retrieval = self.graph.value("fire_production", "fire_prod_output_to_retrieval")
 

@@ -105,11 +105,13 @@ def make_runner(
     check_finite: bool = False,
     max_cycles: int | None = None,
     schedule_log: int | None = None,
+    actr_inner: str = "interpreted",
 ) -> Runner:
     """A fresh runner of ``backend`` for ``plan`` (``model``: the Model the plan's graph
     belongs to, which the hexagon backend quantizes; ``max_cycles``: the ACT-R backend's
     bound on a run to termination; ``schedule_log``: the compiled backend's schedule-log
-    length, None for its default)."""
+    length, None for its default; ``actr_inner``: the backend of the graph the ACT-R backend
+    cycles, ``"interpreted"`` or ``"compiled"``)."""
     if backend == "compiled" and _calls_actr(plan):  # chunks and productions: own kernels
         from ..actr.compiled import CompiledActrGraph
 
@@ -130,7 +132,7 @@ def make_runner(
     if backend == "actr":
         from .actr import ActrRunner
 
-        return ActrRunner(plan, check_finite=check_finite, max_cycles=max_cycles)
+        return ActrRunner(plan, check_finite=check_finite, max_cycles=max_cycles, inner=actr_inner)
     raise MDFError(f"unknown backend '{backend}' (choose from {', '.join(RUNNER_BACKENDS)})")
 
 

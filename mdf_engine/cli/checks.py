@@ -120,6 +120,8 @@ def guarded(
             check_model_path(model)
         for name in ("output", "plot"):
             check_output_path(getattr(args, name, None), name)
+        if getattr(args, "command", None) in ("import", "draw"):  # export checks its own
+            check_output_path(getattr(args, "out", None), "output")
         check_outputs_spare_inputs(args)
         check_run_args(args)
         return int(command(args) or 0)
@@ -149,9 +151,7 @@ def guarded(
         where = e.filename if e.filename is not None else model
         return _fail(f"{where}: {e.strerror or type(e).__name__}", held)
     except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
-        return _fail(
-            f"{model}: internal error ({type(e).__name__}: {e}); please report it", held
-        )
+        return _fail(f"{model}: internal error ({type(e).__name__}: {e}); please report it", held)
 
 
 def _fail(text: str, held: Any = None) -> int:

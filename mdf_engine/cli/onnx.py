@@ -121,11 +121,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
     opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))
-    print(one_line(
-        f"{args.out}: {len(mp.graph.node)} ONNX nodes, opset {opset}, inputs "
-        f"{', '.join(i.name for i in mp.graph.input) or 'none'}, outputs "
-        f"{', '.join(o.name for o in mp.graph.output)}"
-    ))
+    print(
+        one_line(
+            f"{args.out}: {len(mp.graph.node)} ONNX nodes, opset {opset}, inputs "
+            f"{', '.join(i.name for i in mp.graph.input) or 'none'}, outputs "
+            f"{', '.join(o.name for o in mp.graph.output)}"
+        )
+    )
     return 0
 
 

@@ -115,9 +115,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     model = load(args.model)
     check_outputs_spare_inputs(args, model)
-    backend = args.backend
+    backend, actr_inner = args.backend, "interpreted"
     if backend != "hexagon" and uses_namespace(model, "actr"):
-        backend = "actr"  # an ACT-R production system runs cycle by cycle on any backend
+        # an ACT-R production system runs cycle by cycle on any backend; --backend compiled
+        # cycles the compiled graph (mdf_engine/actr/compiled.py)
+        actr_inner = "compiled" if backend == "compiled" else "interpreted"
+        backend = "actr"
     sim = Simulation(
         model,
         graph=args.graph,
@@ -126,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         scheduling_mode=args.scheduling_mode,
         seed=args.seed,
         max_cycles=args.max_cycles,
+        actr_inner=actr_inner,
     )
     if args.sets:
         sim.set(parse_values(args.sets, args.model))
@@ -225,7 +229,7 @@ def parse_values(sets: list[str], source: str) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         try:
             value = json.loads(text) if sep else None
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: "[[[[..." nested too deeply
             value = None
         ok = isinstance(value, (int, float, list)) and not isinstance(value, bool)
         if not sep or "." not in key or not ok:

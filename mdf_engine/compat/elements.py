@@ -253,7 +253,7 @@ def _port_shape(port: Any) -> tuple:
     if isinstance(shape, str):
         try:
             shape = ast.literal_eval(shape.strip())
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise MDFError(
                 f"shape {shape!r} is not a tuple of ints", f"input_ports.{field(port, 'id')}.shape"
             ) from None

@@ -131,6 +131,23 @@ def _matmul(a: Any, b: Any) -> Any:
     return a @ b
 
 
+def _bitwise(op: Callable[[Any, Any], Any], sym: str) -> Callable[[Any, Any], Any]:
+    """``op`` (``&``, ``|``, ``^``) of integers or booleans; of anything else a TypeError that
+    says so (LEMS/NeuroML expressions write a power ``x^3``, which MDF writes ``x**3``)."""
+
+    def f(a: Any, b: Any) -> Any:
+        for v in (a, b):
+            if np.asarray(v).dtype.kind not in "biu":
+                hint = " (a power is written '**')" if sym == "^" else ""
+                raise TypeError(
+                    f"'{sym}' is a bitwise operator of integers and booleans, not of "
+                    f"{np.asarray(v).dtype} values{hint}"
+                )
+        return op(a, b)
+
+    return f
+
+
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: _add,
     ast.Sub: _sub,
@@ -140,9 +157,9 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Mod: _mod,
     ast.Pow: _pow,
     ast.MatMult: _matmul,
-    ast.BitAnd: operator.and_,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
+    ast.BitAnd: _bitwise(operator.and_, "&"),
+    ast.BitOr: _bitwise(operator.or_, "|"),
+    ast.BitXor: _bitwise(operator.xor, "^"),
 }
 BINOP_SRC = {
     ast.Add: "+",

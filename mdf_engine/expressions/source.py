@@ -171,7 +171,9 @@ class Emitter:
         return f"({inner},)" if len(node.elts) == 1 else f"({inner})"
 
     def _List(self, node):
-        return "np.array([" + ", ".join(self.emit(e) for e in node.elts) + "])"
+        # numpy.array of the list, as the interpreter's list becomes wherever it is computed
+        # with (Numba's np.array takes no list of arrays): see compiled/pybuiltins.py
+        return "_list((" + "".join(self.emit(e) + ", " for e in node.elts) + "))"
 
     def _Call(self, node):
         f = node.func
@@ -183,7 +185,22 @@ class Emitter:
             name = f.id
         else:
             name = self.call(f.id)
+        if name in ("max", "min") and len(node.args) >= 2 and not node.keywords:
+            # Python's max/min of several values (arrays of one element included)
+            out = self.emit(node.args[0])
+            for a in node.args[1:]:
+                out = f"_py{name}({out}, {self.emit(a)})"
+            return out
         args = [self.emit(a) for a in node.args]
+        if name in ("np.array", "np.asarray") and len(node.args) == 1 and not node.keywords:
+            if isinstance(node.args[0], ast.List):
+                return args[0]  # already numpy.array of the list
+        if name in ("np.concatenate", "np.stack", "np.hstack", "np.vstack"):
+            # numpy's sequence of arrays is a tuple for Numba
+            args = [
+                self.emit(ast.Tuple(elts=a.elts)) if isinstance(a, ast.List) else s
+                for a, s in zip(node.args, args)
+            ]
         if name == "int" and self.checked is not None:
             if len(args) != 1 or node.keywords:
                 raise NotCompilable("int() with more than one argument")

@@ -208,13 +208,28 @@ class RewriterBase:
         if multi:  # only the first output is quantized; the others (MaxPool Indices) are None
             self.out.append(Parameter(id=pid, value=f"({final}, None)"))
 
+    def call_args(self, p: Parameter) -> dict[str, Any]:
+        """``p``'s arguments with the ONNX attributes given as constant sibling parameters
+        (``kernel_shape``, ``pads``: onnx_to_mdf writes them so), as the plan binds them (an
+        attribute in ``args`` wins)."""
+        from ..registry import REGISTRY
+
+        args = dict(p.args or {})
+        attrs = REGISTRY.lookup(p.function, None, f"{self.node.id}.{p.id}.function").attributes
+        for q in self.node.parameters:
+            if q is p or q.id not in attrs or q.id in args or q.function is not None:
+                continue
+            if q.value is not None and not isinstance(q.value, str):
+                args[q.id] = q.value
+        return args
+
     # rewriting ---------------------------------------------------------------------------------
     def rewrite(self) -> list[Parameter]:
         for p in self.node.parameters:
             fn = p.function or ""
             op = fn.split("::", 1)[1] if fn.startswith("onnx::") else None
             if op in SUPPORTED and not p.time_derivative and not p.conditions:
-                t = getattr(self, "op_" + op)(p.id, dict(p.args or {}))
+                t = getattr(self, "op_" + op)(p.id, self.call_args(p))
                 self.finish(p.id, t)
             else:
                 self.out.append(p)

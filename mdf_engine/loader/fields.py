@@ -13,7 +13,6 @@ from ..errors import MDFError
 from ..model import ELEMENTS, Condition, element_fields
 
 MAX_DIM = 2**31 - 1
-MAX_ELEMENTS = 10**9
 REDUCE_MODES = ("overwrite", "add", "multiply")
 
 #: Keys some writers add that carry no semantics; accepted and dropped.
@@ -125,9 +124,14 @@ class ElementBuilder:
             raise self.error(f"unknown condition field '{sorted(unknown)[0]}'", path)
         if not isinstance(value["type"], str):
             raise self.error("a condition type must be a string", f"{path}.type")
-        kwargs = value.get("kwargs", value.get("args")) or {}
+        key = "kwargs" if "kwargs" in value else "args"
+        kwargs = value.get(key) or {}
         if not isinstance(kwargs, dict):
-            raise self.error("condition kwargs must be a mapping", f"{path}.kwargs")
+            raise self.error(
+                f"condition {key} must be a mapping of argument names to values, not a "
+                f"{type(kwargs).__name__}",
+                f"{path}.{key}",
+            )
         return Condition(
             type=value["type"],
             kwargs={k: self.condition_arg(v, f"{path}.kwargs.{k}") for k, v in kwargs.items()},
@@ -206,8 +210,9 @@ class ElementBuilder:
         if isinstance(value, str):
             try:
                 value = ast.literal_eval(value.strip())
-            except (ValueError, SyntaxError):
-                raise self.error(f"shape {value!r} is not a tuple of integers", path) from None
+            # Python's parser runs out of memory or recursion on "-----...1" or "1+1+...+1"
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise self.error(f"shape {value!r:.80} is not a tuple of integers", path) from None
             if isinstance(value, int):
                 value = (value,)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -223,8 +228,13 @@ class ElementBuilder:
             if d > MAX_DIM:
                 raise self.error(f"shape dimension {d} is larger than {MAX_DIM}", path)
             dims.append(d)
-        if dims and math.prod(dims) > MAX_ELEMENTS:
-            raise self.error(f"shape {tuple(dims)} has more than {MAX_ELEMENTS} elements", path)
+        # one array as large as an expression may make (a default of this shape is allocated)
+        from ..expressions.operators import MAX_RESULT_ELEMENTS
+
+        if dims and math.prod(dims) > MAX_RESULT_ELEMENTS:
+            raise self.error(
+                f"shape {tuple(dims)} has more than {MAX_RESULT_ELEMENTS} elements", path
+            )
         return tuple(dims)
 
     def post_check(self, obj: Any, path: str) -> None:

@@ -36,14 +36,14 @@ def read_file(path: str) -> Any:
         raise MDFError(f"the file is not UTF-8 text (byte {e.start})", source=path) from None
     try:
         if ext == ".json":
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
         elif ext in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = _yaml_load(text)
         else:
             raise MDFError("expected a .json, .yaml or .yml file", source=path)
-    except MDFError:
+    except MDFError as e:
+        if e.source is None:
+            raise MDFError(e.message, e.path, path) from None
         raise
     except RecursionError:
         raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=path) from None
@@ -56,6 +56,41 @@ def read_file(path: str) -> Any:
         raise MDFError(f"cannot parse file: {type(e).__name__}: {msg}", source=path) from None
     check_depth(data, path)
     return data
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object, refused when a key repeats (the parser would keep the last silently:
+    two nodes with one id would be one)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise MDFError(f"the key {key!r:.80} appears twice in one object")
+    return d
+
+
+def _yaml_load(text: str) -> Any:
+    """YAML with the safe loader, refusing a key that repeats in one mapping (merge keys
+    ``<<`` aside, whose values explicit keys override)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen = set()
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = (key_node.tag, getattr(key_node, "value", None))
+                    if isinstance(key[1], str) and key in seen:
+                        raise MDFError(
+                            f"the key {key[1]!r:.80} appears twice in one mapping "
+                            f"(line {key_node.start_mark.line + 1})"
+                        )
+                    seen.add(key)
+            return super().construct_mapping(node, deep)
+
+    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def check_depth(data: Any, source: str | None) -> None:

@@ -220,7 +220,7 @@ def to_onnx(
                 isinstance(p.value, str) and looks_numeric(p.value) is None
             ):
                 scope[p.id] = Val(
-                    const=np.asarray(p.value)
+                    const=_list_array(p.value, f"{nw}.parameters.{p.id}.value")
                     if isinstance(p.value, list)
                     else (looks_numeric(p.value) if isinstance(p.value, str) else p.value),
                     hint=f"{node.id}_{p.id}",
@@ -382,3 +382,11 @@ def export(
             os.unlink(tmp)
         raise
     return mp
+
+
+def _list_array(value: list, where: str) -> np.ndarray:
+    """A parameter's list value as an array (a ragged list is an MDFError naming it)."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as e:
+        raise MDFError(f"expected a rectangular array of numbers ({e})", where) from None

@@ -39,7 +39,7 @@ def stateful_metadata(proto: Any) -> dict | None:
         if p.key == _KEY:
             try:
                 return json.loads(p.value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise MDFError(f"metadata '{_KEY}' is not JSON") from None
     return None
 

@@ -79,15 +79,18 @@ class Builder:
         """An initializer for a constant (floats in the export dtype, ints as int64)."""
         from onnx import numpy_helper
 
-        arr = np.asarray(value)
-        if kind == "asis":
-            pass
-        elif kind == "int":
-            arr = arr.astype(np.int64)
-        elif kind == "bool":
-            arr = arr.astype(bool)
-        else:
-            arr = arr.astype(self.dtype)
+        try:  # a model's constant may be anything a file holds (a dict, a ragged list)
+            arr = np.asarray(value)
+            if kind == "int":
+                arr = arr.astype(np.int64)
+            elif kind == "bool":
+                arr = arr.astype(bool)
+            elif kind != "asis":
+                arr = arr.astype(self.dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise MDFError(
+                f"the constant for {name!r:.60} is not a numeric array: {value!r:.60} ({e})"
+            ) from None
         key = (id(value), kind)
         hit = self.const_cache.get(key)
         if hit is not None and hit[1] is value:  # the same constant object used again

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._pool_common import POOL_ATTRS, U, float_in, list_borders, pool_window, window_span
-from ._spatial import as5d, lift3
+from ._spatial import as5d, lift3, unpack_geometry
+from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
 
 
 @numba.njit(cache=True)
@@ -345,7 +346,32 @@ def _sum_pool(
     return y.reshape(X.shape[:2] + out).astype(X.dtype)
 
 
-@onnx_op("AveragePool", inputs=("X",), since=1, attributes={**POOL_ATTRS, "count_include_pad": 0})
+@numba.njit(cache=True)
+def avgpool_jit(X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, count_include_pad):
+    """nopython AveragePool of a float X for the compiled backend, by the kernels
+    :func:`average_pool` uses (the geometry from :mod:`._spatial_jit`), in X's dtype."""
+    x5 = as5d_nb(X)
+    sp = spatial_nb(X)
+    if kernel_shape is None:
+        raise ValueError("AveragePool needs kernel_shape")
+    g, pe = pool_geometry(sp, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, 0)
+    k, s, d, pb, o = unpack_geometry(g)
+    hi = (x5.shape[2] + pe[0], x5.shape[3] + pe[1], x5.shape[4] + pe[2])
+    cip = attr_int(count_include_pad, 0) != 0
+    if sp.size <= 2:
+        y = _avgpool2d_rows(x5, k, s, d, pb, o, hi, cip).astype(x5.dtype)
+    else:
+        y = _sumpool3d(x5, k, s, d, pb, o, hi, cip, 0.0).astype(x5.dtype)
+    return shaped_like_nb(y.reshape((x5.shape[0], x5.shape[1], o[0], o[1], o[2])), X)
+
+
+@onnx_op(
+    "AveragePool",
+    inputs=("X",),
+    since=1,
+    attributes={**POOL_ATTRS, "count_include_pad": 0},
+    jit=avgpool_jit,
+)
 def average_pool(
     X: Any,
     *,

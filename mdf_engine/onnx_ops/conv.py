@@ -44,6 +44,15 @@ from ._spatial import (
     unpack_geometry,
     window_geometry,
 )
+from ._spatial_jit import (
+    as5d_nb,
+    attr_int,
+    attr_ints,
+    pad_mode,
+    shaped_like_nb,
+    spatial_nb,
+    window_nb,
+)
 
 CONV_ATTRS = {
     "auto_pad": "NOTSET",
@@ -56,14 +65,15 @@ CONV_ATTRS = {
 
 
 @numba.njit(cache=True)
-def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
+def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o, own_macs=0):
     """Grouped 3-D convolution by im2col tiles. ``x`` (N, C, D, H, W), ``w2``
     (M, C/group * prod(k)) filters, ``bias`` (M,); returns (N, M, od*oh*ow).
 
     The output rows are cut into tiles of about :data:`TILE_ELEMS` (BLAS: 8x) im2col
     elements; each tile is gathered (plus a row of ones when there is a bias, the bias being
     the filters' extra column) and multiplied straight into its block of the output by
-    :func:`gemm_small` or BLAS (see :func:`use_gemm_small`)."""
+    :func:`gemm_small` or BLAS (see :func:`use_gemm_small`; products of at most ``own_macs``
+    multiply-adds per image and group also go to :func:`gemm_small`)."""
     N, C = x.shape[0], x.shape[1]
     M = w2.shape[0]
     cg = C // group
@@ -73,7 +83,7 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
     nrows = o[0] * o[1]
     p = nrows * o[2]
     out = np.empty((N * M, p), dtype=x.dtype)
-    thin = use_gemm_small(mg, ka, p)
+    thin = use_gemm_small(mg, ka, p) or mg * ka * p <= own_macs
     # BLAS packs its operands per call: it gets wider tiles
     rpt = max(1, min(nrows, (TILE_ELEMS if thin else 8 * TILE_ELEMS) // (ka * o[2])))
     buf = np.empty(ka * rpt * o[2], dtype=x.dtype)
@@ -98,14 +108,14 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o):
 
 
 @numba.njit(cache=True)
-def conv_pointwise(x, w2, bias, has_bias):
+def conv_pointwise(x, w2, bias, has_bias, own_macs=0):
     """A 1x1 convolution without stride, padding or groups: per image ``n`` the product of the
     filters ``w2`` (M, C) with ``x[n]`` (C, pixels), straight from the input (no im2col),
     then the bias added per filter row. Returns (N, M, pixels)."""
     N, C, P = x.shape
     M = w2.shape[0]
     out = np.empty((N, M, P), dtype=x.dtype)
-    small = M * C * P <= SMALL_MACS
+    small = M * C * P <= max(SMALL_MACS, own_macs)
     for n in range(N):
         if small:
             gemm_small(w2, x[n], out[n], 0, 0)
@@ -253,10 +263,10 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
 
 
 @numba.njit(cache=True)
-def conv3d_g(x, w2, bias, has_bias, g):
+def conv3d_g(x, w2, bias, has_bias, g, own_macs=0):
     """:func:`conv3d` with the geometry array of :func:`_conv_geometry`."""
     k, s, d, pb, o = unpack_geometry(g)
-    return conv3d(x, w2, bias, has_bias, g[15], k, s, d, pb, o)
+    return conv3d(x, w2, bias, has_bias, g[15], k, s, d, pb, o, own_macs)
 
 
 @numba.njit(cache=True)
@@ -373,6 +383,68 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     return run
 
 
+#: In :func:`conv_jit`, products of up to this many multiply-adds (per image and group) run in
+#: :func:`gemm_small` rather than BLAS: on one thread they are even up to about 4 M (see
+#: ``_im2col.SMALL_MACS``), and nopython code cannot lower BLAS's thread count per call as
+#: :func:`~._blas.blas_threads_for` does, so a small product would otherwise wait for OpenBLAS's
+#: second thread on a busy machine (the small CNN of benchmarks/cnn_speed.py: 0.33 instead of
+#: 0.17 ms per inference at default threading).
+JIT_OWN_MACS = 1 << 22
+
+
+@numba.njit(cache=True)
+def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
+    """nopython Conv of a float X (N, C, D1[, D2[, D3]]) for the compiled backend: the
+    geometry worked out in nopython (:mod:`._spatial_jit`), then the kernel :func:`conv_float`
+    would pick; the output in X's dtype (W and B converted to it)."""
+    x5 = as5d_nb(X)
+    sp = spatial_nb(X)
+    wsp = spatial_nb(W)
+    n = sp.size
+    k = wsp.copy() if kernel_shape is None else attr_ints(kernel_shape, n, 1)
+    grp = attr_int(group, 1)
+    N, C = x5.shape[0], x5.shape[1]
+    M = W.shape[0]
+    if grp < 1 or C % grp != 0 or M % grp != 0 or W.shape[1] * grp != C:
+        raise ValueError("Conv: X's channels, W's shape and group do not agree")
+    for i in range(n):
+        if k[i] != wsp[i]:
+            raise ValueError("Conv: kernel_shape differs from W's spatial shape")
+    g, _ = window_nb(
+        sp,
+        k,
+        attr_ints(strides, n, 1),
+        attr_ints(dilations, n, 1),
+        attr_ints(pads, 2 * n, 0),
+        pad_mode(auto_pad),
+        0,
+        grp,
+    )
+    taps = W.size // M
+    w2 = np.ascontiguousarray(W).reshape((M, taps)).astype(x5.dtype)
+    has_bias = B is not None
+    bias = np.zeros(M, dtype=x5.dtype)
+    if B is not None:
+        b = np.asarray(B).reshape(-1)
+        if b.size != M:
+            raise ValueError("Conv: bias B should have one value per filter")
+        bias[:] = b
+    o0, o1, o2 = g[12], g[13], g[14]
+    pixels = o0 * o1 * o2
+    if M // grp <= 4 or N * M * taps * pixels <= DIRECT_MAX_MACS:
+        return shaped_like_nb(conv_direct_g(x5, w2, bias, g), X)
+    pointwise = grp == 1
+    for i in range(15):
+        if (i < 6 and g[i] != 1) or (9 <= i < 12 and g[i] != 0):
+            pointwise = False
+    if pointwise:
+        x3 = x5.reshape((N, C, pixels))
+        y = conv_pointwise(x3, w2, bias, has_bias, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
+    else:
+        y = conv3d_g(x5, w2, bias, has_bias, g, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
+    return shaped_like_nb(y, X)
+
+
 @onnx_op(
     "Conv",
     inputs=("X", "W", "B"),
@@ -380,6 +452,7 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     attributes=CONV_ATTRS,
     since=1,
     prepare=prepare_conv,
+    jit=conv_jit,
 )
 def conv(
     X: Any,

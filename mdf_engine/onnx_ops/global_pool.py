@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._pool_common import U
+from ._spatial_jit import shaped_like_nb
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -58,13 +59,34 @@ def _global_pool(X: Any, mode: int, p: float, op: str) -> np.ndarray:
     return y.reshape(X.shape[:2] + (1,) * (X.ndim - 2)).astype(X.dtype)
 
 
-@onnx_op("GlobalAveragePool", inputs=("X",), since=1)
+@numba.njit(cache=True)
+def _global_nb(X, mode):
+    """nopython :func:`_global_pool` of a float X (mean or max), in X's dtype."""
+    R = X.shape[0] * X.shape[1]
+    flat = np.ascontiguousarray(X).reshape((R, X.size // R))
+    y = _global(flat, mode, 1.0).astype(X.dtype)
+    return shaped_like_nb(y.reshape((X.shape[0], X.shape[1], 1, 1, 1)), X)
+
+
+@numba.njit(cache=True)
+def global_average_pool_jit(X):
+    """nopython GlobalAveragePool (compiled backend)."""
+    return _global_nb(X, 0)
+
+
+@numba.njit(cache=True)
+def global_max_pool_jit(X):
+    """nopython GlobalMaxPool (compiled backend)."""
+    return _global_nb(X, 1)
+
+
+@onnx_op("GlobalAveragePool", inputs=("X",), since=1, jit=global_average_pool_jit)
 def global_average_pool(X: Any) -> tuple[np.ndarray]:
     """Mean over all spatial axes (kept as size-1 axes)."""
     return (_global_pool(X, 0, 1.0, "GlobalAveragePool"),)
 
 
-@onnx_op("GlobalMaxPool", inputs=("X",), since=1)
+@onnx_op("GlobalMaxPool", inputs=("X",), since=1, jit=global_max_pool_jit)
 def global_max_pool(X: Any) -> tuple[np.ndarray]:
     """Max over all spatial axes (kept as size-1 axes)."""
     return (_global_pool(X, 1, 1.0, "GlobalMaxPool"),)

@@ -60,7 +60,9 @@ def tensor_array(t: Any) -> np.ndarray:
     try:
         return numpy_helper.to_array(t)
     except (ValueError, TypeError, KeyError, OverflowError) as e:
-        raise MDFError(f"ONNX tensor {name!r}: its data does not fit its dims and type: {e}") from None
+        raise MDFError(
+            f"ONNX tensor {name!r}: its data does not fit its dims and type: {e}"
+        ) from None
 
 
 def attribute_value(attr: Any) -> Any:
@@ -97,7 +99,9 @@ def _sparse_to_dense(sp: Any) -> np.ndarray:
             idx = np.ravel_multi_index(idx.T, dims)
         dense[idx.reshape(-1)] = values.reshape(-1)
     except (ValueError, IndexError) as e:
-        raise MDFError(f"ONNX sparse tensor: indices do not fit its dims {list(dims)[:8]}: {e}") from None
+        raise MDFError(
+            f"ONNX sparse tensor: indices do not fit its dims {list(dims)[:8]}: {e}"
+        ) from None
     return dense.reshape(dims)
 
 

@@ -22,6 +22,7 @@ from . import as_array, onnx_op
 from ._maxpool_rows import maxpool2d_rows, maxpool2d_values
 from ._pool_common import POOL_ATTRS, clip_taps
 from ._spatial import geometry_array, hashable, ints, lift3, unpack_geometry, window_geometry
+from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
 
 
 @numba.njit(cache=True)
@@ -152,6 +153,43 @@ def _maxpool_plan(
     return g, shape5, out_shape, math.prod(out_shape), kernel
 
 
+@numba.njit(cache=True)
+def maxpool_jit(
+    X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, storage_order, wanted
+):
+    """nopython MaxPool for the compiled backend: ``(Y, Indices)`` by the kernels
+    :func:`max_pool` picks (the geometry from :mod:`._spatial_jit`); with ``wanted`` 1 (the
+    node uses Y alone) the Indices are left uncomputed."""
+    x5 = as5d_nb(X)
+    sp = spatial_nb(X)
+    if kernel_shape is None:
+        raise ValueError("MaxPool needs kernel_shape")
+    g, _ = pool_geometry(sp, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, 0)
+    k, s, d, pb, o = unpack_geometry(g)
+    N, C = x5.shape[0], x5.shape[1]
+    rows = sp.size <= 2 and not _some_window_in_padding(k, s, d, pb, o, x5.shape[3], x5.shape[4])
+    g[15] = 1 if rows else 0
+    size = N * C * o[0] * o[1] * o[2]
+    yf = np.empty(size, dtype=x5.dtype)
+    idf = np.empty(size, dtype=np.int64)
+    order = attr_int(storage_order, 0)
+    if wanted == 1:
+        if not rows:
+            _maxpool_3d(x5, g, 0, yf, idf, False)
+        elif d[2] == 1 and k[2] <= 3 and s[2] == 1:
+            _maxpool_y1(x5, g, yf)
+        elif d[2] == 1 and k[2] <= 3 and s[2] == 2:
+            _maxpool_y2(x5, g, yf)
+        else:
+            _maxpool_y0(x5, g, yf)
+    elif rows:
+        _maxpool_yi(x5, g, order, yf, idf)
+    else:
+        _maxpool_3d(x5, g, order, yf, idf, True)
+    shape5 = (N, C, o[0], o[1], o[2])
+    return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(shape5), X)
+
+
 @onnx_op(
     "MaxPool",
     inputs=("X",),
@@ -159,6 +197,7 @@ def _maxpool_plan(
     since=1,
     attributes={**POOL_ATTRS, "storage_order": 0},
     skips_outputs=True,
+    jit=maxpool_jit,
 )
 def max_pool(
     X: Any,

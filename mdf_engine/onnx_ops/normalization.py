@@ -113,9 +113,52 @@ def _bn_infer(X, scale, B, mean, var, epsilon) -> np.ndarray:
     return y if y.dtype == X.dtype else y.astype(X.dtype)
 
 
+@numba.njit(cache=True)
+def _bn_infer_nb(X, scale, B, mean, var, epsilon):
+    """nopython :func:`_bn_infer` of a float X with (C,) parameters, in X's dtype."""
+    C = X.shape[1]
+    x3 = np.ascontiguousarray(X).reshape((X.shape[0], C, X.size // max(1, X.shape[0] * C)))
+    for v in (scale, B, mean, var):
+        if v.size != C:
+            raise ValueError("BatchNormalization: a parameter has not one value per channel")
+    s, b = np.asarray(scale).reshape(-1), np.asarray(B).reshape(-1)
+    m, v = np.asarray(mean).reshape(-1), np.asarray(var).reshape(-1)
+    return _bn_apply(x3, s, b, m, v, float(epsilon)).reshape(X.shape)
+
+
+@numba.njit(cache=True)
+def bn9_jit(X, scale, B, mean, var, epsilon, momentum):
+    """nopython inference BatchNormalization (opset 9; compiled backend): ``(Y,)``, as the
+    kernel gives (the compiled backend takes a several-output kernel's outputs from a tuple)."""
+    return (_bn_infer_nb(X, scale, B, mean, var, epsilon),)
+
+
+@numba.njit(cache=True)
+def bn14_jit(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode):
+    """nopython BatchNormalization (opset 14; compiled backend): ``(Y, running_mean,
+    running_var)``; in inference mode the running statistics are the inputs (the model uses Y
+    alone), in training mode Y is normalized by the batch statistics and the running ones are
+    updated as :func:`batch_normalization_14` does."""
+    dt = input_mean.dtype
+    if not training_mode:
+        y = _bn_infer_nb(X, scale, B, input_mean, input_var, epsilon)
+        return y, input_mean.reshape(-1).astype(dt), input_var.reshape(-1).astype(dt)
+    C = X.shape[1]
+    x3 = np.ascontiguousarray(X).reshape((X.shape[0], C, X.size // max(1, X.shape[0] * C)))
+    bm, bv = _channel_moments(x3)
+    a = np.asarray(scale).reshape(-1) / np.sqrt(bv + float(epsilon))
+    b = np.asarray(B).reshape(-1) - bm * a
+    y = _affine_channels(x3, a.astype(X.dtype), b.astype(X.dtype)).reshape(X.shape)
+    mom = float(momentum)
+    rm = input_mean.reshape(-1) * mom + bm * (1 - mom)
+    rv = input_var.reshape(-1) * mom + bv * (1 - mom)
+    return y, rm.astype(dt), rv.astype(dt)
+
+
 @onnx_op(
     "BatchNormalization",
     inputs=("X", "scale", "B", "mean", "var"),
+    jit=bn9_jit,
     since=9,
     outputs=("Y", "mean", "var", "saved_mean", "saved_var"),
     attributes={"epsilon": 1e-5, "momentum": 0.9},
@@ -131,6 +174,7 @@ def batch_normalization_9(
     "BatchNormalization",
     inputs=("X", "scale", "B", "input_mean", "input_var"),
     since=14,
+    jit=bn14_jit,
     outputs=("Y", "running_mean", "running_var"),
     attributes={"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0},
 )

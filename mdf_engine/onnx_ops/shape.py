@@ -65,7 +65,26 @@ def reshape(data, shape, *, allowzero=0):
     return (_reshape(data, shape, allowzero),)
 
 
-@onnx_op("Flatten", inputs=("input",), attributes={"axis": 1}, outputs=("output",))
+@numba.njit(cache=True)
+def flatten_jit(input, axis):
+    """nopython Flatten (compiled backend): a 2-D C-contiguous array."""
+    nd = input.ndim
+    ax = int(axis)
+    if ax < -nd or ax > nd:
+        raise ValueError("Flatten: axis out of range")
+    if ax < 0:
+        ax += nd
+    rows = 1
+    cols = 1
+    for i in range(nd):
+        if i < ax:
+            rows *= input.shape[i]
+        else:
+            cols *= input.shape[i]
+    return np.ascontiguousarray(input).reshape((rows, cols))
+
+
+@onnx_op("Flatten", inputs=("input",), attributes={"axis": 1}, outputs=("output",), jit=flatten_jit)
 def flatten(input, *, axis=1):
     """2-D view: dims before ``axis`` become the rows, the rest the columns."""
     x = np.asarray(input)

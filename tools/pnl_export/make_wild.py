@@ -100,11 +100,21 @@ def external_port(mdf: dict, mech) -> str:
 
 
 def record(
-    name: str, comp, inputs: dict, mode: str = "standard", doc: str = "", **run_kwargs
+    name: str,
+    comp,
+    inputs: dict,
+    mode: str = "standard",
+    doc: str = "",
+    *,
+    exported: tuple = (),
+    simple_edge_format: bool = True,
+    **run_kwargs,
 ) -> tuple:
-    """Export ``comp``, run it trial by trial (``comp.run(**run_kwargs)``), return (mdf text,
-    oracle)."""
-    mdf_text = pnl.get_mdf_serialized(comp, fmt="json")
+    """Export ``comp`` (with the compositions ``exported``, one graph each, when given), run it
+    trial by trial (``comp.run(**run_kwargs)``), return (mdf text, oracle)."""
+    mdf_text = pnl.get_mdf_serialized(
+        *(exported or (comp,)), fmt="json", simple_edge_format=simple_edge_format
+    )
     mdf = json.loads(mdf_text)
     n_trials = len(next(iter(inputs.values())))
     eid = comp.default_execution_id

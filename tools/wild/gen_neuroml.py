@@ -1,7 +1,9 @@
 """Corpus: NeuroMLlite's MDF export (``generate_and_run(sim, simulator="mdf")``, its
 MDFHandler, which reads the NeuroML2/LEMS component types through pyNeuroML) on small
-networks: an IaF cell, an Izhikevich cell and a PyNN HH cell with current inputs, and a PyNN
-IaF network with synapses. The oracle is modeci-mdf's reference engine driven as modeci-mdf's
+networks: an IaF cell, an Izhikevich cell and a PyNN HH cell with current inputs, a PyNN
+IaF network with synapses, PyNN conductance-based IaF/EIF cells and a network with a
+conductance synapse, and NeuroML2's FitzHugh-Nagumo and Hindmarsh-Rose cells (the last four
+are files the writer broke: their oracles are refusals, ``REFUSE``). The oracle is modeci-mdf's reference engine driven as modeci-mdf's
 NeuroML example scripts drive these files (``evaluate()`` then ``evaluate(time_increment=dt)``
 with times in seconds), for a modest number of steps.
 
@@ -132,12 +134,91 @@ def net_pynn(ref: str, pynn_cell: str, pop1: int) -> tuple[Network, float, float
     return net, 0.00005, 0.06 if pop1 else 0.02
 
 
+def net_pynn_cond(ref: str, pynn_cell: str, params: dict, pop1: int = 0) -> tuple:
+    """PyNN conductance-based cells with a DC input; with ``pop1``, a second population
+    driven by an excitatory conductance synapse (``cond_exp``) from the first."""
+    net = Network(id=ref)
+    net.parameters = {"input_amp": 0.99}
+    cell = Cell(id="testcell", pynn_cell=pynn_cell)
+    cell.parameters = params
+    net.cells.append(cell)
+    net.input_sources.append(
+        InputSource(
+            id="i_clamp",
+            pynn_input="DCSource",
+            parameters={"amplitude": "input_amp", "start": 5.0, "stop": 50.0},
+        )
+    )
+    net.populations.append(Population(id="pop0", size=2, component=cell.id))
+    if pop1:
+        net.populations.append(Population(id="pop1", size=pop1, component=cell.id))
+        net.synapses.append(
+            Synapse(
+                id="syn",
+                pynn_receptor_type="excitatory",
+                pynn_synapse_type="cond_exp",
+                parameters={"tau_syn": 2, "e_rev": 0},
+            )
+        )
+        proj = Projection(
+            id="proj0", presynaptic="pop0", postsynaptic="pop1", synapse="syn", delay=2, weight=0.02
+        )
+        proj.random_connectivity = RandomConnectivity(probability=1)
+        net.projections.append(proj)
+    net.inputs.append(
+        Input(id="stim", input_source="i_clamp", population="pop0", percentage=100, weight="1")
+    )
+    return net, 0.00005, 0.06
+
+
+def net_nml_cell(ref: str, component: str, params: dict) -> tuple:
+    """One NeuroML2 abstract cell without input."""
+    net = Network(id=ref)
+    cell = Cell(id="c", neuroml2_cell=component)
+    cell.parameters = params
+    net.cells.append(cell)
+    net.populations.append(Population(id="pop0", size=1, component=cell.id))
+    return net, 0.0001, 0.05
+
+
 NETWORKS = [
     net_iaf,
     net_izh,
     lambda: net_pynn("PyNN_HH", "HH_cond_exp", 0),
     lambda: net_pynn("PyNN_IF_net", "IF_curr_alpha", 2),
+    lambda: net_pynn_cond("PyNN_IF_cond_exp", "IF_cond_exp", {"i_offset": 0.0, "tau_refrac": 5}),
+    lambda: net_pynn_cond("PyNN_EIF", "EIF_cond_exp_isfa_ista", {"i_offset": 0.0}),
+    lambda: net_pynn_cond(
+        "PyNN_IF_cond_net", "IF_cond_alpha", {"i_offset": 0.0, "tau_refrac": 5}, pop1=2
+    ),
+    lambda: net_nml_cell("FN_cell", "fitzHughNagumoCell", {"I": "0.8"}),
+    lambda: net_nml_cell("HindmarshRose", "hindmarshRose1984Cell", {}),
 ]
+
+#: files the writer broke in ways other than a missing output port: (what mdf_engine's one-line
+#: refusal says, why); the reference engine fails on each too
+REFUSE = {
+    "PyNN_EIF": (
+        "unknown name 'eif_threshold'",
+        "the spike condition reads 'eif_threshold', a derived variable of the LEMS type that "
+        "the writer does not write",
+    ),
+    "PyNN_IF_cond_net": (
+        "unknown name 'v'",
+        "the conductance synapse's current reads the postsynaptic membrane potential 'v', "
+        "which is not in the synapse node and no edge carries it",
+    ),
+    "FN_cell": (
+        "'^' is a bitwise operator",
+        "LEMS writes a power 'V^3', copied as is: in an MDF expression '^' is Python's "
+        "bitwise xor, which floats do not have",
+    ),
+    "HindmarshRose": (
+        "unknown name 'C'",
+        "the membrane equation reads the capacitance 'C', a parameter of the LEMS base type "
+        "that the writer does not write (and writes powers 'x^3')",
+    ),
+}
 
 
 def steps_of(duration: float, dt: float) -> int:
@@ -190,6 +271,22 @@ def main() -> None:
         except Exception as e:
             why = f"{type(e).__name__}: {str(e)[:200]}"
             missing = _missing_ports(path)
+            if net.id in REFUSE:
+                error, reason = REFUSE[net.id]
+                write_oracle(
+                    path,
+                    writer="NeuroMLlite MDFHandler",
+                    writer_version=f"neuromllite {version('neuromllite')}, pyNeuroML "
+                    f"{version('pyNeuroML')}",
+                    generator="tools/wild/gen_neuroml.py",
+                    protocol="refuse",
+                    steps=3,  # derivatives run from the second step, of float states from the third
+                    dt=dt,
+                    expected={"error_contains": error},
+                    note=f"{reason}; modeci-mdf's reference engine fails ({why.splitlines()[0]})",
+                )
+                print(net.id, "refusal oracle:", error)
+                continue
             if not missing:  # the reference cannot run it and we know no reason: left out
                 print(net.id, f"reference failed ({why}); file left out")
                 path.unlink()

@@ -26,11 +26,16 @@ from ...expressions.elementwise import to_element_source
 from ...plan import CallPlan, ValuePlan
 from .layout import Slot, Storage, array_dtype
 
+#: registered functions (namespace, name) that act on each element on its own
+ELEMENTWISE_FUNCTIONS = frozenset(
+    [("std", n) for n in ("Relu", "cos", "exponential", "linear", "logistic", "sin")]
+    + [("mdf", n) for n in ("arccos", "arcsin", "arctan", "cosh", "sinh", "tan", "tanh")]
+)
+
 
 def _grows_into(shape: tuple[int, ...], slot: Slot) -> bool:
-    """A value of ``shape`` (more than one element) broadcasts into the larger array
-    ``slot``."""
-    if slot.kind is not Storage.ARRAY or int(np.prod(shape)) in (1, int(np.prod(slot.shape))):
+    """A value of ``shape`` broadcasts into the larger array ``slot``."""
+    if slot.kind is not Storage.ARRAY or int(np.prod(shape)) == int(np.prod(slot.shape)):
         return False
     try:
         return np.broadcast_shapes(shape, tuple(slot.shape)) == tuple(slot.shape)
@@ -45,6 +50,16 @@ def _elementwise(vp: ValuePlan) -> bool:
 def _reads(cp: CallPlan, name: str) -> bool:
     vps = [vp for _, vp in cp.args] + ([cp.value] if cp.value is not None else [])
     return any(vp.expr is not None and name in vp.names for vp in vps)
+
+
+def _elementwise_call(cp: CallPlan) -> bool:
+    """A call of a function of :data:`ELEMENTWISE_FUNCTIONS` over element-wise arguments."""
+    sch = cp.schema
+    return (
+        sch is not None
+        and (sch.namespace, sch.op) in ELEMENTWISE_FUNCTIONS
+        and all(vp.expr is None or _elementwise(vp) for _, vp in cp.args)
+    )
 
 
 class BroadcastEmitter:
@@ -64,6 +79,8 @@ class BroadcastEmitter:
             if not _grows_into(value.shape, slot):
                 return src
             self.grown_from.add((nid, name))
+            if value.size == 1:  # (a number fills the slot)
+                return src
             return self.consts.const(
                 np.broadcast_to(value.astype(array_dtype(value)), slot.shape).copy()
             )
@@ -78,6 +95,8 @@ class BroadcastEmitter:
         if not _grows_into(shape, slot):
             return src
         self.grown_from.add((nid, name))
+        if int(np.prod(shape)) == 1:  # (a number fills the slot)
+            return src
         dims = "".join(f"{int(d)}, " for d in slot.shape)
         return f"np.broadcast_to({src}, ({dims})).copy()"
 
@@ -116,10 +135,16 @@ class BroadcastEmitter:
                         self._must_be_elementwise(vp, field, name)
                         reach(nid, pp.id, False)
                 if pp.call is not None and _reads(pp.call, name):
-                    raise self._refused(field, name, "a function's argument")
+                    if not _elementwise_call(pp.call):
+                        raise self._refused(field, name, "a function's argument")
+                    reach(nid, pp.id, False)
             for fid, cp in np_.functions:
                 if _reads(cp, name):
-                    raise self._refused(f"{where}.functions.{fid}", name, "a function's argument")
+                    if not _elementwise_call(cp):
+                        raise self._refused(
+                            f"{where}.functions.{fid}", name, "a function's argument"
+                        )
+                    reach(nid, fid, False)
             for oid, vp in np_.outputs:
                 if vp.expr is not None and name in vp.names:
                     self._must_be_elementwise(vp, f"{where}.output_ports.{oid}", name)

@@ -211,6 +211,8 @@ class CallEmitter:
         if fn is None:
             return self.python_call(cp, args, out, ind, tag, slot)
         if len(cp.schema.outputs) > 1:
+            if cp.schema.extra.get("skips_outputs"):  # (MaxPool) told how many are used
+                args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
             return self.kernel_outputs(cp, f"{fn}({', '.join(args)})", out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
 

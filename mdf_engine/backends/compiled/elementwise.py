@@ -9,6 +9,7 @@ of the right shape is written straight into the slot.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Mapping
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from ...expressions import to_element_source
 from ...plan import CallPlan, ParameterPlan, ValuePlan
+from .calls import constant_axes
 from .layout import Slot, Storage
 
 #: A number literal as generated code writes one (a name standing for a fixed value)
@@ -25,6 +27,14 @@ NUMBER = re.compile(r"^-?\d+(\.\d*)?(e[-+]?\d+)?$")
 def flat(var: str, shape: tuple[int, ...]) -> str:
     """A C-contiguous array of ``shape`` as a 1-D view (itself when it has one axis)."""
     return var if len(shape) == 1 else f"{var}.reshape({int(np.prod(shape))})"
+
+
+def aligned(a: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether an array of shape ``a`` has, in C order, the elements of an array of ``shape``
+    it broadcasts to: the same shape up to leading axes of length 1 (``(2,)`` in ``(1, 2)``)."""
+    a, shape = tuple(int(d) for d in a), tuple(int(d) for d in shape)
+    n = max(len(a), len(shape))
+    return (1,) * (n - len(a)) + a == (1,) * (n - len(shape)) + shape
 
 
 class ElementwiseEmitter:
@@ -58,7 +68,7 @@ class ElementwiseEmitter:
                 return None
             if slot.kind is Storage.SCALAR:
                 return var
-            return f"{flat(var, shape)}[i_]" if tuple(slot.shape) == shape else None
+            return f"{flat(var, tuple(slot.shape))}[i_]" if aligned(slot.shape, shape) else None
 
         return element
 
@@ -77,7 +87,9 @@ class ElementwiseEmitter:
                 return None
             if c.ndim == 0:
                 return self.consts.const(c.item())
-            return f"{flat(self.consts.const(c), shape)}[i_]" if c.shape == shape else None
+            if not aligned(c.shape, shape):
+                return None
+            return f"{flat(self.consts.const(c), c.shape)}[i_]"
         return to_element_source(vp.expr, self.element(names, shape, inline), self.consts.literal)
 
     def call_elementwise(
@@ -86,20 +98,92 @@ class ElementwiseEmitter:
         """A function given by a ``value`` over its arguments, computed one element of its
         array slot at a time with the arguments' element-wise values inlined (no temporary
         arrays: PsyNeuLink's (1, 1) arrays); None when it is not element-wise."""
-        if (
-            cp.schema is not None
-            or slot is None
-            or slot.kind is not Storage.ARRAY
-            or slot.seq
-            or cp.value is None
-            or cp.value.expr is None
-        ):
+        if slot is None or slot.kind is not Storage.ARRAY or slot.seq:
+            return None
+        if cp.schema is not None:
+            return self.kernel_elementwise(cp, names, slot, ind) or self.stacked_sum(
+                cp, names, slot, ind
+            )
+        if cp.value is None or cp.value.expr is None:
             return None
         inline: dict[str, tuple[ValuePlan, dict]] = {}
         for argname, vp in cp.args:  # an argument sees the arguments before it
             inline[argname] = (vp, dict(inline))
         value = self.element_value(cp.value, names, tuple(slot.shape), inline)
         return None if value is None else self.element_loop(slot, value, [], ind)
+
+    def kernel_elementwise(
+        self, cp: CallPlan, names: Mapping[str, str], slot: Slot, ind: str
+    ) -> list[str] | None:
+        """A registered kernel marked ``elementwise`` (its value at each element is the kernel
+        of that element's inputs: PsyNeuLink's transfer functions and integrators) called once
+        per element of its float64 slot with scalar arguments, instead of on whole arrays
+        (which allocates a result array per call); None when an argument is not a scalar or an
+        array of the slot's shape."""
+        sch = cp.schema
+        if (
+            sch.jit is None
+            or not sch.extra.get("elementwise")
+            or sch.variadic
+            or self.slot_dtype(slot) != "float64"
+            or None in cp.input_names
+        ):
+            return None
+        inline: dict[str, tuple[ValuePlan, dict]] = {}
+        for argname, vp in cp.args:  # an argument sees the arguments before it
+            inline[argname] = (vp, dict(inline))
+        element = self.element(names, tuple(slot.shape), inline)
+        args = [element(n) for n in cp.input_names]
+        if len(args) != len(sch.inputs) or any(a not in sch.attributes for a in cp.attribute_names):
+            return None
+        for a, default in sch.attributes.items():
+            if a in cp.attribute_names:
+                args.append(element(a))
+            elif isinstance(default, (int, float)) and not isinstance(default, bool):
+                args.append(self.consts.const(default))
+            else:
+                return None
+        if any(a is None for a in args):
+            return None
+        return self.element_loop(slot, f"{self.function_schema(cp)}({', '.join(args)})", [], ind)
+
+    def stacked_sum(
+        self, cp: CallPlan, names: Mapping[str, str], slot: Slot, ind: str
+    ) -> list[str] | None:
+        """``onnx::ReduceSum`` over axis 0 of a list of arrays of the slot's elements
+        (PsyNeuLink's input ports combining their afferents, ``[a, b]``): each element the
+        items' elements added in order onto 0, as the registered kernel adds them, without stacking them into a
+        temporary; None for any other call."""
+        if cp.schema.name != "onnx::ReduceSum" or self.slot_dtype(slot) != "float64":
+            return None
+        args = dict(cp.args)
+        data = args.get(cp.input_names[0]) if cp.input_names else None
+        if constant_axes(cp, "axes", args.get("axes")) != [0] or data is None:
+            return None
+        node = data.expr.tree.body if data.expr is not None else None
+        seen = {cp.input_names[0]}
+        while isinstance(node, ast.Name) and node.id in args and node.id not in seen:
+            seen.add(node.id)  # an argument naming an earlier one (t_1 = t_0)
+            earlier = args[node.id]
+            node = earlier.expr.tree.body if earlier.expr is not None else None
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
+            return None
+        items = []
+        for e in node.elts:
+            s = self.slot_of_var.get(names.get(e.id, "")) if isinstance(e, ast.Name) else None
+            if (
+                s is None
+                or s.kind is not Storage.ARRAY
+                or s.seq
+                or not aligned(s.shape, slot.shape)
+                or self.slot_dtype(s) != "float64"
+            ):
+                return None
+            items.append(f"{flat(s.var, tuple(s.shape))}[i_]")
+        value = "0.0"  # (the registered kernel adds onto 0: -0.0 + 0.0 is 0.0)
+        for item in items:
+            value = f"({value} + {item})"
+        return self.element_loop(slot, value, [], ind)
 
     def element_loop(
         self, slot: Slot, value: str, conditions: list[tuple[str, str]], ind: str

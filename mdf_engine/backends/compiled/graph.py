@@ -106,6 +106,8 @@ class CompiledGraph:
         #: functions without a Numba kernel that the compiled code calls through Python
         self.python_calls: list[str] = []
         self._clock: Any = None
+        #: tier 0 (:mod:`mdf_engine.backends.vm.tier`) while it runs the first updates
+        self.tier0: Any = None
 
     #: see :class:`mdf_engine.backends.base.Runner`
     finished = False
@@ -291,10 +293,14 @@ class CompiledGraph:
 
             self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)
-            if self._nodes is None:
-                self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
-            else:
+            if self._nodes is not None:
                 self._jit_node_functions(initializer)
+            else:
+                from ..vm.tier import start  # (tier 0: no code of the graph compiled)
+
+                self.tier0 = start(self, initializer_args(initializer))
+                if self.tier0 is None:
+                    self._run_compiled(0, dt if dt is not None else 0.0, initializer, False)
         except NotCompilable as e:
             self._give_up(str(e), quiet=isinstance(e, WarmupStopped))
         except MDFError:
@@ -403,7 +409,10 @@ class CompiledGraph:
             "rec": self._no_rec,
             "I": inits,
         }
-        self.call_jitted(fn, *arguments(RUN_ARGS, values))
+        if self.tier0 is not None:  # (None once the generated code runs)
+            self.tier0 = self.tier0.call(self, fn, values, n)
+        else:
+            self.call_jitted(fn, *arguments(RUN_ARGS, values))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)

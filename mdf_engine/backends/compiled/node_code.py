@@ -62,9 +62,13 @@ class NodeCodeEmitter:
             key = value_key(nid, name)
             if key not in self.slots:
                 key = output_key(nid, name)
-            v = self.slots[key].var
+            slot = self.slots[key]
+            v = slot.var
             for idx in indices or []:
                 v += f"[{int(idx)}]"
+            rest = slot.shape[len(indices or []) :] if slot.kind is Storage.ARRAY else ()
+            if rest and int(np.prod(rest)) == 1:  # a one-element array is its element
+                v += "[" + ", ".join(["0"] * len(rest)) + "]"
             out.append(f"{ind}q_th{k} = _scalar({v})")
         if self.spec.check_finite:
             checked = [

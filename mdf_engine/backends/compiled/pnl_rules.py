@@ -126,8 +126,11 @@ class PsyNeuLinkRules:
         sender = self.slots[SlotKey(ep.sender, role, ep.sender_port)]
         out = [
             f"{ind}if {ever}:",
-            *self.set_input(
-                nid, ep.receiver_port, self._sent(nid, ep, sender, sender.var), ind + "    "
+            *(
+                self._projected_into(nid, ep, sender, sender.var, ind + "    ")
+                or self.set_input(
+                    nid, ep.receiver_port, self._sent(nid, ep, sender, sender.var), ind + "    "
+                )
             ),
         ]
         first = self.interp.initial_outputs(ep.sender) if self.node_by_node is None else None
@@ -145,11 +148,45 @@ class PsyNeuLinkRules:
             src = self.consts.const(value)
             out += [
                 f"{ind}else:",
-                *self.set_input(
-                    nid, ep.receiver_port, self._sent(nid, ep, sender, src), ind + "    "
+                *(
+                    self._projected_into(nid, ep, sender, src, ind + "    ")
+                    or self.set_input(
+                        nid, ep.receiver_port, self._sent(nid, ep, sender, src), ind + "    "
+                    )
                 ),
             ]
         return out
+
+    def _projected_into(
+        self, nid: str, ep: Any, sender: Any, src: str, ind: str
+    ) -> list[str] | None:
+        """A projection's product written by BLAS straight into the receiving port's pending
+        value (``np.dot(src, M, pend)``: the same numbers as the product then copied, without
+        a temporary array per delivery), when the edge has no weight, the port takes it whole
+        and holds no trial input; None otherwise."""
+        m = getattr(ep, "matrix", None)
+        if m is None or ep.has_weight or (nid, ep.receiver_port) in self.held:
+            return None
+        m = np.asarray(m, dtype=float)
+        ip = next(p for p in self.plan.nodes[nid].inputs if p.id == ep.receiver_port)
+        pend = self.slots[SlotKey(nid, Role.PENDING, ep.receiver_port)]
+        if (
+            ip.reduce != "overwrite"
+            or m.ndim != 2
+            or sender.kind is not Storage.ARRAY
+            or sender.seq
+            or len(sender.shape) not in (1, 2)
+            or sender.shape[-1] != m.shape[0]
+            or pend.kind is not Storage.ARRAY
+            or pend.seq
+            or tuple(pend.shape) != (*sender.shape[:-1], m.shape[1])
+            or pend.var == sender.var
+            or self.slot_dtype(pend) != "float64"
+            or self.slot_dtype(sender) != "float64"
+        ):
+            return None
+        flag = self.slots[SlotKey(nid, Role.FLAG, ep.receiver_port)].var
+        return [f"{ind}np.dot({src}, {self.consts.const(m)}, {pend.var})", f"{ind}{flag} = 1.0"]
 
     def _sent(self, nid: str, ep: Any, sender: Any, src: str) -> str:
         """What edge ``ep`` delivers when its sender's value is ``src``."""

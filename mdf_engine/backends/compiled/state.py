@@ -181,10 +181,10 @@ def text_constant(pp: ParameterPlan, value: Any) -> str | tuple[str, ...] | None
 def threshold_values(interp: Any, thresholds: list[tuple[str, str, Any]]) -> np.ndarray:
     """The value each Threshold condition (``(node, name, indices)``) reads, as ``interp``
     holds it now."""
+    # (imported here: the kinds import graph-scheduler, which a cached start does without)
+    from ...schedulers.kinds.calls import threshold_number
+
     thr = np.zeros(max(1, len(thresholds)), dtype=np.float64)
     for k, (nid, name, indices) in enumerate(thresholds):
-        v = interp.threshold_value(nid, name)
-        for i in indices or []:
-            v = v[i]
-        thr[k] = float(v)
+        thr[k] = threshold_number(interp.threshold_value(nid, name), indices, f"{nid}.{name}")
     return thr

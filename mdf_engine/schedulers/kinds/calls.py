@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import graph_scheduler
+import numpy as np
 from graph_scheduler import TimeScale
 
 from ...errors import MDFError, NotCompilable
@@ -18,6 +19,29 @@ from .base import ESU, ConditionKind, count, kind, node, nodes, scale, value
 
 #: the comparators of ``Threshold`` the compiled backend writes out
 COMPARATORS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def threshold_number(value: Any, indices: Any, what: str) -> float:
+    """The number a ``Threshold`` compares: ``value`` at ``indices``, which must hold one
+    element (a one-element array, such as PsyNeuLink's ``[x]`` at index 0, is that element, as
+    graph-scheduler's ``float()`` took it); ``what`` names the value (``node.parameter``)."""
+    v = value
+    for i in indices if indices is not None else ():
+        try:
+            v = np.asarray(v)[int(i)]
+        except (IndexError, TypeError, ValueError):
+            raise MDFError(
+                f"Threshold on '{what}': index {i!r} of indices {list(indices)} does not fit "
+                f"a value of shape {np.shape(v)}"
+            ) from None
+    a = np.asarray(v)
+    if a.size != 1 or a.dtype.kind not in "biuf":
+        raise MDFError(
+            f"Threshold on '{what}' compares one number, but the value"
+            f"{'' if indices is None else f' at indices {list(indices)}'} has shape {a.shape}"
+            f"{'' if a.dtype.kind in 'biuf' else f' and dtype {a.dtype}'}"
+        )
+    return float(a.reshape(-1)[0])
 
 
 @kind("EveryNCalls")
@@ -218,15 +242,22 @@ class Threshold(ConditionKind):
 
     def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
         getter = bridge.value_getter
+        indices = self.indices
+
+        def number(d: Any, p: str) -> float:
+            return threshold_number(getter(str(d), p), indices, f"{d}.{p}")
+
+        # the indices are applied by ``number`` (graph-scheduler's own float() of a
+        # one-element array fails on numpy 2.4)
         return graph_scheduler.Threshold(
             bridge.node(self.dependency),
             self.parameter,
             self.threshold,
             self.comparator,
-            indices=self.indices,
+            indices=None,
             atol=self.atol,
             rtol=self.rtol,
-            custom_parameter_getter=lambda d, p: getter(str(d), p),
+            custom_parameter_getter=number,
             custom_parameter_validator=lambda d, p: True,
         )
 

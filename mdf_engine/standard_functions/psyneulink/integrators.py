@@ -31,6 +31,7 @@ def _simple_jit(variable0, previous_value, rate, noise, offset):
     outputs=("out",),
     since=SINCE,
     jit=_simple_jit,
+    elementwise=True,
 )
 def simpleintegrator(
     variable0: Any, previous_value: Any, *, rate: Any = 1.0, noise: Any = 0.0, offset: Any = 0.0
@@ -52,6 +53,7 @@ def _adaptive_jit(variable0, previous_value, rate, noise, offset):
     outputs=("out",),
     since=SINCE,
     jit=_adaptive_jit,
+    elementwise=True,
 )
 def adaptiveintegrator(
     variable0: Any, previous_value: Any, *, rate: Any = 1.0, noise: Any = 0.0, offset: Any = 0.0
@@ -78,6 +80,7 @@ def _lci_jit(variable0, previous_value, rate, noise, offset, time_step_size):
     outputs=("out",),
     since=SINCE,
     jit=_lci_jit,
+    elementwise=True,
 )
 def leakycompetingintegrator(
     variable0: Any,

@@ -31,6 +31,7 @@ def _linear_jit(variable0, slope, intercept, scale, offset):
     outputs=("out",),
     since=SINCE,
     jit=_linear_jit,
+    elementwise=True,
 )
 def linear(
     variable0: Any, *, slope: Any = 1.0, intercept: Any = 0.0, scale: Any = 1.0, offset: Any = 0.0
@@ -52,6 +53,7 @@ def _logistic_jit(variable0, gain, bias, x_0, scale, offset):
     outputs=("out",),
     since=SINCE,
     jit=_logistic_jit,
+    elementwise=True,
 )
 def logistic(
     variable0: Any,
@@ -79,6 +81,7 @@ def _exponential_jit(variable0, rate, bias, scale, offset):
     outputs=("out",),
     since=SINCE,
     jit=_exponential_jit,
+    elementwise=True,
 )
 def exponential(
     variable0: Any, *, rate: Any = 1.0, bias: Any = 0.0, scale: Any = 1.0, offset: Any = 0.0

@@ -1,0 +1,142 @@
+"""Numba helpers giving generated code the interpreter's answers for Python's list display and
+its builtin ``max``/``min`` (docs/compiled.md, "Lists and builtin max/min").
+
+``_list(t)`` is ``numpy.array([x, y, ...])`` of a tuple of numbers (a 1-D array) or of arrays
+of one shape (stacked on a new first axis); arrays of different shapes raise ValueError, as
+numpy does (the interpreted backend reports it alike). Numba's ``np.array`` takes neither.
+
+``_pymax(a, b)``/``_pymin(a, b)`` are Python's ``max(a, b)``/``min(a, b)``: ``b`` when
+``b > a`` (``b < a``) is true, else ``a`` (so a NaN second argument never wins). Python
+takes the truth of that comparison, which numpy gives only for a value of one element: an
+array argument of another size raises ValueError, as on the interpreted backend. The
+interpreter returns the winning object itself, whose shape may be either argument's;
+compiled code returns its one element as a scalar and the slot it is stored in gives it the
+shape the warm-up saw (see docs/compiled.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _make_helpers() -> tuple[Any, Any, Any]:
+    from numba import literal_unroll, types
+    from numba.extending import overload
+
+    def _list(t):  # pragma: no cover - replaced by the overload in jitted code
+        return np.array(list(t))
+
+    def _pymax(a, b):  # pragma: no cover
+        return max(a, b)
+
+    def _pymin(a, b):  # pragma: no cover
+        return min(a, b)
+
+    def _one(x):  # pragma: no cover
+        return x
+
+    scalar = (types.Number, types.Boolean)
+
+    @overload(_list)
+    def _list_ov(t):
+        if not isinstance(t, types.BaseTuple) or len(t) == 0:
+            return None
+        items = list(t)
+        n = len(items)
+        if all(isinstance(x, scalar) for x in items):
+            if any(isinstance(x, types.Complex) for x in items):
+                return None
+            if any(isinstance(x, types.Float) for x in items):
+                dtype = np.float64
+            elif any(isinstance(x, types.Integer) for x in items):
+                dtype = np.int64
+            else:
+                dtype = np.bool_
+
+            def numbers(t):
+                out = np.empty(n, dtype)
+                i = 0
+                for x in literal_unroll(t):
+                    out[i] = x
+                    i += 1
+                return out
+
+            return numbers
+        if not all(isinstance(x, types.Array) for x in items):
+            return None
+        if len({x.ndim for x in items}) != 1 or items[0].ndim == 0:
+            return None
+        dtypes = {x.dtype for x in items}
+        if dtypes == {types.float32}:
+            dtype = np.float32
+        elif all(isinstance(d, (types.Float, types.Integer, types.Boolean)) for d in dtypes):
+            dtype = (
+                np.float64
+                if any(isinstance(d, types.Float) for d in dtypes)
+                else (np.int64 if any(isinstance(d, types.Integer) for d in dtypes) else np.bool_)
+            )
+        else:
+            return None
+
+        def arrays(t):
+            first = t[0].shape
+            out = np.empty((n,) + first, dtype)
+            i = 0
+            for x in literal_unroll(t):
+                if x.shape != first:
+                    raise ValueError("a list of arrays of different shapes")
+                out[i] = x
+                i += 1
+            return out
+
+        return arrays
+
+    @overload(_one)
+    def _one_ov(x):
+        if isinstance(x, scalar):
+            return lambda x: x
+        if isinstance(x, types.Array):
+
+            def one(x):
+                if x.size != 1:
+                    raise ValueError(
+                        "the truth value of an array with more than one element is ambiguous "
+                        "(builtin max/min of arrays)"
+                    )
+                return x.ravel()[0]
+
+            return one
+        return None
+
+    def _choose(greater: bool):
+        def ov(a, b):
+            if isinstance(a, scalar) and isinstance(b, scalar):
+                if greater:
+                    return lambda a, b: b if b > a else a
+                return lambda a, b: b if b < a else a
+            if not all(isinstance(x, (*scalar, types.Array)) for x in (a, b)):
+                return None
+            if greater:
+
+                def pick_max(a, b):
+                    x, y = _one(a), _one(b)
+                    return y if y > x else x
+
+                return pick_max
+
+            def pick_min(a, b):
+                x, y = _one(a), _one(b)
+                return y if y < x else x
+
+            return pick_min
+
+        return ov
+
+    overload(_pymax)(_choose(True))
+    overload(_pymin)(_choose(False))
+    return _list, _pymax, _pymin
+
+
+_list, _pymax, _pymin = _make_helpers()

@@ -1,0 +1,166 @@
+"""CNN layers on the compiled backend (issue 22, goals 2 and 5): ONNX graphs of Conv (groups,
+strides, dilations, pads, auto_pad, 1-D to 3-D), MaxPool with its Indices output,
+AveragePool, the global pools, BatchNormalization, Relu, Concat and Flatten, imported to MDF,
+compile whole (no call through Python) and keep float32; every output port equals the
+interpreted run's, and the graph outputs equal onnxruntime's (the oracle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from mdf_engine import Simulation  # noqa: E402
+from mdf_engine.onnx_io import import_model  # noqa: E402
+
+
+def _graph(nodes, x_shape, outputs, inits, opset):
+    """A model of ``nodes`` (``(op, inputs, outputs, attributes)``) reading ``x``."""
+    g = helper.make_graph(
+        [helper.make_node(op, i, o, name=f"n{k}", **a) for k, (op, i, o, a) in enumerate(nodes)],
+        "cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [
+            helper.make_tensor_value_info(
+                n, TensorProto.INT64 if n == "idx" else TensorProto.FLOAT, None
+            )
+            for n in outputs
+        ],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _bn(c, rng, p):
+    vals = (rng.uniform(0.5, 1.5, c), rng.normal(0, 0.1, c), rng.normal(0, 0.1, c))
+    vals += (rng.uniform(0.5, 1.5, c),)
+    return {f"{p}{k}": v.astype(np.float32) for k, v in zip("sbmv", vals)}
+
+
+def _model_2d():
+    """Grouped, strided, dilated, padded Conv, BN (opset 9 form), Relu, MaxPool with Indices,
+    AveragePool counting its pads, GlobalMaxPool, Concat, Flatten."""
+    rng = np.random.default_rng(0)
+    inits = {
+        "w": rng.normal(0, 0.3, (6, 2, 3, 2)).astype(np.float32),
+        "b": rng.normal(0, 0.1, 6).astype(np.float32),
+        "w2": rng.normal(0, 0.3, (6, 1, 3, 3)).astype(np.float32),
+        **_bn(6, rng, "n"),
+    }
+    nodes = [
+        (
+            "Conv",
+            ["x", "w", "b"],
+            ["c"],
+            dict(group=2, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 1, 2]),
+        ),
+        ("BatchNormalization", ["c", "ns", "nb", "nm", "nv"], ["bn"], dict(epsilon=1e-3)),
+        ("Relu", ["bn"], ["r"], {}),
+        (
+            "MaxPool",
+            ["r"],
+            ["mp", "idx"],
+            dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+        ),
+        (
+            "AveragePool",
+            ["r"],
+            ["ap"],
+            dict(kernel_shape=[2, 2], pads=[1, 1, 0, 0], count_include_pad=1),
+        ),
+        ("Conv", ["ap", "w2"], ["dw"], dict(group=6, pads=[1, 1, 1, 1])),
+        ("GlobalMaxPool", ["dw"], ["gm"], {}),
+        ("Concat", ["gm", "gm"], ["cat"], dict(axis=1)),
+        ("Flatten", ["cat"], ["flat"], dict(axis=1)),
+    ]
+    return _graph(nodes, [1, 4, 11, 9], ["mp", "idx", "flat"], inits, 13), (1, 4, 11, 9)
+
+
+def _model_1d():
+    """1-D Conv (SAME_UPPER, no bias), BN (opset 14 form), MaxPool, AveragePool, Concat,
+    GlobalAveragePool, Flatten; a batch of two."""
+    rng = np.random.default_rng(1)
+    inits = {"w": rng.normal(0, 0.3, (8, 3, 3)).astype(np.float32), **_bn(8, rng, "n")}
+    nodes = [
+        ("Conv", ["x", "w"], ["c"], dict(auto_pad="SAME_UPPER", strides=[2])),
+        ("BatchNormalization", ["c", "ns", "nb", "nm", "nv"], ["bn"], {}),
+        ("MaxPool", ["bn"], ["mp"], dict(kernel_shape=[2], strides=[1])),
+        ("AveragePool", ["bn"], ["ap"], dict(kernel_shape=[2], strides=[1])),
+        ("Concat", ["mp", "ap"], ["cat"], dict(axis=-1)),
+        ("GlobalAveragePool", ["cat"], ["g"], {}),
+        ("Flatten", ["g"], ["flat"], {}),
+    ]
+    return _graph(nodes, [2, 3, 13], ["cat", "flat"], inits, 14), (2, 3, 13)
+
+
+def _model_3d():
+    """3-D Conv (VALID, bias), MaxPool with Indices, AveragePool with pads."""
+    rng = np.random.default_rng(2)
+    inits = {
+        "w": rng.normal(0, 0.3, (5, 2, 2, 3, 2)).astype(np.float32),
+        "b": rng.normal(0, 0.1, 5).astype(np.float32),
+    }
+    nodes = [
+        ("Conv", ["x", "w", "b"], ["c"], dict(auto_pad="VALID", strides=[1, 2, 1])),
+        ("MaxPool", ["c"], ["mp", "idx"], dict(kernel_shape=[2, 2, 2], pads=[0, 1, 0, 1, 0, 1])),
+        ("AveragePool", ["c"], ["ap"], dict(kernel_shape=[2, 2, 2], pads=[1, 0, 0, 0, 1, 1])),
+    ]
+    return _graph(nodes, [1, 2, 5, 7, 6], ["mp", "idx", "ap"], inits, 13), (1, 2, 5, 7, 6)
+
+
+def _model_products():
+    """Convolutions whose products (0.3-4 M multiply-adds) the compiled kernel runs in its own
+    loops where the interpreted one calls BLAS: 3x3 with padding, then 1x1, then Relu."""
+    rng = np.random.default_rng(4)
+    inits = {
+        "w": rng.normal(0, 0.2, (16, 8, 3, 3)).astype(np.float32),
+        "b": rng.normal(0, 0.1, 16).astype(np.float32),
+        "w1": rng.normal(0, 0.2, (32, 16, 1, 1)).astype(np.float32),
+    }
+    nodes = [
+        ("Conv", ["x", "w", "b"], ["c"], dict(pads=[1, 1, 1, 1])),
+        ("Conv", ["c", "w1"], ["p"], {}),
+        ("Relu", ["p"], ["r"], {}),
+    ]
+    return _graph(nodes, [1, 8, 24, 24], ["r"], inits, 13), (1, 8, 24, 24)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [_model_2d, _model_1d, _model_3d, _model_products],
+    ids=["2d", "1d", "3d", "products"],
+)
+def test_cnn_layers_compile_whole(build) -> None:
+    proto, shape = build()
+    feed = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in proto.graph.output]
+    expected = dict(zip(names, session.run(None, {"x": feed})))
+    model = import_model(proto)
+    meta = model.metadata["onnx"]
+    runs = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(model, backend=backend)
+        for _ in range(2):  # the second call runs the compiled code (the first warms up)
+            sim.evaluate(initializer={meta["inputs"]["x"]: feed})
+        runs[backend] = sim
+    runner = runs["compiled"].runner
+    assert runner.is_compiled, runner.fallback_reason
+    assert runner.python_calls == []
+    want, got = runs["interpreted"].outputs, runs["compiled"].outputs
+    for nid, ports in want.items():
+        for pid, w in ports.items():
+            w, g = np.asarray(w), np.asarray(got[nid][pid])
+            if w.dtype.kind == "f":
+                assert g.dtype == w.dtype, f"{nid}.{pid}: {g.dtype} != interpreted {w.dtype}"
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{nid}.{pid}")
+    for name in names:
+        node, port = meta["outputs"][name].split(".", 1)
+        out = np.asarray(got[node][port])
+        assert out.dtype == np.float32 or name == "idx"
+        np.testing.assert_allclose(out, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
