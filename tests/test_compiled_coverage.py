@@ -48,12 +48,6 @@ NOT_COMPILED: dict[str, str] = {
         "model: its kind changed after the compiled backend's warm-up"
         for v in ("v0.15.3.0", "v0.21.0.0")
     },
-    # after main's integer-dtype merge (intdt) an int64 array meets a float64 one (the same
-    # fallback on main itself; both compiled before that merge)
-    "modeci_examples/IAF_net3.json": "Numba could not compile the model (TypingError: Failed "
-    "in nopython mode pipeline (step: nopython frontend))",
-    "neuroml/PyNN_IF_net.mdf.json": "Numba could not compile the model (TypingError: Cannot "
-    "unify readonly array(int64, 2d, C) and array(float64, 2d, C)",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason

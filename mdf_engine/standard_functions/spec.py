@@ -8,7 +8,9 @@ Numba (``jit=``) for the compiled backend.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+from numba.np.numpy_support import as_dtype
 
 from ..registry import register
 
@@ -48,6 +50,51 @@ def matmul(A, B):
     return A @ B
 
 
+def _matmul_jit(A, B):
+    """MatMul for the compiled backend: Numba's ``@`` takes only two float arrays of one dtype,
+    so arrays of different dtypes (an int64 weight and a float64 input, as modeci-mdf's IaF
+    examples give) are cast to numpy's common dtype first, and integer ones are multiplied
+    by loops (numpy gives an integer product there)."""
+    return A @ B
+
+
+@njit(cache=True)
+def _int_matmul(A, B, dt):
+    a2 = A if A.ndim == 2 else A.reshape((1, A.shape[0]))
+    b2 = B if B.ndim == 2 else B.reshape((B.shape[0], 1))
+    if a2.shape[1] != b2.shape[0]:
+        raise ValueError("MatMul: the inner dimensions of A and B differ")
+    out = np.zeros((a2.shape[0], b2.shape[1]), dt)
+    for i in range(a2.shape[0]):
+        for k in range(a2.shape[1]):
+            x = a2[i, k]
+            for j in range(b2.shape[1]):
+                out[i, j] += x * b2[k, j]
+    return out
+
+
+@overload(_matmul_jit)
+def _matmul_jit_ov(A, B):
+    if not (isinstance(A, types.Array) and isinstance(B, types.Array)):
+        return lambda A, B: A @ B
+    dt = np.result_type(as_dtype(A.dtype), as_dtype(B.dtype))
+    if dt.kind in "fc":
+        if A.dtype == B.dtype:
+            return lambda A, B: A @ B
+        return lambda A, B: A.astype(dt) @ B.astype(dt)
+    if A.ndim == 1 and B.ndim == 1:
+        return lambda A, B: _int_matmul(A, B, dt)[0, 0]
+    if A.ndim == 1:
+        return lambda A, B: _int_matmul(A, B, dt)[0]
+    if B.ndim == 1:
+        return lambda A, B: _int_matmul(A, B, dt)[:, 0].copy()
+    return lambda A, B: _int_matmul(A, B, dt)
+
+
+def _matmul_numba(A, B):
+    return _matmul_jit(A, B)
+
+
 def relu(A):
     """Relu(A) = maximum(A, 0), computed as A * (A > 0) like modeci-mdf."""
     return A * (A > 0)
@@ -62,4 +109,5 @@ for _name, _fn, _args in (
     ("MatMul", matmul, ("A", "B")),
     ("Relu", relu, ("A",)),
 ):
-    register("std", _name, inputs=_args, outputs=("out",), jit=njit(cache=True)(_fn))(_fn)
+    _jit = njit(cache=True)(_matmul_numba if _fn is matmul else _fn)
+    register("std", _name, inputs=_args, outputs=("out",), jit=_jit)(_fn)

@@ -159,7 +159,7 @@ def load_constants(module_file: str) -> list[Any]:
 #: Names the engine writes itself (helpers, arguments, locals, module attributes used).
 ENGINE_NAMES = frozenset(
     """math np numpy numba njit prange objmode _jit _python_kernel _bscalar _cast _iscalar _scalar _where _ix1 _ix2 _ck _int _floordiv _mod _iadd _isub _imul _ipow _put
-    _list _pymax _pymin pybuiltins
+    _like _list _pymax _pymin pybuiltins
     load_constants mdf_engine backends compiled generated_source runtime helpers T_ __file__
     run run_quiet run_batch inputs nsteps dt dt_given first_without_dt S useable total clock
     last_set ever thr logbuf logpos err P rec step has_dt i_ e_ k_ b S0 thr0 PT REC ERR

@@ -134,7 +134,7 @@ class ModuleCodeEmitter:
             "from numba import objmode",
             "from mdf_engine.backends.compiled.helpers import _bscalar, _cast, _ck, _floordiv, "
             "_iadd, _imul, _int, _ipow, _iscalar, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
-            "from mdf_engine.backends.compiled.pybuiltins import _list, _pymax, _pymin",
+            "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the

@@ -241,6 +241,8 @@ class NodeCodeEmitter:
                 if swept is not None
                 else self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
             )
+            if slot.kind is Storage.ARRAY:  # an integer initial value of a float value
+                first = f"_like({slot.var}, {first})"
             out.append(f"{ind}    {tmp} = {first}")
         elif pp.conditions:
             # set only by its conditions: the previous value, 0 before the first evaluation

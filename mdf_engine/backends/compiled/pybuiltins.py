@@ -12,6 +12,11 @@ array argument of another size raises ValueError, as on the interpreted backend.
 interpreter returns the winning object itself, whose shape may be either argument's;
 compiled code returns its one element as a scalar and the slot it is stored in gives it the
 shape the warm-up saw (see docs/compiled.md).
+
+``_like(dst, x)`` is ``x`` in the dtype of the float array slot ``dst`` when ``x`` is an
+integer or boolean array: a value's initial value written as integers (``[-60]``) and its
+Euler step (floats) are then one Numba type, as the interpreter's value turns float after its
+first step. Any other ``x`` is itself (a narrowing is refused where it is stored).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 import numpy as np
 
 
-def _make_helpers() -> tuple[Any, Any, Any]:
+def _make_helpers() -> tuple[Any, Any, Any, Any]:
     from numba import literal_unroll, types
     from numba.extending import overload
 
@@ -36,6 +41,21 @@ def _make_helpers() -> tuple[Any, Any, Any]:
 
     def _one(x):  # pragma: no cover
         return x
+
+    def _like(dst, x):  # pragma: no cover
+        return x
+
+    @overload(_like)
+    def _like_ov(dst, x):
+        if (
+            isinstance(dst, types.Array)
+            and isinstance(x, types.Array)
+            and isinstance(dst.dtype, types.Float)
+            and not isinstance(x.dtype, (types.Float, types.Complex))
+        ):
+            dtype = dst.dtype
+            return lambda dst, x: x.astype(dtype)
+        return lambda dst, x: x
 
     scalar = (types.Number, types.Boolean)
 
@@ -136,7 +156,7 @@ def _make_helpers() -> tuple[Any, Any, Any]:
 
     overload(_pymax)(_choose(True))
     overload(_pymin)(_choose(False))
-    return _list, _pymax, _pymin
+    return _list, _pymax, _pymin, _like
 
 
-_list, _pymax, _pymin = _make_helpers()
+_list, _pymax, _pymin, _like = _make_helpers()
