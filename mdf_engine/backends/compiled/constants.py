@@ -24,6 +24,8 @@ class Constants:
         self.table = ConstantTable()
         #: ``F<k> = _jit(...)`` and ``PY<k> = _python_kernel(...)`` lines of the module
         self.globals: list[str] = []
+        #: numbers held by the table's arrays so far
+        self.array_numbers = 0
 
     def const(self, value: Any) -> str:
         """The name of a model value in the constant table (integers and booleans keep their
@@ -42,10 +44,25 @@ class Constants:
         if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
             if value.ndim == 0:
                 return self.const(value.item())
+            self._count(value.size)
             return self.table.array(value)
         if isinstance(value, (list, tuple)) and all(isinstance(x, (int, float)) for x in value):
             return self.table.array(np.array([float(x) for x in value]))
         raise NotCompilable(f"constant of type {type(value).__name__}")
+
+    def _count(self, numbers: int) -> None:
+        """Count an array's numbers; NotCompilable beyond the ``compiled_constants`` limit
+        (Numba freezes every table array into the machine code it compiles)."""
+        from ...limits import LIMITS, limit
+
+        self.array_numbers += numbers
+        most = limit("compiled_constants")
+        if self.array_numbers > most:
+            raise NotCompilable(
+                f"its constant arrays hold more than {most:,} numbers, which the compiled "
+                f"backend does not freeze into machine code ({LIMITS['compiled_constants'][0]} "
+                "allows more)"
+            )
 
     def literal(self, value: Any) -> str:
         """The name of an expression's literal (ints stay ints, for indexing)."""
