@@ -143,7 +143,7 @@ def reported_error(
         )
     if err[0] == -6:
         k, step = int(err[1]), int(err[2])
-        return MDFError(
+        return KindChanged(
             f"{prefix}a value that was an integer in the compiled backend's warm-up is not a "
             f"whole number at step {step} (use backend='interpreted')",
             index_fields[k],
@@ -206,6 +206,12 @@ def _schema(name: str, since: int, namespace: str):
 class PythonCallFailed(MDFError):
     """A function called through Python from the compiled loop failed there, or returned
     another kind of value than in the warm-up."""
+
+
+class KindChanged(PythonCallFailed):
+    """A value that was an integer in the warm-up is not a whole number later (err -6): the
+    warm-up's first update has no time step, so ``time: 0`` and what reads it were integers.
+    On a graph's first run nothing has been seen yet and the run restarts interpreted."""
 
 
 def _python_kernel(
