@@ -375,10 +375,12 @@ class Simulation:
 
     def _seed_stream(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
         """At the first step: seed the random stream (after any compile warm-up, whose
-        throw-away steps would otherwise take draws from it)."""
+        throw-away steps would otherwise take draws from it). The runner prepares with the
+        run's ``dt`` either way: a compiled graph's warm-up then takes an Euler step, so a
+        value written as an integer (``time: 0``) is held in the float kind it turns into."""
+        self.runner.prepare(initializer, dt)
         if self.seed is None:
             return
-        self.runner.prepare(initializer, dt)
         from .randomness import seed
 
         seed(self.seed)
