@@ -358,6 +358,10 @@ def _spawn(case, work, logs, env, timeout, mem_mb, subprocess_mode):
                 preexec_fn=limits,
             )
             return _wait(p.pid, timeout)
+    # a forked child starts with this process's resident and mapped memory (a test worker's
+    # can be GBs): its limit and its peak are counted above what it inherits
+    vm, rss = _own_memory()
+    limit += vm
     pid = os.fork()
     if pid == 0:  # the child
         code = 99
@@ -385,7 +389,18 @@ def _spawn(case, work, logs, env, timeout, mem_mb, subprocess_mode):
                 sys.stderr.flush()
             finally:
                 os._exit(code if isinstance(code, int) and 0 <= code < 256 else 97)
-    return _wait(pid, timeout)
+    rc, cpu, peak = _wait(pid, timeout)
+    return rc, cpu, max(0.0, peak - rss)
+
+
+def _own_memory() -> tuple[int, float]:
+    """This process's mapped bytes and resident MB now (Linux's /proc/self/statm)."""
+    try:
+        size, resident = (int(x) for x in Path("/proc/self/statm").read_text().split()[:2])
+    except (OSError, ValueError):
+        return 0, 0.0
+    page = os.sysconf("SC_PAGE_SIZE")
+    return size * page, resident * page / (1024 * 1024)
 
 
 def _wait(pid: int, timeout: float) -> tuple[int | None, float, float]:
