@@ -56,8 +56,9 @@ def _conv_model() -> dict:
             "x": {"value": "0.9 * x + 0.05", "default_initial_value": x0.tolist()},
             "W": {"value": w.tolist()},
             "y": {
-                "function": "onnx::Conv",
-                "args": {"X": "x", "W": "W", "pads": [1, 1, 1, 1], "strides": [2, 1]},
+                # (Conv has a Numba kernel now: LpNormalization has none)
+                "function": "onnx::LpNormalization",
+                "args": {"input": "x", "axis": 3, "p": 2},
             },
         },
         {"out": "y", "total": "y * 2.0 + x[0, 0, 0, 0]"},
@@ -77,8 +78,8 @@ def _range_model() -> dict:
 def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache, caplog):
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         a, b = _both(_conv_model(), 25)
-    assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::Conv"]
-    assert any("onnx::Conv has no Numba kernel" in r.getMessage() for r in caplog.records)
+    assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::LpNormalization"]
+    assert any("onnx::LpNormalization has no Numba kernel" in r.getMessage() for r in caplog.records)
     for name in ("out", "total", "x", "y"):
         np.testing.assert_allclose(
             b.value("n", name), a.value("n", name), rtol=1e-12, atol=0, err_msg=name
