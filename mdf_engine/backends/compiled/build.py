@@ -205,16 +205,15 @@ def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float 
         # one step more: a value whose first step differs in kind but not in size (a
         # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
         # return) is allocated in the kind it keeps from then on; a value whose size
-        # changes keeps its first kind (and a later run reports the change)
+        # changes (numpy broadcasting it over the first steps) has no one slot shape
         if len(warm.ever_ran) == len(spec.node_ids) and warm.evaluations < MAX_WARMUP_STEPS:
             try:
                 later = run(warm.evaluations + 1)
             except MDFError:  # only the optional extra step failed (the real run will
                 later = None  # report it at its step): keep the kinds of the first
-            if later is not None and _sizes(later) == _sizes(warm):
+            if later is not None:
+                _refuse_growing(spec, warm, later)
                 warm = later
-            elif later is not None:  # values grow in the first steps: their settled shapes
-                warm = _settled(spec, initializer, dt, warm.evaluations + 1) or warm
     except MDFError as e:
         raise WarmupStopped(f"the warm-up run stopped: {e}") from None
     if len(warm.ever_ran) < len(spec.node_ids):
@@ -256,29 +255,23 @@ def generate(
     return built
 
 
-def _settled(
-    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None, start: int
-) -> Any:
-    """An interpreter run from ``start`` steps on until no value changed its shape in a step
-    (a NeuroML network whose values broadcast to the shape of a projection's weights over
-    its first steps; the generator holds such a value in its settled shape from the start,
-    see :mod:`.broadcast`); None when the shapes do not settle within the warm-up's steps or
-    a step fails."""
-    from ...interpreter import InterpretedGraph
-
-    warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
-    before = None
-    try:
-        while warm.evaluations < MAX_WARMUP_STEPS:
-            inc = None if (warm.evaluations == 0 or dt is None) else dt
-            warm.evaluate(time_increment=inc, initializer=initializer)
-            shapes = _sizes(warm, np.shape)
-            if warm.evaluations > start and shapes == before:
-                return warm
-            before = shapes
-    except MDFError:
-        return None
-    return None
+def _refuse_growing(spec: CompileSpec, first: Any, later: Any) -> None:
+    """NotCompilable naming the first value whose size differs between the warm-up's
+    ``first`` and ``later`` interpreters: a compiled slot has one shape, and the interpreter
+    (the oracle) shows the smaller one in the first steps."""
+    before, after = _sizes(first, np.shape), _sizes(later, np.shape)
+    sizes = _sizes(first), _sizes(later)
+    for key in sorted(k for k in before if sizes[0][k] != sizes[1].get(k)):
+        nid, what = key
+        group, name = what.split(":", 1)
+        field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(
+            group, "parameters"
+        )
+        raise NotCompilable(
+            f"{spec.plan.nodes[nid].where}.{field}.{name} changes its shape from "
+            f"{before[key]} to {after.get(key)} in the first steps (numpy broadcasting); a "
+            "compiled value keeps one shape"
+        )
 
 
 def _sizes(warm: Any, measure: Callable[[Any], Any] = np.size) -> dict[tuple[str, str], Any]:

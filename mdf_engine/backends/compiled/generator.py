@@ -18,7 +18,6 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
-from .broadcast import BroadcastEmitter
 from .calls import CallEmitter, KernelKey
 from .constants import Constants
 from .elementwise import ElementwiseEmitter
@@ -50,7 +49,6 @@ class Generator(
     NodeCodeEmitter,
     ModuleCodeEmitter,
     PsyNeuLinkRules,
-    BroadcastEmitter,
 ):
     """Writes the source of ``run`` for one warmed-up graph (``warm``: the interpreter that
     ran it until every node had run)."""
@@ -76,9 +74,6 @@ class Generator(
         #: (name, since, namespace, shape) -> global of a function called through Python
         self.python_functions: dict[tuple, str] = {}
         self.node_index = {nid: i for i, nid in enumerate(spec.node_ids)}
-        #: (node, name) of each value a smaller initial value or default grows into by
-        #: broadcasting (see :mod:`.broadcast`)
-        self.grown_from: set[tuple[str, str]] = set()
         #: why the schedule stays with graph-scheduler (node functions only), or None
         self.node_by_node: str | None = None
         try:

@@ -143,9 +143,7 @@ class ModuleCodeEmitter:
         header.insert(1, f"# kernels: {self.kernel_digest()}")
         if self.node_by_node is not None:
             functions = self.node_functions_source()
-            self.check_grown_readers()
             return self._finish(header, functions)
-        self.check_grown_readers()  # (of the values the node bodies broadcast)
         run = [
             "",
             "",

@@ -38,7 +38,7 @@ class NodeCodeEmitter:
             out.append(f"{ind}if {flag} != 0.0:")
             out.append(self.assign(slot, pend.var, ind + "    "))
             out.append(f"{ind}else:")
-            default = self.fallback(ip, slot, nid)
+            default = self.fallback(ip, slot)
             out.append(self.assign(slot, self.consts.const(default), ind + "    "))
             out.append(f"{ind}{flag} = 0.0")
             names[ip.id] = slot.var
@@ -92,10 +92,9 @@ class NodeCodeEmitter:
         float (a boolean slot refuses it at typing: its kind would change)."""
         return "0" if np.dtype(self.slot_dtype(slot)).kind in "iu" else "0.0"
 
-    def fallback(self, ip: Any, slot: Slot, nid: str) -> Any:
+    def fallback(self, ip: Any, slot: Slot) -> Any:
         """An unset port's value, in the kind of its slot (a size-1 array read by a scalar
-        slot is its one element; a scalar read by an array slot fills the shape; a smaller
-        array read by a larger one is broadcast to it, see :mod:`.broadcast`)."""
+        slot is its one element; a scalar read by an array slot fills the shape)."""
         fb = np.asarray(ip.fallback(), dtype=float)
         if slot.kind is Storage.SCALAR:
             if fb.size != 1:
@@ -117,9 +116,6 @@ class NodeCodeEmitter:
             return np.full(slot.shape, fb.reshape(()).item(), dtype=dtype)
         if fb.size == int(np.prod(slot.shape)):  # PsyNeuLink's (2,) default of (1, 2) values
             return fb.reshape(slot.shape).astype(dtype)
-        grown = self.grown_default(nid, ip.id, fb, slot)
-        if grown is not None:
-            return grown.astype(dtype)
         raise NotCompilable(
             f"input port '{ip.id}' default has shape {fb.shape}, values {slot.shape}"
         )
@@ -165,13 +161,13 @@ class NodeCodeEmitter:
         elif pp.stateful:
             expr = self.zero(slot)
             if pp.initial is not None:
-                expr = self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
+                expr = self.value(pp.initial, names)
         else:
             own = {**names, pp.id: "0.0"}
             lines = self.seq_assign(slot, pp.value, own, ind + "    ")
             if lines is not None:
                 return [f"{ind}if {flag} != 0.0:", *lines]
-            expr = self.grown(nid, pp.id, pp.value, slot, self.value(pp.value, own), own=True)
+            expr = self.value(pp.value, own)
         return [f"{ind}if {flag} != 0.0:", self.assign(slot, expr, ind + "    ")]
 
     def parameter(
@@ -236,11 +232,7 @@ class NodeCodeEmitter:
             out.append(f"{ind}if has_dt:")
             out.append(f"{ind}    {tmp} = {slot.var} + ({self.value(pp.derivative, names)}) * dt")
             out.append(f"{ind}else:")
-            first = (
-                f"P[{swept}]"
-                if swept is not None
-                else self.grown(nid, pp.id, pp.initial, slot, self.value(pp.initial, names))
-            )
+            first = f"P[{swept}]" if swept is not None else self.value(pp.initial, names)
             if slot.kind is Storage.ARRAY:  # an integer initial value of a float value
                 first = f"_like({slot.var}, {first})"
             out.append(f"{ind}    {tmp} = {first}")
