@@ -23,7 +23,7 @@ from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, JustRan, TimeInterval
+from .kinds import ConditionKind, EveryNCalls, TimeInterval
 from .parse import parse_condition, time_scale
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
@@ -44,6 +44,31 @@ class SchedNode(str):
         return bool(self.finished(str(self))) if self.finished else False
 
 
+class CheckedJustRan(graph_scheduler.JustRan):
+    """graph-scheduler's ``JustRan``, which reads the last time step of the scheduler's
+    execution list: asked before the first time step (on a node of the first consideration
+    set, in a termination condition, in exact time, or after sets that ran nothing) that list
+    is empty and graph-scheduler fails with an IndexError; this one raises an MDFError naming
+    the condition (``where``) instead."""
+
+    def __init__(self, dependency: Any, where: str = ""):
+        super().__init__(dependency)
+        self.node_id = str(dependency)
+        self.where = where
+
+    def is_satisfied(self, *args: Any, execution_id: Any = None, **kwargs: Any) -> bool:
+        sched = kwargs.get("scheduler")
+        if sched is not None and not sched.execution_list.get(execution_id):
+            raise MDFError(
+                f"JustRan({self.node_id}) is asked before the first time step, which "
+                "graph-scheduler cannot evaluate (nothing has run yet): on a node that can "
+                "run in the first time step, in a termination condition or in scheduling "
+                "mode 'exact_time' it needs a condition before it that is false then",
+                self.where,
+            )
+        return super().is_satisfied(*args, execution_id=execution_id, **kwargs)
+
+
 class Bridge:
     """Builds graph-scheduler conditions from condition kinds for one graph: node ids become
     the scheduler's :class:`SchedNode` objects, and ``Threshold`` reads values through
@@ -56,6 +81,8 @@ class Bridge:
     ):
         self.nodes = nodes
         self.value_getter = value_getter
+        #: the field path of the condition being built (named by a JustRan that fails)
+        self.where = ""
 
     def node(self, node_id: str) -> SchedNode:
         return self.nodes[node_id]
@@ -72,8 +99,13 @@ class Bridge:
             return tuple(c.graph_scheduler(self) for c in v)
         return v
 
+    def just_ran(self, node_id: str) -> graph_scheduler.Condition:
+        """``JustRan(node_id)`` (see :class:`CheckedJustRan`)."""
+        return CheckedJustRan(self.node(node_id), self.where)
+
     def build(self, kind: ConditionKind, where: str) -> graph_scheduler.Condition:
         """The graph-scheduler condition of ``kind`` (at field path ``where``)."""
+        self.where = where
         try:
             return kind.graph_scheduler(self)
         except MDFError:
@@ -92,38 +124,67 @@ class ScheduleKinds:
     termination: dict[TimeScale, ConditionKind] = field(default_factory=dict)
 
 
+class OrderedSet(set):
+    """A consideration set that is walked in a fixed order (``order``: its members, sorted)."""
+
+    def __init__(self, members: Any, order: list[Any]):
+        super().__init__(members)
+        self.order = order
+
+    def __iter__(self):
+        return iter(self.order)
+
+
 class Scheduler(graph_scheduler.Scheduler):
     """graph-scheduler's scheduler of an MDF graph, which also keeps the graph's conditions
-    as kinds (:attr:`kinds`) for the compiled backend."""
+    as kinds (:attr:`kinds`) for the compiled backend.
 
-    def __init__(self, kinds: ScheduleKinds, **kwargs: Any):
+    graph-scheduler walks a consideration set as a Python ``set``, in the order of the nodes'
+    hashes, which for string ids changes from process to process; a set whose outcome depends
+    on that order (``BeforeNCalls`` of a node of the same set, say) then ran differently from
+    run to run, and differently from the compiled backend. Here every set is walked in the
+    graph's node order (``rank``), as the compiled backend walks it."""
+
+    def __init__(self, kinds: ScheduleKinds, rank: dict[str, int] | None = None, **kwargs: Any):
+        self._rank = rank or {}
+        self._ordered: tuple[Any, list[OrderedSet]] | None = None
         super().__init__(**kwargs)
         self.kinds = kinds
 
+    @property
+    def consideration_queue(self) -> list[OrderedSet]:
+        queue = super().consideration_queue
+        # graph-scheduler makes the exact-time queue anew each time it is asked
+        key = "exact" if self.mode is graph_scheduler.SchedulingMode.EXACT_TIME else id(queue)
+        if self._ordered is None or self._ordered[0] != key:
+            rank = self._rank
+            made = [
+                OrderedSet(cs, sorted(cs, key=lambda n: (rank.get(str(n), len(rank)), str(n))))
+                for cs in queue
+            ]
+            self._ordered = (key, made)
+        return self._ordered[1]
 
-def _has_repeating_interval(kind: ConditionKind) -> bool:
-    """``kind`` is, or contains, a TimeInterval with a repeat."""
-    return any(isinstance(k, TimeInterval) and k.repeat is not None for k in kind.walk())
 
-
-def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: str) -> None:
-    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
-    fails reading its empty execution list): on a node of the first consideration set, or on
-    any node in exact_time mode (every node is in the one consideration set)."""
-    first = {str(n) for n in sched.consideration_queue[0]} if sched.consideration_queue else set()
-    for node_id, kind in kinds.nodes.items():
-        if not any(isinstance(k, JustRan) for k in kind.walk()):
-            continue
-        if mode == "exact_time" or node_id in first:
-            when = (
-                "in scheduling mode 'exact_time'"
-                if mode == "exact_time"
-                else "on a node that runs in the first time step"
-            )
+def _check_termination(made: ConditionKind, where: str) -> None:
+    """Refuse what graph-scheduler cannot evaluate in a termination condition, which belongs
+    to no node: a TimeInterval with a repeat (counted from its owner node's place in the pass)
+    and EveryNCalls (calls since its owner node last ran); graph-scheduler fails on both."""
+    for k in made.walk():
+        if isinstance(k, TimeInterval) and k.repeat is not None:
             raise MDFError(
-                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
-                "node has run",
-                f"{where}.conditions.node_specific.{node_id}",
+                "a TimeInterval with a 'repeat' cannot be (part of) a termination "
+                "condition: graph-scheduler counts the repeat from the place of "
+                "the node it belongs to, and a termination condition belongs to "
+                "no node (use TimeTermination, or TimeInterval with start/end)",
+                where,
+            )
+        if isinstance(k, EveryNCalls):
+            raise MDFError(
+                f"EveryNCalls({k.dependency}) cannot be (part of) a termination condition: it "
+                "counts calls since the node it belongs to last ran, and a termination "
+                "condition belongs to no node (graph-scheduler fails on it; use AfterNCalls)",
+                where,
             )
 
 
@@ -186,20 +247,14 @@ def make_scheduler(
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
             made = parse_condition(cond, w, graph)
-            if _has_repeating_interval(made):
-                raise MDFError(
-                    "a TimeInterval with a 'repeat' cannot be (part of) a termination "
-                    "condition: graph-scheduler counts the repeat from the place of "
-                    "the node it belongs to, and a termination condition belongs to "
-                    "no node (use TimeTermination, or TimeInterval with start/end)",
-                    w,
-                )
+            _check_termination(made, w)
             ts = time_scale(scale, w)
             kinds.termination[ts] = made
             termination[ts] = bridge.build(made, w)
     try:
         sched = Scheduler(
             kinds,
+            rank={nid: i for i, nid in enumerate(nodes)},
             graph=deps,
             conditions=conditions,
             termination_conds=termination,
@@ -207,5 +262,4 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
-    _check_just_ran(sched, kinds, mode, where)
     return sched, nodes
