@@ -840,7 +840,8 @@ HAND: list[Scenario] = [
     ],
     # absolute time
     *[
-        Scenario(f"time_interval_linear_{k}", GRAPHS["chain"], conds, _t(term))
+        # one update (graph-scheduler's next one starts out of phase and never ends)
+        Scenario(f"time_interval_linear_{k}", GRAPHS["chain"], conds, _t(term, ONE_UPDATE))
         for k, (conds, term) in enumerate(
             [
                 (
@@ -1232,7 +1233,7 @@ def generated(count: int) -> list[Scenario]:
     return out
 
 
-SCENARIOS = HAND + generated(160)
+SCENARIOS = HAND + generated(100)
 
 
 # -- the tests --------------------------------------------------------------------------------------
