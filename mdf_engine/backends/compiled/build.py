@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,9 +26,10 @@ from ...plan import GraphPlan
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
-from .generated_source import ConstantTable
-from .generator import CompileSpec, Generator
 from .layout import Layout, Storage, array_dtype, kind_of, scalar_dtype
+
+if TYPE_CHECKING:  # (a cached start imports no code generator)
+    from .generated_source import ConstantTable
 
 log = logging.getLogger("mdf_engine")
 
@@ -38,6 +39,19 @@ MAX_WARMUP_STEPS = 20
 class WarmupStopped(NotCompilable):
     """The interpreted warm-up of a graph raised an MDFError (the run itself may stop before
     the step that failed, so the graph runs interpreted)."""
+
+
+@dataclass(frozen=True)
+class CompileSpec:
+    """What, besides the warm-up's kinds, the generated code depends on: the graph, its node
+    order, whether values are checked for NaN/inf, the parameters read from the ``P`` table
+    (sweeps) and the values written to the ``rec`` array at every step."""
+
+    plan: GraphPlan
+    node_ids: tuple[str, ...]
+    check_finite: bool
+    swept: tuple[tuple[str, str], ...]
+    recorded: tuple[tuple[str, str], ...]
 
 
 @dataclass
@@ -139,22 +153,16 @@ def options(
     }
 
 
-def check_writer(plan: GraphPlan, interp: Any, initializer: Mapping[str, Any] | None) -> None:
-    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop lacks
-    (``interp``: the graph's interpreted runner, whose scheduler and initial outputs they read).
-    Called on a compile cache miss only: a record exists only for a graph (and initializer
-    keys) that passed, and a cached start then needs no graph-scheduler."""
+def check_writer(plan: GraphPlan, initializer: Mapping[str, Any] | None) -> None:
+    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled whole-graph
+    loop lacks (it has them all now: backends/compiled/pnl_rules.py; node-by-node graphs are
+    checked there, against graph-scheduler's conditions). Called on a compile cache miss only:
+    a record exists only for a graph (and initializer keys) that passed."""
     from ...psyneulink_files import not_compiled_reason
 
     if not plan.psyneulink:
         return
-    why = not_compiled_reason(
-        plan,
-        interp.scheduler,
-        initializer,
-        interp.initial_outputs,
-        whole_loop=True,  # (node-by-node graphs: checked again in pnl_rules.py)
-    )
+    why = not_compiled_reason(plan, None, initializer, None, whole_loop=True)
     if why:
         raise NotCompilable(why)
 
@@ -192,7 +200,7 @@ def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float 
     from ...interpreter import InterpretedGraph
 
     def run(min_steps: int) -> Any:
-        warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
+        warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite, own_scheduler=True)
         while (
             len(warm.ever_ran) < len(spec.node_ids) or warm.evaluations < min_steps
         ) and warm.evaluations < MAX_WARMUP_STEPS:
@@ -227,13 +235,14 @@ def generate(
 ) -> Built:
     """Warm up, generate and load the graph's module, and record it under ``key``."""
     from ...interpreter import InterpretedGraph
+    from .generator import Generator
 
     warm = warm_up(spec, initializer, dt)
     gen = Generator(spec, warm, initializer)
     source = gen.source()
     module = load_generated(source, gen.constants)
     layout = gen.layout()
-    arrays = gen.cold_arrays(InterpretedGraph(spec.plan))
+    arrays = gen.cold_arrays(InterpretedGraph(spec.plan, own_scheduler=True))
     python_calls = sorted({k[0] for k in gen.python_functions})
     built = Built(module, layout, arrays, "generated", gen.node_by_node, python_calls)
     try:

@@ -30,6 +30,7 @@ from ...plan import GraphPlan
 from .build import (
     STRICT,
     Built,
+    CompileSpec,
     WarmupStopped,
     build,
     check_writer,
@@ -37,7 +38,6 @@ from .build import (
     from_numba,
     numba_failure,
 )
-from .generator import CompileSpec
 from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
 from .runtime import (
     BATCH_ARGS,
@@ -288,8 +288,8 @@ class CompiledGraph:
                 tuple(self.recorded),
             )
 
-            def check() -> None:  # (on a cache miss only: self.interp runs graph-scheduler)
-                check_writer(self.plan, self.interp, initializer)
+            def check() -> None:  # (on a cache miss only)
+                check_writer(self.plan, initializer)
 
             self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)

@@ -8,14 +8,16 @@ consideration set execution counts like a pass (graph-scheduler resets both toge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import graph_scheduler
 import numpy as np
-from graph_scheduler import TimeScale
 
 from ...errors import MDFError, NotCompilable
+from ..time_scales import TimeScale
 from .base import ESU, ConditionKind, count, kind, node, nodes, scale, value
+
+if TYPE_CHECKING:  # (imported where graph-scheduler's own condition is built)
+    import graph_scheduler
 
 #: the comparators of ``Threshold`` the compiled backend writes out
 COMPARATORS = ("<", "<=", ">", ">=", "==", "!=")
@@ -249,6 +251,8 @@ class Threshold(ConditionKind):
 
         # the indices are applied by ``number`` (graph-scheduler's own float() of a
         # one-element array fails on numpy 2.4)
+        import graph_scheduler
+
         return graph_scheduler.Threshold(
             bridge.node(self.dependency),
             self.parameter,
