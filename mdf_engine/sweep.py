@@ -37,6 +37,7 @@ from .errors import MDFError
 from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
+from .randomness import check_seed
 from .sweep_files import final_table, open_dataset, save_dataset
 
 __all__ = [
@@ -145,7 +146,7 @@ def make_design(
     else:
         if samples is None or samples < 1:
             raise MDFError("a sampled design needs samples >= 1")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
         cols = [rng.uniform(a.min(), a.max(), size=samples) for a in axes]
         values = np.stack(cols, axis=1)
     return Design(names, values.reshape(-1, len(names)), kind, axes)
