@@ -99,6 +99,7 @@ def numba_failure(e: Exception) -> str:
     ]
     if changed:
         detail = changed[0].removeprefix("TypingError: ")
+    detail = detail if len(detail) <= 300 else detail[:297] + "..."  # it may quote model text
     return f"Numba could not compile the model ({type(e).__name__}: {detail})"
 
 
