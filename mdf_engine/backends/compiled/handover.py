@@ -183,11 +183,11 @@ def write_schedule(state: dict[str, Any], runner: Any, interp: Any) -> None:
         # (a fixed schedule: one pass per update; the interpreter replays it uncounted)
         clock[1] = interp.evaluations
     else:
-        clock[1] = interp._clock.get_total_times_relative(TimeScale.PASS, TimeScale.LIFE)
+        clock[1] = _clock(interp).get_total_times_relative(TimeScale.PASS, TimeScale.LIFE)
     clock[5] = len(steps)
     absolute = runner.absolute_clock()
     if absolute.enabled:
-        ms = interp._clock.time.absolute
+        ms = interp._now()
         clock[6] = int(round(float(getattr(ms, "magnitude", ms)) * absolute.ticks_per_ms))
     last = steps[-1] if steps else set()
     for nid, i in index.items():
@@ -199,6 +199,12 @@ def write_schedule(state: dict[str, Any], runner: Any, interp: Any) -> None:
     state["thr"][...] = threshold_values(
         interp, encode(runner.interp.scheduler, runner.node_ids)[0].thresholds
     )
+
+
+def _clock(interp: Any) -> Any:
+    """graph-scheduler's clock of ``interp``'s scheduler (a hand-over's interpreter runs
+    graph-scheduler's, not the warm-up's own scheduler)."""
+    return interp.scheduler.get_clock(interp.scheduler.default_execution_id)
 
 
 def write_log(runner: Any, interp: Any) -> None:
