@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from .generated_source import check_source
+from .helpers import HELPERS
 from .layout import Role, Storage, scalar_load, scalar_store
 from .runtime import (
     BATCH_ARGS,
@@ -80,7 +81,7 @@ class ModuleCodeEmitter:
         """The fixed order of one update when every node runs under ``Always`` (or after one
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
-        conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        conditions make the order depend on the run (:func:`.static_sets`)."""
         from ...schedulers.compiled import static_sets  # (imports graph-scheduler)
 
         return static_sets(self.table, self.roots, self.term, self.queue, composite=True)
@@ -133,8 +134,7 @@ class ModuleCodeEmitter:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.backends.compiled.helpers import _bscalar, _cast, _ck, _floordiv, "
-            "_iadd, _imul, _int, _ipow, _iscalar, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
+            "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
             "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
