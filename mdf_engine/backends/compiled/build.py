@@ -27,7 +27,7 @@ from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
 from .handover import Handover
-from .layout import Layout, Storage, array_dtype, kind_of, scalar_dtype
+from .layout import Layout, Role, Storage, array_dtype, kind_of, scalar_dtype
 
 if TYPE_CHECKING:  # (a cached start imports no code generator)
     from .generated_source import ConstantTable
@@ -189,9 +189,13 @@ def build(
             check()
         return generate(spec, initializer, dt, key)
     record, arrays = found
+    layout = Layout.from_json(record["layout"])
+    for k, slot in layout.slots.items():
+        if k.role is Role.CONSTANT:  # (held constants are read-only, as when generated)
+            arrays[f"A{slot.index}"].flags.writeable = False
     return Built(
         import_generated(cache_dir() / record["module"]),
-        Layout.from_json(record["layout"]),
+        layout,
         arrays,
         "cache",
         record.get("node_by_node"),

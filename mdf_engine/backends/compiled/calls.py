@@ -230,7 +230,7 @@ class CallEmitter:
             return None
         if c.ndim == 0 and c.dtype.kind == "b":
             return "True" if c else "False"
-        return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.table.array(c)
+        return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.array(c)
 
     def kernel_outputs(
         self, cp: CallPlan, src: str, out: list[str], ind: str, tag: str, slot: Slot | None
