@@ -200,7 +200,13 @@ class Simulation:
             self.model._source = source  # type: ignore[attr-defined]
         self.graph = self.model.get_graph(self.graph.id)
         for key, v in items.items():
-            node_id, _, pid = key.partition(".")
+            found = self.graph.node_port(key, ("parameters",))
+            if len(found) > 1:
+                raise MDFError(
+                    f"set '{key}': ambiguous, it names {_either(found)}",
+                    source=getattr(self.model, "_source", None),
+                )
+            node_id, pid = found[0] if found else (key, "")
             node = self.graph.get_node(node_id) if pid else None
             par = node.get("parameters", pid) if node is not None else None
             if par is None:
@@ -410,16 +416,21 @@ class Simulation:
         for r in record or []:
             if "." not in r:
                 raise MDFError(f"record '{r}': expected NODE.PORT")
-            n, p = r.split(".", 1)
-            node = self.graph.get_node(n)
-            if node is None:
-                raise MDFError(f"record '{r}': no node '{n}'")
-            if not any(
-                node.get(k, p) for k in ("output_ports", "parameters", "input_ports", "functions")
-            ):
+            kinds = ("output_ports", "parameters", "input_ports", "functions")
+            found = self.graph.node_port(r, kinds)
+            if len(found) > 1:
+                raise MDFError(f"record '{r}': ambiguous, it names {_either(found)}")
+            if not found:
+                n, p = r.split(".", 1)
+                if self.graph.get_node(n) is None:
+                    raise MDFError(f"record '{r}': no node '{n}'")
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
-            keys.append((n, p))
+            keys.append(found[0])
         return keys
+
+
+def _either(found: list[tuple[str, str]]) -> str:
+    return " and ".join(f"node '{n}' {p!r}" for n, p in found)
 
 
 def _is_actr(model: Model) -> bool:

@@ -15,33 +15,26 @@ The scheduler's nodes are :class:`SchedNode` objects: the node id as a string th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from typing import Any
 
 import graph_scheduler
-from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, JustRan, TimeInterval
+from .graph_kinds import (
+    SchedNode,
+    ScheduleKinds,
+    check_just_ran,
+    dependencies,
+    read_termination,
+    scheduler_nodes,
+)
+from .kinds import ConditionKind
 from .parse import parse_condition, time_scale
+from .time_scales import to_graph_scheduler
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
-
-
-class SchedNode(str):
-    """A node as graph-scheduler sees it: its id (a string), plus ``is_finished``.
-
-    A node counts as finished when it has run in the current environment state update and, if it
-    has a parameter or output port called ``is_finished``, that value is true.
-    """
-
-    finished: Callable[[str], bool] | None = None
-    #: the parameter or output port that says whether the node is finished, if it has one
-    finish_value: str | None = None
-
-    def is_finished(self, execution_id: Any = None) -> bool:
-        return bool(self.finished(str(self))) if self.finished else False
 
 
 class Bridge:
@@ -83,15 +76,6 @@ class Bridge:
             raise MDFError(f"cannot build {kind.name}({', '.join(given)}): {e}", where) from None
 
 
-@dataclass
-class ScheduleKinds:
-    """A graph's conditions as kinds: per node id (only the nodes the file gives one), and the
-    termination conditions per time scale."""
-
-    nodes: dict[str, ConditionKind] = field(default_factory=dict)
-    termination: dict[TimeScale, ConditionKind] = field(default_factory=dict)
-
-
 class Scheduler(graph_scheduler.Scheduler):
     """graph-scheduler's scheduler of an MDF graph, which also keeps the graph's conditions
     as kinds (:attr:`kinds`) for the compiled backend."""
@@ -99,32 +83,6 @@ class Scheduler(graph_scheduler.Scheduler):
     def __init__(self, kinds: ScheduleKinds, **kwargs: Any):
         super().__init__(**kwargs)
         self.kinds = kinds
-
-
-def _has_repeating_interval(kind: ConditionKind) -> bool:
-    """``kind`` is, or contains, a TimeInterval with a repeat."""
-    return any(isinstance(k, TimeInterval) and k.repeat is not None for k in kind.walk())
-
-
-def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: str) -> None:
-    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
-    fails reading its empty execution list): on a node of the first consideration set, or on
-    any node in exact_time mode (every node is in the one consideration set)."""
-    first = {str(n) for n in sched.consideration_queue[0]} if sched.consideration_queue else set()
-    for node_id, kind in kinds.nodes.items():
-        if not any(isinstance(k, JustRan) for k in kind.walk()):
-            continue
-        if mode == "exact_time" or node_id in first:
-            when = (
-                "in scheduling mode 'exact_time'"
-                if mode == "exact_time"
-                else "on a node that runs in the first time step"
-            )
-            raise MDFError(
-                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
-                "node has run",
-                f"{where}.conditions.node_specific.{node_id}",
-            )
 
 
 def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
@@ -159,24 +117,13 @@ def make_scheduler(
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
     allowed), and the graph's conditions. ``mode`` "exact_time" is graph-scheduler's
     ``SchedulingMode.EXACT_TIME`` (all nodes in one consideration set)."""
-    nodes = {n.id: SchedNode(n.id) for n in graph.nodes}
-    for n in graph.nodes:
-        sn = nodes[n.id]
-        sn.finished = finished
-        if n.get("parameters", "is_finished") or n.get("output_ports", "is_finished"):
-            sn.finish_value = "is_finished"
-    deps: dict[SchedNode, set[SchedNode]] = {nodes[n.id]: set() for n in graph.nodes}
-    for e in graph.edges:
-        receiver = graph.get_node(e.receiver)
-        port = receiver.get("input_ports", e.receiver_port) if receiver else None
-        if port is not None and port.default_value is not None:
-            continue
-        deps[nodes[e.receiver]].add(nodes[e.sender])
+    nodes = scheduler_nodes(graph, finished)
+    deps = dependencies(graph, nodes)
     deps = _one_step_per_cycle(deps)
     bridge = Bridge(nodes, value_getter)
     kinds = ScheduleKinds()
     conditions: dict[SchedNode, Any] = {}
-    termination: dict[TimeScale, Any] = {}
+    termination: dict[Any, Any] = {}
     cs = graph.conditions
     if cs is not None:
         for node_id, cond in cs.node_specific.items():
@@ -185,18 +132,9 @@ def make_scheduler(
             conditions[nodes[node_id]] = bridge.build(made, w)
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
-            made = parse_condition(cond, w, graph)
-            if _has_repeating_interval(made):
-                raise MDFError(
-                    "a TimeInterval with a 'repeat' cannot be (part of) a termination "
-                    "condition: graph-scheduler counts the repeat from the place of "
-                    "the node it belongs to, and a termination condition belongs to "
-                    "no node (use TimeTermination, or TimeInterval with start/end)",
-                    w,
-                )
-            ts = time_scale(scale, w)
+            ts, made = read_termination(cond, scale, w, graph)
             kinds.termination[ts] = made
-            termination[ts] = bridge.build(made, w)
+            termination[to_graph_scheduler(ts)] = bridge.build(made, w)
     try:
         sched = Scheduler(
             kinds,
@@ -207,5 +145,5 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
-    _check_just_ran(sched, kinds, mode, where)
+    check_just_ran(sched.consideration_queue, kinds, mode, where)
     return sched, nodes

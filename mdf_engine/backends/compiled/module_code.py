@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from .generated_source import check_source
+from .helpers import HELPERS
 from .layout import Storage, scalar_load, scalar_store
 from .runtime import (
     BATCH_ARGS,
@@ -132,8 +133,7 @@ class ModuleCodeEmitter:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.backends.compiled.helpers import _bscalar, _cast, _ck, _floordiv, "
-            "_iadd, _imul, _int, _ipow, _iscalar, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
+            "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
             "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]

@@ -277,6 +277,13 @@ def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any) -> Any:
     (``index_fields``: the layout's fields of the bounds-checked subscripts)."""
     try:
         return fn(*args)
+    except ValueError as e:  # (pybuiltins._like, helpers._put: a shape the slot cannot hold)
+        if str(e) != "a value of another shape than its compiled slot":
+            raise
+        raise KindChanged(
+            "a value has another shape than in the compiled backend's warm-up (use "
+            "backend='interpreted')"
+        ) from None
     except (IndexError, SystemError) as e:
         # (a parallel batch reports an exception of its threads as a SystemError)
         cause = e if isinstance(e, IndexError) else e.__cause__

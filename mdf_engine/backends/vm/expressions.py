@@ -1,4 +1,4 @@
-"""Expressions of generated code as tier 0 instructions (:mod:`.machine`).
+"""Expressions of generated code as tier 0 instructions (:mod:`.ops`).
 
 Every value is an :class:`Operand`: a run of heap elements with a shape. Scalars and arrays
 are handled alike (a scalar is one element); an operation between a scalar and an array, or
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import machine as m
+from . import ops as m
 from .heap import Heap, NotTier0, Operand
 
 _BINOPS = {
@@ -468,7 +468,7 @@ def _overlap(x: Operand, y: Operand) -> bool:
 
 def _mode(x: Operand, shape: tuple[int, ...]) -> int:
     """How an element-wise instruction over ``shape`` reads operand ``x`` (see
-    :mod:`.machine`): 0 one element for all, 1 element by element, 2 repeated (``x``'s shape
+    :mod:`.ops`): 0 one element for all, 1 element by element, 2 repeated (``x``'s shape
     is the trailing axes of ``shape``)."""
     n = int(np.prod(shape)) if shape else 1
     if x.size == 1 or n == 1:
