@@ -15,41 +15,33 @@ The scheduler's nodes are :class:`SchedNode` objects: the node id as a string th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from typing import Any
 
 import graph_scheduler
-from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, EveryNCalls, TimeInterval
+from .graph_kinds import (
+    SchedNode,
+    ScheduleKinds,
+    check_just_ran,
+    dependencies,
+    read_termination,
+    scheduler_nodes,
+)
+from .kinds import ConditionKind
 from .parse import parse_condition, time_scale
+from .time_scales import to_graph_scheduler
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
 
 
-class SchedNode(str):
-    """A node as graph-scheduler sees it: its id (a string), plus ``is_finished``.
-
-    A node counts as finished when it has run in the current environment state update and, if it
-    has a parameter or output port called ``is_finished``, that value is true.
-    """
-
-    finished: Callable[[str], bool] | None = None
-    #: the parameter or output port that says whether the node is finished, if it has one
-    finish_value: str | None = None
-
-    def is_finished(self, execution_id: Any = None) -> bool:
-        return bool(self.finished(str(self))) if self.finished else False
-
-
 class CheckedJustRan(graph_scheduler.JustRan):
     """graph-scheduler's ``JustRan``, which reads the last time step of the scheduler's
-    execution list: asked before the first time step (on a node of the first consideration
-    set, in a termination condition, in exact time, or after sets that ran nothing) that list
-    is empty and graph-scheduler fails with an IndexError; this one raises an MDFError naming
-    the condition (``where``) instead."""
+    execution list: asked before the first time step (after consideration sets that ran
+    nothing, say) that list is empty and graph-scheduler fails with an IndexError; this one
+    raises an MDFError naming the condition (``where``) instead."""
 
     def __init__(self, dependency: Any, where: str = ""):
         super().__init__(dependency)
@@ -61,9 +53,8 @@ class CheckedJustRan(graph_scheduler.JustRan):
         if sched is not None and not sched.execution_list.get(execution_id):
             raise MDFError(
                 f"JustRan({self.node_id}) is asked before the first time step, which "
-                "graph-scheduler cannot evaluate (nothing has run yet): on a node that can "
-                "run in the first time step, in a termination condition or in scheduling "
-                "mode 'exact_time' it needs a condition before it that is false then",
+                "graph-scheduler cannot evaluate (nothing has run yet): it needs a condition "
+                "before it that is false then",
                 self.where,
             )
         return super().is_satisfied(*args, execution_id=execution_id, **kwargs)
@@ -115,15 +106,6 @@ class Bridge:
             raise MDFError(f"cannot build {kind.name}({', '.join(given)}): {e}", where) from None
 
 
-@dataclass
-class ScheduleKinds:
-    """A graph's conditions as kinds: per node id (only the nodes the file gives one), and the
-    termination conditions per time scale."""
-
-    nodes: dict[str, ConditionKind] = field(default_factory=dict)
-    termination: dict[TimeScale, ConditionKind] = field(default_factory=dict)
-
-
 class OrderedSet(set):
     """A consideration set that is walked in a fixed order (``order``: its members, sorted)."""
 
@@ -166,28 +148,6 @@ class Scheduler(graph_scheduler.Scheduler):
         return self._ordered[1]
 
 
-def _check_termination(made: ConditionKind, where: str) -> None:
-    """Refuse what graph-scheduler cannot evaluate in a termination condition, which belongs
-    to no node: a TimeInterval with a repeat (counted from its owner node's place in the pass)
-    and EveryNCalls (calls since its owner node last ran); graph-scheduler fails on both."""
-    for k in made.walk():
-        if isinstance(k, TimeInterval) and k.repeat is not None:
-            raise MDFError(
-                "a TimeInterval with a 'repeat' cannot be (part of) a termination "
-                "condition: graph-scheduler counts the repeat from the place of "
-                "the node it belongs to, and a termination condition belongs to "
-                "no node (use TimeTermination, or TimeInterval with start/end)",
-                where,
-            )
-        if isinstance(k, EveryNCalls):
-            raise MDFError(
-                f"EveryNCalls({k.dependency}) cannot be (part of) a termination condition: it "
-                "counts calls since the node it belongs to last ran, and a termination "
-                "condition belongs to no node (graph-scheduler fails on it; use AfterNCalls)",
-                where,
-            )
-
-
 def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
     """``deps`` with each cycle of dependencies (which only PsyNeuLink files may have: the
     loader refuses them elsewhere) made one group, as PsyNeuLink schedules a cycle: its nodes
@@ -220,24 +180,13 @@ def make_scheduler(
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
     allowed), and the graph's conditions. ``mode`` "exact_time" is graph-scheduler's
     ``SchedulingMode.EXACT_TIME`` (all nodes in one consideration set)."""
-    nodes = {n.id: SchedNode(n.id) for n in graph.nodes}
-    for n in graph.nodes:
-        sn = nodes[n.id]
-        sn.finished = finished
-        if n.get("parameters", "is_finished") or n.get("output_ports", "is_finished"):
-            sn.finish_value = "is_finished"
-    deps: dict[SchedNode, set[SchedNode]] = {nodes[n.id]: set() for n in graph.nodes}
-    for e in graph.edges:
-        receiver = graph.get_node(e.receiver)
-        port = receiver.get("input_ports", e.receiver_port) if receiver else None
-        if port is not None and port.default_value is not None:
-            continue
-        deps[nodes[e.receiver]].add(nodes[e.sender])
+    nodes = scheduler_nodes(graph, finished)
+    deps = dependencies(graph, nodes)
     deps = _one_step_per_cycle(deps)
     bridge = Bridge(nodes, value_getter)
     kinds = ScheduleKinds()
     conditions: dict[SchedNode, Any] = {}
-    termination: dict[TimeScale, Any] = {}
+    termination: dict[Any, Any] = {}
     cs = graph.conditions
     if cs is not None:
         for node_id, cond in cs.node_specific.items():
@@ -246,11 +195,9 @@ def make_scheduler(
             conditions[nodes[node_id]] = bridge.build(made, w)
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
-            made = parse_condition(cond, w, graph)
-            _check_termination(made, w)
-            ts = time_scale(scale, w)
+            ts, made = read_termination(cond, scale, w, graph)
             kinds.termination[ts] = made
-            termination[ts] = bridge.build(made, w)
+            termination[to_graph_scheduler(ts)] = bridge.build(made, w)
     try:
         sched = Scheduler(
             kinds,
@@ -262,4 +209,5 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
+    check_just_ran(sched.consideration_queue, kinds, mode, where)
     return sched, nodes

@@ -8,14 +8,16 @@ consideration set execution counts like a pass (graph-scheduler resets both toge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import graph_scheduler
 import numpy as np
-from graph_scheduler import TimeScale
 
 from ...errors import MDFError, NotCompilable
+from ..time_scales import TimeScale
 from .base import ESU, ConditionKind, count, kind, node, nodes, scale, value
+
+if TYPE_CHECKING:  # (imported where graph-scheduler's own condition is built)
+    import graph_scheduler
 
 #: the comparators of ``Threshold`` the compiled backend writes out
 COMPARATORS = ("<", "<=", ">", ">=", "==", "!=")
@@ -244,6 +246,15 @@ class Threshold(ConditionKind):
                 f"node '{self.dependency}' has no port, parameter or function '{self.parameter}'",
                 f"{where}.kwargs.parameter",
             )
+        if self.comparator not in COMPARATORS:
+            raise MDFError(
+                f"expected one of {', '.join(COMPARATORS)}, got {self.comparator!r:.80}",
+                f"{where}.kwargs.comparator",
+            )
+        for name in ("threshold", "atol", "rtol"):  # numbers: a text would fail mid-run
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                raise MDFError(f"expected a number, got {v!r:.80}", f"{where}.kwargs.{name}")
 
     def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
         getter = bridge.value_getter
@@ -254,6 +265,8 @@ class Threshold(ConditionKind):
 
         # the indices are applied by ``number`` (graph-scheduler's own float() of a
         # one-element array fails on numpy 2.4)
+        import graph_scheduler
+
         return graph_scheduler.Threshold(
             bridge.node(self.dependency),
             self.parameter,
