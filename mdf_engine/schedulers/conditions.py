@@ -25,7 +25,6 @@ from ..model import Graph
 from .graph_kinds import (
     SchedNode,
     ScheduleKinds,
-    check_just_ran,
     dependencies,
     read_termination,
     scheduler_nodes,
@@ -209,5 +208,4 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
-    check_just_ran(sched.consideration_queue, kinds, mode, where)
     return sched, nodes
