@@ -1312,12 +1312,16 @@ def test_scenarios_cover_every_condition_kind() -> None:
     assert set(KINDS) - used == set()
 
 
+_GS_CLASSES = (gs.condition.Condition, gs.condition.GraphStructureCondition)
+#: graph-scheduler's condition classes that a model file cannot give (a Python function, or an
+#: edit of the scheduler's graph)
 REFUSED = sorted(
     name
     for name in dir(gs.condition)
     if inspect.isclass(getattr(gs.condition, name))
-    and issubclass(getattr(gs.condition, name), gs.condition.Condition)
+    and issubclass(getattr(gs.condition, name), _GS_CLASSES)
     and name not in KINDS
+    and not name.startswith("_")
 )
 
 
@@ -1329,3 +1333,29 @@ def test_inexpressible_condition_is_one_line_naming_it(name: str) -> None:
             _drive(sc, backend)
         text = str(err.value)
         assert name in text and "\n" not in text, text
+
+
+def test_stateful_onnx_export_waits_for_a_node_of_the_same_set_to_finish() -> None:
+    """The scheduled ONNX export writes the compiled loop's conditions: WhenFinished of a node
+    chosen earlier in the same consideration set waits for it to have run."""
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import json
+
+    from mdf_engine.onnx_io.step_export import METADATA_KEY, to_onnx_run
+
+    sc = Scenario(
+        "same_set_finish",
+        GRAPHS["two_origins"],
+        {"A": C("WhenFinished", dependency="B"), "B": C("Always")},
+        _t(C("AfterNPasses", n=3)),
+        steps=2,
+    )
+    runs = Counter(n for steps, _ in oracle(sc) for s in steps for n in s)
+    model = from_dict(model_dict(sc))
+    run = to_onnx_run(model, steps=sc.steps)
+    sess = ort.InferenceSession(run.SerializeToString(), providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {})))
+    meta = json.loads({p.key: p.value for p in run.metadata_props}[METADATA_KEY])
+    for n in ("A", "B"):
+        assert out[meta["outputs"][f"{n}.out"]] == runs[n], n
