@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import op_state
-from .errors import MDFError
+from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .interpreter_lean import Replay, lean_node, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
 from .psyneulink_files import to_port_shape
@@ -446,16 +446,8 @@ def _guard(fn, env, where: str, what: str) -> Any:
         if e.path:
             raise
         raise MDFError(e.message, f"{where}.{what}") from None
-    except (
-        ArithmeticError,
-        ValueError,
-        TypeError,
-        IndexError,
-        KeyError,
-        MemoryError,
-        RecursionError,
-    ) as e:
-        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") from None
+    except EVALUATION_ERRORS as e:
+        raise evaluation_failed(e, f"{where}.{what}") from None
 
 
 def _check_finite(st: NodeState, step: int) -> None:

@@ -170,6 +170,19 @@ class Graph:
                 return n
         return None
 
+    def node_port(self, key: str, kinds: tuple[str, ...]) -> list[tuple[str, str]]:
+        """Every way ``key`` reads as ``NODE.ID`` with ``ID`` an element of one of ``kinds``
+        (``"parameters"``, ``"output_ports"``, ...) of node ``NODE``: ids may hold dots, so
+        ``A.B.o`` can be node ``A``'s ``B.o`` and node ``A.B``'s ``o``."""
+        found = []
+        at = key.find(".")
+        while at > -1:
+            node = self.get_node(key[:at])
+            if node is not None and any(node.get(k, key[at + 1 :]) for k in kinds):
+                found.append((key[:at], key[at + 1 :]))
+            at = key.find(".", at + 1)
+        return found
+
 
 @dataclass
 class Model:

@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import MDFError
+
 _stream: np.random.Generator | None = None
 
 
 def seed(value: int | None) -> None:
     """Draw unseeded random values from ``default_rng(value)`` from now on (None: OS entropy)."""
     global _stream
-    _stream = None if value is None else np.random.default_rng(int(value))
+    _stream = None if value is None else np.random.default_rng(check_seed(value))
+
+
+def check_seed(value: object, what: str = "seed") -> int:
+    """``value`` as numpy's generators take a seed: a whole number >= 0 (MDFError if not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise MDFError(f"{what} must be a whole number >= 0, got {value!r:.80}")
+    return int(value)
 
 
 def generator() -> np.random.Generator:

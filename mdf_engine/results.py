@@ -278,9 +278,8 @@ class Results:
         arrays: dict[str, Any] = {"times": np.asarray(self.times, dtype=float)}
         for k, v in self.traces.items():
             arrays["trace:" + k] = _npz_value(v)
-        for node, ports in self.outputs.items():
-            for port, v in ports.items():
-                arrays[f"final:{node}.{port}"] = _npz_value(v)
+        for name, v in _flat_outputs(self.outputs):
+            arrays[f"final:{name}"] = _npz_value(v)
         if not self.completed:
             arrays["note"] = np.asarray(self.note)
             arrays["interrupted_at_step"] = np.asarray(
@@ -305,13 +304,12 @@ class Results:
                     for j in range(width):
                         cols.append((f"{k}[{j}]", [a[j] if j < a.size else np.nan for a in arr]))
         else:
-            for node, ports in self.outputs.items():
-                for port, v in ports.items():
-                    a = _real(f"{node}.{port}", v)
-                    if a.size == 1:
-                        cols.append((f"{node}.{port}", [a[0]]))
-                    else:
-                        cols.extend((f"{node}.{port}[{j}]", [a[j]]) for j in range(a.size))
+            for name, v in _flat_outputs(self.outputs):
+                a = _real(name, v)
+                if a.size == 1:
+                    cols.append((name, [a[0]]))
+                else:
+                    cols.extend((f"{name}[{j}]", [a[j]]) for j in range(a.size))
         nrows = max((len(c) for _, c in cols), default=0)
         lines = [",".join(csv_cell(name) for name, _ in cols)]
         for i in range(nrows):
@@ -334,6 +332,25 @@ class Results:
             self.to_json(p)
         else:
             raise MDFError(f"cannot write results to '{p}': use .csv, .npz or .json")
+
+
+def _flat_outputs(outputs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """``("NODE.PORT", value)`` of every output; ids may hold dots, and two outputs that would
+    share a name (node ``A``'s ``B.o`` and node ``A.B``'s ``o``) are refused rather than one
+    silently overwriting the other."""
+    out, seen = [], {}
+    for node, ports in outputs.items():
+        for port, v in ports.items():
+            name = f"{node}.{port}"
+            if name in seen:
+                raise MDFError(
+                    f"the outputs '{seen[name][1]}' of node '{seen[name][0]}' and '{port}' of "
+                    f"node '{node}' would both be named '{name}'; save as .json, which keeps "
+                    "them apart"
+                )
+            seen[name] = (node, port)
+            out.append((name, v))
+    return out
 
 
 def _npz_value(v: Any) -> np.ndarray:

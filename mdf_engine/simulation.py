@@ -200,7 +200,13 @@ class Simulation:
             self.model._source = source  # type: ignore[attr-defined]
         self.graph = self.model.get_graph(self.graph.id)
         for key, v in items.items():
-            node_id, _, pid = key.partition(".")
+            found = self.graph.node_port(key, ("parameters",))
+            if len(found) > 1:
+                raise MDFError(
+                    f"set '{key}': ambiguous, it names {_either(found)}",
+                    source=getattr(self.model, "_source", None),
+                )
+            node_id, pid = found[0] if found else (key, "")
             node = self.graph.get_node(node_id) if pid else None
             par = node.get("parameters", pid) if node is not None else None
             if par is None:
@@ -302,6 +308,9 @@ class Simulation:
             steps = self.runner.default_steps if self.runner is not None else 1
         from .limits import check_steps
 
+        if record is not None and not isinstance(record, str):
+            record = list(record)  # (an iterator is read once)
+        _check_run_arguments(steps, dt, initializer, record)
         check_steps(steps)
         steps = int(steps)
         if steps < 0:
@@ -410,16 +419,44 @@ class Simulation:
         for r in record or []:
             if "." not in r:
                 raise MDFError(f"record '{r}': expected NODE.PORT")
-            n, p = r.split(".", 1)
-            node = self.graph.get_node(n)
-            if node is None:
-                raise MDFError(f"record '{r}': no node '{n}'")
-            if not any(
-                node.get(k, p) for k in ("output_ports", "parameters", "input_ports", "functions")
-            ):
+            kinds = ("output_ports", "parameters", "input_ports", "functions")
+            found = self.graph.node_port(r, kinds)
+            if len(found) > 1:
+                raise MDFError(f"record '{r}': ambiguous, it names {_either(found)}")
+            if not found:
+                n, p = r.split(".", 1)
+                if self.graph.get_node(n) is None:
+                    raise MDFError(f"record '{r}': no node '{n}'")
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
-            keys.append((n, p))
+            keys.append(found[0])
         return keys
+
+
+def _check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> None:
+    """The arguments of :meth:`Simulation.run` have the types it takes (a NaN ``dt`` made
+    every value NaN; ``steps=1.5`` ran one step; a list initializer was an AttributeError)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(steps, bool) or not isinstance(steps, (int, float, np.integer, np.floating)):
+        raise MDFError(f"steps must be a whole number, got {steps!r:.80}")
+    if math.isfinite(steps) and steps != int(steps):  # (NaN, inf: the step limit names them)
+        raise MDFError(f"steps must be a whole number, got {steps!r}")
+    if dt is not None and (
+        isinstance(dt, bool)
+        or not isinstance(dt, (int, float, np.integer, np.floating))
+        or not math.isfinite(dt)
+    ):
+        raise MDFError(f"dt must be a finite number, got {dt!r:.80}")
+    if initializer is not None and not isinstance(initializer, Mapping):
+        raise MDFError(f"initializer must be a mapping {{port: value}}, got {initializer!r:.80}")
+    if isinstance(record, str) or not all(isinstance(r, str) for r in record or ()):
+        raise MDFError(f"record must be a list of 'NODE.PORT' strings, got {record!r:.80}")
+
+
+def _either(found: list[tuple[str, str]]) -> str:
+    return " and ".join(f"node '{n}' {p!r}" for n, p in found)
 
 
 def _is_actr(model: Model) -> bool:

@@ -37,6 +37,7 @@ from .errors import MDFError
 from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
+from .randomness import check_seed
 from .sweep_files import final_table, open_dataset, save_dataset
 
 __all__ = [
@@ -145,17 +146,25 @@ def make_design(
     else:
         if samples is None or samples < 1:
             raise MDFError("a sampled design needs samples >= 1")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(check_seed(seed))
         cols = [rng.uniform(a.min(), a.max(), size=samples) for a in axes]
         values = np.stack(cols, axis=1)
     return Design(names, values.reshape(-1, len(names)), kind, axes)
 
 
-def _split_key(key: str, what: str) -> tuple[str, str]:
+_ALL_KINDS = ("output_ports", "parameters", "input_ports", "functions")
+
+
+def _split_key(key: str, what: str, graph: Any, kinds: tuple[str, ...] = _ALL_KINDS) -> tuple:
+    """``NODE.NAME`` as ``(node, name)`` in ``graph`` (ids may hold dots: the one split that
+    names an element; an ambiguous key is refused)."""
     if key.count(".") < 1:
         raise MDFError(f"{what} '{key}': expected NODE.NAME")
-    node, name = key.split(".", 1)
-    return node, name
+    found = graph.node_port(key, kinds)
+    if len(found) > 1:
+        either = " and ".join(f"node '{n}' {p!r}" for n, p in found)
+        raise MDFError(f"{what} '{key}': ambiguous, it names {either}")
+    return found[0] if found else tuple(key.split(".", 1))
 
 
 def with_parameters(model: Any, values: Mapping[str, float], graph: str | None = None) -> Model:
@@ -163,7 +172,7 @@ def with_parameters(model: Any, values: Mapping[str, float], graph: str | None =
     m = copy.deepcopy(load(model))
     g = m.get_graph(graph)
     for key, v in values.items():
-        node_id, pid = _split_key(key, "sweep")
+        node_id, pid = _split_key(key, "sweep", g, ("parameters",))
         node = g.get_node(node_id)
         if node is None:
             raise MDFError(f"sweep '{key}': graph '{g.id}' has no node '{node_id}'")
@@ -208,8 +217,8 @@ def _run_rows(job: _Job, rows: np.ndarray) -> np.ndarray:
 
         g = model.get_graph(job.graph)
         cg = CompiledGraph(plan_graph(model, g, None), record_schedule=False)
-        keys = [tuple(k.split(".", 1)) for k in job.names]
-        rec = [tuple(k.split(".", 1)) for k in job.record]
+        keys = [_split_key(k, "sweep", g, ("parameters",)) for k in job.names]
+        rec = [_split_key(k, "record", g) for k in job.record]
         if cg.prepare_batch(keys, rec, job.dt, job.initializer):
             return cg.run_batch(rows, job.steps, job.dt, job.initializer, keep=job.keep)
     return _run_rows_interpreted(job, rows, model)
@@ -227,7 +236,7 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
         )
         res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer, record=job.record)
         cols = [
-            np.asarray(res.trace(*_split_key(r, "record")), dtype=float).reshape(job.steps, -1)
+            np.asarray(res.traces[r], dtype=float).reshape(job.steps, -1)
             for r in job.record
         ]
         rec = np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0))
@@ -247,7 +256,7 @@ def _record_shapes(
 
     sim = Simulation(model, graph=graph, backend="interpreted")
     sim.run(steps=1, dt=dt, initializer=initializer)
-    return [np.shape(sim.value(*_split_key(r, "record"))) for r in record]
+    return [np.shape(sim.value(*_split_key(r, "record", sim.graph))) for r in record]
 
 
 def sweep(

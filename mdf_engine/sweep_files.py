@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .errors import MDFError
+from .results import csv_cell
 
 #: File extensions a sweep streams to.
 STREAM_EXTENSIONS = (".nc", ".npz", ".csv")
@@ -72,7 +73,7 @@ class StreamWriter:
         if self.ext == ".nc":
             self.offsets = _write_netcdf_header(self.fh, layout)
         elif self.ext == ".csv":
-            self.fh.write((",".join(_csv_header(layout)) + "\n").encode())
+            self.fh.write((",".join(map(csv_cell, _csv_header(layout))) + "\n").encode())
         else:
             for name in layout.variables:
                 pfd, ptmp = tempfile.mkstemp(prefix=".tmp-part-", dir=folder)
@@ -320,7 +321,7 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
     elif ext == ".csv":
         header, table = final_table(ds)
         buf = io.StringIO()
-        buf.write(",".join(header) + "\n")
+        buf.write(",".join(map(csv_cell, header)) + "\n")
         for row in table:
             buf.write(",".join(repr(float(x)) for x in row) + "\n")
         atomic_write_text(path, buf.getvalue())

@@ -145,7 +145,9 @@ def test_a_python_warning_is_one_mdf_line(tmp_path):
 # ---------------------------------------------------------------- finding 3: stdout
 
 
-@pytest.mark.parametrize("bad", ["\x85", "\ud800", "\u2028", "\x1b[2J"])
+# (a lone surrogate, "\ud800", is refused when the model is read since audit 2:
+# tests/test_security_audit2.py)
+@pytest.mark.parametrize("bad", ["\x85", "\u2028", "\x1b[2J"])
 def test_info_escapes_model_text_on_stdout(bad, tmp_path, capsys):
     data = json.loads(EXAMPLE.read_text())
     data = {f"m{bad}x": data["fitzhugh_nagumo"]}

@@ -307,6 +307,8 @@ def run_case(
             continue
         if blob is None:
             (work / name).mkdir(exist_ok=True)
+        elif blob == b"FIFO":
+            os.mkfifo(work / name)
         elif isinstance(blob, bytes) and blob.startswith(b"->"):
             os.symlink(blob[2:].decode(), work / name)
         else:
@@ -480,6 +482,8 @@ def _saved_intact(work: Path, name: str, blob: bytes | None, rc, case: Case) -> 
     p = work / name
     if blob is None:
         return [] if p.is_dir() else [f"the user's folder {name!a} is gone"]
+    if blob == b"FIFO":
+        return [] if p.is_fifo() else [f"the user's FIFO {name!a} is gone"]
     if isinstance(blob, bytes) and blob.startswith(b"->"):
         target = work / blob[2:].decode()
         saved = case.saved.get(target.name)

@@ -85,7 +85,7 @@ def parse_sets(sets: list[str]) -> dict[str, str]:
     """``["A.x=0:1:5", ...]`` as ``{"A.x": "0:1:5"}``."""
     out: dict[str, str] = {}
     for item in sets:
-        key, sep, value = item.partition("=")
+        key, sep, value = item.rpartition("=")  # an id may hold "=", a range never
         if not sep or "." not in key or not value:
             raise MDFError(f"--set '{item}': expected NODE.PARAM=START:STOP:N")
         if key in out:

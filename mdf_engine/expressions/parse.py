@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MDFError
+from ..errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .closures import ClosureBuilder, fail
 from .functions import BUILTIN_FUNCTIONS, MATH_FUNCTIONS, MODULES
 from .operators import BINOPS, CMP, UNARY
@@ -67,16 +67,8 @@ class Expr:
             if e.path or not self.where:
                 raise
             raise MDFError(e.message, self.where, e.source) from None
-        except (
-            ArithmeticError,
-            ValueError,
-            TypeError,
-            IndexError,
-            KeyError,
-            MemoryError,
-            RecursionError,
-        ) as e:
-            raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", self.where) from None
+        except EVALUATION_ERRORS as e:
+            raise evaluation_failed(e, self.where) from None
 
     @property
     def is_constant(self) -> bool:
@@ -163,6 +155,7 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
             node.value, (int, float, complex, str, bool, type(None))
         ):
             raise fail("unsupported constant", where, text)
+    _check_spelling(tree, text.strip(), where, text)
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not _is_call_target(node, tree):
             if node.id not in MODULES and node.id not in ("True", "False", "None"):
@@ -177,6 +170,24 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         _fn=fn,
         where=where,
     )
+
+
+def _check_spelling(tree: ast.Expression, source: str, where: str, text: str) -> None:
+    """Every name reads as it is written. Python's parser folds identifiers to Unicode NFKC
+    (``ｋ`` and the Kelvin sign ``K`` read as ``k`` and ``K``): an expression naming the id
+    ``ｋ`` would silently read the parameter ``k`` instead, so such a spelling is refused."""
+    if source.isascii():
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            written = ast.get_source_segment(source, node)
+            if written is not None and written != node.id:
+                raise fail(
+                    f"the name {written!a} reads as {node.id!a} (Python folds names to Unicode "
+                    "NFKC), so it cannot name an id spelled otherwise",
+                    where,
+                    text,
+                )
 
 
 def _depth(tree: ast.AST) -> int:

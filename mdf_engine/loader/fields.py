@@ -13,6 +13,8 @@ from ..errors import MDFError
 from ..model import ELEMENTS, Condition, element_fields
 
 MAX_DIM = 2**31 - 1
+#: most dimensions of a shape (numpy 1.x's limit; numpy 2 allows 64)
+MAX_NDIM = 32
 REDUCE_MODES = ("overwrite", "add", "multiply")
 
 #: Keys some writers add that carry no semantics; accepted and dropped.
@@ -186,6 +188,15 @@ class ElementBuilder:
             if value is not None and not isinstance(value, dict):
                 raise self.error("expected a mapping of names to values", path)
             return value
+        if name == "default_value" and cls == "InputPort" and isinstance(value, list):
+            import numpy as np
+
+            try:  # the plan makes it an array: rows of one length
+                np.array(value)
+            except (ValueError, TypeError, RecursionError):
+                raise self.error(
+                    "expected a number or a rectangular (nested) list, got a ragged list", path
+                ) from None
         if name == "onnx_opset_version":
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise self.error("expected an integer opset version", path)
@@ -219,6 +230,8 @@ class ElementBuilder:
             value = (value,)
         if not isinstance(value, (list, tuple)):
             raise self.error(f"shape must be a list of integers, got {type(value).__name__}", path)
+        if len(value) > MAX_NDIM:
+            raise self.error(f"shape has {len(value)} dimensions; the limit is {MAX_NDIM}", path)
         dims = []
         for d in value:
             if not isinstance(d, int) or isinstance(d, bool):

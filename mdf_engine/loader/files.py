@@ -5,6 +5,7 @@ as they expand)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,9 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64
 #: Most items (counting repeats of shared YAML anchors) a file may expand to.
 MAX_EXPANDED = 10**7
+#: a lone surrogate (JSON's ``"\\ud800"`` escape): no Unicode character, and no file, CSV,
+#: ONNX or NetCDF name can hold it
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read_file(path: str) -> Any:
@@ -94,8 +98,9 @@ def _yaml_load(text: str) -> Any:
 
 
 def check_depth(data: Any, source: str | None) -> None:
-    """Refuse data nested deeper than MAX_DEPTH, data that contains itself (YAML aliases), and
-    shared subtrees (YAML anchors) that would expand to more than MAX_EXPANDED items."""
+    """Refuse data nested deeper than MAX_DEPTH, data that contains itself (YAML aliases),
+    shared subtrees (YAML anchors) that would expand to more than MAX_EXPANDED items, and text
+    holding a lone surrogate."""
     # Each distinct container is measured once: (height, expanded item count).
     memo: dict[int, tuple[int, int]] = {}
     active: set[int] = set()
@@ -130,6 +135,37 @@ def check_depth(data: Any, source: str | None) -> None:
             continue
         if depth > MAX_DEPTH:
             raise MDFError(f"nesting deeper than {MAX_DEPTH} levels", source=source)
+        texts = [*item, *children] if isinstance(item, dict) else children
+        if any(isinstance(t, str) and _SURROGATE.search(t) for t in texts):
+            _refuse_surrogate(data, item, source)
         active.add(key)
         stack.append((item, depth, True))
         stack.extend((c, depth + 1, False) for c in children if isinstance(c, (dict, list)))
+
+
+def _refuse_surrogate(data: Any, holder: Any, source: str | None) -> None:
+    """The MDFError for a lone surrogate in a key or text of ``holder`` (inside ``data``),
+    naming its field path."""
+    path: list[str] = []
+    stack: list[tuple[Any, list[str]]] = [(data, [])]
+    seen: set[int] = set()
+    while stack:
+        item, where = stack.pop()
+        if item is holder:
+            path = where
+            break
+        if not isinstance(item, (dict, list)) or id(item) in seen:
+            continue
+        seen.add(id(item))
+        pairs = item.items() if isinstance(item, dict) else enumerate(item)
+        stack.extend((v, [*where, str(k)]) for k, v in pairs)
+    pairs = holder.items() if isinstance(holder, dict) else enumerate(holder)
+    for k, v in pairs:
+        for text, sub in ((k, ""), (v, str(k))):
+            if isinstance(text, str) and _SURROGATE.search(text):
+                field = ".".join(p for p in [*path, sub] if p)
+                raise MDFError(
+                    f"the text {text!a:.80} holds a lone surrogate, which is not Unicode text",
+                    field,
+                    source,
+                )

@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from ..registry import REQUIRED
 from . import as_array, onnx_op
 
@@ -262,8 +263,8 @@ def _resize(
         if scales.size != len(ax):
             raise MDFError(f"Resize: scales should have {len(ax)} values, got {scales.size}")
         for a, s in zip(ax, scales.astype(np.float64)):
-            if s <= 0:
-                raise MDFError(f"Resize: scales should be positive, got {s}")
+            if not 0 < s < math.inf:
+                raise MDFError(f"Resize: scales should be positive and finite, got {s}")
             full_scales[a] = float(s)
     else:
         if sizes.size != len(ax):
@@ -298,7 +299,13 @@ def _resize(
             span = 1.0
             if full_roi is not None:
                 span = full_roi[nd + a] - full_roi[a]
-            out[a] = int(math.floor(X.shape[a] * span * full_scales[a]))
+            size = X.shape[a] * span * full_scales[a]
+            if not math.isfinite(size):
+                raise MDFError(f"Resize: the output size of axis {a} is {size}")
+            out[a] = int(math.floor(size))
+    # before any table or the result is allocated (an axis alone, when another one is empty)
+    check_elements(out, "Resize's result")
+    check_elements(max(out, default=0), "Resize's result along one axis")
     return resize_nd(
         X,
         tuple(out),

@@ -77,6 +77,7 @@ class Generator(
         self.state = CompiledState(spec.plan, warm, self.initializer)
         self.slots: dict[SlotKey, Slot] = self.state.slots
         self.arrays: list[np.ndarray] = self.state.arrays
+        self.consts.hold = self.state.hold  # (large arrays: read-only state, not frozen)
         self._check_call_inputs()
         self.static = self.static_schedule() if table is not None else None
         self.psyneulink_rules()

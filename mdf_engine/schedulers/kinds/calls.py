@@ -241,6 +241,15 @@ class Threshold(ConditionKind):
                 f"node '{self.dependency}' has no port, parameter or function '{self.parameter}'",
                 f"{where}.kwargs.parameter",
             )
+        if self.comparator not in COMPARATORS:
+            raise MDFError(
+                f"expected one of {', '.join(COMPARATORS)}, got {self.comparator!r:.80}",
+                f"{where}.kwargs.comparator",
+            )
+        for name in ("threshold", "atol", "rtol"):  # numbers: a text would fail mid-run
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                raise MDFError(f"expected a number, got {v!r:.80}", f"{where}.kwargs.{name}")
 
     def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
         getter = bridge.value_getter
