@@ -97,7 +97,7 @@ def test_kind_round_trips_to_graph_schedulers_execution_list(name: str):
     def engine(a, b, c, getter):
         bridge = Bridge({"A": a, "B": b, "C": c}, lambda n, p: getter(bridge.nodes[n], p))
         kind = next(k for m in made.values() for k in m.walk() if isinstance(k, KINDS[name]))
-        assert type(kind.graph_scheduler(bridge)) is getattr(gs, name)
+        assert isinstance(kind.graph_scheduler(bridge), getattr(gs, name))
         return _split({key: m.graph_scheduler(bridge) for key, m in made.items()}, bridge.nodes)
 
     def direct(a, b, c, getter):

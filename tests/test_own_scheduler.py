@@ -1,7 +1,7 @@
 """The engine's own scheduler (``mdf_engine.schedulers.own``), which runs the compiled
 backend's warm-up without graph-scheduler: on every condition case of test_conditions.py that
 it takes, its time steps equal graph-scheduler's own run of the same conditions (the oracle);
-it declines the rest (absolute time, WhenFinished, conditions the compiled loop lacks), which
+it declines the rest (absolute time, WhenFinished, JustRan, conditions the compiled loop lacks), which
 then run under graph-scheduler; and
 a first compiled run of the cold-start benchmark's models imports no graph-scheduler at all."""
 
@@ -17,7 +17,7 @@ from test_conditions import CASES, chain_model, oracle_time_steps
 
 from mdf_engine.interpreter import InterpretedGraph
 from mdf_engine.plan import plan_graph
-from mdf_engine.schedulers.kinds import TimeInterval, TimeTermination
+from mdf_engine.schedulers.kinds import JustRan, TimeInterval, TimeTermination
 from mdf_engine.schedulers.own import OwnScheduler
 from mdf_engine.schedulers.parse import parse_condition
 
@@ -29,7 +29,8 @@ def _declined(case) -> bool:
     graph = chain_model(case.nodes, case.term, case.finish).graphs[0]
     kinds = [parse_condition(d, "c", graph) for d in [*case.nodes.values(), *case.term.values()]]
     return any(
-        isinstance(k, (TimeInterval, TimeTermination)) or type(k).__name__.startswith("When")
+        isinstance(k, (TimeInterval, TimeTermination, JustRan))
+        or type(k).__name__.startswith("When")
         for kind in kinds
         for k in kind.walk()
     )

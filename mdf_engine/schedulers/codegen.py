@@ -128,6 +128,18 @@ class SchedulerSource:
         """The calls of ``node`` since node ``since`` last ran (in this update)."""
         return self._u(node, since)
 
+    def ran_in_update(self, node: int, owner: int) -> str:
+        """Whether ``node`` has executed in this update, as the condition of ``owner`` (-1: a
+        termination condition) sees it (``WhenFinished``): a node is counted when it is
+        chosen in a consideration set but executes after the set is complete, so while the
+        set of ``owner`` is chosen, a member of it chosen already (``q_x``) has not executed
+        in this set (graph-scheduler asks the node, which the executor updates when it runs
+        it)."""
+        calls = self._t(1, node)
+        if owner < 0 or self.table.set_of.get(node) != self.table.set_of.get(owner):
+            return f"({calls} >= 1)"
+        return f"(({calls} >= 1 and not q_x{node}) or {calls} >= 2)"
+
     def just_ran(self, node: int) -> str:
         """Whether ``node`` ran in the last consideration set."""
         self.used.add(("ls", node))

@@ -25,7 +25,6 @@ from ..model import Graph
 from .graph_kinds import (
     SchedNode,
     ScheduleKinds,
-    check_just_ran,
     dependencies,
     read_termination,
     scheduler_nodes,
@@ -35,6 +34,29 @@ from .parse import parse_condition, time_scale
 from .time_scales import to_graph_scheduler
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
+
+
+class CheckedJustRan(graph_scheduler.JustRan):
+    """graph-scheduler's ``JustRan``, which reads the last time step of the scheduler's
+    execution list: asked before the first time step (after consideration sets that ran
+    nothing, say) that list is empty and graph-scheduler fails with an IndexError; this one
+    raises an MDFError naming the condition (``where``) instead."""
+
+    def __init__(self, dependency: Any, where: str = ""):
+        super().__init__(dependency)
+        self.node_id = str(dependency)
+        self.where = where
+
+    def is_satisfied(self, *args: Any, execution_id: Any = None, **kwargs: Any) -> bool:
+        sched = kwargs.get("scheduler")
+        if sched is not None and not sched.execution_list.get(execution_id):
+            raise MDFError(
+                f"JustRan({self.node_id}) is asked before the first time step, which "
+                "graph-scheduler cannot evaluate (nothing has run yet): it needs a condition "
+                "before it that is false then",
+                self.where,
+            )
+        return super().is_satisfied(*args, execution_id=execution_id, **kwargs)
 
 
 class Bridge:
@@ -49,6 +71,8 @@ class Bridge:
     ):
         self.nodes = nodes
         self.value_getter = value_getter
+        #: the field path of the condition being built (named by a JustRan that fails)
+        self.where = ""
 
     def node(self, node_id: str) -> SchedNode:
         return self.nodes[node_id]
@@ -65,8 +89,13 @@ class Bridge:
             return tuple(c.graph_scheduler(self) for c in v)
         return v
 
+    def just_ran(self, node_id: str) -> graph_scheduler.Condition:
+        """``JustRan(node_id)`` (see :class:`CheckedJustRan`)."""
+        return CheckedJustRan(self.node(node_id), self.where)
+
     def build(self, kind: ConditionKind, where: str) -> graph_scheduler.Condition:
         """The graph-scheduler condition of ``kind`` (at field path ``where``)."""
+        self.where = where
         try:
             return kind.graph_scheduler(self)
         except MDFError:
@@ -76,13 +105,46 @@ class Bridge:
             raise MDFError(f"cannot build {kind.name}({', '.join(given)}): {e}", where) from None
 
 
+class OrderedSet(set):
+    """A consideration set that is walked in a fixed order (``order``: its members, sorted)."""
+
+    def __init__(self, members: Any, order: list[Any]):
+        super().__init__(members)
+        self.order = order
+
+    def __iter__(self):
+        return iter(self.order)
+
+
 class Scheduler(graph_scheduler.Scheduler):
     """graph-scheduler's scheduler of an MDF graph, which also keeps the graph's conditions
-    as kinds (:attr:`kinds`) for the compiled backend."""
+    as kinds (:attr:`kinds`) for the compiled backend.
 
-    def __init__(self, kinds: ScheduleKinds, **kwargs: Any):
+    graph-scheduler walks a consideration set as a Python ``set``, in the order of the nodes'
+    hashes, which for string ids changes from process to process; a set whose outcome depends
+    on that order (``BeforeNCalls`` of a node of the same set, say) then ran differently from
+    run to run, and differently from the compiled backend. Here every set is walked in the
+    graph's node order (``rank``), as the compiled backend walks it."""
+
+    def __init__(self, kinds: ScheduleKinds, rank: dict[str, int] | None = None, **kwargs: Any):
+        self._rank = rank or {}
+        self._ordered: tuple[Any, list[OrderedSet]] | None = None
         super().__init__(**kwargs)
         self.kinds = kinds
+
+    @property
+    def consideration_queue(self) -> list[OrderedSet]:
+        queue = super().consideration_queue
+        # graph-scheduler makes the exact-time queue anew each time it is asked
+        key = "exact" if self.mode is graph_scheduler.SchedulingMode.EXACT_TIME else id(queue)
+        if self._ordered is None or self._ordered[0] != key:
+            rank = self._rank
+            made = [
+                OrderedSet(cs, sorted(cs, key=lambda n: (rank.get(str(n), len(rank)), str(n))))
+                for cs in queue
+            ]
+            self._ordered = (key, made)
+        return self._ordered[1]
 
 
 def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
@@ -138,6 +200,7 @@ def make_scheduler(
     try:
         sched = Scheduler(
             kinds,
+            rank={nid: i for i, nid in enumerate(nodes)},
             graph=deps,
             conditions=conditions,
             termination_conds=termination,
@@ -145,5 +208,4 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
-    check_just_ran(sched.consideration_queue, kinds, mode, where)
     return sched, nodes

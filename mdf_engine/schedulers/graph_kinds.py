@@ -6,7 +6,7 @@ without importing graph-scheduler.
 * :func:`scheduler_nodes`, :func:`dependencies`: the nodes and their senders (from the edges);
 * :func:`consideration_queue`: graph-scheduler's consideration queue (its toposort of the
   dependencies), or None for a graph with a cycle;
-* :func:`read_termination`, :func:`check_just_ran`: the checks both schedulers make.
+* :func:`read_termination`: the checks of termination conditions both schedulers make.
 
 graph-scheduler's bridge (:mod:`.conditions`) and the engine's own scheduler for the compiled
 backend's warm-up (:mod:`.own`) are both built from these.
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, JustRan, TimeInterval
+from .kinds import ConditionKind, EveryNCalls, TimeInterval
 from .parse import parse_condition, time_scale
 from .time_scales import TimeScale
 
@@ -102,6 +102,14 @@ def has_repeating_interval(kind: ConditionKind) -> bool:
 def read_termination(cond: Any, scale: Any, where: str, graph: Graph) -> tuple[TimeScale, Any]:
     """The time scale and kind of a termination condition (``where``: its field path)."""
     made = parse_condition(cond, where, graph)
+    for k in made.walk():
+        if isinstance(k, EveryNCalls):
+            raise MDFError(
+                f"EveryNCalls({k.dependency}) cannot be (part of) a termination condition: it "
+                "counts calls since the node it belongs to last ran, and a termination "
+                "condition belongs to no node (graph-scheduler fails on it; use AfterNCalls)",
+                where,
+            )
     if has_repeating_interval(made):
         raise MDFError(
             "a TimeInterval with a 'repeat' cannot be (part of) a termination "
@@ -111,24 +119,3 @@ def read_termination(cond: Any, scale: Any, where: str, graph: Graph) -> tuple[T
             where,
         )
     return time_scale(scale, where), made
-
-
-def check_just_ran(queue: list[set[Any]], kinds: ScheduleKinds, mode: str, where: str) -> None:
-    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
-    fails reading its empty execution list): on a node of the first consideration set, or on
-    any node in exact_time mode (every node is in the one consideration set)."""
-    first = {str(n) for n in queue[0]} if queue else set()
-    for node_id, kind in kinds.nodes.items():
-        if not any(isinstance(k, JustRan) for k in kind.walk()):
-            continue
-        if mode == "exact_time" or node_id in first:
-            when = (
-                "in scheduling mode 'exact_time'"
-                if mode == "exact_time"
-                else "on a node that runs in the first time step"
-            )
-            raise MDFError(
-                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
-                "node has run",
-                f"{where}.conditions.node_specific.{node_id}",
-            )

@@ -13,7 +13,8 @@ so the warm-up imports no graph-scheduler either.
 scheduler, which also reports any error in the conditions) for what it does not run exactly as
 graph-scheduler does: another scheduling mode than standard, dependencies with a cycle
 (PsyNeuLink's), absolute time (TimeInterval, TimeTermination), WhenFinished (graph-scheduler
-reads ``is_finished`` through the node), a Threshold that is not over numbers, conditions
+reads ``is_finished`` through the node), JustRan (asked before the first time step it is an
+MDFError, which graph-scheduler's bridge raises when it is asked), a Threshold that is not over numbers, conditions
 that do not read, and conditions the compiled loop lacks.
 
 The generated source is made of engine-made names (counters, node indices) and whole-number
@@ -36,7 +37,6 @@ from .compiled import encode
 from .graph_kinds import (
     SchedNode,
     ScheduleKinds,
-    check_just_ran,
     consideration_queue,
     dependencies,
     read_termination,
@@ -44,6 +44,7 @@ from .graph_kinds import (
 )
 from .kinds import (
     ConditionKind,
+    JustRan,
     Threshold,
     TimeInterval,
     TimeTermination,
@@ -121,7 +122,6 @@ class OwnScheduler:
         given = [*kinds.nodes.values(), *kinds.termination.values()]
         if not all(_plain(k) for kind in given for k in kind.walk()):
             return None
-        check_just_ran(queue, kinds, mode, where)
         sched = cls(kinds, nodes, deps, queue)
         try:
             sched._compile(value_getter)
@@ -221,7 +221,8 @@ def _plain(kind: ConditionKind) -> bool:
     """Whether the own scheduler runs ``kind`` as graph-scheduler does (see the module
     docstring)."""
     if isinstance(
-        kind, (TimeInterval, TimeTermination, WhenFinished, WhenFinishedAny, WhenFinishedAll)
+        kind,
+        (TimeInterval, TimeTermination, WhenFinished, WhenFinishedAny, WhenFinishedAll, JustRan),
     ):
         return False
     if isinstance(kind, Threshold):

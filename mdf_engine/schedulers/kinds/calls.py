@@ -147,6 +147,11 @@ class JustRan(ConditionKind):
 
     dependency: str = node()
 
+    def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
+        # graph-scheduler's own JustRan fails (IndexError) when it is asked before the first
+        # time step; the bridge's refuses that in one line
+        return bridge.just_ran(self.dependency)
+
     def code(self, w: Any, owner: int) -> str:
         return w.just_ran(w.node(self.dependency))
 
@@ -169,7 +174,7 @@ class _Finished(ConditionKind):
     def code(self, w: Any, owner: int) -> str:
         parts = []
         for d in self._deps() or w.table.node_ids():
-            ran = f"({w.calls(ESU, w.node(d))} >= 1)"
+            ran = w.ran_in_update(w.node(d), owner)
             flag = w.table.finish_value(d)
             if flag is not None:
                 is_set = w.compare(w.threshold(d, flag, None), "!=", 0.0, 0.0, 0.0)
