@@ -308,6 +308,9 @@ class Simulation:
             steps = self.runner.default_steps if self.runner is not None else 1
         from .limits import check_steps
 
+        if record is not None and not isinstance(record, str):
+            record = list(record)  # (an iterator is read once)
+        _check_run_arguments(steps, dt, initializer, record)
         check_steps(steps)
         steps = int(steps)
         if steps < 0:
@@ -427,6 +430,29 @@ class Simulation:
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
             keys.append(found[0])
         return keys
+
+
+def _check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> None:
+    """The arguments of :meth:`Simulation.run` have the types it takes (a NaN ``dt`` made
+    every value NaN; ``steps=1.5`` ran one step; a list initializer was an AttributeError)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(steps, bool) or not isinstance(steps, (int, float, np.integer, np.floating)):
+        raise MDFError(f"steps must be a whole number, got {steps!r:.80}")
+    if math.isfinite(steps) and steps != int(steps):  # (NaN, inf: the step limit names them)
+        raise MDFError(f"steps must be a whole number, got {steps!r}")
+    if dt is not None and (
+        isinstance(dt, bool)
+        or not isinstance(dt, (int, float, np.integer, np.floating))
+        or not math.isfinite(dt)
+    ):
+        raise MDFError(f"dt must be a finite number, got {dt!r:.80}")
+    if initializer is not None and not isinstance(initializer, Mapping):
+        raise MDFError(f"initializer must be a mapping {{port: value}}, got {initializer!r:.80}")
+    if isinstance(record, str) or not all(isinstance(r, str) for r in record or ()):
+        raise MDFError(f"record must be a list of 'NODE.PORT' strings, got {record!r:.80}")
 
 
 def _either(found: list[tuple[str, str]]) -> str:

@@ -157,20 +157,18 @@ def conv_shift(x, w, bias, group, k, d, pb, o):
     out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
     of = out.reshape(-1)
     acc = np.empty((4, rows * Wp), dtype=x.dtype)
-    wg = np.empty((mg, K), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
             xp = pad_image(x, n, g * cg, cg, pb, Dp, Hp, Wp)
-            wg[:, :] = w[g * mg : (g + 1) * mg]
             for t0 in range(0, T, rows * Wp):
                 tc = min(rows * Wp, T - t0)
                 m = 0
                 while m < mg:
                     four = m + 4 <= mg
                     if four:
-                        _block4(xp, offs, wg, m, K, t0, tc, acc)
+                        _block4(xp, offs, w, g * mg + m, K, t0, tc, acc)
                     else:
-                        _block1(xp, offs, wg, m, K, t0, tc, acc)
+                        _block1(xp, offs, w, g * mg + m, K, t0, tc, acc)
                     for j in range(4 if four else 1):
                         mm = g * mg + m + j
                         bv = bias[mm]

@@ -103,6 +103,21 @@ class Constants:
                 f"backend copies into its state ({LIMITS['compiled_constants'][0]} allows more)"
             )
 
+    def is_float(self, name: str) -> bool:
+        """Whether ``name`` is the table entry of a float64 number (an immutable scalar that
+        element-wise code may read as it is)."""
+        if not (name.startswith("c") and name[1:].isdigit()):
+            return False
+        k = int(name[1:])
+        return k < len(self.table) and type(self.table.values[k]) is float
+
+    def is_array(self, name: str) -> bool:
+        """Whether ``name`` is the table entry of a numeric array."""
+        if not (name.startswith("c") and name[1:].isdigit()):
+            return False
+        k = int(name[1:])
+        return k < len(self.table) and isinstance(self.table.values[k], np.ndarray)
+
     def literal(self, value: Any) -> str:
         """The name of an expression's literal (ints stay ints, for indexing)."""
         if value is None:

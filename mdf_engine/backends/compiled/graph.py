@@ -43,8 +43,8 @@ from .runtime import (
     ERR_WIDTH,
     INPUTS_ARGS,
     NODE_ARGS,
-    RUN_ARGS,
     PythonCallFailed,
+    RunCall,
     arguments,
     call_checked,
     init_key,
@@ -88,6 +88,7 @@ class CompiledGraph:
         #: (node, port-or-parameter) pairs written to the ``rec`` array at every step (sweeps)
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
+        self._run_call = RunCall()
         self._fn = None
         self._quiet_fn = None
         self._batch_fn = None
@@ -406,28 +407,18 @@ class CompiledGraph:
         inits = initializer_args(initializer)
         static = self._layout.static is not None
         logged = self.schedule_log > 0 and not static
-        logbuf = self.log.ring if logged else np.zeros(1, dtype=np.int64)
-        logpos = self.log.pos if logged else np.zeros(2, dtype=np.int64)
+        rc = self._run_call
+        logbuf, logpos = (self.log.ring, self.log.pos) if logged else (rc.no_logbuf, rc.no_logpos)
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logged else self._quiet_fn
-        values = {
-            **st,
-            "nsteps": n,
-            "dt": 0.0 if dt is None else float(dt),
-            "dt_given": dt is not None,
-            "first_without_dt": first_without_dt,
-            "logbuf": logbuf,
-            "logpos": logpos,
-            "err": err,
-            "P": self.sweep_values,
-            "rec": self._no_rec,
-            "I": inits,
-        }
+        fixed = {"logbuf": logbuf, "logpos": logpos, "P": self.sweep_values, "rec": self._no_rec}
+        call = {"nsteps": n, "dt": 0.0 if dt is None else float(dt), "dt_given": dt is not None}
+        call.update(first_without_dt=first_without_dt, err=err, I=inits)
         if self.tier0 is not None:  # (None once the generated code runs)
-            self.tier0 = self.tier0.call(self, fn, values, n)
+            self.tier0 = self.tier0.call(self, fn, {**st, **fixed, **call}, n)
         else:
-            self.call_jitted(fn, *arguments(RUN_ARGS, values))
+            self.call_jitted(fn, *rc.args(fn, st, fixed, call))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)

@@ -315,6 +315,14 @@ class ExpressionTranslator:
             return Operand(off, base.shape[len(consts) :], base.is_int)
         if len(parts) == 1 and len(base.shape) == 1 and not isinstance(parts[0], ast.Slice):
             return base, self.scalar(self.expr(parts[0]))
+        lead = consts[:-1]
+        if (  # a[0, i_]: an element of a (1, n) array (compiled element-wise loops)
+            len(parts) == len(base.shape) > 1
+            and all(c is not None for c in lead)
+            and not isinstance(parts[-1], ast.Slice)
+        ):
+            row = self.subscript(ast.Subscript(base_node, ast.Tuple(parts[:-1], ast.Load())))
+            return row, self.scalar(self.expr(parts[-1]))
         raise NotTier0("a subscript by slices or computed indices of a multi-axis array")
 
     def _int_constant(self, node: ast.expr, missing: Any = "raise") -> Any:
