@@ -7,6 +7,9 @@ interpreted run's, and the graph outputs equal onnxruntime's (the oracle).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -157,6 +160,10 @@ def test_cnn_layers_compile_whole(build) -> None:
     runner = runs["compiled"].runner
     assert runner.is_compiled, runner.fallback_reason
     assert runner.python_calls == []
+    # an activation is copied whole, not by a loop that reshapes it at every element (a
+    # call into Numba's runtime each: 40 ms for the small CNN of benchmarks/cnn_speed.py)
+    source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
+    assert not re.search(r"for i_ in range\(\d+\):\n\s+\S+\.reshape\(", source)
     want, got = runs["interpreted"].outputs, runs["compiled"].outputs
     for nid, ports in want.items():
         for pid, w in ports.items():

@@ -87,3 +87,63 @@ def test_held_constants_in_a_batch_and_on_tier0(
     for nid, ports in want.items():
         for pid, w in ports.items():
             np.testing.assert_allclose(got[nid][pid], w, rtol=1e-12, atol=1e-15)
+
+
+def test_a_cnn_with_large_weights_holds_them_and_equals_onnxruntime(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Weights beyond ``HOLD_ABOVE`` at its default (a 3x3 conv of 32 x 16 channels, a 2048 x
+    10 classifier; SqueezeNet's layers in small) are held and stay float32."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from mdf_engine.onnx_io import import_model
+
+    monkeypatch.setenv("MDF_ENGINE_CACHE", str(tmp_path))
+    rng = np.random.default_rng(0)
+    inits = {
+        "w": rng.normal(0, 0.2, (32, 16, 3, 3)).astype(np.float32),
+        "b": rng.normal(0, 0.1, 32).astype(np.float32),
+        "fw": rng.normal(0, 0.05, (10, 32 * 8 * 8)).astype(np.float32),
+        "fb": rng.normal(0, 0.1, 10).astype(np.float32),
+    }
+    assert inits["w"].size > constants.HOLD_ABOVE
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["p"], ["f"]),
+        helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "held",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(proto)
+    feed = rng.standard_normal((1, 16, 16, 16)).astype(np.float32)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"x": feed})
+    model = import_model(proto)
+    meta = model.metadata["onnx"]
+    node, port = meta["outputs"]["y"].split(".", 1)
+    runs = {}
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(model, backend=backend)
+        for _ in range(2):  # (the second call runs the compiled code)
+            sim.evaluate(initializer={meta["inputs"]["x"]: feed})
+        runs[backend] = sim
+    runner = runs["compiled"].runner
+    assert runner.is_compiled and runner.python_calls == [], runner.fallback_reason
+    held = _held(runner)
+    assert {a.size for a in held} >= {inits["w"].size, inits["fw"].size}
+    assert all(a.dtype == np.float32 for a in held)
+    got = np.asarray(runs["compiled"].value(node, port))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    want = np.asarray(runs["interpreted"].value(node, port))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

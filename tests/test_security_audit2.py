@@ -205,3 +205,53 @@ def test_bad_input_port_shapes_are_load_errors(port, match):
 def test_the_compiled_fallback_reason_is_clipped():
     reason = numba_failure(TypeError("first\n" + "p" * 20_000))
     assert len(reason) < 400 and reason.endswith("...)")
+
+
+# ---------------------------------------------------------------- pow() is **
+
+
+@pytest.mark.parametrize("a,b", [(10, 10**10), (3, 40), (-8, 0.5), (0, -1), (2, 3)])
+def test_pow_is_the_power_operator(a, b):
+    """``pow(a, b)`` took minutes and 4 GB for ``10, 10**10``, wrapped around 64 bits when
+    compiled and was complex for ``-8, 0.5``: it is ``a ** b`` now (the oracle: the same
+    model written with ``**``)."""
+    got = {}
+    for text in (f"pow({a}, {b})", f"({a}) ** ({b})"):
+        m = _model()
+        m["graphs"][0]["nodes"][0]["parameters"][1]["value"] = text
+        got[text] = mdf_engine.Simulation(m).run(steps=2).outputs["A"]["o"]
+    first, second = got.values()
+    np.testing.assert_equal(np.asarray(first), np.asarray(second))
+
+
+# ---------------------------------------------------------------- ONNX files
+
+
+def test_a_complex_onnx_tensor_is_refused_by_name(tmp_path, capsys):
+    from onnx import TensorProto, helper
+
+    w = helper.make_tensor("w", TensorProto.COMPLEX64, [1], [1 + 2j])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Identity", ["w"], ["y"])], "g", [], [y], [w])
+    path = tmp_path / "c.onnx"
+    path.write_bytes(helper.make_model(g).SerializeToString())
+    line = _one_line_error(["import", str(path), str(tmp_path / "c.json")], capsys)
+    assert "complex64, which MDF cannot hold" in line and not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("scales", [[1e6, 1e6], [float("nan"), 1.0], [float("inf"), 1.0]])
+def test_resize_checks_its_result_before_allocating(scales):
+    from mdf_engine.onnx_ops.resize import resize_11
+
+    with pytest.raises(MDFError, match="Resize"):
+        resize_11(np.ones((3, 2), np.float32), None, np.array(scales, np.float32))
+
+
+def test_importing_many_nodes_of_one_name_is_linear():
+    from mdf_engine.onnx_io.names import NamePool
+
+    pool = NamePool()
+    names = [pool.fresh("Relu") for _ in range(20_000)]  # was 2 * 10**8 set lookups
+    assert len(set(names)) == 20_000 and names[:3] == ["Relu", "Relu_1", "Relu_2"]
+    pool.taken.add("x_1")
+    assert [pool.fresh("x"), pool.fresh("x")] == ["x", "x_2"]

@@ -108,6 +108,8 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         raise fail(f"syntax error ({e.msg})", where, text) from None
     except (RecursionError, MemoryError, ValueError):
         raise fail("expression nested too deeply", where, text) from None
+    if "pow" not in (functions or {}):
+        tree = _PowAsOperator().visit(tree)
     depth = _depth(tree)
     if depth > MAX_EXPRESSION_DEPTH:
         raise fail(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (the limit)", where, text)
@@ -170,6 +172,20 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         _fn=fn,
         where=where,
     )
+
+
+class _PowAsOperator(ast.NodeTransformer):
+    """``pow(a, b)`` is ``a ** b``, with its guards and numeric semantics on every backend
+    (Python's ``pow(10, 10**10)`` computed a 4 GB integer for minutes, Numba's ``pow`` of two
+    integers wrapped around 64 bits, and ``pow(-8, 0.5)`` was complex where ``**`` is NaN)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "pow" and len(node.args) == 2:
+            if not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args):
+                return ast.copy_location(ast.BinOp(node.args[0], ast.Pow(), node.args[1]), node)
+        return node
 
 
 def _check_spelling(tree: ast.Expression, source: str, where: str, text: str) -> None:

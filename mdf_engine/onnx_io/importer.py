@@ -349,6 +349,8 @@ def portable(model: Model) -> Model:
         for n in g.nodes:
             for p in list(n.parameters):
                 v = p.value
+                for x in [v, *(p.args or {}).values()]:
+                    _check_storable(x, f"{n.id}.{p.id}")
                 if (
                     isinstance(v, (np.ndarray, np.generic))
                     and v.dtype.name in _NP_TO_ONNX
@@ -359,10 +361,10 @@ def portable(model: Model) -> Model:
                     p.value = None
                 if p.args:
                     for k, a in list(p.args.items()):
-                        if isinstance(a, np.ndarray) and a.dtype.name not in (
-                            "float64",
-                            "int64",
-                            "bool",
+                        if (
+                            isinstance(a, np.ndarray)
+                            and a.dtype.name in _NP_TO_ONNX  # (bfloat16, float8: as floats)
+                            and a.dtype.name not in ("float64", "int64", "bool")
                         ):
                             extra = Parameter(
                                 id=_fresh_param(n, f"{p.id}_{k}"),
@@ -372,6 +374,13 @@ def portable(model: Model) -> Model:
                             n.parameters.insert(n.parameters.index(p), extra)
                             p.args[k] = extra.id
     return model
+
+
+def _check_storable(v: Any, where: str) -> None:
+    """A value an MDF file can hold (a complex tensor has no MDF form: refused by name, not
+    as an internal error of the JSON/YAML writer)."""
+    if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind == "c":
+        raise MDFError(f"'{where}' is an ONNX tensor of type {v.dtype.name}, which MDF cannot hold")
 
 
 def _fresh_param(node: Node, base: str) -> str:

@@ -15,7 +15,8 @@ Every number, string and array that comes from the model (an expression's litera
 parameter's constant value, a kernel's attribute, a function's registered name) is an entry of
 a :class:`ConstantTable`: the source names it ``c<k>``, and the module loads the table from an
 ``.npz`` file (``allow_pickle=False``) next to it. Numba freezes such module globals into the
-machine code, so a table constant costs what a literal costs.
+machine code, so a table constant costs what a literal costs; a large array is therefore not a
+table entry but a read-only array of the compiled state (:mod:`.constants`).
 
 :func:`check_source` enforces all of this on every generated module before it is written: a
 token of any other kind is an engine bug, reported as :class:`GeneratedSourceError`.

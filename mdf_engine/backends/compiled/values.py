@@ -229,6 +229,9 @@ class ValueEmitter:
             return None
         if shape != tuple(slot.shape) or not shape:
             return None
+        if len(shape) > 1 and any(int(d) != 1 for d in shape[:-1]):
+            return None  # (an N-D activation: element_at would reshape at every element,
+            # 40 ms a CNN inference; _put copies it in one flat loop)
         size = int(np.prod(shape))
         return (
             f"{ind}for i_ in range({size}):\n"
