@@ -3,7 +3,8 @@ backend's warm-up without graph-scheduler: on every condition case of test_condi
 it takes, its time steps equal graph-scheduler's own run of the same conditions (the oracle);
 it declines the rest (absolute time, WhenFinished, JustRan, conditions the compiled loop lacks), which
 then run under graph-scheduler; and
-a first compiled run of the cold-start benchmark's models imports no graph-scheduler at all."""
+a first compiled run (and a first few evaluate() calls, whose time steps equal the
+interpreter's) of the cold-start benchmark's models imports no graph-scheduler at all."""
 
 from __future__ import annotations
 
@@ -61,7 +62,16 @@ from mdf_engine import Simulation
 sim = Simulation(sys.argv[1], backend="compiled")
 sim.run(steps=10, dt=0.01)
 assert sim.runner.origin == "generated", sim.runner.origin
+ev = Simulation(sys.argv[1], backend="compiled")  # (evaluate() reads each update's steps)
+steps = []
+for _ in range(3):
+    ev.evaluate(time_increment=0.01)
+    steps.append((ev.time_steps, ev.time_step_times))
 late = sorted(m for m in ("graph_scheduler", "networkx", "pint") if m in sys.modules)
+ref = Simulation(sys.argv[1], backend="interpreted")
+for k in range(3):
+    ref.evaluate(time_increment=0.01)
+    assert (ref.time_steps, ref.time_step_times) == steps[k], (k, steps[k])
 print(",".join(late) or "none")
 """
 

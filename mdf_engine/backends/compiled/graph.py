@@ -222,11 +222,17 @@ class CompiledGraph:
         return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
 
     def absolute_clock(self) -> Any:
-        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (read
+        from the engine's own scheduler where it runs the graph's conditions: none of them
+        absolute, and no graph-scheduler to import)."""
         if self._clock is None:
             from ...schedulers.compiled import encode
+            from ...schedulers.own import OwnScheduler
 
-            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+            plan = self.plan
+            own = OwnScheduler.make(plan.graph, self.value, plan.where, plan.scheduling_mode)
+            scheduler = own if own is not None else self.interp.scheduler
+            self._clock = encode(scheduler, self.node_ids)[0].absolute
         return self._clock
 
     def run_steps(
