@@ -81,7 +81,8 @@ def test_tuple_and_list_values_read_back_as_the_interpreter_holds_them():
     "value, why",
     [
         ("v + v", "sequence is used"),  # list concatenation, not element-wise addition
-        ("u[int(x) % 2]", "constant integer"),  # a tuple of mixed shapes needs a fixed index
+        # a tuple of mixed shapes indexed by a changing integer: the value's shape alternates
+        ("u[int(x) % 2]", "from step to step"),
     ],
 )
 def test_what_cannot_compile_names_itself(value, why, caplog):
@@ -91,7 +92,8 @@ def test_what_cannot_compile_names_itself(value, why, caplog):
             sim.run(steps=3)
     runner = sims["compiled"].runner
     assert runner.mode == "interpreted"
-    assert why in runner.fallback_reason and "parameters.o" in runner.fallback_reason
+    assert why in runner.fallback_reason
+    assert "parameters.o" in runner.fallback_reason or "ports.out" in runner.fallback_reason
     assert why in caplog.text
     np.testing.assert_array_equal(
         np.ravel(sims["compiled"].value("n", "o")), np.ravel(sims["interpreted"].value("n", "o"))

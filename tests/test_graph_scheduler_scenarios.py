@@ -15,9 +15,7 @@ graph-scheduler itself is the oracle: the same conditions are built with ``graph
 the same dict graph and run, update by update. The interpreted backend and the compiled backend
 (its generated scheduler, run on tier 0, the generated code's own interpreter, and for
 :data:`NUMBA` cases compiled by Numba) must give the same time steps of every update, the same
-absolute times, and the same values (of the nodes that ran: a node that never runs reads None
-on the interpreted backend and its warm-up value on the compiled one, which is outside the
-scheduler). A scenario whose conditions graph-scheduler itself cannot evaluate (it raises) must
+absolute times, and the same values (None for a node that has not run). A scenario whose conditions graph-scheduler itself cannot evaluate (it raises) must
 be refused with a one-line MDFError. graph-scheduler walks a consideration set in the order of a
 Python set (which changes with the hash seed); the oracle walks it in the graph's node order,
 as the engine does (docs/semantics.md).
@@ -1280,9 +1278,10 @@ def test_scenario_matches_graph_scheduler(sc: Scenario, monkeypatch: pytest.Monk
     _same_updates(seen, want, f"compiled ({comp.runner.mode}: {comp.runner.fallback_reason})")
     ran = {n for steps, _ in want for s in steps for n in s}
     for nid, ports in interp.outputs.items():
-        if nid not in ran:
-            continue  # see the module docstring
         for port, v in ports.items():
+            if nid not in ran:  # (a node that has not run holds None on both backends)
+                assert v is None and comp.outputs[nid][port] is None, f"{nid}.{port}"
+                continue
             np.testing.assert_allclose(
                 np.asarray(comp.outputs[nid][port], dtype=float),
                 np.asarray(v, dtype=float),

@@ -334,9 +334,12 @@ def _growing(spec: CompileSpec, sizes: list[dict], shapes: list[dict]) -> str:
     field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(
         group, "parameters"
     )
+    b, a = before[key], after[key]  # (sizes: a number, or one per item of a list or tuple)
+    grows = not isinstance(a, tuple) and not isinstance(b, tuple) and a > b
     return (
         f"{spec.plan.nodes[nid].where}.{field}.{name} changes its shape from "
-        f"{shapes[0][key]} to {shapes[1][key]} in the first steps (numpy broadcasting)"
+        f"{shapes[0][key]} to {shapes[1][key]} "
+        + ("in the first steps (numpy broadcasting)" if grows else "from step to step")
     )
 
 
