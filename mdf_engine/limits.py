@@ -19,6 +19,10 @@ LIMITS = {
     # numbers of the constant arrays the compiled backend copies into its state (a memory
     # bound; large arrays are not frozen into machine code): beyond it a graph runs interpreted
     "compiled_constants": ("MDF_ENGINE_MAX_COMPILED_CONSTANTS", 50_000_000),
+    # not a safety bound but a choice of backend: a graph whose constant arrays hold more
+    # numbers runs interpreted, because its compile takes minutes and its code is no faster
+    # (SqueezeNet 1.1: 140 CPU s, then 3.1x the interpreter's time; docs/performance.md)
+    "compiled_weights": ("MDF_ENGINE_COMPILE_MAX_WEIGHTS", 500_000),
 }
 
 

@@ -1,5 +1,6 @@
 """A graph whose constant arrays exceed the ``compiled_constants`` limit (a memory bound: the
-compiled backend copies a model's arrays into its state) runs interpreted at once, with a log
+compiled backend copies a model's arrays into its state) or the ``compiled_weights`` choice (a
+graph that big compiles for minutes and runs no faster) runs interpreted at once, with a log
 line naming the limit, instead of allocating them; its results are the interpreted backend's
 (the oracle). The limit is lowered here so that a small file stands for a hostile one."""
 
@@ -16,16 +17,19 @@ from mdf_engine import Simulation
 MODEL = Path(__file__).resolve().parent / "data" / "wild" / "keras" / "mlp_linear.json"
 
 
+@pytest.mark.parametrize(
+    "var", ["MDF_ENGINE_MAX_COMPILED_CONSTANTS", "MDF_ENGINE_COMPILE_MAX_WEIGHTS"]
+)
 def test_constants_beyond_the_limit_run_interpreted(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+    var: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("MDF_ENGINE_MAX_COMPILED_CONSTANTS", "10")
+    monkeypatch.setenv(var, "10")
     monkeypatch.setenv("MDF_ENGINE_CACHE", str(tmp_path))
     with caplog.at_level(logging.INFO, logger="mdf_engine"):
         sim = Simulation(MODEL, backend="compiled")
         sim.run(steps=1)
     assert sim.runner.mode == "interpreted"
-    assert "MDF_ENGINE_MAX_COMPILED_CONSTANTS allows more" in caplog.text
+    assert f"{var} allows more" in caplog.text
     oracle = Simulation(MODEL, backend="interpreted")
     oracle.run(steps=1)
     for node, ports in oracle.runner.outputs().items():

@@ -102,6 +102,13 @@ class Constants:
                 f"its constant arrays hold more than {most:,} numbers, more than the compiled "
                 f"backend copies into its state ({LIMITS['compiled_constants'][0]} allows more)"
             )
+        most = min(most, limit("compiled_weights"))
+        if self.array_numbers > most:
+            raise NotCompilable(
+                f"its constant arrays hold more than {most:,} numbers: such a graph compiles "
+                "for minutes and runs no faster than on the interpreted backend "
+                f"({LIMITS['compiled_weights'][0]} allows more)"
+            )
 
     def is_float(self, name: str) -> bool:
         """Whether ``name`` is the table entry of a float64 number (an immutable scalar that
