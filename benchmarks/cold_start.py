@@ -1,7 +1,7 @@
 """Cold start of the compiled backend: a first run and a cached start of small models, each in
 a fresh process, against Numba's own floor and against ``import mdf_engine``.
 
-    python benchmarks/cold_start.py [--repeat N] [--steps N] [--imports]
+    python benchmarks/cold_start.py [--repeat N] [--steps N] [--imports] [--no-bytecode]
 
 Every measured process is a new ``python`` (the one running this script), timed from outside
 (wall seconds, and the CPU seconds the child used: on a busy machine the CPU time is what the
@@ -23,6 +23,13 @@ and ``mdf run`` for the cached start):
 
 The last column says which tier each first run and cached start took (``tier 0`` or
 ``generated``).
+
+Bytecode: every child caches the bytecode of the modules it imports under one temporary
+``PYTHONPYCACHEPREFIX`` (shared by all, written by the first process that imports a module),
+as an installed package has its ``.pyc`` files, even where this environment sets
+``PYTHONDONTWRITEBYTECODE``; ``--no-bytecode`` compiles every module from source in every
+process instead (the floors too), which costs mdf_engine's ~70 modules of a cached start
+about 0.1 CPU seconds.
 
 Floors: ``python -c "import mdf_engine"``, and Numba's own floor: a fresh process that imports
 Numba and calls one ``@njit(cache=True)`` function whose machine code is in Numba's cache. With
@@ -93,8 +100,14 @@ def best(runs: list[tuple[float, float, str]]) -> tuple[float, float, str]:
     return min(runs, key=lambda r: r[0])
 
 
-def base_env() -> dict[str, str]:
+def base_env(pycache: Path | None = None) -> dict[str, str]:
+    """The children's environment: one thread each, this tree first on the path, and (given
+    ``pycache``) bytecode cached under ``pycache`` as an installed package has it, whatever
+    ``PYTHONDONTWRITEBYTECODE`` says here."""
     env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     env.setdefault("NUMBA_NUM_THREADS", "1")
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -109,7 +122,7 @@ def with_caches(env: dict[str, str], model_cache: Path, numba_cache: Path) -> di
 
 
 def measure_model(path: Path, args: argparse.Namespace, tmp: Path, script: Path) -> dict:
-    env = base_env()
+    env = base_env(args.pycache)
     run = [sys.executable, str(script), str(path), str(args.steps)]
     cli = [
         sys.executable,
@@ -158,12 +171,13 @@ def measure_model(path: Path, args: argparse.Namespace, tmp: Path, script: Path)
 
 
 def floors(args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float, str]]:
-    env = base_env()
+    env = base_env(args.pycache)
     folder = tmp / "floor"
     folder.mkdir()
     (folder / "floor.py").write_text(FLOOR)
     fenv = {**env, "NUMBA_CACHE_DIR": str(tmp / "floor_cache")}
     timed([sys.executable, "floor.py"], fenv, cwd=str(folder))  # fills Numba's cache
+    timed([sys.executable, "-c", "import mdf_engine"], env)  # (and the bytecode cache)
     return {
         "numba": best(
             [timed([sys.executable, "floor.py"], fenv, cwd=str(folder)) for _ in range(args.repeat)]
@@ -175,9 +189,11 @@ def floors(args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float,
     }
 
 
-def imports(path: Path, tmp: Path, script: Path, top: int = 12) -> list[tuple[float, str]]:
+def imports(
+    path: Path, tmp: Path, script: Path, pycache: Path | None, top: int = 12
+) -> list[tuple[float, str]]:
     """The slowest imports (cumulative seconds) of a cached start of ``path``."""
-    env = with_caches(base_env(), tmp / "imports_model", tmp / "imports_numba")
+    env = with_caches(base_env(pycache), tmp / "imports_model", tmp / "imports_numba")
     argv = [sys.executable, str(script), str(path), "1"]
     timed(argv, {**env, "MDF_ENGINE_TIER0": "0"})  # the generated code, compiled
     done = subprocess.run(
@@ -208,19 +224,28 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs of every case (fastest shown)")
     ap.add_argument("--steps", type=int, default=10, help="steps of each run")
     ap.add_argument("--imports", action="store_true", help="list a cached start's imports")
+    ap.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="compile every module from source in every process (PYTHONDONTWRITEBYTECODE=1)",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="mdf_cold_") as t:
         tmp = Path(t)
+        args.pycache = None if args.no_bytecode else tmp / "pycache"
+        if args.no_bytecode:
+            os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
         script = tmp / "simulation_run.py"
         script.write_text(SIMULATION)
         base = floors(args, tmp)
         rows = {name: measure_model(path, args, tmp, script) for name, path in MODELS.items()}
-        top = imports(MODELS["conditions"], tmp, script) if args.imports else []
+        top = imports(MODELS["conditions"], tmp, script, args.pycache) if args.imports else []
     load = os.getloadavg()
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(
         f"# {now}, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on "
-        f"{os.cpu_count()} cores; fastest of {args.repeat}; seconds wall (CPU)\n"
+        f"{os.cpu_count()} cores; fastest of {args.repeat}; seconds wall (CPU); "
+        f"{'no bytecode cache' if args.no_bytecode else 'bytecode cached'}\n"
     )
     numba_floor = base["numba"]
     print(

@@ -58,6 +58,25 @@ class MDFError(ValueError):
         super().__init__(one_line(text))
 
 
+#: What evaluating a model's expression or function may raise besides MDFError (Python's and
+#: numpy's own failures on the values it meets): each becomes :func:`evaluation_failed`.
+EVALUATION_ERRORS = (
+    ArithmeticError,
+    ValueError,
+    TypeError,
+    IndexError,
+    KeyError,
+    MemoryError,
+    RecursionError,
+)
+
+
+def evaluation_failed(e: BaseException, path: str) -> MDFError:
+    """The MDFError of one of :data:`EVALUATION_ERRORS` raised while evaluating the field at
+    ``path``."""
+    return MDFError(f"evaluation failed: {type(e).__name__}: {e}", path)
+
+
 class UnsupportedOperatorError(MDFError, NotImplementedError):
     """An operator that is registered by name but whose semantics are not implemented."""
 

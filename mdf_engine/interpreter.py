@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 
 from . import op_state
-from .errors import MDFError
+from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .interpreter_lean import Replay, lean_node, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
 from .psyneulink_files import to_port_shape
-from .schedulers.conditions import make_scheduler
 
 _UNSET = object()
 #: The most time steps one evaluate() may take before the run is stopped as endless.
@@ -78,7 +77,10 @@ class NodeState:
 class InterpretedGraph:
     """A graph ready to run with the interpreted backend."""
 
-    def __init__(self, plan: GraphPlan, check_finite: bool = False):
+    def __init__(self, plan: GraphPlan, check_finite: bool = False, own_scheduler: bool = False):
+        """``own_scheduler``: run the schedule with the engine's own scheduler where it can
+        (:mod:`mdf_engine.schedulers.own`: the compiled backend's warm-up, which then imports
+        no graph-scheduler), else with graph-scheduler's."""
         self.plan = plan
         self.check_finite = check_finite
         self.states = {nid: NodeState(np_) for nid, np_ in plan.nodes.items()}
@@ -94,14 +96,29 @@ class InterpretedGraph:
         #: index in ``time_steps`` of the first step of the last evaluate()
         self.update_start = 0
         self.evaluations = 0
-        self.scheduler, self.sched_nodes = make_scheduler(
-            plan.graph,
-            value_getter=self.threshold_value,
-            finished=self.is_finished,
-            where=plan.where,
-            mode=plan.scheduling_mode,
-        )
-        self._clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
+        own = None
+        if own_scheduler:
+            from .schedulers.own import OwnScheduler
+
+            own = OwnScheduler.make(
+                plan.graph, self.threshold_value, plan.where, plan.scheduling_mode
+            )
+        if own is not None:
+            self.scheduler, self.sched_nodes = own, own.sched_nodes
+            #: graph-scheduler's absolute time (a pint quantity, or ms) of the current step
+            self._now = own.now
+        else:
+            from .schedulers.conditions import make_scheduler  # (imports graph-scheduler)
+
+            self.scheduler, self.sched_nodes = make_scheduler(
+                plan.graph,
+                value_getter=self.threshold_value,
+                finished=self.is_finished,
+                where=plan.where,
+                mode=plan.scheduling_mode,
+            )
+            clock = self.scheduler.get_clock(self.scheduler.default_execution_id)
+            self._now = lambda: clock.time.absolute
         #: PsyNeuLink files: per node, the (port, value) inputs of this update, which every
         #: execution of the node in the update reads again
         self.held: dict[str, list[tuple[str, Any]]] = {}
@@ -224,7 +241,7 @@ class InterpretedGraph:
                 )
             nodes = sorted((str(n) for n in ts), key=rank.__getitem__)
             self.time_steps.append(set(nodes))
-            self.step_times.append(self._clock.time.absolute)
+            self.step_times.append(self._now())
             frozen = None
             if before_step and len(nodes) > 1:
                 frozen = {
@@ -429,16 +446,8 @@ def _guard(fn, env, where: str, what: str) -> Any:
         if e.path:
             raise
         raise MDFError(e.message, f"{where}.{what}") from None
-    except (
-        ArithmeticError,
-        ValueError,
-        TypeError,
-        IndexError,
-        KeyError,
-        MemoryError,
-        RecursionError,
-    ) as e:
-        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", f"{where}.{what}") from None
+    except EVALUATION_ERRORS as e:
+        raise evaluation_failed(e, f"{where}.{what}") from None
 
 
 def _check_finite(st: NodeState, step: int) -> None:

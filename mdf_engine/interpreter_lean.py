@@ -24,19 +24,9 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from .errors import MDFError
+from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .plan import GraphPlan, NodePlan
 from .plan.parts import CallPlan, ValuePlan
-
-_ERRORS = (
-    ArithmeticError,
-    ValueError,
-    TypeError,
-    IndexError,
-    KeyError,
-    MemoryError,
-    RecursionError,
-)
 
 
 def static_schedule(plan: GraphPlan) -> bool:
@@ -146,8 +136,8 @@ class _BoundCall:
             if e.path:
                 raise
             raise MDFError(e.message, self.where) from None
-        except _ERRORS as e:
-            raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", self.where) from None
+        except EVALUATION_ERRORS as e:
+            raise evaluation_failed(e, self.where) from None
         if not isinstance(out, tuple):
             out = (out,)
         if self.wanted is not None:
@@ -227,5 +217,5 @@ def _evaluate(vp: ValuePlan, env: dict[str, Any], where: str) -> Any:
         if e.path:
             raise
         raise MDFError(e.message, where) from None
-    except _ERRORS as e:
-        raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", where) from None
+    except EVALUATION_ERRORS as e:
+        raise evaluation_failed(e, where) from None

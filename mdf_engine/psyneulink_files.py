@@ -212,20 +212,21 @@ def not_compiled_reason(
     may run before a sender whose initial value (``initial(node)``: its outputs from default
     inputs) is not zero, or an input node that may run more than once in an update (it reads
     its input every time). ``whole_loop``: the compiled whole-graph loop, which has these
-    rules (backends/compiled/pnl_rules.py): nothing to refuse."""
-    if not plan.psyneulink:
+    rules (backends/compiled/pnl_rules.py): nothing to refuse (``scheduler`` and ``initial``
+    are not read)."""
+    if not plan.psyneulink or whole_loop:
         return None
     # (projection matrices on edges compile: the compiled loop multiplies by them)
     sets = [{str(n) for n in cs} for cs in scheduler.consideration_queue]
     for ep in plan.edges:
-        if not whole_loop and any(ep.sender in s and ep.receiver in s for s in sets):
+        if any(ep.sender in s and ep.receiver in s for s in sets):
             return (
                 f"edge '{ep.id}' joins nodes of one time step, which read values from "
                 "before the step in PsyNeuLink files (not compiled)"
             )
     conds = {str(n): c for n, c in scheduler.conditions.conditions_basic.items()}
     for ep in plan.edges:
-        if whole_loop or _sender_runs_first(ep.sender, ep.receiver, conds):
+        if _sender_runs_first(ep.sender, ep.receiver, conds):
             continue
         first = initial(ep.sender) if initial is not None else None
         if first is None or np.any(np.asarray(first[ep.sender_port], dtype=float) != 0):
@@ -233,7 +234,7 @@ def not_compiled_reason(
                 f"node '{ep.receiver}' may run before its sender '{ep.sender}', whose initial "
                 "value it then reads in PsyNeuLink files (not compiled)"
             )
-    ports = set(initializer or ()) if not whole_loop else set()
+    ports = set(initializer or ())
     for nid, np_ in plan.nodes.items():
         if ports & {ip.id for ip in np_.inputs} and not _runs_once(nid, plan, scheduler):
             return (

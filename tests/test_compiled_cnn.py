@@ -7,6 +7,9 @@ interpreted run's, and the graph outputs equal onnxruntime's (the oracle).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -114,20 +117,25 @@ def _model_3d():
 
 
 def _model_products():
-    """Convolutions whose products (0.3-4 M multiply-adds) the compiled kernel runs in its own
-    loops where the interpreted one calls BLAS: 3x3 with padding, then 1x1, then Relu."""
+    """Products (0.2-4 M multiply-adds) that the compiled kernels run in their own loops where
+    the interpreted ones call BLAS: a 3x3 Conv with padding (shifted slices), a 1x1 Conv, Relu,
+    Flatten and a Gemm classifier (transB, alpha and beta)."""
     rng = np.random.default_rng(4)
     inits = {
         "w": rng.normal(0, 0.2, (16, 8, 3, 3)).astype(np.float32),
         "b": rng.normal(0, 0.1, 16).astype(np.float32),
         "w1": rng.normal(0, 0.2, (32, 16, 1, 1)).astype(np.float32),
+        "fw": rng.normal(0, 0.05, (10, 32 * 24 * 24)).astype(np.float32),
+        "fb": rng.normal(0, 0.1, 10).astype(np.float32),
     }
     nodes = [
         ("Conv", ["x", "w", "b"], ["c"], dict(pads=[1, 1, 1, 1])),
         ("Conv", ["c", "w1"], ["p"], {}),
         ("Relu", ["p"], ["r"], {}),
+        ("Flatten", ["r"], ["f"], {}),
+        ("Gemm", ["f", "fw", "fb"], ["y"], dict(transB=1, alpha=0.5, beta=2.0)),
     ]
-    return _graph(nodes, [1, 8, 24, 24], ["r"], inits, 13), (1, 8, 24, 24)
+    return _graph(nodes, [1, 8, 24, 24], ["r", "y"], inits, 13), (1, 8, 24, 24)
 
 
 @pytest.mark.parametrize(
@@ -152,6 +160,10 @@ def test_cnn_layers_compile_whole(build) -> None:
     runner = runs["compiled"].runner
     assert runner.is_compiled, runner.fallback_reason
     assert runner.python_calls == []
+    # an activation is copied whole, not by a loop that reshapes it at every element (a
+    # call into Numba's runtime each: 40 ms for the small CNN of benchmarks/cnn_speed.py)
+    source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
+    assert not re.search(r"for i_ in range\(\d+\):\n\s+\S+\.reshape\(", source)
     want, got = runs["interpreted"].outputs, runs["compiled"].outputs
     for nid, ports in want.items():
         for pid, w in ports.items():
@@ -164,3 +176,26 @@ def test_cnn_layers_compile_whole(build) -> None:
         out = np.asarray(got[node][port])
         assert out.dtype == np.float32 or name == "idx"
         np.testing.assert_allclose(out, expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("trans", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_gemm_kernel_matches_onnxruntime(trans, dtype) -> None:
+    """The compiled backend's Gemm kernel (own loops for small products, BLAS above
+    ``GEMM_OWN_MACS``) against onnxruntime, for every transA/transB."""
+    from onnx_cases import ort_run
+
+    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm_jit
+
+    rng = np.random.default_rng(5)
+    for m, k, n in [(3, 70, 5), (64, 1100, 64)]:  # own loops, then BLAS
+        assert (m * k * n <= GEMM_OWN_MACS) == (m < 64)
+        a = rng.standard_normal((k, m) if trans[0] else (m, k)).astype(dtype)
+        b = rng.standard_normal((n, k) if trans[1] else (k, n)).astype(dtype)
+        c = rng.standard_normal(n).astype(dtype)
+        attrs = dict(transA=trans[0], transB=trans[1], alpha=0.5, beta=2.0)
+        want = ort_run("Gemm", [a, b, c], attrs)[0]
+        got = gemm_jit(a, b, c, 0.5, 2.0, trans[0], trans[1])
+        assert got.dtype == dtype
+        tol = 1e-5 if dtype == np.float32 else 1e-12  # (sums of k products, either order)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())

@@ -1,6 +1,7 @@
-"""A graph whose constant arrays exceed the ``compiled_constants`` limit runs interpreted, with a
-log line naming the limit (SqueezeNet's 1.2 M weights did not finish compiling in minutes), and
-its results are the interpreted backend's (the oracle)."""
+"""A graph whose constant arrays exceed the ``compiled_constants`` limit (a memory bound: the
+compiled backend copies a model's arrays into its state) runs interpreted at once, with a log
+line naming the limit, instead of allocating them; its results are the interpreted backend's
+(the oracle). The limit is lowered here so that a small file stands for a hostile one."""
 
 from __future__ import annotations
 

@@ -48,12 +48,6 @@ NOT_COMPILED: dict[str, str] = {
         "model: its kind changed after the compiled backend's warm-up"
         for v in ("v0.15.3.0", "v0.21.0.0")
     },
-    # values that numpy broadcasting grows over the first steps: a compiled slot has one
-    # shape, the interpreter shows the smaller one first (tests/test_compiled_growing_values.py)
-    "neuroml/PyNN_IF_net.mdf.json": "graphs.PyNN_IF_net.nodes.pop1.input_ports.synapses_i "
-    "changes its shape from (2,) to (2, 2) in the first steps",
-    "modeci_examples/RNNs.json": "graphs.rnn_example.nodes.rnn_node.output_ports.out_port_r "
-    "changes its shape from () to (2,) in the first steps",
 }
 
 #: (writer, file) -> "compiled" or the fallback reason

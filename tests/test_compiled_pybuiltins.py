@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mdf_dicts import one_node
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
@@ -21,16 +22,7 @@ def _model(value: str) -> dict:
         "v": {"value": "x * np.array([1.0, -2.0, 0.5])"},
         "o": {"value": value},
     }
-    return {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {"n": {"parameters": params, "output_ports": {"out": {"value": "o"}}}}
-                }
-            },
-        }
-    }
+    return one_node(params)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mdf_dicts import one_node
 
 import mdf_engine
 from mdf_engine import Simulation
@@ -55,16 +56,7 @@ def _model(value: str, extra: dict | None = None) -> dict:
         "o": {"value": value},
         **(extra or {}),
     }
-    return {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {"n": {"parameters": params, "output_ports": {"out": {"value": "o"}}}}
-                }
-            },
-        }
-    }
+    return one_node(params)
 
 
 def test_tuple_and_list_values_read_back_as_the_interpreter_holds_them():
@@ -108,33 +100,15 @@ def test_what_cannot_compile_names_itself(value, why, caplog):
 
 def test_element_loops_over_arrays_of_two_axes_equal_interpreted():
     """A value over (2, 3) arrays is computed element by element over their flat view."""
-    model = {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {
-                        "n": {
-                            "parameters": {
-                                "y": {
-                                    "default_initial_value": [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]],
-                                    "value": "y * 0.5 + 1",
-                                }
-                            },
-                            "output_ports": {"o": {"value": "np.exp(-y) * y - 2"}},
-                        }
-                    }
-                }
-            },
-        }
-    }
+    y = {"default_initial_value": [[0.0, 0.5, 1.0], [1.0, 2.0, 3.0]], "value": "y * 0.5 + 1"}
+    model = one_node({"y": y}, "np.exp(-y) * y - 2")
     sims = {b: Simulation(model, backend=b) for b in ("interpreted", "compiled")}
     for sim in sims.values():
         sim.run(steps=7)
     assert sims["compiled"].runner.mode == "compiled"
     np.testing.assert_allclose(
-        sims["compiled"].outputs["n"]["o"],
-        sims["interpreted"].outputs["n"]["o"],
+        sims["compiled"].outputs["n"]["out"],
+        sims["interpreted"].outputs["n"]["out"],
         rtol=1e-12,
         atol=0,
     )

@@ -21,6 +21,7 @@ from test_conditions import CASES, UNSUPPORTED, chain_model, oracle_time_steps
 from mdf_engine.schedulers.conditions import Bridge
 from mdf_engine.schedulers.kinds import KINDS, ConditionKind
 from mdf_engine.schedulers.parse import parse_condition, time_scale
+from mdf_engine.schedulers.time_scales import to_graph_scheduler
 
 # graph-scheduler warns when a node's condition depends on the node itself (BeforeNCalls(A) on A)
 pytestmark = pytest.mark.filterwarnings("ignore:.*as its owner:UserWarning")
@@ -96,7 +97,7 @@ def test_kind_round_trips_to_graph_schedulers_execution_list(name: str):
     def engine(a, b, c, getter):
         bridge = Bridge({"A": a, "B": b, "C": c}, lambda n, p: getter(bridge.nodes[n], p))
         kind = next(k for m in made.values() for k in m.walk() if isinstance(k, KINDS[name]))
-        assert type(kind.graph_scheduler(bridge)) is getattr(gs, name)
+        assert isinstance(kind.graph_scheduler(bridge), getattr(gs, name))
         return _split({key: m.graph_scheduler(bridge) for key, m in made.items()}, bridge.nodes)
 
     def direct(a, b, c, getter):
@@ -111,7 +112,9 @@ def test_kind_round_trips_to_graph_schedulers_execution_list(name: str):
 def _split(built: dict, nodes: dict) -> tuple[dict, dict]:
     """(node conditions, termination conditions) as graph-scheduler takes them."""
     conds = {nodes[k]: c for (role, k), c in built.items() if role == "node"}
-    term = {time_scale(k): c for (role, k), c in built.items() if role == "term"}
+    term = {
+        to_graph_scheduler(time_scale(k)): c for (role, k), c in built.items() if role == "term"
+    }
     return conds, term
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mdf_dicts import graph_model
 
 from mdf_engine import Simulation
 from mdf_engine.simulation import steps_for_duration
@@ -53,50 +54,29 @@ def test_sweep_duration_is_the_reference_loop():
     )
 
 
-SKIPPING = {
-    "m": {
-        "format": "ModECI MDF v0.4",
-        "graphs": {
-            "g": {
-                "nodes": {
-                    "A": {
-                        "parameters": {"c": {"value": "c + 1", "default_initial_value": 0}},
-                        "output_ports": {"out": {"value": "c"}},
-                    },
-                    "B": {
-                        "input_ports": {"inp": {}},
-                        "parameters": {"s": {"value": "s + inp", "default_initial_value": 0}},
-                        "output_ports": {"out": {"value": "s"}},
-                    },
-                },
-                "edges": {
-                    "e": {
-                        "sender": "A",
-                        "sender_port": "out",
-                        "receiver": "B",
-                        "receiver_port": "inp",
-                    }
-                },
-                "conditions": {
-                    "node_specific": {
-                        "B": {
-                            "type": "Threshold",
-                            "kwargs": {
-                                "dependency": "A",
-                                "parameter": "c",
-                                "threshold": 3,
-                                "comparator": ">=",
-                            },
-                        }
-                    },
-                    "termination": {
-                        "environment_state_update": {"type": "AfterPass", "kwargs": {"n": 0}}
-                    },
-                },
+SKIPPING = graph_model(
+    {
+        "A": {
+            "parameters": {"c": {"value": "c + 1", "default_initial_value": 0}},
+            "output_ports": {"out": {"value": "c"}},
+        },
+        "B": {
+            "input_ports": {"inp": {}},
+            "parameters": {"s": {"value": "s + inp", "default_initial_value": 0}},
+            "output_ports": {"out": {"value": "s"}},
+        },
+    },
+    edges={"e": {"sender": "A", "sender_port": "out", "receiver": "B", "receiver_port": "inp"}},
+    conditions={
+        "node_specific": {
+            "B": {
+                "type": "Threshold",
+                "kwargs": {"dependency": "A", "parameter": "c", "threshold": 3, "comparator": ">="},
             }
         },
-    }
-}
+        "termination": {"environment_state_update": {"type": "AfterPass", "kwargs": {"n": 0}}},
+    },
+)
 
 
 @pytest.mark.parametrize("backend", ["interpreted", "compiled"])

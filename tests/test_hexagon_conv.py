@@ -167,23 +167,12 @@ def test_supernode_p32_min_zero_is_relu_and_channel_scale():
     b = np.array([[[[1000000, -500000, 0]]]], np.int32)
     xr, wr = (-1.0, 1.0), (-1.0, 1.0)
     scale = np.array([[[[1.0, 0.5, 0.25]]]], F)
+    # x, w, their ranges, the stride, b, its range and the output range; then the scales
+    ranges = [s(-1), s(1), s(-1), s(1)]
+    fixed = [x, w, *ranges, np.zeros((1, 2, 2, 1)), b, s(-1), s(1), s(0.0), s(np.inf)]
     q, mn, mx = run(
         "Supernode_8x8p32to8",
-        [
-            x,
-            w,
-            s(-1),
-            s(1),
-            s(-1),
-            s(1),
-            np.zeros((1, 2, 2, 1)),
-            b,
-            s(-1),
-            s(1),
-            s(0.0),
-            s(np.inf),
-            scale,
-        ],
+        [*fixed, scale],
         padding="VALID",
     )
     b_real = b.reshape(-1).astype(np.float64) * 2.0 / 2**32
@@ -196,21 +185,7 @@ def test_supernode_p32_min_zero_is_relu_and_channel_scale():
     with pytest.raises(MDFError, match="channel scales"):
         run(
             "Supernode_8x8p32to8",
-            [
-                x,
-                w,
-                s(-1),
-                s(1),
-                s(-1),
-                s(1),
-                np.zeros((1, 2, 2, 1)),
-                b,
-                s(-1),
-                s(1),
-                s(0.0),
-                s(np.inf),
-                scale * 2,
-            ],
+            [*fixed, scale * 2],
             padding="VALID",
         )
 

@@ -58,24 +58,11 @@ def test_grouped_conv():
     w = RNG.integers(0, 256, size=(3, 3, 2, 6), dtype=np.uint8)
     b = RNG.integers(-(2**24), 2**24, size=(1, 1, 1, 6)).astype(np.int32)
     scale = np.full((1, 1, 1, 6), 0.5, F)
+    # x, w, b, their ranges and the stride; then the group count, the output range, scales
+    fixed = [x, w, b, s(-1), s(1), s(-0.5), s(0.5), s(-1), s(1), np.zeros((1, 1, 1, 1))]
     q, mn, mx = run(
         "QuantizedGroupedConv2d_8x8p32to8",
-        [
-            x,
-            w,
-            b,
-            s(-1),
-            s(1),
-            s(-0.5),
-            s(0.5),
-            s(-1),
-            s(1),
-            np.zeros((1, 1, 1, 1)),
-            np.array(2),
-            s(-np.inf),
-            s(np.inf),
-            scale,
-        ],
+        [*fixed, np.array(2), s(-np.inf), s(np.inf), scale],
         padding="VALID",
     )
     rx, rw = real(x, -1, 1), real(w, -0.5, 0.5)
@@ -88,42 +75,13 @@ def test_grouped_conv():
     with pytest.raises(MDFError, match="groups do not divide"):
         run(
             "QuantizedGroupedConv2d_8x8p32to8",
-            [
-                x,
-                w,
-                b,
-                s(-1),
-                s(1),
-                s(-0.5),
-                s(0.5),
-                s(-1),
-                s(1),
-                np.zeros((1, 1, 1, 1)),
-                np.array(3),
-                s(-np.inf),
-                s(np.inf),
-            ],
+            [*fixed, np.array(3), s(-np.inf), s(np.inf)],
             padding="VALID",
         )
     with pytest.raises(MDFError, match="channel scales"):
         run(
             "QuantizedGroupedConv2d_8x8p32to8",
-            [
-                x,
-                w,
-                b,
-                s(-1),
-                s(1),
-                s(-0.5),
-                s(0.5),
-                s(-1),
-                s(1),
-                np.zeros((1, 1, 1, 1)),
-                np.array(2),
-                s(-np.inf),
-                s(np.inf),
-                scale * 0.01,
-            ],
+            [*fixed, np.array(2), s(-np.inf), s(np.inf), scale * 0.01],
             padding="VALID",
         )
 
@@ -132,23 +90,10 @@ def test_dilated_conv_quint8_bias():
     x = RNG.integers(0, 256, size=(1, 7, 7, 2), dtype=np.uint8)
     w = RNG.integers(0, 256, size=(2, 2, 2, 3), dtype=np.uint8)
     b = RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8)
+    inputs = [x, w, b, s(-1), s(1), s(-1), s(1), s(-2), s(2)]  # x, w, b and their ranges
     q, mn, mx = run(
         "QuantizedDilatedConv2d_8x8p32to8",
-        [
-            x,
-            w,
-            b,
-            s(-1),
-            s(1),
-            s(-1),
-            s(1),
-            s(-2),
-            s(2),
-            np.zeros((1, 1, 1, 1)),
-            np.array([[[[2, 2]]]]),
-            s(0.0),
-            s(np.inf),
-        ],
+        [*inputs, np.zeros((1, 1, 1, 1)), np.array([[[[2, 2]]]]), s(0.0), s(np.inf)],
         padding="VALID",
     )
     ref = conv_real(real(x, -1, 1), real(w, -1, 1), dil=2) + real(b, -2, 2).reshape(-1)
@@ -160,21 +105,7 @@ def test_dilated_conv_quint8_bias():
     with pytest.raises(MDFError, match="stride 1x1x1x1"):
         run(
             "QuantizedDilatedConv2d_8x8p32to8",
-            [
-                x,
-                w,
-                b,
-                s(-1),
-                s(1),
-                s(-1),
-                s(1),
-                s(-2),
-                s(2),
-                np.zeros((1, 2, 2, 1)),
-                np.array([2, 2]),
-                s(0.0),
-                s(np.inf),
-            ],
+            [*inputs, np.zeros((1, 2, 2, 1)), np.array([2, 2]), s(0.0), s(np.inf)],
             padding="VALID",
         )
 
@@ -192,50 +123,17 @@ def test_transpose_conv(op):
         else RNG.integers(0, 256, size=(1, 1, 1, 3), dtype=np.uint8)
     )
     pads = np.array([1, 0, 0, 2], np.int32).reshape(1, 1, 2, 2)
-    q, mn, mx = run(
-        op,
-        [
-            x,
-            w,
-            s(-1),
-            s(1),
-            s(-1),
-            s(1),
-            pads,
-            np.zeros((1, 2, 2, 1)),
-            b,
-            s(-1),
-            s(1),
-            s(-np.inf),
-            s(np.inf),
-        ],
-    )
+    # x, w, their ranges, pads, stride, b, its range, the output range
+    ranges = [s(-1), s(1), s(-1), s(1)]
+    inputs = [x, w, *ranges, pads, np.zeros((1, 2, 2, 1)), b, s(-1), s(1), s(-np.inf), s(np.inf)]
+    q, mn, mx = run(op, inputs)
     ref = tconv_real(real(x, -1, 1), real(w, -1, 1), 2, (1, 0, 0, 2))
     ref = ref + (b.reshape(-1) * 2.0 / 2**32 if p32 else real(b, -1, 1).reshape(-1))
     m, M = mn.item(), mx.item()
     assert q.shape == (2, 6, 7, 3) == ref.shape
     np.testing.assert_allclose(deq(q, m, M), ref, atol=float(step(m, M)) * 0.51 + 1e-5)
     with pytest.raises(MDFError, match="groups > 1"):
-        run(
-            op,
-            [
-                x,
-                w,
-                s(-1),
-                s(1),
-                s(-1),
-                s(1),
-                pads,
-                np.zeros((1, 2, 2, 1)),
-                b,
-                s(-1),
-                s(1),
-                s(-np.inf),
-                s(np.inf),
-                None,
-                np.array(2),
-            ],
-        )
+        run(op, [*inputs, None, np.array(2)])
 
 
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])

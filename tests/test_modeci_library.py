@@ -13,6 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
+from mdf_dicts import graph_model
 
 from mdf_engine.plan import load_function_libraries
 from mdf_engine.registry import REGISTRY
@@ -122,34 +123,18 @@ def test_drift_diffusion_defaults_and_unseeded():
 
 
 def test_drift_diffusion_in_a_model():
-    model = {
-        "ddm_model": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {
-                        "n": {
-                            "parameters": {
-                                "rt": {
-                                    "function": "drift_diffusion_integrator",
-                                    "args": {
-                                        "starting_point": 0.0,
-                                        "non_decision_time": 0.25,
-                                        "drift_rate": 2.0,
-                                        "threshold": 0.4,
-                                        "noise": 0.5,
-                                        "dt": 0.001,
-                                        "seed": 3,
-                                    },
-                                }
-                            },
-                            "output_ports": {"out": {"value": "rt"}},
-                        }
-                    }
-                }
-            },
-        }
+    args = {
+        "starting_point": 0.0,
+        "non_decision_time": 0.25,
+        "drift_rate": 2.0,
+        "threshold": 0.4,
+        "noise": 0.5,
+        "dt": 0.001,
+        "seed": 3,
     }
+    rt = {"function": "drift_diffusion_integrator", "args": args}
+    node = {"parameters": {"rt": rt}, "output_ports": {"out": {"value": "rt"}}}
+    model = graph_model({"n": node}, model="ddm_model")
     np.random.seed(3)
     theirs = ddm.drift_diffusion_integrator(0.0, 0.25, 2.0, 0.4, 0.5, 0.001)
     sim = Simulation(model)

@@ -1,9 +1,10 @@
 """The fast code paths of Conv, MaxPool and AveragePool/LpPool against onnxruntime and
 independent numpy formulas, on shapes chosen to pick each path.
 
-Conv has three kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py``): direct
-accumulation (depthwise-like groups and tiny problems), im2col tiles with the thin-filter
-product ``gemm_small``, and im2col tiles with BLAS writing into the output. Every case below
+Conv has four kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py`` and
+``_conv_shift.py``): direct accumulation (depthwise-like groups and tiny problems), shifted
+slices of the padded input for stride 1 (up to 4 M multiply-adds), im2col tiles with the
+thin-filter product ``gemm_small``, and im2col tiles with BLAS writing into the output. Every case below
 asserts which path it takes, and covers interior and border windows, strides, dilations, groups,
 pads / auto_pad, 1-D/2-D/3-D, float32 and float64, several im2col tiles and an odd number of
 filters. The 2-D pools run by row then column passes whose interior windows are unit-stride
@@ -20,6 +21,7 @@ from mdf_engine import onnx_ops
 from mdf_engine.errors import MDFError
 from mdf_engine.onnx_ops import _im2col
 from mdf_engine.onnx_ops import conv as conv_mod
+from mdf_engine.onnx_ops._conv_shift import SHIFT_MAX_MACS
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -31,11 +33,18 @@ def _rand(rng, *shape, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
 
 
-def conv_path(x: np.ndarray, w: np.ndarray, group: int, out_pixels: int, bias: bool) -> str:
+def conv_path(
+    x: np.ndarray, w: np.ndarray, group: int, out_pixels: int, bias: bool, attrs: dict
+) -> str:
     """The kernel Conv picks for these shapes (the module's own rule)."""
     m = w.shape[0]
     if conv_mod._use_direct(x.shape[0], m, m // group, w[0].size, out_pixels):
         return "direct"
+    strides = attrs.get("strides") or [1] * (x.ndim - 2)
+    pointwise = w[0].size == w.shape[1] and not any(attrs.get("pads") or [0])
+    macs = m // group * w[0].size * out_pixels
+    if all(v == 1 for v in strides) and not pointwise and macs <= SHIFT_MAX_MACS:
+        return "shift"
     ka = w[0].size + (1 if bias else 0)
     return "small" if _im2col.use_gemm_small(m // group, ka, out_pixels) else "blas"
 
@@ -52,23 +61,38 @@ CONV_CASES = [
         {"group": 6, "dilations": [2, 2], "strides": [1, 3], "pads": [2, 2, 2, 2]},
         "direct",
     ),
-    ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
+    ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     ((1, 3, 12), (5, 3, 5), {"auto_pad": "SAME_UPPER", "strides": [2]}, "direct"),
     # thin filters or small products (im2col + gemm_small): several tiles, odd M,
     # stride/dilation/pads
-    ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "small"),
+    ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
-    ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "small"),
+    ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "shift"),
     ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}, "small"),
     ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
-    ((2, 4, 30, 30), (12, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, "small"),
+    ((2, 4, 30, 30), (12, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, "shift"),
     # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
-    ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "blas"),
+    ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]}, "blas"),
     ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
     ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "blas"),
-    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2]}, "blas"),
-    ((1, 2, 10, 12, 12), (8, 2, 3, 3, 3), {"pads": [1, 0, 1, 1, 2, 1]}, "blas"),
+    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2], "strides": [2]}, "blas"),
+    (
+        (1, 2, 10, 12, 12),
+        (8, 2, 3, 3, 3),
+        {"pads": [1, 0, 1, 1, 2, 1], "strides": [2, 1, 1]},
+        "blas",
+    ),
+    # stride 1 by shifted slices of the padded input (_conv_shift.py): 1-D, 3-D, odd filter
+    # counts (blocks of 4 and 1), tap counts not a multiple of 4, non-square and even kernels,
+    # 1x1 with pads, rows wider than one accumulator chunk, groups of more than 4 filters
+    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2]}, "shift"),
+    ((1, 2, 10, 12, 12), (8, 2, 3, 3, 3), {"pads": [1, 0, 1, 1, 2, 1]}, "shift"),
+    ((1, 5, 9, 11), (7, 5, 5, 3), {"pads": [2, 0, 1, 1], "dilations": [1, 2]}, "shift"),
+    ((1, 6, 30, 30), (8, 6, 1, 1), {"pads": [1, 0, 0, 1]}, "shift"),
+    ((1, 2, 4, 700), (9, 2, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
+    ((1, 3, 30, 28), (6, 3, 2, 2), {"auto_pad": "SAME_LOWER"}, "shift"),
+    ((1, 6, 12, 12), (18, 2, 3, 3), {"group": 3, "pads": [0, 1, 2, 1]}, "shift"),
 ]
 
 
@@ -81,7 +105,7 @@ def test_conv_paths_match_onnxruntime(xs, ws, attrs, path, bias):
     x, w = _rand(rng, *xs), _rand(rng, *ws)
     b = _rand(rng, ws[0]) if bias else None
     exp = ort_run("Conv", [x, w, b], attrs)[0]
-    assert conv_path(x, w, attrs.get("group", 1), int(np.prod(exp.shape[2:])), bias) == path
+    assert conv_path(x, w, attrs.get("group", 1), int(np.prod(exp.shape[2:])), bias, attrs) == path
     got = onnx_ops.run("Conv", [x, w, b], attrs)[0]
     assert got.dtype == np.float32 and got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
@@ -107,7 +131,7 @@ def conv_numpy(x, w, b, pads, strides, dilations, group):
     "xs,ws,pads,strides,dil,group,path",
     [
         ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
-        ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "small"),
+        ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "shift"),
         ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
     ],
 )
@@ -119,7 +143,8 @@ def test_conv_paths_float64_match_numpy(xs, ws, pads, strides, dil, group, path)
         _rand(rng, ws[0], dtype=np.float64),
     )
     exp = conv_numpy(x, w, b, pads, strides, dil, group)
-    assert conv_path(x, w, group, int(np.prod(exp.shape[2:])), True) == path
+    attrs = {"strides": list(strides), "pads": list(pads)}
+    assert conv_path(x, w, group, int(np.prod(exp.shape[2:])), True, attrs) == path
     got = onnx_ops.run(
         "Conv",
         [x, w, b],

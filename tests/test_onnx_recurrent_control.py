@@ -13,6 +13,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx_cases import ort_run  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
@@ -29,33 +30,8 @@ def _ort_run(model, feeds):
     return sess.run(None, feeds)
 
 
-def _one_node_model(op, inputs, n_out, attrs, opset=OPSET):
-    """A model whose graph is one ``op`` node; ``inputs`` is a list of arrays or None."""
-    names, vis, feeds = [], [], {}
-    for k, x in enumerate(inputs):
-        if x is None:
-            names.append("")
-            continue
-        n = f"in{k}"
-        names.append(n)
-        vis.append(
-            helper.make_tensor_value_info(
-                n, helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)
-            )
-        )
-        feeds[n] = x
-    while names and names[-1] == "":
-        names.pop()
-    outs = [f"out{k}" for k in range(n_out)]
-    node = helper.make_node(op, names, outs, **attrs)
-    g = helper.make_graph([node], "g", vis, [onnx.ValueInfoProto(name=o) for o in outs])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    return model, feeds
-
-
 def _check_against_ort(op, inputs, n_out, attrs, rtol=1e-4, atol=1e-5):
-    model, feeds = _one_node_model(op, inputs, n_out, attrs)
-    want = _ort_run(model, feeds)
+    want = ort_run(op, inputs, attrs, n_out, OPSET)
     got = onnx_ops.run(op, inputs, attrs, opset=OPSET)
     assert len(got) >= n_out
     for g, w in zip(got, want):
@@ -112,8 +88,7 @@ def test_lstm_layout1_bidirectional():
     X, W, R, B, h0 = _weights(rng, 4, 2, 3, 2, 4, 3)
     c0 = rng.standard_normal((2, 3, 3)).astype(np.float32)
     attrs = {"hidden_size": 3, "direction": "bidirectional"}
-    model, feeds = _one_node_model("LSTM", [X, W, R, B, None, h0, c0], 3, attrs)
-    Y, Yh, Yc = _ort_run(model, feeds)
+    Y, Yh, Yc = ort_run("LSTM", [X, W, R, B, None, h0, c0], attrs, 3, OPSET)
     got = onnx_ops.run(
         "LSTM",
         [X.transpose(1, 0, 2), W, R, B, None, h0.transpose(1, 0, 2), c0.transpose(1, 0, 2)],

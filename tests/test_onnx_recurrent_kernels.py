@@ -15,7 +15,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx import helper  # noqa: E402
+from onnx_cases import ort_run  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
 from mdf_engine.onnx_ops import _recurrent_inputs, _recurrent_kernels  # noqa: E402
@@ -23,35 +23,8 @@ from mdf_engine.onnx_ops import _recurrent_inputs, _recurrent_kernels  # noqa: E
 OPSET = 14
 
 
-def _ort(op, inputs, n_out, attrs):
-    names, vis, feeds = [], [], {}
-    for k, x in enumerate(inputs):
-        if x is None:
-            names.append("")
-            continue
-        names.append(f"in{k}")
-        vis.append(
-            helper.make_tensor_value_info(
-                f"in{k}", helper.np_dtype_to_tensor_dtype(x.dtype), list(x.shape)
-            )
-        )
-        feeds[f"in{k}"] = x
-    outs = [f"out{k}" for k in range(n_out)]
-    g = helper.make_graph(
-        [helper.make_node(op, names, outs, **attrs)],
-        "g",
-        vis,
-        [onnx.ValueInfoProto(name=o) for o in outs],
-    )
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
-
-
 def _check(op, inputs, n_out, attrs):
-    want = _ort(op, inputs, n_out, attrs)
+    want = ort_run(op, inputs, attrs, n_out, OPSET)
     got = onnx_ops.run(op, inputs, attrs, opset=OPSET)
     for g, w in zip(got, want):
         assert g.shape == w.shape and g.dtype == w.dtype
@@ -210,7 +183,7 @@ def test_lstm_zero_length_entry_keeps_its_initial_state():
     np.testing.assert_array_equal(Yh[0, 0], h0[0, 0])
     np.testing.assert_array_equal(Yc[0, 0], c0[0, 0])
     assert not Y[:, :, 0].any()
-    oY, oYh, oYc = _ort("LSTM", inputs, 3, {"hidden_size": H})
+    oY, oYh, oYc = ort_run("LSTM", inputs, {"hidden_size": H}, 3, OPSET)
     np.testing.assert_allclose(Y[:, :, 1:], oY[:, :, 1:], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(Yh[:, 1:], oYh[:, 1:], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(Yc[:, 1:], oYc[:, 1:], rtol=1e-5, atol=1e-6)

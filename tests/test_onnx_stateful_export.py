@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mdf_dicts import graph_model
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -248,29 +249,11 @@ def test_odd_ids_give_safe_unique_names(tmp_path):
 
 
 def test_refused_with_one_line_naming_the_field():
-    model = {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {
-                        "A": {
-                            "parameters": {"c": {"value": "c + 1"}},
-                            "output_ports": {"o": {"value": "c"}},
-                        }
-                    },
-                    "conditions": {
-                        "node_specific": {
-                            "A": {
-                                "type": "NWhen",
-                                "kwargs": {"condition": {"type": "Always", "kwargs": {}}, "n": 2},
-                            }
-                        }
-                    },
-                }
-            },
-        }
-    }
+    nwhen = {"type": "NWhen", "kwargs": {"condition": {"type": "Always", "kwargs": {}}, "n": 2}}
+    model = graph_model(
+        {"A": {"parameters": {"c": {"value": "c + 1"}}, "output_ports": {"o": {"value": "c"}}}},
+        conditions={"node_specific": {"A": nwhen}},
+    )
     from mdf_engine.loader import load
 
     with pytest.raises(MDFError, match=r"graphs\.g\.conditions: .*NWhen") as err:
@@ -409,30 +392,14 @@ def test_run_without_dt_never_increments_time():
 def test_external_inputs_fed_every_step_match_initializers():
     """A port without edges is a graph input: feeding it each step is the engine's
     ``evaluate(initializer=...)`` of that step; left out, it reads its default."""
-    model = {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "graphs": {
-                "g": {
-                    "nodes": {
-                        "leaky": {
-                            "input_ports": {
-                                "drive": {"shape": [2]},
-                                "gain": {"default_value": 2.0},
-                            },
-                            "parameters": {
-                                "v": {
-                                    "time_derivative": "-v + gain * drive",
-                                    "default_initial_value": [0.0, 1.0],
-                                }
-                            },
-                            "output_ports": {"out": {"value": "v"}},
-                        }
-                    }
-                }
-            },
-        }
+    leaky = {
+        "input_ports": {"drive": {"shape": [2]}, "gain": {"default_value": 2.0}},
+        "parameters": {
+            "v": {"time_derivative": "-v + gain * drive", "default_initial_value": [0.0, 1.0]}
+        },
+        "output_ports": {"out": {"value": "v"}},
     }
+    model = graph_model({"leaky": leaky})
     from mdf_engine.loader import load
 
     m = load(model)

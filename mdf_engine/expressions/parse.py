@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import MDFError
+from ..errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .closures import ClosureBuilder, fail
 from .functions import BUILTIN_FUNCTIONS, MATH_FUNCTIONS, MODULES
 from .operators import BINOPS, CMP, UNARY
@@ -67,16 +67,8 @@ class Expr:
             if e.path or not self.where:
                 raise
             raise MDFError(e.message, self.where, e.source) from None
-        except (
-            ArithmeticError,
-            ValueError,
-            TypeError,
-            IndexError,
-            KeyError,
-            MemoryError,
-            RecursionError,
-        ) as e:
-            raise MDFError(f"evaluation failed: {type(e).__name__}: {e}", self.where) from None
+        except EVALUATION_ERRORS as e:
+            raise evaluation_failed(e, self.where) from None
 
     @property
     def is_constant(self) -> bool:

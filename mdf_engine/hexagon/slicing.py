@@ -23,17 +23,19 @@ from .quant import (
 )
 
 
-def slice_4d(a: np.ndarray, start, size) -> np.ndarray:
+def slice_4d(a: np.ndarray, start, size, op: str = "slice") -> np.ndarray:
+    """``a[start : start + size]`` per dimension (size -1: to the end), start and size
+    left-padded to four dimensions with full slices; errors named ``op``."""
     st, sz = ilist(start), ilist(size)
     if len(st) != len(sz) or len(st) > 4:
-        raise MDFError(f"slice: start {st} and size {sz} must have the same length <= 4")
+        raise MDFError(f"{op}: start {st} and size {sz} must have the same length <= 4")
     st = [0] * (4 - len(st)) + st
     sz = [-1] * (4 - len(sz)) + sz
     idx = []
     for d, (s, n) in enumerate(zip(st, sz)):
         n = a.shape[d] - s if n == -1 else n
         if s < 0 or n < 0 or s + n > a.shape[d]:
-            raise MDFError(f"slice [{s}, {s + n}) is outside dim {d} of size {a.shape[d]}")
+            raise MDFError(f"{op}: [{s}, {s + n}) is outside dim {d} of size {a.shape[d]}")
         idx.append(slice(s, s + n))
     return np.ascontiguousarray(a[tuple(idx)])
 
@@ -50,21 +52,8 @@ for _name, _dt in (("Slice_f", F32), ("Slice_int32", np.int32), ("Slice_8", np.u
 @hexop("QuantizedSlice_8", ("input", "start", "size", "input_min", "input_max"))
 def quantized_slice_8(q, start, size, q_min, q_max, *, padding="NA"):
     """Slice from start with size (-1 = to the end), left-padded with full slices; range copied."""
-    a = as4d(q)
-    st, sz = ilist(start), ilist(size)
-    if len(st) != len(sz) or len(st) > 4:
-        raise MDFError(f"QuantizedSlice_8: start {st} and size {sz} must have the same length <= 4")
-    st = [0] * (4 - len(st)) + st
-    sz = [-1] * (4 - len(sz)) + sz
-    idx = []
-    for d, (s, n) in enumerate(zip(st, sz)):
-        n = a.shape[d] - s if n == -1 else n
-        if s < 0 or n < 0 or s + n > a.shape[d]:
-            raise MDFError(
-                f"QuantizedSlice_8: slice [{s}, {s + n}) out of dim {d} of size {a.shape[d]}"
-            )
-        idx.append(slice(s, s + n))
-    return np.ascontiguousarray(a[tuple(idx)]), scalar(q_min), scalar(q_max)
+    a = slice_4d(as4d(q), start, size, "QuantizedSlice_8")
+    return a, scalar(q_min), scalar(q_max)
 
 
 def strided_slice(a: np.ndarray, begin, end, step, masks=(0, 0, 0)) -> np.ndarray:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ import numpy as np
 from ..errors import MDFError
 from ..expressions import looks_numeric
 from ..model import Graph, Model, Node
+from ..results import atomic_write_bytes
 from .translate import Builder, Translator, Val
 from .vocabulary import ELEM, OPSET_FLOOR, STD_FORMULAS
 
@@ -370,17 +370,7 @@ def export(
 ) -> Any:
     """Write a stateless MDF graph as an ONNX file (atomically); returns the ModelProto."""
     mp = to_onnx(model, graph=graph, dtype=dtype, opset=opset)
-    p = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(p))
-    fd, tmp = tempfile.mkstemp(prefix=".mdf_export_", suffix=".onnx", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(mp.SerializeToString())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_bytes(path, mp.SerializeToString())
     return mp
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError, NotCompilable
+from ..results import atomic_write_bytes
 from .exporter import choose_opset, port_type
 from .state_layout import Layout, layout
 from .step_nodes import precheck
@@ -408,7 +409,7 @@ def export_stateful(
         mp = to_onnx_run(
             model, steps, dt, record, graph, dtype, opset, duration, initializer=initializer
         )
-    _write_atomically(mp, path)
+    atomic_write_bytes(path, mp.SerializeToString())
     return mp
 
 
@@ -422,23 +423,6 @@ def _named_source(model: Any) -> Iterator[None]:
         if e.source or not source:
             raise
         raise MDFError(e.message, e.path, source) from None
-
-
-def _write_atomically(mp: Any, path: str | os.PathLike) -> None:
-    import tempfile
-
-    p = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(
-        prefix=".mdf_export_", suffix=".onnx", dir=os.path.dirname(os.path.abspath(p))
-    )
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(mp.SerializeToString())
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _tensor(arr: np.ndarray, name: str) -> Any:

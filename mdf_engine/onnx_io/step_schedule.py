@@ -317,6 +317,8 @@ class UpdateEmitter:
             stop = flag_or(self.tr, stop, self._cond(sch.term, S), f"stop{q}")
             go = self._op("Not", [stop], f"go{q}", "bool")
             x: dict[int, Any] = {m: False for m in members}
+            for m in members:  # chosen in this set (WhenFinished of a member reads it)
+                S[("q", f"q_x{m}")] = self._false()
             for _rep in range(1 if len(members) == 1 else len(members)):
                 for m in members:
                     c = self._op("And", [self._cond(sch.roots[m], S), go], f"may{m}", "bool")
@@ -329,6 +331,7 @@ class UpdateEmitter:
                         )
                     self._mark(S, m, c)
                     x[m] = c if x[m] is False else self._op("Or", [x[m], c], f"x{m}", "bool")
+                    S[("q", f"q_x{m}")] = x[m]
             if sch.clock.enabled:
                 self._set_ran(S, members, x, go)
             else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 
 from ..errors import MDFError
@@ -54,3 +55,20 @@ def reduction_code(r: Any, op: str, allowed: tuple[str, ...]) -> int:
     if r not in allowed:
         raise MDFError(f"{op}: reduction must be one of {', '.join(allowed)}, got '{r}'")
     return REDUCTIONS[r]
+
+
+@numba.njit(cache=True, inline="always")
+def scatter_one(out, o, v, reduction):  # pragma: no cover - compiled
+    """``out[o] (op)= v`` for a reduction code of :data:`REDUCTIONS`."""
+    if reduction == 0:
+        out[o] = v
+    elif reduction == 1:
+        out[o] += v
+    elif reduction == 2:
+        out[o] *= v
+    elif reduction == 3:
+        if v > out[o]:
+            out[o] = v
+    else:
+        if v < out[o]:
+            out[o] = v

@@ -1,11 +1,12 @@
 """``onnx::Conv``: N-D (1-3) convolution with groups, dilations, strides, pads / auto_pad and an
 optional bias, and the float convolution that the integer forms (:mod:`.conv_integer`) reuse.
 
-Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has four kernels:
+Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has five kernels:
 direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct`), one matrix
 product per image for a 1x1 convolution without stride, padding or groups
-(:func:`conv_pointwise`), and im2col tiles that stay in cache multiplied straight into their
-block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for thin filters or small
+(:func:`conv_pointwise`), shifted slices of the padded input for other stride-1 convolutions
+up to 4 M multiply-adds (:func:`~._conv_shift.conv_shift`), and im2col tiles that stay in
+cache multiplied straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for thin filters or small
 products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an extra filter column
 over a row of ones. The geometry of a call is memoized per shapes and attributes, and
 :func:`prepare_conv` binds a Conv with constant weights once for the interpreter's fast path.
@@ -25,6 +26,7 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._blas import blas_threads_for
+from ._conv_shift import conv_shift_g, use_shift
 from ._im2col import (
     SMALL_MACS,
     TILE_ELEMS,
@@ -253,13 +255,25 @@ def _conv_geometry_of(xshape, wshape, attrs: dict, op: str):
         and not any(pb)
         and tuple(out_sp) == tuple(xshape[2:])
     )
+    g = geometry_array(geo, group)
+    macs = M // group * math.prod(wshape[1:]) * math.prod(out_sp)
     return (
         group,
-        geometry_array(geo, group),
-        "direct" if direct else "pointwise" if pointwise else "im2col",
+        g,
+        _method(direct, pointwise, g, macs),
         shape5,
         (xshape[0], M) + out_sp,
     )
+
+
+def _method(direct: bool, pointwise: bool, g: np.ndarray, macs: int) -> str:
+    """The kernel of a Conv (see :func:`_conv_geometry`) of ``macs`` multiply-adds per image
+    and group."""
+    if direct:
+        return "direct"
+    if pointwise:
+        return "pointwise"
+    return "shift" if use_shift(g, macs) else "im2col"
 
 
 @numba.njit(cache=True)
@@ -296,6 +310,8 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
     w2 = np.ascontiguousarray(W, dtype=X.dtype).reshape(M, -1)
     if method == "direct":
         y = conv_direct_g(x5, w2, bias, g)
+    elif method == "shift":
+        y = conv_shift_g(np.ascontiguousarray(x5), w2, bias, g)
     else:
         pixels = math.prod(out_shape[2:])
         macs = x5.shape[0] * M * w2.shape[1] * pixels
@@ -318,7 +334,7 @@ def calls_blas(method: str, group: int, m: int, k: int, pixels: int, has_bias: b
     run on one thread, so that BLAS's thread count needs no limit around them)."""
     if method == "pointwise":
         return m * k * pixels > SMALL_MACS
-    if method == "direct":
+    if method in ("direct", "shift"):
         return False
     return not use_gemm_small(m // group, k + 1 if has_bias else k, pixels)
 
@@ -368,6 +384,8 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
         X = np.ascontiguousarray(X)
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
+        elif method == "shift":
+            y = conv_shift_g(X.reshape(shape5), w2, bias, g)
         else:
             try:
                 with blas_threads_for(macs) if macs else nullcontext():
@@ -433,6 +451,8 @@ def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
     pixels = o0 * o1 * o2
     if M // grp <= 4 or N * M * taps * pixels <= DIRECT_MAX_MACS:
         return shaped_like_nb(conv_direct_g(x5, w2, bias, g), X)
+    if use_shift(g, (M // grp) * taps * pixels):
+        return shaped_like_nb(conv_shift_g(x5, w2, bias, g), X)
     pointwise = grp == 1
     for i in range(15):
         if (i < 6 and g[i] != 1) or (9 <= i < 12 and g[i] != 0):

@@ -39,23 +39,10 @@ def run_binary(
     """Run a binary broadcast ``core`` (arith/compare/shift) on a, b converted to ``cd``,
     writing a new array of dtype ``out_dt`` of the broadcast shape."""
     sa, sb = a.shape, b.shape
-    if sa == sb:
-        out = np.empty(sa, out_dt)
-        core(
-            code,
-            _flat(a, cd),
-            _flat(b, cd),
-            out.reshape(-1),
-            EMPTY_I64,
-            EMPTY_I64,
-            EMPTY_I64,
-            *extra,
-        )
-        return out
-    shape = broadcast_shape(sa, sb)
+    shape = sa if sa == sb else broadcast_shape(sa, sb)
     out = np.empty(shape, out_dt)
     n = out.size
-    if a.size == 1 or b.size == 1 or (a.size == n and b.size == n):
+    if (a.size == n and b.size == n) or a.size == 1 or b.size == 1:  # one flat loop
         core(
             code,
             _flat(a, cd),

@@ -17,7 +17,14 @@ import numpy as np
 
 from ..errors import MDFError
 from . import onnx_op
-from ._index_common import as_bits, flat_view, guarded, index_axis, reduction_code
+from ._index_common import (
+    as_bits,
+    flat_view,
+    guarded,
+    index_axis,
+    reduction_code,
+    scatter_one,
+)
 
 
 @numba.njit(cache=True)
@@ -108,20 +115,7 @@ def _take_flat(x, offs):
 def _scatter_flat(out, offs, upd, reduction):
     """out[offs[k]] (op)= upd[k]; reduction 0 none, 1 add, 2 mul, 3 max, 4 min."""
     for k in range(offs.size):
-        o = offs[k]
-        v = upd[k]
-        if reduction == 0:
-            out[o] = v
-        elif reduction == 1:
-            out[o] += v
-        elif reduction == 2:
-            out[o] *= v
-        elif reduction == 3:
-            if v > out[o]:
-                out[o] = v
-        else:
-            if v < out[o]:
-                out[o] = v
+        scatter_one(out, offs[k], upd[k], reduction)
     return out
 
 

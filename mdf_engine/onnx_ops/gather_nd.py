@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import MDFError
 from . import onnx_op
-from ._index_common import as_bits, flat_view, guarded, reduction_code
+from ._index_common import as_bits, flat_view, guarded, reduction_code, scatter_one
 
 
 @numba.njit(cache=True)
@@ -63,20 +63,7 @@ def _scatter_blocks(out, offs, upd, inner, reduction):
     for t in range(offs.size):
         s = offs[t] * inner
         for i in range(inner):
-            v = upd[t * inner + i]
-            o = s + i
-            if reduction == 0:
-                out[o] = v
-            elif reduction == 1:
-                out[o] += v
-            elif reduction == 2:
-                out[o] *= v
-            elif reduction == 3:
-                if v > out[o]:
-                    out[o] = v
-            else:
-                if v < out[o]:
-                    out[o] = v
+            scatter_one(out, s + i, upd[t * inner + i], reduction)
     return out
 
 

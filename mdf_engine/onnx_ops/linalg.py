@@ -1,7 +1,8 @@
 """``onnx::`` linear algebra: MatMul, Gemm, MatMulInteger, Det and Einsum.
 
 MatMul and Gemm go to BLAS: ``np.matmul``/``np.dot`` from Python, and ``np.dot`` inside the
-nopython ``jit=`` versions (2-D operands; a batched MatMul is a loop of 2-D products). Det is
+nopython ``jit=`` versions (2-D operands; a batched MatMul is a loop of 2-D products), where a
+small Gemm of one float dtype runs in own loops instead. Det is
 an LU factorisation with partial pivoting in an njit kernel. Einsum parses the equation and
 reduces it to diagonals, sums, transposes and batched matrix products (``np.matmul``); it never
 hands the equation to ``np.einsum``.
@@ -15,6 +16,8 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from ..errors import MDFError
 from . import onnx_op
@@ -45,12 +48,67 @@ def matmul(A, B):
 # ---------------------------------------------------------------- Gemm
 
 
+#: In :func:`gemm_jit`, products of up to this many multiply-adds of one float dtype run in
+#: :func:`_gemm_small` (the small CNN's 1x2048 by 2048x10 classifier: ~2 us against ~14 us
+#: for a copy of ``B.T`` and BLAS); nopython code cannot lower BLAS's thread count per call,
+#: and a small product on OpenBLAS's threads waits for them on a busy machine.
+GEMM_OWN_MACS = 1 << 22
+
+
+def _gemm_small(A, B, transA, transB):  # pragma: no cover - an overload, nopython only
+    """``A' @ B'`` by own loops (nopython only; see :data:`GEMM_OWN_MACS`), or an empty
+    (0, 0) array of ``np.dot``'s result dtype when BLAS should do it."""
+    raise NotImplementedError
+
+
+@overload(_gemm_small, jit_options={"cache": True, "fastmath": {"contract", "reassoc"}})
+def _gemm_small_ov(A, B, transA, transB):
+    if (
+        not (isinstance(A, types.Array) and isinstance(B, types.Array))
+        or A.dtype != B.dtype
+        or not isinstance(A.dtype, types.Float)
+    ):  # (mixed dtypes: BLAS's np.dot, in float64)
+        return lambda A, B, transA, transB: np.empty((0, 0), dtype=np.float64)
+
+    def impl(A, B, transA, transB):
+        M = A.shape[1] if transA else A.shape[0]
+        K = A.shape[0] if transA else A.shape[1]
+        N = B.shape[0] if transB else B.shape[1]
+        if K != (B.shape[1] if transB else B.shape[0]):
+            raise ValueError("Gemm: inner dimensions differ")
+        if M * N * K > GEMM_OWN_MACS or M * N == 0:
+            return np.empty((0, 0), dtype=A.dtype)
+        y = np.zeros((M, N), dtype=A.dtype)
+        for i in range(M):
+            if transB:  # rows of B: one dot product per output
+                for j in range(N):
+                    s = y[i, j]
+                    if transA:
+                        for k in range(K):
+                            s += A[k, i] * B[j, k]
+                    else:
+                        for k in range(K):
+                            s += A[i, k] * B[j, k]
+                    y[i, j] = s
+            else:  # rows of B scaled into the output row
+                for k in range(K):
+                    a = A[k, i] if transA else A[i, k]
+                    for j in range(N):
+                        y[i, j] += a * B[k, j]
+        return y
+
+    return impl
+
+
 @numba.njit(cache=True)
 def gemm_jit(A, B, C, alpha, beta, transA, transB):
-    """nopython Gemm: ``alpha * A' @ B' + beta * C`` with BLAS ``np.dot``; C may be None."""
-    a = A.T if transA else A
-    b = B.T if transB else B
-    y = np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    """nopython Gemm: ``alpha * A' @ B' + beta * C``, small products of one float dtype by own
+    loops (:data:`GEMM_OWN_MACS`), others by BLAS ``np.dot``; C may be None."""
+    y = _gemm_small(A, B, transA, transB)
+    if y.size == 0:
+        a = A.T if transA else A
+        b = B.T if transB else B
+        y = np.dot(np.ascontiguousarray(a), np.ascontiguousarray(b))
     if alpha != 1.0:
         y *= alpha
     if C is not None:

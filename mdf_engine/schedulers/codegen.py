@@ -37,10 +37,10 @@ import re
 from collections.abc import Callable
 
 import numpy as np
-from graph_scheduler import TimeScale
 
 from ..errors import NotCompilable
 from .compiled import ConditionTable, TimeCondition
+from .time_scales import TimeScale
 
 _NAME = re.compile(r"\bq_\w+")
 _ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
@@ -127,6 +127,18 @@ class SchedulerSource:
     def calls_since(self, node: int, since: int) -> str:
         """The calls of ``node`` since node ``since`` last ran (in this update)."""
         return self._u(node, since)
+
+    def ran_in_update(self, node: int, owner: int) -> str:
+        """Whether ``node`` has executed in this update, as the condition of ``owner`` (-1: a
+        termination condition) sees it (``WhenFinished``): a node is counted when it is
+        chosen in a consideration set but executes after the set is complete, so while the
+        set of ``owner`` is chosen, a member of it chosen already (``q_x``) has not executed
+        in this set (graph-scheduler asks the node, which the executor updates when it runs
+        it)."""
+        calls = self._t(1, node)
+        if owner < 0 or self.table.set_of.get(node) != self.table.set_of.get(owner):
+            return f"({calls} >= 1)"
+        return f"(({calls} >= 1 and not q_x{node}) or {calls} >= 2)"
 
     def just_ran(self, node: int) -> str:
         """Whether ``node`` ran in the last consideration set."""
@@ -261,10 +273,13 @@ class SchedulerSource:
         give_up: Callable[[str], list[str]],
         max_passes: int,
         ind: str,
+        step: Callable[[str], list[str]] | None = None,
     ) -> list[str]:
         """One environment state update. ``body(m, ind)`` is the code of node ``m``;
         ``give_up(ind)`` the code that stores the state and returns (after an update that
-        never ends, ``err[0] = -2``)."""
+        never ends, ``err[0] = -2``); ``step(ind)``, if given, the code after each time step
+        (after the bodies of its nodes; an idle pass is an empty time step)."""
+        after = step or (lambda _ind: [])
         i1, i2 = ind + "    ", ind + "        "
         term = self._exprs[self.term]
         term_reads = set(_NAME.findall(term))
@@ -308,17 +323,19 @@ class SchedulerSource:
                 block += self._set_ran(members, j1)
                 for m in members:
                     block += [f"{j1}if q_x{m}:", *body(m, j2)]
+                block += after(j1)
                 block.append(f"{j1}q_at += {self.clock.step}")
             else:
                 ran = " or ".join(f"q_x{m}" for m in members)
                 block += [f"{j1}if {ran}:", f"{j2}q_any = True", *self._set_ran(members, j2)]
                 for m in members:
                     block += [f"{j2}if q_x{m}:", *body(m, j3)]
+                block += after(j2)
             changed |= _assigned(block)
             # a set that follows a stop is skipped
             out += [f"{i1}# consideration set {q}: nodes {members}", f"{i1}if not q_stop:", *block]
         if not self.clock.enabled:
-            out += [f"{i1}if not q_any:", *self._idle_pass(i2)]
+            out += [f"{i1}if not q_any:", *self._idle_pass(i2), *after(i2)]
         out += [
             f"{i1}q_c0 += 1",
             f"{i1}q_c1 += 1",

@@ -43,13 +43,12 @@ from fractions import Fraction
 from math import lcm
 from typing import Any
 
-import graph_scheduler
 import numpy as np
-from graph_scheduler import TimeScale
 
 from ..errors import NotCompilable
 from .kinds import All, AllHaveRun, Always, ConditionKind, EveryNCalls, Never
 from .kinds import Any as AnyOf
+from .time_scales import TimeScale
 
 ESU = TimeScale.ENVIRONMENT_STATE_UPDATE
 ES = TimeScale.ENVIRONMENT_SEQUENCE
@@ -177,7 +176,7 @@ def _exact(x: Any) -> Fraction:
     return Fraction(int(x))
 
 
-def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) -> AbsoluteTime:
+def _absolute_time(scheduler: Any, table: ConditionTable) -> AbsoluteTime:
     """The clock that graph-scheduler runs for ``scheduler`` (see the module docstring), with
     every time condition of ``table`` in ticks."""
     try:
@@ -196,7 +195,7 @@ def _absolute_time(scheduler: graph_scheduler.Scheduler, table: ConditionTable) 
     # graph-scheduler's TimeInterval counts ``repeat`` from ``start`` in exact time (its mode
     # EXACT_TIME, or a single consideration set), else from the owner's place in the pass
     exact = (
-        scheduler.mode is graph_scheduler.SchedulingMode.EXACT_TIME
+        getattr(scheduler.mode, "name", scheduler.mode) == "EXACT_TIME"
         or len(scheduler.consideration_queue) == 1
     )
     times = [

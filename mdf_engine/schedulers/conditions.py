@@ -15,33 +15,48 @@ The scheduler's nodes are :class:`SchedNode` objects: the node id as a string th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from typing import Any
 
 import graph_scheduler
-from graph_scheduler import TimeScale
 
 from ..errors import MDFError
 from ..model import Graph
-from .kinds import ConditionKind, JustRan, TimeInterval
+from .graph_kinds import (
+    SchedNode,
+    ScheduleKinds,
+    dependencies,
+    read_termination,
+    scheduler_nodes,
+)
+from .kinds import ConditionKind
 from .parse import parse_condition, time_scale
+from .time_scales import to_graph_scheduler
 
 __all__ = ["SchedNode", "Bridge", "ScheduleKinds", "Scheduler", "make_scheduler", "time_scale"]
 
 
-class SchedNode(str):
-    """A node as graph-scheduler sees it: its id (a string), plus ``is_finished``.
+class CheckedJustRan(graph_scheduler.JustRan):
+    """graph-scheduler's ``JustRan``, which reads the last time step of the scheduler's
+    execution list: asked before the first time step (after consideration sets that ran
+    nothing, say) that list is empty and graph-scheduler fails with an IndexError; this one
+    raises an MDFError naming the condition (``where``) instead."""
 
-    A node counts as finished when it has run in the current environment state update and, if it
-    has a parameter or output port called ``is_finished``, that value is true.
-    """
+    def __init__(self, dependency: Any, where: str = ""):
+        super().__init__(dependency)
+        self.node_id = str(dependency)
+        self.where = where
 
-    finished: Callable[[str], bool] | None = None
-    #: the parameter or output port that says whether the node is finished, if it has one
-    finish_value: str | None = None
-
-    def is_finished(self, execution_id: Any = None) -> bool:
-        return bool(self.finished(str(self))) if self.finished else False
+    def is_satisfied(self, *args: Any, execution_id: Any = None, **kwargs: Any) -> bool:
+        sched = kwargs.get("scheduler")
+        if sched is not None and not sched.execution_list.get(execution_id):
+            raise MDFError(
+                f"JustRan({self.node_id}) is asked before the first time step, which "
+                "graph-scheduler cannot evaluate (nothing has run yet): it needs a condition "
+                "before it that is false then",
+                self.where,
+            )
+        return super().is_satisfied(*args, execution_id=execution_id, **kwargs)
 
 
 class Bridge:
@@ -56,6 +71,8 @@ class Bridge:
     ):
         self.nodes = nodes
         self.value_getter = value_getter
+        #: the field path of the condition being built (named by a JustRan that fails)
+        self.where = ""
 
     def node(self, node_id: str) -> SchedNode:
         return self.nodes[node_id]
@@ -72,8 +89,13 @@ class Bridge:
             return tuple(c.graph_scheduler(self) for c in v)
         return v
 
+    def just_ran(self, node_id: str) -> graph_scheduler.Condition:
+        """``JustRan(node_id)`` (see :class:`CheckedJustRan`)."""
+        return CheckedJustRan(self.node(node_id), self.where)
+
     def build(self, kind: ConditionKind, where: str) -> graph_scheduler.Condition:
         """The graph-scheduler condition of ``kind`` (at field path ``where``)."""
+        self.where = where
         try:
             return kind.graph_scheduler(self)
         except MDFError:
@@ -83,48 +105,46 @@ class Bridge:
             raise MDFError(f"cannot build {kind.name}({', '.join(given)}): {e}", where) from None
 
 
-@dataclass
-class ScheduleKinds:
-    """A graph's conditions as kinds: per node id (only the nodes the file gives one), and the
-    termination conditions per time scale."""
+class OrderedSet(set):
+    """A consideration set that is walked in a fixed order (``order``: its members, sorted)."""
 
-    nodes: dict[str, ConditionKind] = field(default_factory=dict)
-    termination: dict[TimeScale, ConditionKind] = field(default_factory=dict)
+    def __init__(self, members: Any, order: list[Any]):
+        super().__init__(members)
+        self.order = order
+
+    def __iter__(self):
+        return iter(self.order)
 
 
 class Scheduler(graph_scheduler.Scheduler):
     """graph-scheduler's scheduler of an MDF graph, which also keeps the graph's conditions
-    as kinds (:attr:`kinds`) for the compiled backend."""
+    as kinds (:attr:`kinds`) for the compiled backend.
 
-    def __init__(self, kinds: ScheduleKinds, **kwargs: Any):
+    graph-scheduler walks a consideration set as a Python ``set``, in the order of the nodes'
+    hashes, which for string ids changes from process to process; a set whose outcome depends
+    on that order (``BeforeNCalls`` of a node of the same set, say) then ran differently from
+    run to run, and differently from the compiled backend. Here every set is walked in the
+    graph's node order (``rank``), as the compiled backend walks it."""
+
+    def __init__(self, kinds: ScheduleKinds, rank: dict[str, int] | None = None, **kwargs: Any):
+        self._rank = rank or {}
+        self._ordered: tuple[Any, list[OrderedSet]] | None = None
         super().__init__(**kwargs)
         self.kinds = kinds
 
-
-def _has_repeating_interval(kind: ConditionKind) -> bool:
-    """``kind`` is, or contains, a TimeInterval with a repeat."""
-    return any(isinstance(k, TimeInterval) and k.repeat is not None for k in kind.walk())
-
-
-def _check_just_ran(sched: Scheduler, kinds: ScheduleKinds, mode: str, where: str) -> None:
-    """Refuse JustRan where graph-scheduler would evaluate it before any node has run (it then
-    fails reading its empty execution list): on a node of the first consideration set, or on
-    any node in exact_time mode (every node is in the one consideration set)."""
-    first = {str(n) for n in sched.consideration_queue[0]} if sched.consideration_queue else set()
-    for node_id, kind in kinds.nodes.items():
-        if not any(isinstance(k, JustRan) for k in kind.walk()):
-            continue
-        if mode == "exact_time" or node_id in first:
-            when = (
-                "in scheduling mode 'exact_time'"
-                if mode == "exact_time"
-                else "on a node that runs in the first time step"
-            )
-            raise MDFError(
-                f"JustRan cannot be used {when}: graph-scheduler evaluates it before any "
-                "node has run",
-                f"{where}.conditions.node_specific.{node_id}",
-            )
+    @property
+    def consideration_queue(self) -> list[OrderedSet]:
+        queue = super().consideration_queue
+        # graph-scheduler makes the exact-time queue anew each time it is asked
+        key = "exact" if self.mode is graph_scheduler.SchedulingMode.EXACT_TIME else id(queue)
+        if self._ordered is None or self._ordered[0] != key:
+            rank = self._rank
+            made = [
+                OrderedSet(cs, sorted(cs, key=lambda n: (rank.get(str(n), len(rank)), str(n))))
+                for cs in queue
+            ]
+            self._ordered = (key, made)
+        return self._ordered[1]
 
 
 def _one_step_per_cycle(deps: dict[Any, set[Any]]) -> dict[Any, set[Any]]:
@@ -159,24 +179,13 @@ def make_scheduler(
     an input port that has a ``default_value`` is not a dependency, which is how cycles are
     allowed), and the graph's conditions. ``mode`` "exact_time" is graph-scheduler's
     ``SchedulingMode.EXACT_TIME`` (all nodes in one consideration set)."""
-    nodes = {n.id: SchedNode(n.id) for n in graph.nodes}
-    for n in graph.nodes:
-        sn = nodes[n.id]
-        sn.finished = finished
-        if n.get("parameters", "is_finished") or n.get("output_ports", "is_finished"):
-            sn.finish_value = "is_finished"
-    deps: dict[SchedNode, set[SchedNode]] = {nodes[n.id]: set() for n in graph.nodes}
-    for e in graph.edges:
-        receiver = graph.get_node(e.receiver)
-        port = receiver.get("input_ports", e.receiver_port) if receiver else None
-        if port is not None and port.default_value is not None:
-            continue
-        deps[nodes[e.receiver]].add(nodes[e.sender])
+    nodes = scheduler_nodes(graph, finished)
+    deps = dependencies(graph, nodes)
     deps = _one_step_per_cycle(deps)
     bridge = Bridge(nodes, value_getter)
     kinds = ScheduleKinds()
     conditions: dict[SchedNode, Any] = {}
-    termination: dict[TimeScale, Any] = {}
+    termination: dict[Any, Any] = {}
     cs = graph.conditions
     if cs is not None:
         for node_id, cond in cs.node_specific.items():
@@ -185,21 +194,13 @@ def make_scheduler(
             conditions[nodes[node_id]] = bridge.build(made, w)
         for scale, cond in cs.termination.items():
             w = f"{where}.conditions.termination.{scale}"
-            made = parse_condition(cond, w, graph)
-            if _has_repeating_interval(made):
-                raise MDFError(
-                    "a TimeInterval with a 'repeat' cannot be (part of) a termination "
-                    "condition: graph-scheduler counts the repeat from the place of "
-                    "the node it belongs to, and a termination condition belongs to "
-                    "no node (use TimeTermination, or TimeInterval with start/end)",
-                    w,
-                )
-            ts = time_scale(scale, w)
+            ts, made = read_termination(cond, scale, w, graph)
             kinds.termination[ts] = made
-            termination[ts] = bridge.build(made, w)
+            termination[to_graph_scheduler(ts)] = bridge.build(made, w)
     try:
         sched = Scheduler(
             kinds,
+            rank={nid: i for i, nid in enumerate(nodes)},
             graph=deps,
             conditions=conditions,
             termination_conds=termination,
@@ -207,5 +208,4 @@ def make_scheduler(
         )
     except Exception as e:
         raise MDFError(f"graph-scheduler refused the graph: {e}", where) from None
-    _check_just_ran(sched, kinds, mode, where)
     return sched, nodes

@@ -11,16 +11,15 @@ takes one ``dependency`` also accepts it as ``dependencies``.
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import MISSING, Field, fields
 from typing import Any
 
-import graph_scheduler
-from graph_scheduler import TimeScale
-
 from ..errors import MDFError
 from ..model import Condition, Graph
 from .kinds import KINDS, ConditionKind
+from .time_scales import TimeScale
 
 _TIME_SCALE_RE = re.compile(r"^(TimeScale)?\.?([A-Z_]+)$")
 _OLD_NAMES = {
@@ -34,6 +33,8 @@ def time_scale(name: Any, where: str = "") -> TimeScale:
     """A ``TimeScale`` from the spellings MDF files use."""
     if isinstance(name, TimeScale):
         return name
+    if isinstance(name, enum.Enum):  # (graph-scheduler's own, from modeci-mdf objects)
+        name = name.name
     text = str(name).strip()
     m = _TIME_SCALE_RE.match(text.upper()) or _TIME_SCALE_RE.match(text.upper().split(".")[-1])
     key = m.group(2) if m else text.upper()
@@ -76,6 +77,8 @@ def parse_condition(cond: Condition | dict, where: str, graph: Graph) -> Conditi
 
 def _refuse(name: str, where: str) -> None:
     """Why ``name`` is no condition a model file can give."""
+    import graph_scheduler
+
     gs_cls = getattr(graph_scheduler.condition, name, None)
     structural = getattr(graph_scheduler.condition, "GraphStructureCondition", None)
     if isinstance(gs_cls, type) and structural is not None and issubclass(gs_cls, structural):

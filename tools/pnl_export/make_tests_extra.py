@@ -29,7 +29,6 @@ Each case runs in a process of its own (PsyNeuLink renames a second mechanism "A
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -38,8 +37,15 @@ import numpy as np
 import psyneulink as pnl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_tests_json import NOISE, SCRIPTS, _draw, build  # noqa: E402
-from make_wild import VERSION, ident, record  # noqa: E402
+from make_tests_json import (  # noqa: E402
+    SCRIPTS,
+    build,
+    command_line,
+    fixed_noise,
+    script_of,
+    write_case,
+)
+from make_wild import ident, record  # noqa: E402
 
 #: script -> (compositions exported, and per composition its inputs per trial)
 MULTI = {
@@ -69,22 +75,12 @@ SINGLE = {
 }
 
 
-def _write(outdir: Path, stem: str, text: str, oracle: dict) -> None:
-    (outdir / f"{stem}.json").write_text(text)
-    (outdir / f"{stem}.oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
-    print(f"{stem}: {len(oracle['trials'])} trials written")
-
-
-def _script(src: Path, name: str) -> str:
-    return f"PsyNeuLink {src.parts[-3]} {'/'.join(src.parts[-2:])}/{name}.py"
-
-
 def backprop(src: Path, outdir: Path) -> None:
     scope = build(src / "model_backprop.py")
     inputs = {scope["A"]: [[[1.0]], [[2.0]], [[3.0]]]}
     text, oracle = record("model_backprop", scope["comp"], inputs, doc="model_backprop.py")
-    oracle["script"] = _script(src, "model_backprop")
-    _write(outdir, "tests_model_backprop", text, oracle)
+    oracle["script"] = script_of(src, "model_backprop")
+    write_case(outdir, "tests_model_backprop", text, oracle)
 
 
 def multi(src: Path, outdir: Path, name: str) -> None:
@@ -94,10 +90,10 @@ def multi(src: Path, outdir: Path, name: str) -> None:
         comp = scope[comp_var]
         inputs = {scope[k]: v for k, v in by_var.items()}
         text, oracle = record(name, comp, inputs, doc=f"{name}.py", exported=comps)
-        oracle["script"] = _script(src, name)
+        oracle["script"] = script_of(src, name)
         oracle["graph"] = ident(comp.name)
         stem = f"tests_{name}" + ("" if comp_var == "comp" else f"_{comp_var}")
-        _write(outdir, stem, text, oracle)
+        write_case(outdir, stem, text, oracle)
 
 
 def edges(src: Path, outdir: Path, name: str) -> None:
@@ -105,17 +101,13 @@ def edges(src: Path, outdir: Path, name: str) -> None:
     scope = build(src / f"{name}.py")
     comp = scope[comp_var]
     inputs = {scope[k]: v for k, v in by_var.items()}
-    kw = {}
-    noise = None
-    if name == "model_integrators":
-        noise = {k: _draw(*NOISE[k]) for k in NOISE}
-        kw["runtime_params"] = {scope[k]: {"noise": v} for k, v in noise.items()}
+    kw, noise = fixed_noise(name, scope)
     text, oracle = record(name, comp, inputs, doc=f"{name}.py", simple_edge_format=False, **kw)
-    oracle["script"] = _script(src, name)
+    oracle["script"] = script_of(src, name)
     oracle["simple_edge_format"] = False
     if noise:
         oracle["runtime_noise"] = noise
-    _write(outdir, f"tests_{name}_edges", text, oracle)
+    write_case(outdir, f"tests_{name}_edges", text, oracle)
 
 
 def single(outdir: Path, name: str) -> None:
@@ -139,7 +131,7 @@ def single(outdir: Path, name: str) -> None:
     oracle["script"] = "test_mdf.py test_mdf_pnl_results_equivalence_individual_functions"
     if name.startswith("ddi"):
         oracle["runtime_random_draw"] = draw
-    _write(outdir, f"tests_{name}", text, oracle)
+    write_case(outdir, f"tests_{name}", text, oracle)
 
 
 def main(src: Path, outdir: Path, only: list[str] | None) -> None:
@@ -164,10 +156,4 @@ def main(src: Path, outdir: Path, only: list[str] | None) -> None:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    out = (
-        Path(args[1])
-        if len(args) > 1
-        else Path(__file__).resolve().parents[2] / "tests/data/wild/psyneulink" / f"v{VERSION}"
-    )
-    main(Path(args[0]).resolve(), out, [a[2:] for a in sys.argv[1:] if a.startswith("--")] or None)
+    main(*command_line())

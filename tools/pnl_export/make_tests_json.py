@@ -80,6 +80,40 @@ def build(script: Path) -> dict:
     return scope
 
 
+def fixed_noise(name: str, scope: dict) -> tuple[dict, dict | None]:
+    """``record``'s keyword arguments that fix the noise of script ``name`` for the run (its
+    variables ``scope``), and that noise per node (None for a script without noise)."""
+    if name != "model_integrators":
+        return {}, None
+    noise = {k: _draw(*NOISE[k]) for k in NOISE}
+    return {"runtime_params": {scope[k]: {"noise": v} for k, v in noise.items()}}, noise
+
+
+def script_of(src: Path, name: str) -> str:
+    """The oracle's ``script``: PsyNeuLink's release and path of the script ``name``."""
+    return f"PsyNeuLink {src.parts[-3]} {'/'.join(src.parts[-2:])}/{name}.py"
+
+
+def write_case(outdir: Path, stem: str, text: str, oracle: dict, label: str = "") -> None:
+    """Write ``stem``.json (the export ``text``) and its ``oracle`` beside it."""
+    (outdir / f"{stem}.json").write_text(text)
+    (outdir / f"{stem}.oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
+    print(f"{label or stem}: {len(oracle['trials'])} trials written")
+
+
+def command_line() -> tuple[Path, Path, list[str] | None]:
+    """The arguments of ``__main__``: SRC [OUTDIR] [--NAME ...] (OUTDIR defaults to the
+    corpus folder of the installed PsyNeuLink's version)."""
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out = (
+        Path(args[1])
+        if len(args) > 1
+        else Path(__file__).resolve().parents[2] / "tests/data/wild/psyneulink" / f"v{VERSION}"
+    )
+    only = [a[2:] for a in sys.argv[1:] if a.startswith("--")] or None
+    return Path(args[0]).resolve(), out, only
+
+
 def main(src: Path, outdir: Path, only: list[str] | None) -> None:
     """Write the scripts ``only`` (default: all, each in a process of its own, since
     PsyNeuLink renames a second mechanism "A" of one process "A-1")."""
@@ -95,11 +129,7 @@ def main(src: Path, outdir: Path, only: list[str] | None) -> None:
             scope = build(src / f"{name}.py")
             comp = scope[comp_var]
             inputs = {scope[k]: v for k, v in by_var.items()}
-            kw = {}
-            noise = None
-            if name == "model_integrators":
-                noise = {k: _draw(*NOISE[k]) for k in NOISE}
-                kw["runtime_params"] = {scope[k]: {"noise": v} for k, v in noise.items()}
+            kw, noise = fixed_noise(name, scope)
             mode = (
                 "exact_time" if comp.scheduler.mode == pnl.SchedulingMode.EXACT_TIME else "standard"
             )
@@ -107,19 +137,11 @@ def main(src: Path, outdir: Path, only: list[str] | None) -> None:
         except Exception as e:  # a script this release cannot build, export or run
             print(f"{name}: not written ({type(e).__name__}: {e})")
             continue
-        oracle["script"] = f"PsyNeuLink {src.parts[-3]} {'/'.join(src.parts[-2:])}/{name}.py"
+        oracle["script"] = script_of(src, name)
         if noise:
             oracle["runtime_noise"] = noise
-        (outdir / f"tests_{name}.json").write_text(text)
-        (outdir / f"tests_{name}.oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
-        print(f"{name}: {len(oracle['trials'])} trials written")
+        write_case(outdir, f"tests_{name}", text, oracle, label=name)
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    out = (
-        Path(args[1])
-        if len(args) > 1
-        else Path(__file__).resolve().parents[2] / "tests/data/wild/psyneulink" / f"v{VERSION}"
-    )
-    main(Path(args[0]).resolve(), out, [a[2:] for a in sys.argv[1:] if a.startswith("--")] or None)
+    main(*command_line())

@@ -13,6 +13,7 @@ runs without an initializer. Each model's output node is the last node of the gr
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -57,6 +58,13 @@ def models() -> list[tuple[str, tf.keras.Model, np.ndarray]]:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    write_this = functools.partial(
+        write_oracle,
+        writer="modeci-mdf keras_to_mdf",
+        writer_version=f"modeci-mdf {version('modeci-mdf')}, tensorflow-cpu {tf.__version__}, "
+        f"keras {tf.keras.__version__}",
+        generator="tools/wild/gen_keras.py",
+    )
     report = []
     for name, model, shape in models():
         x = RNG.normal(size=shape).astype(np.float32)
@@ -74,12 +82,8 @@ def main() -> None:
         if not np.allclose(ref, expected, rtol=1e-4, atol=1e-5):
             # the file computes something else than the Keras model: the oracle is what the
             # file says (modeci-mdf's reference engine), Keras's output is kept in the note
-            write_oracle(
+            write_this(
                 path,
-                writer="modeci-mdf keras_to_mdf",
-                writer_version=f"modeci-mdf {version('modeci-mdf')}, tensorflow-cpu "
-                f"{tf.__version__}, keras {tf.keras.__version__}",
-                generator="tools/wild/gen_keras.py",
                 protocol="reference",
                 steps=1,
                 dt=None,
@@ -93,12 +97,8 @@ def main() -> None:
             )
             report.append((name, "file differs from Keras (sigmoid sign): reference oracle"))
             continue
-        write_oracle(
+        write_this(
             path,
-            writer="modeci-mdf keras_to_mdf",
-            writer_version=f"modeci-mdf {version('modeci-mdf')}, tensorflow-cpu "
-            f"{tf.__version__}, keras {tf.keras.__version__}",
-            generator="tools/wild/gen_keras.py",
             protocol="keras",
             steps=1,
             dt=None,

@@ -294,14 +294,20 @@ def _counter(nid: str, inputs: bool = True) -> Node:
     return n
 
 
-def model_abc_conditions() -> tuple[Model, dict]:
-    m = Model(id="abc_conditions")
-    g = Graph(id="abc_conditions_example")
+def _counter_chain(model: str, graph: str) -> tuple[Model, Graph]:
+    """Counters A -> B -> C (A without input) in graph ``graph`` of model ``model``."""
+    m = Model(id=model)
+    g = Graph(id=graph)
     m.graphs.append(g)
     a, b, c = _counter("A", False), _counter("B"), _counter("C")
     g.nodes += [a, b, c]
     connect(g, a, b)
     connect(g, b, c)
+    return m, g
+
+
+def model_abc_conditions() -> tuple[Model, dict]:
+    m, g = _counter_chain("abc_conditions", "abc_conditions_example")
     g.conditions = ConditionSet(
         node_specific={
             "A": Condition(type="Always"),
@@ -316,13 +322,7 @@ def model_abc_conditions() -> tuple[Model, dict]:
 
 
 def model_composite_conditions() -> tuple[Model, dict]:
-    m = Model(id="composite_conditions")
-    g = Graph(id="composite_example")
-    m.graphs.append(g)
-    a, b, c = _counter("A", False), _counter("B"), _counter("C")
-    g.nodes += [a, b, c]
-    connect(g, a, b)
-    connect(g, b, c)
+    m, g = _counter_chain("composite_conditions", "composite_example")
     g.conditions = ConditionSet(
         node_specific={
             "A": Condition(type="Always"),

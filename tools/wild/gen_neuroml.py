@@ -15,6 +15,7 @@ Run in the NeuroML generator venv (``/work/venvs/nml``: pyNeuroML, NeuroMLlite, 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -39,9 +40,25 @@ from oracle import CORPUS, reference_run, version, write_oracle
 OUT = CORPUS / "neuroml"
 
 
+def _pulsed_cell(ref: str, cell: Cell, pop: str, stim_amp: str, duration: str, end: float):
+    """One NeuroML2 ``cell`` (population ``pop``) driven by a pulse of ``stim_amp`` from 5 ms
+    for ``duration``; run for ``end`` seconds in steps of 0.1 ms."""
+    net = Network(id=ref)
+    net.parameters = {"stim_amp": stim_amp, "delay": "5ms", "duration": duration}
+    net.cells.append(cell)
+    net.populations.append(Population(id=pop, size=1, component=cell.id))
+    net.input_sources.append(
+        InputSource(
+            id="pulse",
+            neuroml2_input="PulseGenerator",
+            parameters={"amplitude": "stim_amp", "delay": "delay", "duration": "duration"},
+        )
+    )
+    net.inputs.append(Input(id="stim", input_source="pulse", population=pop, percentage=100))
+    return net, 0.0001, end
+
+
 def net_iaf() -> tuple[Network, float, float]:
-    net = Network(id="IafPulse")
-    net.parameters = {"stim_amp": "0.5nA", "delay": "5ms", "duration": "20ms"}
     cell = Cell(id="iaf", neuroml2_cell="iafCell")
     cell.parameters = {
         "leakReversal": "-50mV",
@@ -50,22 +67,10 @@ def net_iaf() -> tuple[Network, float, float]:
         "C": "0.2nF",
         "leakConductance": "0.01uS",
     }
-    net.cells.append(cell)
-    net.populations.append(Population(id="iafPop", size=1, component=cell.id))
-    net.input_sources.append(
-        InputSource(
-            id="pulse",
-            neuroml2_input="PulseGenerator",
-            parameters={"amplitude": "stim_amp", "delay": "delay", "duration": "duration"},
-        )
-    )
-    net.inputs.append(Input(id="stim", input_source="pulse", population="iafPop", percentage=100))
-    return net, 0.0001, 0.03
+    return _pulsed_cell("IafPulse", cell, "iafPop", "0.5nA", "20ms", 0.03)
 
 
 def net_izh() -> tuple[Network, float, float]:
-    net = Network(id="Izhikevich")
-    net.parameters = {"stim_amp": "100pA", "delay": "5ms", "duration": "30ms"}
     cell = Cell(id="izhCell", neuroml2_cell="izhikevich2007Cell")
     cell.parameters = {
         "v0": "-60mV",
@@ -79,64 +84,13 @@ def net_izh() -> tuple[Network, float, float]:
         "c": "-50 mV",
         "d": "100 pA",
     }
-    net.cells.append(cell)
-    net.populations.append(Population(id="izhPop", size=1, component=cell.id))
-    net.input_sources.append(
-        InputSource(
-            id="pulse",
-            neuroml2_input="PulseGenerator",
-            parameters={"amplitude": "stim_amp", "delay": "delay", "duration": "duration"},
-        )
-    )
-    net.inputs.append(Input(id="stim", input_source="pulse", population="izhPop", percentage=100))
-    return net, 0.0001, 0.04
+    return _pulsed_cell("Izhikevich", cell, "izhPop", "100pA", "30ms", 0.04)
 
 
-def net_pynn(ref: str, pynn_cell: str, pop1: int) -> tuple[Network, float, float]:
-    net = Network(id=ref)
-    net.parameters = {"input_amp": 0.99}
-    cell = Cell(id="testcell", pynn_cell=pynn_cell)
-    cell.parameters = (
-        {"i_offset": 0.0, "tau_refrac": 5} if "IF_" in pynn_cell else {"i_offset": 0.05}
-    )
-    net.cells.append(cell)
-    net.input_sources.append(
-        InputSource(
-            id="i_clamp",
-            pynn_input="DCSource",
-            parameters={"amplitude": "input_amp", "start": 5.0, "stop": 50.0},
-        )
-    )
-    net.populations.append(Population(id="pop0", size=2, component=cell.id))
-    if pop1:
-        net.populations.append(Population(id="pop1", size=pop1, component=cell.id))
-        net.synapses.append(
-            Synapse(
-                id="ampaSyn",
-                pynn_receptor_type="excitatory",
-                pynn_synapse_type="curr_alpha",
-                parameters={"tau_syn": 2},
-            )
-        )
-        proj = Projection(
-            id="proj0",
-            presynaptic="pop0",
-            postsynaptic="pop1",
-            synapse="ampaSyn",
-            delay=2,
-            weight=0.02,
-        )
-        proj.random_connectivity = RandomConnectivity(probability=1)
-        net.projections.append(proj)
-    net.inputs.append(
-        Input(id="stim", input_source="i_clamp", population="pop0", percentage=100, weight="1")
-    )
-    return net, 0.00005, 0.06 if pop1 else 0.02
-
-
-def net_pynn_cond(ref: str, pynn_cell: str, params: dict, pop1: int = 0) -> tuple:
-    """PyNN conductance-based cells with a DC input; with ``pop1``, a second population
-    driven by an excitatory conductance synapse (``cond_exp``) from the first."""
+def _pynn_net(ref: str, pynn_cell: str, params: dict, pop1: int, synapse: dict, end: float):
+    """PyNN cells (``params``) in a population of two with a DC input; with ``pop1``, a second
+    population driven from the first through the ``synapse`` (Synapse's arguments); run for
+    ``end`` seconds in steps of 0.05 ms."""
     net = Network(id=ref)
     net.parameters = {"input_amp": 0.99}
     cell = Cell(id="testcell", pynn_cell=pynn_cell)
@@ -152,23 +106,45 @@ def net_pynn_cond(ref: str, pynn_cell: str, params: dict, pop1: int = 0) -> tupl
     net.populations.append(Population(id="pop0", size=2, component=cell.id))
     if pop1:
         net.populations.append(Population(id="pop1", size=pop1, component=cell.id))
-        net.synapses.append(
-            Synapse(
-                id="syn",
-                pynn_receptor_type="excitatory",
-                pynn_synapse_type="cond_exp",
-                parameters={"tau_syn": 2, "e_rev": 0},
-            )
-        )
+        net.synapses.append(Synapse(**synapse))
         proj = Projection(
-            id="proj0", presynaptic="pop0", postsynaptic="pop1", synapse="syn", delay=2, weight=0.02
+            id="proj0",
+            presynaptic="pop0",
+            postsynaptic="pop1",
+            synapse=synapse["id"],
+            delay=2,
+            weight=0.02,
         )
         proj.random_connectivity = RandomConnectivity(probability=1)
         net.projections.append(proj)
     net.inputs.append(
         Input(id="stim", input_source="i_clamp", population="pop0", percentage=100, weight="1")
     )
-    return net, 0.00005, 0.06
+    return net, 0.00005, end
+
+
+def net_pynn(ref: str, pynn_cell: str, pop1: int) -> tuple[Network, float, float]:
+    """PyNN current-based cells; with ``pop1``, a network through a current synapse."""
+    params = {"i_offset": 0.0, "tau_refrac": 5} if "IF_" in pynn_cell else {"i_offset": 0.05}
+    synapse = {
+        "id": "ampaSyn",
+        "pynn_receptor_type": "excitatory",
+        "pynn_synapse_type": "curr_alpha",
+        "parameters": {"tau_syn": 2},
+    }
+    return _pynn_net(ref, pynn_cell, params, pop1, synapse, 0.06 if pop1 else 0.02)
+
+
+def net_pynn_cond(ref: str, pynn_cell: str, params: dict, pop1: int = 0) -> tuple:
+    """PyNN conductance-based cells with a DC input; with ``pop1``, a second population
+    driven by an excitatory conductance synapse (``cond_exp``) from the first."""
+    synapse = {
+        "id": "syn",
+        "pynn_receptor_type": "excitatory",
+        "pynn_synapse_type": "cond_exp",
+        "parameters": {"tau_syn": 2, "e_rev": 0},
+    }
+    return _pynn_net(ref, pynn_cell, params, pop1, synapse, 0.06)
 
 
 def net_nml_cell(ref: str, component: str, params: dict) -> tuple:
@@ -244,6 +220,12 @@ def _missing_ports(path: Path) -> list[str]:
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    write_this = functools.partial(
+        write_oracle,
+        writer="NeuroMLlite MDFHandler",
+        writer_version=f"neuromllite {version('neuromllite')}, pyNeuroML {version('pyNeuroML')}",
+        generator="tools/wild/gen_neuroml.py",
+    )
     here = os.getcwd()
     for make in NETWORKS:
         net, dt, duration = make()
@@ -273,12 +255,8 @@ def main() -> None:
             missing = _missing_ports(path)
             if net.id in REFUSE:
                 error, reason = REFUSE[net.id]
-                write_oracle(
+                write_this(
                     path,
-                    writer="NeuroMLlite MDFHandler",
-                    writer_version=f"neuromllite {version('neuromllite')}, pyNeuroML "
-                    f"{version('pyNeuroML')}",
-                    generator="tools/wild/gen_neuroml.py",
                     protocol="refuse",
                     steps=3,  # derivatives run from the second step, of float states from the third
                     dt=dt,
@@ -292,12 +270,8 @@ def main() -> None:
                 path.unlink()
                 continue
             # an edge from an output port the writer did not write: no engine can run it
-            write_oracle(
+            write_this(
                 path,
-                writer="NeuroMLlite MDFHandler",
-                writer_version=f"neuromllite {version('neuromllite')}, pyNeuroML "
-                f"{version('pyNeuroML')}",
-                generator="tools/wild/gen_neuroml.py",
                 protocol="refuse",
                 steps=1,
                 dt=dt,
@@ -307,12 +281,8 @@ def main() -> None:
             )
             print(net.id, "refusal oracle: missing output ports", missing)
             continue
-        write_oracle(
+        write_this(
             path,
-            writer="NeuroMLlite MDFHandler",
-            writer_version=f"neuromllite {version('neuromllite')}, pyNeuroML "
-            f"{version('pyNeuroML')}",
-            generator="tools/wild/gen_neuroml.py",
             protocol="reference",
             steps=steps,
             dt=dt,

@@ -13,6 +13,7 @@ those imports resolve; the exporter that runs is torch's own.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 
@@ -123,6 +124,12 @@ def models():
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
+    write_this = functools.partial(
+        write_oracle,
+        writer="modeci-mdf pytorch_to_mdf",
+        writer_version=f"modeci-mdf {version('modeci-mdf')}, torch {torch.__version__}",
+        generator="tools/wild/gen_pytorch.py",
+    )
     report = []
     for name, module, args in models():
         module.eval()
@@ -157,11 +164,8 @@ def main() -> None:
         if lost:
             # the writer dropped the branches of an If: no engine can run the file (the
             # reference fails on it too); the oracle is a refusal naming what is missing
-            write_oracle(
+            write_this(
                 path,
-                writer="modeci-mdf pytorch_to_mdf",
-                writer_version=f"modeci-mdf {version('modeci-mdf')}, torch {torch.__version__}",
-                generator="tools/wild/gen_pytorch.py",
                 protocol="refuse",
                 steps=1,
                 dt=None,
@@ -172,11 +176,8 @@ def main() -> None:
             )
             report.append((name, "written without If branches: oracle is a refusal"))
             continue
-        write_oracle(
+        write_this(
             path,
-            writer="modeci-mdf pytorch_to_mdf",
-            writer_version=f"modeci-mdf {version('modeci-mdf')}, torch {torch.__version__}",
-            generator="tools/wild/gen_pytorch.py",
             protocol="torch",
             steps=1,
             dt=None,

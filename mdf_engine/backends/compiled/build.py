@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,9 +26,11 @@ from ...plan import GraphPlan
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
-from .generated_source import ConstantTable
-from .generator import CompileSpec, Generator
-from .layout import Layout, Storage, array_dtype, kind_of, scalar_dtype
+from .handover import Handover
+from .layout import Layout, Role, Storage, array_dtype, kind_of, scalar_dtype
+
+if TYPE_CHECKING:  # (a cached start imports no code generator)
+    from .generated_source import ConstantTable
 
 log = logging.getLogger("mdf_engine")
 
@@ -40,12 +42,27 @@ class WarmupStopped(NotCompilable):
     the step that failed, so the graph runs interpreted)."""
 
 
+@dataclass(frozen=True)
+class CompileSpec:
+    """What, besides the warm-up's kinds, the generated code depends on: the graph, its node
+    order, whether values are checked for NaN/inf, the parameters read from the ``P`` table
+    (sweeps) and the values written to the ``rec`` array at every step."""
+
+    plan: GraphPlan
+    node_ids: tuple[str, ...]
+    check_finite: bool
+    swept: tuple[tuple[str, str], ...]
+    recorded: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class Built:
     """A graph's compiled code, ready to run: the generated ``module``, where its values live
     (``layout``), the state of a graph that has not run (``arrays``: ``S``, ``A<k>``, ``thr``),
     where it came from (``origin``: "generated" or "cache"), why the schedule stays with
-    graph-scheduler (``node_by_node``, or None) and the functions it calls through Python."""
+    graph-scheduler (``node_by_node``, or None), the functions it calls through Python and
+    the first steps the interpreted backend runs before the compiled loop takes over
+    (``handover``, :mod:`.handover`; None: the compiled loop runs from the first step)."""
 
     module: Any
     layout: Layout
@@ -53,6 +70,7 @@ class Built:
     origin: str
     node_by_node: str | None
     python_calls: list[str]
+    handover: Handover | None = None
 
 
 #: ``MDF_ENGINE_STRICT=1`` (the test suite sets it): an exception while compiling that is not
@@ -140,22 +158,16 @@ def options(
     }
 
 
-def check_writer(plan: GraphPlan, interp: Any, initializer: Mapping[str, Any] | None) -> None:
-    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled loop lacks
-    (``interp``: the graph's interpreted runner, whose scheduler and initial outputs they read).
-    Called on a compile cache miss only: a record exists only for a graph (and initializer
-    keys) that passed, and a cached start then needs no graph-scheduler."""
+def check_writer(plan: GraphPlan, initializer: Mapping[str, Any] | None) -> None:
+    """NotCompilable when the writer's rules (PsyNeuLink's) need what the compiled whole-graph
+    loop lacks (it has them all now: backends/compiled/pnl_rules.py; node-by-node graphs are
+    checked there, against graph-scheduler's conditions). Called on a compile cache miss only:
+    a record exists only for a graph (and initializer keys) that passed."""
     from ...psyneulink_files import not_compiled_reason
 
     if not plan.psyneulink:
         return
-    why = not_compiled_reason(
-        plan,
-        interp.scheduler,
-        initializer,
-        interp.initial_outputs,
-        whole_loop=True,  # (node-by-node graphs: checked again in pnl_rules.py)
-    )
+    why = not_compiled_reason(plan, None, initializer, None, whole_loop=True)
     if why:
         raise NotCompilable(why)
 
@@ -177,50 +189,91 @@ def build(
             check()
         return generate(spec, initializer, dt, key)
     record, arrays = found
+    layout = Layout.from_json(record["layout"])
+    for k, slot in layout.slots.items():
+        if k.role is Role.CONSTANT:  # (held constants are read-only, as when generated)
+            arrays[f"A{slot.index}"].flags.writeable = False
     return Built(
         import_generated(cache_dir() / record["module"]),
-        Layout.from_json(record["layout"]),
+        layout,
         arrays,
         "cache",
         record.get("node_by_node"),
         record.get("python_calls") or [],
+        Handover.from_json(record.get("handover")),
     )
 
 
-def warm_up(spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None) -> Any:
-    """An interpreter that ran the graph until every node has run (and one step more when
-    that keeps every value's size); WarmupStopped when the model failed in it."""
+def warm_up(
+    spec: CompileSpec, initializer: Mapping[str, Any] | None, dt: float | None
+) -> tuple[Any, Handover | None]:
+    """An interpreter that ran the graph until every node has run and every value has kept
+    its size for one step, and the hand-over (None when the compiled loop can run from the
+    first step); WarmupStopped when the model failed in it.
+
+    A value whose size changes in the first steps (numpy broadcasting it into a larger shape)
+    has the settled size in its slot, and the interpreted backend runs the steps up to the
+    last change (:mod:`.handover`), so every step shows the interpreter's shapes."""
     from ...interpreter import InterpretedGraph
 
-    def run(min_steps: int) -> Any:
-        warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite)
-        while (
-            len(warm.ever_ran) < len(spec.node_ids) or warm.evaluations < min_steps
-        ) and warm.evaluations < MAX_WARMUP_STEPS:
+    def run(steps: int | None) -> tuple[Any, list[dict], list[dict]]:
+        """The warm-up's interpreter after ``steps`` steps (None: until every node ran, and
+        then while the last step changed a size), and every step's sizes."""
+        warm = InterpretedGraph(spec.plan, check_finite=spec.check_finite, own_scheduler=True)
+        sizes: list[dict] = []
+        shapes: list[dict] = []
+        while warm.evaluations < MAX_WARMUP_STEPS:
+            if steps is not None and warm.evaluations >= steps:
+                break
+            if steps is None and len(warm.ever_ran) == len(spec.node_ids):
+                # one step more than the last change of a size (and than every node's
+                # first run): a value whose first step differs in kind but not in size (a
+                # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's
+                # functions return) is allocated in the kind it keeps from then on
+                last = _last_change(sizes)
+                if warm.evaluations > max(last, first_all[0]):
+                    break
             inc = None if (warm.evaluations == 0 or dt is None) else dt
-            warm.evaluate(time_increment=inc, initializer=initializer)
-        return warm
-
-    try:
-        warm = run(1)
-        # one step more: a value whose first step differs in kind but not in size (a
-        # parameter's scalar initial value, then the (1, 1) arrays PsyNeuLink's functions
-        # return) is allocated in the kind it keeps from then on; a value whose size
-        # changes (numpy broadcasting it over the first steps) has no one slot shape
-        if len(warm.ever_ran) == len(spec.node_ids) and warm.evaluations < MAX_WARMUP_STEPS:
             try:
-                later = run(warm.evaluations + 1)
-            except MDFError:  # only the optional extra step failed (the real run will
-                later = None  # report it at its step): keep the kinds of the first
-            if later is not None:
-                _refuse_growing(spec, warm, later)
-                warm = later
+                warm.evaluate(time_increment=inc, initializer=initializer)
+            except MDFError:
+                if steps is None and len(warm.ever_ran) == len(spec.node_ids):
+                    raise _ExtraStepFailed(warm.evaluations) from None
+                raise
+            sizes.append(_sizes(warm))
+            shapes.append(_sizes(warm, np.shape))
+            if len(warm.ever_ran) == len(spec.node_ids) and first_all[0] == 0:
+                first_all[0] = warm.evaluations
+        return warm, sizes, shapes
+
+    first_all = [0]
+    try:
+        try:
+            warm, sizes, shapes = run(None)
+        except _ExtraStepFailed as e:
+            # only a step after every node's first run failed (the real run reports it at
+            # its step): the kinds of the steps before it
+            warm, sizes, shapes = run(e.steps)
     except MDFError as e:
         raise WarmupStopped(f"the warm-up run stopped: {e}") from None
     if len(warm.ever_ran) < len(spec.node_ids):
         never = [n for n in spec.node_ids if n not in warm.ever_ran]
         raise NotCompilable(f"node '{never[0]}' did not run in {MAX_WARMUP_STEPS} warm-up steps")
-    return warm
+    last = _last_change(sizes)
+    if last == 0:
+        return warm, None
+    why = _growing(spec, sizes[last - 2 : last], shapes[last - 2 : last])
+    if last >= len(sizes):
+        raise NotCompilable(f"{why}, and still in step {last} of the warm-up")
+    return warm, Handover(last, why)
+
+
+class _ExtraStepFailed(Exception):
+    """A warm-up step after every node had run failed (``steps``: those before it)."""
+
+    def __init__(self, steps: int):
+        super().__init__(steps)
+        self.steps = steps
 
 
 def generate(
@@ -228,15 +281,19 @@ def generate(
 ) -> Built:
     """Warm up, generate and load the graph's module, and record it under ``key``."""
     from ...interpreter import InterpretedGraph
+    from .generator import Generator
 
-    warm = warm_up(spec, initializer, dt)
+    warm, handover = warm_up(spec, initializer, dt)
     gen = Generator(spec, warm, initializer)
+    if handover is not None and gen.node_by_node is not None:
+        # (graph-scheduler's own state cannot be handed over to the node-by-node mode)
+        raise NotCompilable(f"{handover.why}; {gen.node_by_node}")
     source = gen.source()
     module = load_generated(source, gen.constants)
     layout = gen.layout()
-    arrays = gen.cold_arrays(InterpretedGraph(spec.plan))
+    arrays = gen.cold_arrays(InterpretedGraph(spec.plan, own_scheduler=True))
     python_calls = sorted({k[0] for k in gen.python_functions})
-    built = Built(module, layout, arrays, "generated", gen.node_by_node, python_calls)
+    built = Built(module, layout, arrays, "generated", gen.node_by_node, python_calls, handover)
     try:
         cache_save(
             cache_dir(),
@@ -248,6 +305,7 @@ def generate(
                 "python_calls": python_calls,
                 "kernel_files": gen.kernel_files,
                 "kernel_digest": files_digest(gen.kernel_files),
+                "handover": handover.to_json() if handover is not None else None,
             },
             arrays,
         )
@@ -256,23 +314,30 @@ def generate(
     return built
 
 
-def _refuse_growing(spec: CompileSpec, first: Any, later: Any) -> None:
-    """NotCompilable naming the first value whose size differs between the warm-up's
-    ``first`` and ``later`` interpreters: a compiled slot has one shape, and the interpreter
-    (the oracle) shows the smaller one in the first steps."""
-    before, after = _sizes(first, np.shape), _sizes(later, np.shape)
-    sizes = _sizes(first), _sizes(later)
-    for key in sorted(k for k in before if sizes[0][k] != sizes[1].get(k)):
-        nid, what = key
-        group, name = what.split(":", 1)
-        field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(
-            group, "parameters"
-        )
-        raise NotCompilable(
-            f"{spec.plan.nodes[nid].where}.{field}.{name} changes its shape from "
-            f"{before[key]} to {after.get(key)} in the first steps (numpy broadcasting); a "
-            "compiled value keeps one shape"
-        )
+def _last_change(sizes: list[dict[tuple[str, str], Any]]) -> int:
+    """The last step (from 1) whose sizes differ from the step before on a value both hold
+    (0: none; a value that gets its first value is no change)."""
+    for j in range(len(sizes) - 1, 0, -1):
+        before, after = sizes[j - 1], sizes[j]
+        if any(v is not None and before.get(k) not in (None, v) for k, v in after.items()):
+            return j + 1
+    return 0
+
+
+def _growing(spec: CompileSpec, sizes: list[dict], shapes: list[dict]) -> str:
+    """The field of the first value whose size differs between two steps (their ``sizes``),
+    and its ``shapes`` in them."""
+    before, after = sizes
+    key = min(k for k, v in after.items() if v is not None and before.get(k) not in (None, v))
+    nid, what = key
+    group, name = what.split(":", 1)
+    field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(
+        group, "parameters"
+    )
+    return (
+        f"{spec.plan.nodes[nid].where}.{field}.{name} changes its shape from "
+        f"{shapes[0][key]} to {shapes[1][key]} in the first steps (numpy broadcasting)"
+    )
 
 
 def _sizes(warm: Any, measure: Callable[[Any], Any] = np.size) -> dict[tuple[str, str], Any]:

@@ -179,9 +179,9 @@ class CallEmitter:
                 and vp.expr is None
             ):
                 src = self.typed_constant(vp.const) or src
-            if src in self.tuple_of_var:  # a tuple is its items' variables: no copy
-                local[argname] = src
-                continue
+            if src in self.tuple_of_var or self.consts.is_float(src):
+                local[argname] = src  # a tuple is its items' variables, a number its entry:
+                continue  # no copy (element-wise code then reads the number itself)
             out.append(f"{ind}{t} = {src}")
             local[argname] = t
         if cp.schema is None:
@@ -230,7 +230,7 @@ class CallEmitter:
             return None
         if c.ndim == 0 and c.dtype.kind == "b":
             return "True" if c else "False"
-        return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.table.array(c)
+        return self.consts.literal(int(c)) if c.ndim == 0 else self.consts.array(c)
 
     def kernel_outputs(
         self, cp: CallPlan, src: str, out: list[str], ind: str, tag: str, slot: Slot | None

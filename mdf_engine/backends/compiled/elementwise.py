@@ -29,6 +29,24 @@ def flat(var: str, shape: tuple[int, ...]) -> str:
     return var if len(shape) == 1 else f"{var}.reshape({int(np.prod(shape))})"
 
 
+def element_at(
+    var: str, shape: tuple[int, ...], index: str = "i_", lead: tuple[int, ...] = ()
+) -> str:
+    """Element ``index`` (C order) of the C-contiguous array ``var[lead]`` of ``shape``
+    (``shape`` includes the ``lead`` axes). PsyNeuLink's (1, n) values are indexed
+    ``var[0, i_]``: a reshape to a flat view is a call into Numba's runtime at every use
+    (~15 ns), which cost more than a small node's arithmetic."""
+    rest = tuple(int(d) for d in shape[len(lead) :])
+    ones = all(d == 1 for d in rest[:-1])
+    if ones or not lead:
+        pre = "".join(f"{k}, " for k in lead) + ("0, " * (len(rest) - 1) if ones else "")
+        if ones:
+            return f"{var}[{pre}{index}]"
+        return f"{flat(var, rest)}[{index}]"
+    sub = ", ".join(str(k) for k in lead)
+    return f"{flat(f'{var}[{sub}]', rest)}[{index}]"
+
+
 def aligned(a: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     """Whether an array of shape ``a`` has, in C order, the elements of an array of ``shape``
     it broadcasts to: the same shape up to leading axes of length 1 (``(2,)`` in ``(1, 2)``)."""
@@ -61,14 +79,16 @@ class ElementwiseEmitter:
             var = names.get(name)
             slot = by_var.get(var) if var is not None else None
             if slot is None:
-                return var if var is not None and NUMBER.match(var) else None
+                if var is not None and (NUMBER.match(var) or self.consts.is_float(var)):
+                    return var
+                return None
             if (
                 slot.kind is Storage.TUPLE or slot.seq
             ):  # (a list computes as a list, not element-wise)
                 return None
             if slot.kind is Storage.SCALAR:
                 return var
-            return f"{flat(var, tuple(slot.shape))}[i_]" if aligned(slot.shape, shape) else None
+            return element_at(var, tuple(slot.shape)) if aligned(slot.shape, shape) else None
 
         return element
 
@@ -89,7 +109,7 @@ class ElementwiseEmitter:
                 return self.consts.const(c.item())
             if not aligned(c.shape, shape):
                 return None
-            return f"{flat(self.consts.const(c), c.shape)}[i_]"
+            return element_at(self.consts.const(c), c.shape)
         return to_element_source(vp.expr, self.element(names, shape, inline), self.consts.literal)
 
     def call_elementwise(
@@ -179,7 +199,7 @@ class ElementwiseEmitter:
                 or self.slot_dtype(s) != "float64"
             ):
                 return None
-            items.append(f"{flat(s.var, tuple(s.shape))}[i_]")
+            items.append(element_at(s.var, tuple(s.shape)))
         value = "0.0"  # (the registered kernel adds onto 0: -0.0 + 0.0 is 0.0)
         for item in items:
             value = f"({value} + {item})"
@@ -198,7 +218,7 @@ class ElementwiseEmitter:
         out = [f"{ind}for i_ in range({size}):", f"{ind}    e_ = {cast.format(value)}"]
         for test, val in conditions:
             out += [f"{ind}    if {test}:", f"{ind}        e_ = {cast.format(val)}"]
-        return out + [f"{ind}    {flat(slot.var, tuple(slot.shape))}[i_] = e_"]
+        return out + [f"{ind}    {element_at(slot.var, tuple(slot.shape))} = e_"]
 
     def assign_value(
         self, slot: Slot, vp: ValuePlan, names: Mapping[str, str], ind: str

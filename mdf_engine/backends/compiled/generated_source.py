@@ -15,7 +15,8 @@ Every number, string and array that comes from the model (an expression's litera
 parameter's constant value, a kernel's attribute, a function's registered name) is an entry of
 a :class:`ConstantTable`: the source names it ``c<k>``, and the module loads the table from an
 ``.npz`` file (``allow_pickle=False``) next to it. Numba freezes such module globals into the
-machine code, so a table constant costs what a literal costs.
+machine code, so a table constant costs what a literal costs; a large array is therefore not a
+table entry but a read-only array of the compiled state (:mod:`.constants`).
 
 :func:`check_source` enforces all of this on every generated module before it is written: a
 token of any other kind is an engine bug, reported as :class:`GeneratedSourceError`.
@@ -35,6 +36,7 @@ import numpy as np
 
 from ...errors import MDFError
 from ...expressions import MATH_FUNCTIONS, NUMPY_CONSTANTS, NUMPY_FUNCTIONS
+from .helpers import HELPERS
 from .layout import SLOT_DTYPES, array_dtype, numba_type
 
 #: Integers the table keeps as 64-bit (larger ones cannot be compiled).
@@ -157,16 +159,17 @@ def load_constants(module_file: str) -> list[Any]:
 # -- the check ------------------------------------------------------------------------------
 
 #: Names the engine writes itself (helpers, arguments, locals, module attributes used).
-ENGINE_NAMES = frozenset(
-    """math np numpy numba njit prange objmode _jit _python_kernel _bscalar _cast _iscalar _scalar _where _ix1 _ix2 _ck _int _floordiv _mod _iadd _isub _imul _ipow _put
+ENGINE_NAMES = frozenset(HELPERS).union(
+    """math np numpy numba njit prange objmode _jit _python_kernel
     _like _list _pymax _pymin pybuiltins
     load_constants mdf_engine backends compiled generated_source runtime helpers T_ __file__
     run run_quiet run_batch inputs nsteps dt dt_given first_without_dt S useable total clock
     last_set ever thr logbuf logpos err P rec step has_dt i_ e_ k_ b S0 thr0 PT REC ERR
     range float int abs min max round pow sum len bool cache error_model parallel
     copy shape zeros int64 bool_ float64 view ascontiguousarray reshape dot array isfinite all
-    nan inf""".split()
-) | frozenset(keyword.kwlist)
+    nan inf""".split(),
+    keyword.kwlist,
+)
 
 #: numpy/math attribute names an expression may reach (the whitelist of expressions.py).
 _ATTRIBUTES = (

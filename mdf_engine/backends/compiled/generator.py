@@ -5,19 +5,18 @@ module's constants (:mod:`.constants`), and puts together the emitters of the ge
 each a small class of its own module: calls (:mod:`.calls`), expression values
 (:mod:`.values`), fused element-wise loops (:mod:`.elementwise`), one node's code
 (:mod:`.node_code`) and the module around it (:mod:`.module_code`). What it generates from is a
-:class:`CompileSpec`.
+:class:`~.build.CompileSpec`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ...errors import MDFError, NotCompilable
-from ...plan import GraphPlan
+from .build import CompileSpec
 from .calls import CallEmitter, KernelKey
 from .constants import Constants
 from .elementwise import ElementwiseEmitter
@@ -27,19 +26,6 @@ from .node_code import NodeCodeEmitter
 from .pnl_rules import PsyNeuLinkRules
 from .state import CompiledState
 from .values import ValueEmitter
-
-
-@dataclass(frozen=True)
-class CompileSpec:
-    """What, besides the warm-up's kinds, the generated code depends on: the graph, its node
-    order, whether values are checked for NaN/inf, the parameters read from the ``P`` table
-    (sweeps) and the values written to the ``rec`` array at every step."""
-
-    plan: GraphPlan
-    node_ids: tuple[str, ...]
-    check_finite: bool
-    swept: tuple[tuple[str, str], ...]
-    recorded: tuple[tuple[str, str], ...]
 
 
 class Generator(
@@ -91,6 +77,7 @@ class Generator(
         self.state = CompiledState(spec.plan, warm, self.initializer)
         self.slots: dict[SlotKey, Slot] = self.state.slots
         self.arrays: list[np.ndarray] = self.state.arrays
+        self.consts.hold = self.state.hold  # (large arrays: read-only state, not frozen)
         self._check_call_inputs()
         self.static = self.static_schedule() if table is not None else None
         self.psyneulink_rules()

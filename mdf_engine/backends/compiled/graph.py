@@ -1,9 +1,7 @@
 """The compiled backend's runner: a whole graph, scheduler included, as one Numba-jitted function.
 
-A throw-away interpreted warm-up (until every node has run once) gives every port, parameter,
-function and output a fixed kind (a float64 scalar, or an array of a fixed shape: float32
-if the value is float32, else float64). From
-that the generator (:mod:`.generator`) writes Python source for a function ``run(nsteps, dt,
+A throw-away interpreted warm-up (until every node has run once) gives every value a fixed
+kind (:mod:`.layout`). From that the generator (:mod:`.generator`) writes Python source for a function ``run(nsteps, dt,
 ...)`` that holds graph-scheduler's algorithm as unrolled passes and consideration sets
 (:mod:`mdf_engine.schedulers.codegen`) with every node's body inlined: incoming edges, input
 reads, functions, parameters (Euler steps, conditions), outputs. The source goes to a file in
@@ -27,9 +25,11 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
+from .batch import run_cold, run_handed_over
 from .build import (
     STRICT,
     Built,
+    CompileSpec,
     WarmupStopped,
     build,
     check_writer,
@@ -37,21 +37,18 @@ from .build import (
     from_numba,
     numba_failure,
 )
-from .generator import CompileSpec
+from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
 from .runtime import (
-    BATCH_ARGS,
     ERR_WIDTH,
     INPUTS_ARGS,
     NODE_ARGS,
-    RUN_ARGS,
     PythonCallFailed,
+    RunCall,
     arguments,
     call_checked,
-    first_failure,
     init_key,
     initializer_args,
-    record_buffer,
     reported_error,
 )
 from .schedule_log import SCHEDULE_LOG, ScheduleLog
@@ -91,6 +88,7 @@ class CompiledGraph:
         #: (node, port-or-parameter) pairs written to the ``rec`` array at every step (sweeps)
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
+        self._run_call = RunCall()
         self._fn = None
         self._quiet_fn = None
         self._batch_fn = None
@@ -108,6 +106,11 @@ class CompiledGraph:
         self._clock: Any = None
         #: tier 0 (:mod:`mdf_engine.backends.vm.tier`) while it runs the first updates
         self.tier0: Any = None
+        #: the first updates the interpreter runs (:mod:`.handover`): ``first_steps`` as
+        #: built, ``handover`` until handed over; ``handed_over`` until a compiled run ends
+        self.first_steps: Handover | None = None
+        self.handover: Handover | None = None
+        self.handed_over = False
 
     #: see :class:`mdf_engine.backends.base.Runner`
     finished = False
@@ -129,9 +132,9 @@ class CompiledGraph:
             raise MDFError("the graph is not compiled (yet)")
         return self._state
 
-    def check_error(self, err: np.ndarray) -> None:
+    def check_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
-        self._raise_error(err)
+        self._raise_error(err, prefix)
 
     def slot_value(self, key: SlotKey) -> Any:
         """The compiled state's value of the slot ``key``."""
@@ -152,6 +155,10 @@ class CompiledGraph:
         return self._state is not None and self._nodes is None
 
     @property
+    def _live(self) -> bool:  # (the compiled state holds the values: handed over)
+        return self.is_compiled and self.handover is None
+
+    @property
     def mode(self) -> str:
         """``compiled`` (whole graph), ``node by node`` (graph-scheduler calling jitted node
         functions) or ``interpreted`` (not compiled, or not yet)."""
@@ -167,7 +174,7 @@ class CompiledGraph:
     @property
     def evaluations(self) -> int:
         """evaluate() calls completed so far."""
-        if self.is_compiled:
+        if self._live:
             return int(self._state["clock"][2])
         if self._nodes is not None:
             return self._nodes.evaluations
@@ -176,14 +183,14 @@ class CompiledGraph:
     @property
     def time_steps(self) -> list[set[str]]:
         """The node sets of the most recent time steps (see ``schedule_log``)."""
-        if not self.is_compiled:
+        if not self._live:
             return self._runner.time_steps
         return self.log.decoded()[0]
 
     @property
     def order_of_execution(self) -> list[str]:
         """The node ids of the most recent node runs, in order (see ``schedule_log``)."""
-        if not self.is_compiled:
+        if not self._live:
             return self._runner.order_of_execution
         return self.log.decoded()[1]
 
@@ -196,6 +203,8 @@ class CompiledGraph:
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
         """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
+        if self.handover is not None and self.interp.evaluations >= self.handover.steps:
+            hand_over(self)  # (before the mark: the log gets the interpreter's steps)
         mark = self.log.here()
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self.log.mark = mark
@@ -203,21 +212,27 @@ class CompiledGraph:
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms (with
         absolute time, the clock ends an update one step after its last step starts)."""
-        if not self.is_compiled:
+        if not self._live:
             return self._runner.last_update_steps()
         steps = self.log.steps_since(self.log.mark)
-        clock = self._absolute_clock()
+        clock = self.absolute_clock()
         if not clock.enabled:
             return steps, [0.0] * len(steps)
         end, k = int(self._state["clock"][6]), len(steps)
         return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
 
-    def _absolute_clock(self) -> Any:
-        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it."""
+    def absolute_clock(self) -> Any:
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (read
+        from the engine's own scheduler where it runs the graph's conditions: none of them
+        absolute, and no graph-scheduler to import)."""
         if self._clock is None:
             from ...schedulers.compiled import encode
+            from ...schedulers.own import OwnScheduler
 
-            self._clock = encode(self.interp.scheduler, self.node_ids)[0].absolute
+            plan = self.plan
+            own = OwnScheduler.make(plan.graph, self.value, plan.where, plan.scheduling_mode)
+            scheduler = own if own is not None else self.interp.scheduler
+            self._clock = encode(scheduler, self.node_ids)[0].absolute
         return self._clock
 
     def run_steps(
@@ -233,10 +248,15 @@ class CompiledGraph:
             return
         if not self._tried:
             self._compile(initializer, dt)
+        if self.handover is not None:
+            steps, first_without_dt = run_prefix(self, steps, dt, initializer, first_without_dt)
+            if steps == 0:
+                return
         if self.is_compiled:
-            first = self.evaluations == 0
+            first = self.evaluations == 0 or self.handed_over
             try:
                 self._run_compiled(steps, dt, initializer, first_without_dt)
+                self.handed_over = False
                 return
             except PythonCallFailed as e:
                 if not first:
@@ -252,22 +272,31 @@ class CompiledGraph:
     def value(self, node: str, name: str) -> Any:
         """The current value of an input port, parameter, function or output port (looked up
         in that order, as the interpreted backend does)."""
-        if self._state is None:
+        if not self._live and self._nodes is None:
             return self.interp.value(node, name)
         slot = self._layout.lookup(node, name)
-        if slot is None:
-            return self.interp.value(node, name)  # its error names what is missing
+        if slot is None or not self._ran(node):
+            # (its error names what is missing; a node that has not run holds what the
+            # interpreter holds then, not the warm-up's value its slot starts from)
+            return self.interp.value(node, name)
         return read_slot(self._state, slot)
+
+    def _ran(self, node: str) -> bool:
+        """Whether ``node`` has run in this graph's compiled state."""
+        ever = self._state.get("ever")
+        return ever is None or node not in self.node_ids or bool(ever[self.node_ids.index(node)])
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         """Every node's output port values."""
-        if self._state is None:
+        if not self._live and self._nodes is None:
             return self.interp.outputs()
         return {
             nid: {
                 oid: read_slot(self._state, self._layout.slots[output_key(nid, oid)])
                 for oid, _ in self.plan.nodes[nid].outputs
             }
+            if self._ran(nid)
+            else self.interp.outputs()[nid]
             for nid in self.node_ids
         }
 
@@ -288,8 +317,8 @@ class CompiledGraph:
                 tuple(self.recorded),
             )
 
-            def check() -> None:  # (on a cache miss only: self.interp runs graph-scheduler)
-                check_writer(self.plan, self.interp, initializer)
+            def check() -> None:  # (on a cache miss only)
+                check_writer(self.plan, initializer)
 
             self._adopt(build(spec, initializer, dt, check))
             self._init_key = init_key(initializer)
@@ -339,6 +368,7 @@ class CompiledGraph:
 
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
+        self.first_steps = self.handover = built.handover
         self.log.static = layout.static
         self._cold = {
             "S": arrays["S"],
@@ -374,6 +404,7 @@ class CompiledGraph:
         self.fallback_reason = reason
         self._state = None
         self._nodes = None
+        self.handover = None
         (log.info if quiet else log.warning)(
             "compiled backend: %s; running on the interpreted backend", reason
         )
@@ -391,28 +422,18 @@ class CompiledGraph:
         inits = initializer_args(initializer)
         static = self._layout.static is not None
         logged = self.schedule_log > 0 and not static
-        logbuf = self.log.ring if logged else np.zeros(1, dtype=np.int64)
-        logpos = self.log.pos if logged else np.zeros(2, dtype=np.int64)
+        rc = self._run_call
+        logbuf, logpos = (self.log.ring, self.log.pos) if logged else (rc.no_logbuf, rc.no_logpos)
         err = np.zeros(ERR_WIDTH, dtype=np.int64)
         updates = int(st["clock"][2])
         fn = self._fn if logged else self._quiet_fn
-        values = {
-            **st,
-            "nsteps": n,
-            "dt": 0.0 if dt is None else float(dt),
-            "dt_given": dt is not None,
-            "first_without_dt": first_without_dt,
-            "logbuf": logbuf,
-            "logpos": logpos,
-            "err": err,
-            "P": self.sweep_values,
-            "rec": self._no_rec,
-            "I": inits,
-        }
+        fixed = {"logbuf": logbuf, "logpos": logpos, "P": self.sweep_values, "rec": self._no_rec}
+        call = {"nsteps": n, "dt": 0.0 if dt is None else float(dt), "dt_given": dt is not None}
+        call.update(first_without_dt=first_without_dt, err=err, I=inits)
         if self.tier0 is not None:  # (None once the generated code runs)
-            self.tier0 = self.tier0.call(self, fn, values, n)
+            self.tier0 = self.tier0.call(self, fn, {**st, **fixed, **call}, n)
         else:
-            self.call_jitted(fn, *arguments(RUN_ARGS, values))
+            self.call_jitted(fn, *rc.args(fn, st, fixed, call))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         self._raise_error(err)
@@ -461,37 +482,16 @@ class CompiledGraph:
         keep: int | None = None,
     ) -> np.ndarray:
         """Run ``steps`` evaluate() calls from a cold start once per row of ``values`` (one
-        column per swept parameter), in one jitted call spread over the cores. Returns the
-        values recorded at the last ``keep`` steps (default all): ``(rows, keep, width)``."""
+        column per swept parameter; :mod:`.batch`). Returns the values recorded at the last
+        ``keep`` steps (default all): ``(rows, keep, width)``."""
         keep = steps if keep is None else max(1, min(int(keep), steps))
         if not self.is_compiled:
             raise MDFError(f"the compiled backend cannot run this graph: {self.fallback_reason}")
         if init_key(initializer) != self._init_key:
             raise MDFError("the batch needs the initializer keys it was prepared with")
         values = np.ascontiguousarray(values, dtype=np.float64).reshape(-1, max(1, len(self.swept)))
-        cold = self._cold
-        width = self._layout.record_width
-        rec = record_buffer(values.shape[0], keep, width)
-        err = np.zeros((values.shape[0], ERR_WIDTH), dtype=np.int64)
-        inits = initializer_args(initializer)
-        args = {
-            "nsteps": steps,
-            "dt": 0.0 if dt is None else float(dt),
-            "dt_given": dt is not None,
-            "first_without_dt": first_without_dt,
-            "S0": cold["S"],
-            "A0": cold["A"],
-            "thr0": cold["thr"],
-            "PT": values,
-            "REC": rec,
-            "ERR": err,
-            "I": inits,
-        }
-        self.call_jitted(self._batch_fn, *arguments(BATCH_ARGS, args))
-        bad = first_failure(err)
-        if bad is not None:
-            self._raise_error(err[bad], f"parameter set {bad}: ")
-        return rec[:, :, :width]
+        run = run_cold if self.first_steps is None else run_handed_over
+        return run(self, values, steps, dt, initializer, first_without_dt, keep)
 
     @property
     def record_layout(self) -> list[tuple[str, str, int, tuple[int, ...]]]:

@@ -11,12 +11,22 @@ is ``dst[...] = src`` for one- and two-dimensional slots, written as loops that 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...errors import MDFError
 
+#: The helpers generated code imports, each defined (with its Numba overload) in
+#: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
+#: from this list and ``generated_source.ENGINE_NAMES`` admits it.
+HELPERS = tuple(
+    "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
+    "_scalar _where".split()
+)
 
-def _make_helpers():
+
+def _make_helpers() -> dict[str, Any]:
     from numba import njit, types
     from numba.core.errors import TypingError
     from numba.extending import overload
@@ -440,44 +450,11 @@ def _make_helpers():
         return copy2
 
     del njit
-    return (
-        _bscalar,
-        _cast,
-        _iscalar,
-        _scalar,
-        _where,
-        _ix1,
-        _ix2,
-        _ck,
-        _int,
-        _floordiv,
-        _mod,
-        _iadd,
-        _isub,
-        _imul,
-        _ipow,
-        _put,
-    )
+    made = locals()
+    return {name: made[name] for name in HELPERS}
 
 
-(
-    _bscalar,
-    _cast,
-    _iscalar,
-    _scalar,
-    _where,
-    _ix1,
-    _ix2,
-    _ck,
-    _int,
-    _floordiv,
-    _mod,
-    _iadd,
-    _isub,
-    _imul,
-    _ipow,
-    _put,
-) = _make_helpers()
+globals().update(_make_helpers())  # the module's names: one per entry of HELPERS
 
 
 def index_error(e: IndexError, fields: list[str], prefix: str = "") -> MDFError | None:

@@ -59,6 +59,9 @@ class Role(Enum):
     #: PsyNeuLink files: an output port's value from before its node's run in this time step
     #: (read by later members of the step, see pnl_rules.py)
     SNAPSHOT = "snap"
+    #: a model constant array held in the state instead of frozen into the machine code
+    #: (:mod:`.constants`): read-only, shared by every run and never copied
+    CONSTANT = "const"
 
 
 class SlotKey(NamedTuple):
@@ -196,7 +199,8 @@ def fresh_state(cold: dict[str, Any], n_nodes: int) -> dict[str, Any]:
     n = n_nodes
     return {
         "S": cold["S"].copy(),
-        "A": [a.copy() for a in cold["A"]],
+        # (a held constant is read-only: shared, never copied)
+        "A": [a.copy() if a.flags.writeable else a for a in cold["A"]],
         "useable": np.zeros((n, n), dtype=np.int64),
         "total": np.zeros((3, n), dtype=np.int64),
         "clock": np.zeros(7, np.int64),

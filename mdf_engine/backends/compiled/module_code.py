@@ -15,7 +15,8 @@ import re
 import numpy as np
 
 from .generated_source import check_source
-from .layout import Storage, scalar_load, scalar_store
+from .helpers import HELPERS
+from .layout import Role, Storage, scalar_load, scalar_store
 from .runtime import (
     BATCH_ARGS,
     ERR_WIDTH,
@@ -37,7 +38,6 @@ class ModuleCodeEmitter:
             return self.module_source([], [])
         init_keys = sorted(self.initializer)
         init_args = parameters(("I",), 0, len(init_keys))
-        sig = parameters(RUN_ARGS, len(self.arrays), len(init_keys))
         body: list[str] = []
         ind = "    "
         for slot in self.slots.values():
@@ -73,16 +73,18 @@ class ModuleCodeEmitter:
                         f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
                     ]
         body += self.write_back(ind)
+        # (after the body: its held constants are array slots too)
+        sig = parameters(RUN_ARGS, len(self.arrays), len(init_keys))
         return self.module_source(sig, objmode_entry(body) + body)
 
     def static_schedule(self) -> list[list[int]] | None:
         """The fixed order of one update when every node runs under ``Always`` (or after one
         call of a node of an earlier consideration set) and the update ends when all have run
         (graph-scheduler's defaults): one time step per consideration set. None when the
-        conditions make the order depend on the run (:func:`.static_sets`, without ``All``)."""
+        conditions make the order depend on the run (:func:`.static_sets`)."""
         from ...schedulers.compiled import static_sets  # (imports graph-scheduler)
 
-        return static_sets(self.table, self.roots, self.term, self.queue, composite=False)
+        return static_sets(self.table, self.roots, self.term, self.queue, composite=True)
 
     def static_step(self, sets: list[list[int]], ind: str) -> list[str]:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
@@ -132,8 +134,7 @@ class ModuleCodeEmitter:
             "import numpy as np",
             "from numba import njit, prange",
             "from numba import objmode",
-            "from mdf_engine.backends.compiled.helpers import _bscalar, _cast, _ck, _floordiv, "
-            "_iadd, _imul, _int, _ipow, _iscalar, _isub, _ix1, _ix2, _mod, _put, _scalar, _where",
+            "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
             "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
@@ -184,18 +185,7 @@ class ModuleCodeEmitter:
         """Node by node (the schedule stays with graph-scheduler): ``node_<i>(dt, has_dt, S,
         a0.., ever, err, P, q_c2)`` runs node ``i`` on the compiled state; ``inputs(S, a0..,
         I0..)`` delivers the initializer."""
-        n_arrays, n_inits = len(self.arrays), len(self.initializer)
-        out: list[str] = []
-        for i, nid in enumerate(self.spec.node_ids):
-            sig = parameters(NODE_ARGS, n_arrays, n_inits)
-            body = self.node_body(nid, "    ")
-            out += [
-                "",
-                "",
-                "@njit(cache=True, error_model='numpy')",
-                f"def node_{i}({', '.join(sig)}):",
-                *self._with_locals(body),
-            ]
+        bodies = [self.node_body(nid, "    ") for nid in self.spec.node_ids]
         body = []
         init_keys = sorted(self.initializer)
         for k, key in enumerate(init_keys):
@@ -203,6 +193,18 @@ class ModuleCodeEmitter:
                 body += self.set_input(nid, port, f"I{k}", "    ")
         if any("_iscalar(" in line for line in body):  # (integers in: the check cannot fail)
             body[:0] = ["    q_c2 = 0", f"    err = np.zeros({ERR_WIDTH}, dtype=np.int64)"]
+        # (after the bodies: their held constants are array slots too)
+        n_arrays, n_inits = len(self.arrays), len(self.initializer)
+        out: list[str] = []
+        for i, node in enumerate(bodies):
+            sig = parameters(NODE_ARGS, n_arrays, n_inits)
+            out += [
+                "",
+                "",
+                "@njit(cache=True, error_model='numpy')",
+                f"def node_{i}({', '.join(sig)}):",
+                *self._with_locals(node),
+            ]
         sig = parameters(INPUTS_ARGS, n_arrays, n_inits)
         out += [
             "",
@@ -243,7 +245,8 @@ class ModuleCodeEmitter:
         call = parameters(RUN_ARGS, n_arrays, n_inits, {"P": "PT[b]", "rec": "REC[b]"})
         ind, ind2 = "    ", "        "
         body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
-        body += [f"{ind2}{a} = {a}_0.copy()" for a in arrays]
+        held = {s.var for k, s in self.slots.items() if k.role is Role.CONSTANT}
+        body += [f"{ind2}{a} = {a}_0{'' if a in held else '.copy()'}" for a in arrays]
         body += [
             f"{ind2}useable = np.zeros(({n}, {n}), dtype=np.int64)",
             f"{ind2}total = np.zeros((3, {n}), dtype=np.int64)",

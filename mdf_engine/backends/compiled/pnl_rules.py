@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import NotCompilable
+from .elementwise import aligned, element_at
 from .layout import Role, SlotKey, Storage, output_key
 
 
@@ -179,13 +180,27 @@ class PsyNeuLinkRules:
             or sender.shape[-1] != m.shape[0]
             or pend.kind is not Storage.ARRAY
             or pend.seq
-            or tuple(pend.shape) != (*sender.shape[:-1], m.shape[1])
             or pend.var == sender.var
             or self.slot_dtype(pend) != "float64"
             or self.slot_dtype(sender) != "float64"
         ):
             return None
         flag = self.slots[SlotKey(nid, Role.FLAG, ep.receiver_port)].var
+        product = (*sender.shape[:-1], m.shape[1])
+        if m.shape[0] == 1 and int(np.prod(sender.shape)) == 1 and aligned(pend.shape, product):
+            # one row by a (1, n) matrix: each element one product added onto 0, as BLAS
+            # computes it (a call and its setup cost more than the product)
+            n = m.shape[1]
+            x = element_at(src, tuple(sender.shape), "0")
+            value = f"(0.0 + ({x} * {element_at(self.consts.const(m), m.shape)}))"
+            return [
+                f"{ind}for i_ in range({n}):",
+                f"{ind}    e_ = float({value})",
+                f"{ind}    {element_at(pend.var, tuple(pend.shape))} = e_",
+                f"{ind}{flag} = 1.0",
+            ]
+        if tuple(pend.shape) != product:
+            return None
         return [f"{ind}np.dot({src}, {self.consts.const(m)}, {pend.var})", f"{ind}{flag} = 1.0"]
 
     def _sent(self, nid: str, ep: Any, sender: Any, src: str) -> str:

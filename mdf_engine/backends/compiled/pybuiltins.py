@@ -47,6 +47,23 @@ def _make_helpers() -> tuple[Any, Any, Any, Any]:
 
     @overload(_like)
     def _like_ov(dst, x):
+        if isinstance(dst, types.Array) and (
+            (isinstance(x, types.Array) and x.ndim != dst.ndim) or isinstance(x, scalar)
+        ):
+            # a value that settled in a larger slot (its first steps ran interpreted,
+            # handover.py): its initial value again (a step without dt) fits only when it
+            # has the slot's size, else the run stops (KindChanged, runtime.call_checked)
+            float_slot = isinstance(dst.dtype, types.Float)
+            dtype = dst.dtype
+
+            def fit(dst, x):
+                a = np.asarray(x)
+                if a.size != dst.size:
+                    raise ValueError("a value of another shape than its compiled slot")
+                a = np.ascontiguousarray(a).reshape(dst.shape)
+                return a.astype(dtype) if float_slot else a
+
+            return fit
         if (
             isinstance(dst, types.Array)
             and isinstance(x, types.Array)

@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...registry import REGISTRY
 from .helpers import index_error
-from .layout import Storage, array_dtype, kind_of, scalar_dtype
+from .layout import SLOT_DTYPES, Storage, array_dtype, kind_of, scalar_dtype
 
 #: Passes of the scheduler's loop after which one update is reported as never ending.
 MAX_PASSES_PER_UPDATE = 10_000_000
@@ -106,9 +106,49 @@ def arguments(args: tuple[str, ...], values: Mapping[str, Any]) -> list[Any]:
     return out
 
 
+class RunCall:
+    """The argument list of a generated ``run``/``run_quiet`` call (:data:`RUN_ARGS`), built
+    once per state, function and log arrays and then reused with the per-call values (step
+    count, time increment, ``err`` row, initializer) put in place: spelling 70 arguments from
+    a dict at every call cost a one-inference CNN (issue 22, goal 5) ~10 us. A call that does
+    not write the log gets this object's own dummy log arrays."""
+
+    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err")
+
+    def __init__(self) -> None:
+        self._key: tuple = ()
+        self._args: list[Any] = []
+        self._at: list[int] = []
+        self._i0 = 0
+        self.no_logbuf = np.zeros(1, dtype=np.int64)
+        self.no_logpos = np.zeros(2, dtype=np.int64)
+
+    def args(self, fn: Any, st: Mapping[str, Any], fixed: Mapping[str, Any], call: dict) -> list:
+        """The arguments of ``fn`` over the state ``st``, the values ``fixed`` that stay
+        (log arrays, ``P``, ``rec``) and this call's values ``call`` (:data:`_PER_CALL` and
+        ``I``); the cached list is rebuilt when any object of the key changes."""
+        key = (fn, st, *fixed.values())
+        if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
+            marks = {name: object() for name in self._PER_CALL}
+            base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
+            where = {id(a): k for k, a in enumerate(base)}
+            self._at = [where[id(marks[name])] for name in self._PER_CALL]
+            self._i0 = len(base)  # ("I" is the last argument)
+            self._args, self._key = base, key
+        out = self._args.copy()
+        for pos, name in zip(self._at, self._PER_CALL):
+            out[pos] = call[name]
+        out += call["I"]
+        return out
+
+
 def init_key(initializer: Mapping[str, Any] | None) -> tuple:
     """The initializer's keys, sorted: the compiled code delivers exactly these."""
     return tuple(sorted(initializer)) if initializer else ()
+
+
+#: The dtypes an initializer array is passed in as it is (see :func:`initializer_args`).
+_KEPT = frozenset(np.dtype(n) for n in SLOT_DTYPES)
 
 
 def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
@@ -116,6 +156,9 @@ def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
     out = []
     for key in sorted(initializer or {}):
         v = initializer[key]
+        if type(v) is np.ndarray and v.ndim and v.dtype in _KEPT and v.flags.c_contiguous:
+            out.append(v)  # (what the general case below gives for it: v itself)
+            continue
         kind, _ = kind_of(v, f"initializer '{key}'")
         a = np.asarray(v)
         if kind is Storage.SCALAR:  # (a number in its slot dtype: float64, int64 or bool)
@@ -277,6 +320,13 @@ def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any) -> Any:
     (``index_fields``: the layout's fields of the bounds-checked subscripts)."""
     try:
         return fn(*args)
+    except ValueError as e:  # (pybuiltins._like, helpers._put: a shape the slot cannot hold)
+        if str(e) != "a value of another shape than its compiled slot":
+            raise
+        raise KindChanged(
+            "a value has another shape than in the compiled backend's warm-up (use "
+            "backend='interpreted')"
+        ) from None
     except (IndexError, SystemError) as e:
         # (a parallel batch reports an exception of its threads as a SystemError)
         cause = e if isinstance(e, IndexError) else e.__cause__

@@ -71,17 +71,8 @@ class ScheduleLog:
                 entries = self.ring[:total]
             else:  # wrapped: oldest first, starting after the first complete time step
                 start = total % n
-                entries = np.concatenate([self.ring[start:], self.ring[:start]])
-                cut = np.nonzero(entries < 0)[0]
-                entries = entries[cut[0] + 1 :] if cut.size else entries[:0]
-            steps, order, cur = [], [], set()
-            for v in entries.tolist():
-                if v < 0:
-                    steps.append(cur)
-                    cur = set()
-                else:
-                    cur.add(self.node_ids[v])
-                    order.append(self.node_ids[v])
+                entries = _from_a_boundary(np.concatenate([self.ring[start:], self.ring[:start]]))
+            steps, order = self._split(entries)
         self._decoded = (stamp, steps, order)
         return steps, order
 
@@ -97,13 +88,25 @@ class ScheduleLog:
         idx = np.arange(first, total) % n
         entries = self.ring[idx]
         if first > mark[0]:  # the start fell out of the ring: from a time step boundary
-            cut = np.nonzero(entries < 0)[0]
-            entries = entries[cut[0] + 1 :] if cut.size else entries[:0]
-        steps, cur = [], set()
+            entries = _from_a_boundary(entries)
+        return self._split(entries)[0]
+
+    def _split(self, entries: np.ndarray) -> tuple[list[set[str]], list[str]]:
+        """Log entries (node indices, each time step closed by a negative entry) as the
+        time steps they close and the execution order."""
+        steps, order, cur = [], [], set()
         for v in entries.tolist():
             if v < 0:
                 steps.append(cur)
                 cur = set()
             else:
                 cur.add(self.node_ids[v])
-        return steps
+                order.append(self.node_ids[v])
+        return steps, order
+
+
+def _from_a_boundary(entries: np.ndarray) -> np.ndarray:
+    """The entries after the first time step boundary (an earlier part of that time step fell
+    out of the ring)."""
+    cut = np.nonzero(entries < 0)[0]
+    return entries[cut[0] + 1 :] if cut.size else entries[:0]

@@ -55,6 +55,16 @@ class CompiledState:
         self.slots[key] = slot
         return slot
 
+    def hold(self, value: np.ndarray) -> str:
+        """The variable of a new read-only array slot holding the model constant ``value``
+        (role :attr:`~.layout.Role.CONSTANT`; :mod:`.constants` decides which arrays)."""
+        held = np.array(value, dtype=array_dtype(value))
+        held.flags.writeable = False
+        slot = Slot(Storage.ARRAY, len(self.arrays), held.shape)
+        self.arrays.append(held)
+        self.slots[SlotKey("", Role.CONSTANT, str(slot.index))] = slot
+        return slot.var
+
     def _seq_slot(self, key: SlotKey, value: list | tuple, what: str) -> Slot:
         """A list or tuple of numbers and numeric arrays: one array slot when every item has
         one shape and dtype (the items along its first axis), else a tuple of slots (their
@@ -126,7 +136,9 @@ class CompiledState:
         S = np.array(self.scalars, dtype=np.float64) if self.scalars else np.zeros(1)
         A = [np.zeros_like(a) for a in self.arrays]
         for key, slot in self.slots.items():
-            if key.role is Role.UNSET:
+            if key.role is Role.CONSTANT:
+                A[slot.index] = self.arrays[slot.index]  # (read-only, shared)
+            elif key.role is Role.UNSET:
                 S[slot.index] = 1.0
             elif key.role is Role.FLAG:
                 pend = fresh.states[key.node].pending[key.name]

@@ -19,7 +19,7 @@ import numpy as np
 from ...errors import NotCompilable
 from ...expressions import to_source
 from ...plan import ValuePlan
-from .elementwise import flat
+from .elementwise import element_at
 from .layout import Role, Slot, Storage
 
 #: a tuple slot's variable, which generated code never holds (see ``Slot.var``)
@@ -165,7 +165,8 @@ class ValueEmitter:
                 else:  # item by item, element by element (no temporary arrays)
                     out += [
                         f"{ind}for i_ in range({int(np.prod(shape))}):",
-                        f"{ind}    {flat(f'{slot.var}[{k}]', shape)}[i_] = float({element})",
+                        f"{ind}    {element_at(slot.var, tuple(slot.shape), lead=(k,))}"
+                        f" = float({element})",
                     ]
         return out
 
@@ -205,4 +206,34 @@ class ValueEmitter:
         if slot.kind is Storage.SCALAR:
             helper = "_bscalar" if slot.dtype == "bool" else "_scalar"
             return f"{ind}{slot.var} = {helper}({expr})"
-        return f"{ind}_put({slot.var}, {expr})"
+        return self.copy_loop(slot, expr, ind) or f"{ind}_put({slot.var}, {expr})"
+
+    def copy_loop(self, slot: Slot, expr: str, ind: str) -> str | None:
+        """A copy of the array slot or constant array ``expr`` of ``slot``'s shape and dtype
+        as a loop over its elements, which compiles to a few loads and stores (``_put``
+        checks shapes and broadcasts at every call: a cost per node per trial on PsyNeuLink's
+        small arrays); None for any other ``expr``."""
+        if slot.kind is not Storage.ARRAY or expr == slot.var:
+            return None
+        src = self.slot_of_var.get(expr)
+        if src is not None:
+            if src.kind is not Storage.ARRAY or self.slot_dtype(src) != self.slot_dtype(slot):
+                return None
+            shape = tuple(src.shape)
+        elif self.consts.is_array(expr):
+            c = self.consts.table.values[int(expr[1:])]
+            if c.dtype != self.arrays[slot.index].dtype:
+                return None
+            shape = c.shape
+        else:
+            return None
+        if shape != tuple(slot.shape) or not shape:
+            return None
+        if len(shape) > 1 and any(int(d) != 1 for d in shape[:-1]):
+            return None  # (an N-D activation: element_at would reshape at every element,
+            # 40 ms a CNN inference; _put copies it in one flat loop)
+        size = int(np.prod(shape))
+        return (
+            f"{ind}for i_ in range({size}):\n"
+            f"{ind}    {element_at(slot.var, shape)} = {element_at(expr, shape)}"
+        )

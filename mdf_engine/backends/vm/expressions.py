@@ -1,4 +1,4 @@
-"""Expressions of generated code as tier 0 instructions (:mod:`.machine`).
+"""Expressions of generated code as tier 0 instructions (:mod:`.ops`).
 
 Every value is an :class:`Operand`: a run of heap elements with a shape. Scalars and arrays
 are handled alike (a scalar is one element); an operation between a scalar and an array, or
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import machine as m
+from . import ops as m
 from .heap import Heap, NotTier0, Operand
 
 _BINOPS = {
@@ -315,6 +315,14 @@ class ExpressionTranslator:
             return Operand(off, base.shape[len(consts) :], base.is_int)
         if len(parts) == 1 and len(base.shape) == 1 and not isinstance(parts[0], ast.Slice):
             return base, self.scalar(self.expr(parts[0]))
+        lead = consts[:-1]
+        if (  # a[0, i_]: an element of a (1, n) array (compiled element-wise loops)
+            len(parts) == len(base.shape) > 1
+            and all(c is not None for c in lead)
+            and not isinstance(parts[-1], ast.Slice)
+        ):
+            row = self.subscript(ast.Subscript(base_node, ast.Tuple(parts[:-1], ast.Load())))
+            return row, self.scalar(self.expr(parts[-1]))
         raise NotTier0("a subscript by slices or computed indices of a multi-axis array")
 
     def _int_constant(self, node: ast.expr, missing: Any = "raise") -> Any:
@@ -460,7 +468,7 @@ def _overlap(x: Operand, y: Operand) -> bool:
 
 def _mode(x: Operand, shape: tuple[int, ...]) -> int:
     """How an element-wise instruction over ``shape`` reads operand ``x`` (see
-    :mod:`.machine`): 0 one element for all, 1 element by element, 2 repeated (``x``'s shape
+    :mod:`.ops`): 0 one element for all, 1 element by element, 2 repeated (``x``'s shape
     is the trailing axes of ``shape``)."""
     n = int(np.prod(shape)) if shape else 1
     if x.size == 1 or n == 1:

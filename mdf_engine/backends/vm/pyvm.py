@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import machine as m
+from . import ops as m
 
 _UNARY = {
     m.U["copy"]: lambda x: x,

@@ -190,6 +190,7 @@ class Tier0:
         for name, value in zip(names, flat):
             if (
                 isinstance(value, np.ndarray)
+                and value.flags.writeable  # (not a held constant)
                 and name not in ("logbuf", "P", "rec")
                 and (not name.startswith("I"))
             ):

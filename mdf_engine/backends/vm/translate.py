@@ -1,4 +1,4 @@
-"""From a generated module's ``run`` to a tier 0 program (:mod:`.machine`).
+"""From a generated module's ``run`` to a tier 0 program (:mod:`.ops`).
 
 The compiled backend's generator writes ``run`` (the whole graph, scheduler included) as
 Python source over engine-made names only. Tier 0 reads that source's syntax tree instead of
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import machine as m
+from . import ops as m
 from .expressions import ExpressionTranslator, NotTier0, Operand
 
 

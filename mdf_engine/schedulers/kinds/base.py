@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar
-
-import graph_scheduler
-from graph_scheduler import TimeScale
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import NotCompilable
+from ..time_scales import TimeScale, to_graph_scheduler
+
+if TYPE_CHECKING:  # (graph-scheduler is imported where a condition of its own is built)
+    import graph_scheduler
 
 #: MDF type name -> kind class (filled by :func:`kind`)
 KINDS: dict[str, type[ConditionKind]] = {}
@@ -123,6 +124,8 @@ class ConditionKind:
     def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
         """The graph-scheduler condition of this kind: its class called with the fields
         (nodes and nested conditions made by ``bridge``; fields left at None are not given)."""
+        import graph_scheduler
+
         cls = getattr(graph_scheduler.condition, self.name)
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
@@ -133,6 +136,8 @@ class ConditionKind:
             role = f.metadata.get("role")
             if role in ("node", "nodes", "cond", "conds"):
                 v = bridge.resolve(v, role)
+            elif role == "scale":
+                v = to_graph_scheduler(v)
             if f.name == self.variadic:
                 args = list(v)
             else:

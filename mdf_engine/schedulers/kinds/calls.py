@@ -8,14 +8,16 @@ consideration set execution counts like a pass (graph-scheduler resets both toge
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import graph_scheduler
 import numpy as np
-from graph_scheduler import TimeScale
 
 from ...errors import MDFError, NotCompilable
+from ..time_scales import TimeScale
 from .base import ESU, ConditionKind, count, kind, node, nodes, scale, value
+
+if TYPE_CHECKING:  # (imported where graph-scheduler's own condition is built)
+    import graph_scheduler
 
 #: the comparators of ``Threshold`` the compiled backend writes out
 COMPARATORS = ("<", "<=", ">", ">=", "==", "!=")
@@ -145,6 +147,11 @@ class JustRan(ConditionKind):
 
     dependency: str = node()
 
+    def graph_scheduler(self, bridge: Any) -> graph_scheduler.Condition:
+        # graph-scheduler's own JustRan fails (IndexError) when it is asked before the first
+        # time step; the bridge's refuses that in one line
+        return bridge.just_ran(self.dependency)
+
     def code(self, w: Any, owner: int) -> str:
         return w.just_ran(w.node(self.dependency))
 
@@ -167,7 +174,7 @@ class _Finished(ConditionKind):
     def code(self, w: Any, owner: int) -> str:
         parts = []
         for d in self._deps() or w.table.node_ids():
-            ran = f"({w.calls(ESU, w.node(d))} >= 1)"
+            ran = w.ran_in_update(w.node(d), owner)
             flag = w.table.finish_value(d)
             if flag is not None:
                 is_set = w.compare(w.threshold(d, flag, None), "!=", 0.0, 0.0, 0.0)
@@ -258,6 +265,8 @@ class Threshold(ConditionKind):
 
         # the indices are applied by ``number`` (graph-scheduler's own float() of a
         # one-element array fails on numpy 2.4)
+        import graph_scheduler
+
         return graph_scheduler.Threshold(
             bridge.node(self.dependency),
             self.parameter,

@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from graph_scheduler import TimeScale
-
 from ...errors import NotCompilable
+from ..time_scales import TimeScale
 from .base import ES, ESU, ConditionKind, count, kind, scale
 from .logic import All
 

@@ -8,12 +8,13 @@ of time and runs a clock (see :mod:`mdf_engine.schedulers.compiled`). Times are 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import graph_scheduler
+from typing import TYPE_CHECKING, Any
 
 from ...errors import NotCompilable
 from .base import ConditionKind, kind, value
+
+if TYPE_CHECKING:  # (self.graph_scheduler() reads the units: it imports graph-scheduler)
+    import graph_scheduler
 
 
 @kind("TimeInterval")
