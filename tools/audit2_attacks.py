@@ -9,7 +9,6 @@ Usage: ``python tools/audit2_attacks.py [--only PREFIX] [-v]``; prints one line 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import sys
@@ -110,7 +109,7 @@ HOSTILE_IDS = [
     "",
     " ",
     "\ud800",
-    "<b>&amp;</b>\"]; evil [label=\"",
+    '<b>&amp;</b>"]; evil [label="',
     "}\n digraph { " + MARK,
     "$(touch " + MARK + ")",
     "é∂漢",
@@ -187,10 +186,17 @@ def expr_model(expr: str, where: str = "value") -> dict:
         a["output_ports"][0]["value"] = expr
     elif where == "condition":
         m["graphs"][0]["conditions"] = {
-            "node_specific": {"A": {"type": "Threshold", "kwargs": {
-                "dependency": "A", "parameter": "p", "threshold": expr,
-                "comparator": ">=",
-            }}}
+            "node_specific": {
+                "A": {
+                    "type": "Threshold",
+                    "kwargs": {
+                        "dependency": "A",
+                        "parameter": "p",
+                        "threshold": expr,
+                        "comparator": ">=",
+                    },
+                }
+            }
         }
     elif where == "state":
         a["parameters"][0]["value"] = expr
@@ -226,7 +232,7 @@ EXPRESSIONS = [
     "'fuzzmark'",
     "f'{p}'",
     "b'x'",
-    "\"a\" * 10**9",
+    '"a" * 10**9',
     "open('fuzzmark', 'w')",
     "eval('1')",
     "getattr(np, 'load')",
@@ -343,17 +349,73 @@ def shape_model(kind: str, value) -> dict:
             "termination": {"environment_state_update": {"type": ctype, "kwargs": value}}
         }
     elif kind == "onnx_attr":
-        g["nodes"][0]["functions"][0] = {"id": "f", "function": value["function"], "args": value["args"]}
+        g["nodes"][0]["functions"][0] = {
+            "id": "f",
+            "function": value["function"],
+            "args": value["args"],
+        }
     return m
 
 
-NUM = [0, -1, 1e308, float("nan"), float("inf"), -float("inf"), 2**70, -(2**70), 1.5, "x", None, [], True]
+NUM = [
+    0,
+    -1,
+    1e308,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    2**70,
+    -(2**70),
+    1.5,
+    "x",
+    None,
+    [],
+    True,
+]
 
 
 SHAPES = (
-    [("shape", v) for v in ([10**9], [-1], [0], [2**40, 2**40], [1e308], ["nan"], "[1]*99999", [[1]], [1.5], [True], "abc", {"a": 1}, [0] * 10000, None)]
-    + [("default_value", v) for v in ([[1], [1, 2]], "p" * 20000, {"a": 1}, [float("nan")], None, [1e308, -1e308])]
-    + [("param", v) for v in (1e308, -1e308, float("nan"), float("inf"), [[1, 2], [3]], {"x": 1}, None, True, "", 2**64, -(2**64), 2**1000, [1] * 200000)]
+    [
+        ("shape", v)
+        for v in (
+            [10**9],
+            [-1],
+            [0],
+            [2**40, 2**40],
+            [1e308],
+            ["nan"],
+            "[1]*99999",
+            [[1]],
+            [1.5],
+            [True],
+            "abc",
+            {"a": 1},
+            [0] * 10000,
+            None,
+        )
+    ]
+    + [
+        ("default_value", v)
+        for v in ([[1], [1, 2]], "p" * 20000, {"a": 1}, [float("nan")], None, [1e308, -1e308])
+    ]
+    + [
+        ("param", v)
+        for v in (
+            1e308,
+            -1e308,
+            float("nan"),
+            float("inf"),
+            [[1, 2], [3]],
+            {"x": 1},
+            None,
+            True,
+            "",
+            2**64,
+            -(2**64),
+            2**1000,
+            [1] * 200000,
+        )
+    ]
     + [("init", v) for v in (float("nan"), [[1], [1, 2]], {"a": 1}, 2**64, "p", "k", "10**10**10")]
     + [("cond:EveryNPasses", {"n": v}) for v in NUM]
     + [("cond:EveryNCalls", {"n": v}) for v in NUM]
@@ -363,59 +425,116 @@ SHAPES = (
     + [("cond:BeforeNCalls", {"n": v}) for v in NUM]
     + [("cond:TimeInterval", {"start": v, "repeat": v}) for v in NUM]
     + [("cond:Threshold", {"parameter": "p", "threshold": v, "comparator": ">="}) for v in NUM]
-    + [("cond:Threshold", {"parameter": "p", "threshold": 1, "comparator": c}) for c in ("=~", "__eq__", "", None, "is")]
+    + [
+        ("cond:Threshold", {"parameter": "p", "threshold": 1, "comparator": c})
+        for c in ("=~", "__eq__", "", None, "is")
+    ]
     + [("cond:Threshold", {"parameter": "nope", "threshold": 1, "comparator": ">="})]
-    + [("cond:Threshold", {"parameter": "p", "threshold": 1, "comparator": ">=", "indices": v}) for v in ([10**9], [-5], "x", [[1]])]
-    + [("cond:" + t, {}) for t in ("Never", "Always", "__class__", "os.system", "All", "Any", "Not", "WhileNot", "", "Threshold")]
+    + [
+        ("cond:Threshold", {"parameter": "p", "threshold": 1, "comparator": ">=", "indices": v})
+        for v in ([10**9], [-5], "x", [[1]])
+    ]
+    + [
+        ("cond:" + t, {})
+        for t in (
+            "Never",
+            "Always",
+            "__class__",
+            "os.system",
+            "All",
+            "Any",
+            "Not",
+            "WhileNot",
+            "",
+            "Threshold",
+        )
+    ]
     + [("cond:All", {"dependencies": [{"type": "All", "kwargs": {}}] * 3})]
-    + [("term:Never", {}), ("term:AfterNCalls", {"dependency": "A", "n": 10**12}),
-       ("term:AfterNCalls", {"dependency": "A", "n": float("nan")}),
-       ("term:AfterPass", {"n": 10**9}), ("term:AtPass", {"n": -1}),
-       ("term:Threshold", {"dependency": "A", "parameter": "p", "threshold": float("nan"), "comparator": ">="}),
-       ("term:Threshold", {"dependency": "A", "parameter": "p", "threshold": 1e308, "comparator": ">="}),
-       ("term:TimeInterval", {"start": 0, "repeat": 0}),
-       ("term:WhenFinished", {"dependency": "A"}),
-       ("term:AfterNTrials", {"n": 10**9})]
-    + [("onnx_attr", {"function": {f: {"input": "p"}}, "args": a}) for f, a in [
-        ("onnx::Tile", {"repeats": [10**12]}),
-        ("onnx::ConstantOfShape", {"input": [10**6, 10**6]}),
-        ("onnx::Range", {"start": 0, "limit": 1e18, "delta": 1e-9}),
-        ("onnx::Expand", {"shape": [10**6, 10**6]}),
-        ("onnx::Reshape", {"shape": [-1, -1]}),
-        ("onnx::Pad", {"pads": [10**10, 10**10]}),
-        ("onnx::Resize", {"scales": [1e9]}),
-        ("onnx::OneHot", {"indices": [1], "depth": 10**12, "values": [0, 1]}),
-        ("onnx::Upsample", {"scales": [1e9]}),
-        ("onnx::RandomNormal", {"shape": [10**6, 10**6]}),
-        ("onnx::EyeLike", {"k": 10**18}),
-        ("onnx::Unknown", {}),
-        ("evil::Thing", {}),
-        ("__import__", {}),
-        ("onnx::Gather", {"indices": [10**12]}),
-        ("onnx::Split", {"split": [10**12]}),
-        ("onnx::MaxPool", {"kernel_shape": [10**9]}),
-        ("onnx::Conv", {"W": [[[1.0]]], "kernel_shape": [10**9]}),
-        ("onnx::Einsum", {"equation": "'; import os"}),
-        ("onnx::Cast", {"to": 10**9}),
-        ("onnx::StringNormalizer", {"stopwords": ["x"] * 10}),
-    ]]
+    + [
+        ("term:Never", {}),
+        ("term:AfterNCalls", {"dependency": "A", "n": 10**12}),
+        ("term:AfterNCalls", {"dependency": "A", "n": float("nan")}),
+        ("term:AfterPass", {"n": 10**9}),
+        ("term:AtPass", {"n": -1}),
+        (
+            "term:Threshold",
+            {"dependency": "A", "parameter": "p", "threshold": float("nan"), "comparator": ">="},
+        ),
+        (
+            "term:Threshold",
+            {"dependency": "A", "parameter": "p", "threshold": 1e308, "comparator": ">="},
+        ),
+        ("term:TimeInterval", {"start": 0, "repeat": 0}),
+        ("term:WhenFinished", {"dependency": "A"}),
+        ("term:AfterNTrials", {"n": 10**9}),
+    ]
+    + [
+        ("onnx_attr", {"function": {f: {"input": "p"}}, "args": a})
+        for f, a in [
+            ("onnx::Tile", {"repeats": [10**12]}),
+            ("onnx::ConstantOfShape", {"input": [10**6, 10**6]}),
+            ("onnx::Range", {"start": 0, "limit": 1e18, "delta": 1e-9}),
+            ("onnx::Expand", {"shape": [10**6, 10**6]}),
+            ("onnx::Reshape", {"shape": [-1, -1]}),
+            ("onnx::Pad", {"pads": [10**10, 10**10]}),
+            ("onnx::Resize", {"scales": [1e9]}),
+            ("onnx::OneHot", {"indices": [1], "depth": 10**12, "values": [0, 1]}),
+            ("onnx::Upsample", {"scales": [1e9]}),
+            ("onnx::RandomNormal", {"shape": [10**6, 10**6]}),
+            ("onnx::EyeLike", {"k": 10**18}),
+            ("onnx::Unknown", {}),
+            ("evil::Thing", {}),
+            ("__import__", {}),
+            ("onnx::Gather", {"indices": [10**12]}),
+            ("onnx::Split", {"split": [10**12]}),
+            ("onnx::MaxPool", {"kernel_shape": [10**9]}),
+            ("onnx::Conv", {"W": [[[1.0]]], "kernel_shape": [10**9]}),
+            ("onnx::Einsum", {"equation": "'; import os"}),
+            ("onnx::Cast", {"to": 10**9}),
+            ("onnx::StringNormalizer", {"stopwords": ["x"] * 10}),
+        ]
+    ]
 )
 
 RUN_ARGS = [
-    ["--steps", "0"], ["--steps", "-1"], ["--steps", "1e308"], ["--steps", "nan"],
-    ["--steps", "99999999999999999999"], ["--dt", "0", "--duration", "1"],
-    ["--dt", "-1", "--duration", "1"], ["--dt", "nan", "--duration", "1"],
-    ["--dt", "1e-320", "--duration", "1"], ["--duration", "-1"], ["--duration", "nan"],
-    ["--duration", "inf"], ["--dt", "inf", "--duration", "1"],
-    ["--steps", "3", "--dt", "nan"], ["--steps", "3", "--dt", "inf"],
-    ["--record", "A.nope"], ["--record", "A.o.x"], ["--record", ""], ["--record", "."],
-    ["--record", "\x1b[2J.o"], ["--set", "A.k=nan"], ["--set", "A.k=1e999"],
-    ["--set", "A.k=[" * 10 + "]" * 10], ["--set", "A.nope=1"], ["--set", "A.k"],
-    ["--set", "=1"], ["--set", "A.k=__import__('os')"], ["--set", "A.p=[1,2,3]"],
-    ["--seed", "-1"], ["--seed", "99999999999999999999999"], ["--seed", "nan"],
-    ["--graph", "nope"], ["--graph", "\x1b[2J"], ["--max-cycles", "-1"],
-    ["--initializer", "/etc/passwd"], ["--initializer", "/dev/zero"],
-    ["--initializer", "."], ["--initializer", "nope.json"],
+    ["--steps", "0"],
+    ["--steps", "-1"],
+    ["--steps", "1e308"],
+    ["--steps", "nan"],
+    ["--steps", "99999999999999999999"],
+    ["--dt", "0", "--duration", "1"],
+    ["--dt", "-1", "--duration", "1"],
+    ["--dt", "nan", "--duration", "1"],
+    ["--dt", "1e-320", "--duration", "1"],
+    ["--duration", "-1"],
+    ["--duration", "nan"],
+    ["--duration", "inf"],
+    ["--dt", "inf", "--duration", "1"],
+    ["--steps", "3", "--dt", "nan"],
+    ["--steps", "3", "--dt", "inf"],
+    ["--record", "A.nope"],
+    ["--record", "A.o.x"],
+    ["--record", ""],
+    ["--record", "."],
+    ["--record", "\x1b[2J.o"],
+    ["--set", "A.k=nan"],
+    ["--set", "A.k=1e999"],
+    ["--set", "A.k=[" * 10 + "]" * 10],
+    ["--set", "A.nope=1"],
+    ["--set", "A.k"],
+    ["--set", "=1"],
+    ["--set", "A.k=__import__('os')"],
+    ["--set", "A.p=[1,2,3]"],
+    ["--seed", "-1"],
+    ["--seed", "99999999999999999999999"],
+    ["--seed", "nan"],
+    ["--graph", "nope"],
+    ["--graph", "\x1b[2J"],
+    ["--max-cycles", "-1"],
+    ["--initializer", "/etc/passwd"],
+    ["--initializer", "/dev/zero"],
+    ["--initializer", "."],
+    ["--initializer", "nope.json"],
 ]
 
 
@@ -440,17 +559,28 @@ def files_attacks() -> list[tuple[str, bytes, str]]:
         ("no graphs", b'{"id": "m"}', ".json"),
         ("graphs dict", b'{"id": "m", "graphs": {"g": {"nodes": {}}}}', ".json"),
         ("graphs empty", b'{"id": "m", "graphs": []}', ".json"),
-        ("yaml python tag", b"id: !!python/object/apply:os.system ['touch fuzzmark']\ngraphs: []\n", ".yaml"),
+        (
+            "yaml python tag",
+            b"id: !!python/object/apply:os.system ['touch fuzzmark']\ngraphs: []\n",
+            ".yaml",
+        ),
         ("yaml python name", b"id: !!python/name:os.system\n", ".yaml"),
         ("yaml custom tag", b"id: !evil x\n", ".yaml"),
         ("yaml binary", b"id: !!binary aGVsbG8=\ngraphs: []\n", ".yaml"),
         ("yaml timestamp", b"id: 2001-12-14t21:59:43.10-05:00\ngraphs: []\n", ".yaml"),
         ("yaml set", b"id: m\ngraphs: !!set {a, b}\n", ".yaml"),
-        ("yaml bomb", b"a: &a [x,x,x,x,x,x,x,x,x]\n" + b"".join(
-            b"%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n" % ((c,) * 2 + (p,) * 9)
-            for p, c in zip([b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h"],
-                            [b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"i"])
-        ), ".yaml"),
+        (
+            "yaml bomb",
+            b"a: &a [x,x,x,x,x,x,x,x,x]\n"
+            + b"".join(
+                b"%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n" % ((c,) * 2 + (p,) * 9)
+                for p, c in zip(
+                    [b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"h"],
+                    [b"b", b"c", b"d", b"e", b"f", b"g", b"h", b"i"],
+                )
+            ),
+            ".yaml",
+        ),
         ("yaml recursive", b"id: &a [*a]\n", ".yaml"),
         ("yaml recursive map", b"a: &a {b: *a}\nid: m\n", ".yaml"),
         ("yaml merge", b"x: &x {id: m}\n<<: *x\ngraphs: []\n", ".yaml"),
@@ -459,12 +589,65 @@ def files_attacks() -> list[tuple[str, bytes, str]]:
         ("yaml deep map", b"{a: " * 50000 + b"1" + b"}" * 50000, ".yaml"),
         ("yaml bool key", b"true: 1\nid: m\n", ".yaml"),
         ("yaml nul", b"id: m\x00\n", ".yaml"),
-        ("yaml huge int", b"id: m\ngraphs: [{id: g, nodes: [{id: A, parameters: [{id: k, value: " + b"9" * 100000 + b"}]}]}]\n", ".yaml"),
+        (
+            "yaml huge int",
+            b"id: m\ngraphs: [{id: g, nodes: [{id: A, parameters: [{id: k, value: "
+            + b"9" * 100000
+            + b"}]}]}]\n",
+            ".yaml",
+        ),
         ("yaml 0o", b"id: 0o777\ngraphs: []\n", ".yaml"),
-        ("yaml .inf", b"id: m\ngraphs: [{id: g, nodes: [{id: A, parameters: [{id: k, value: .inf}], output_ports: [{id: o, value: k}]}]}]\n", ".yaml"),
-        ("big file", b'{"id": "m", "metadata": {"x": "' + b"a" * (300 * 1024 * 1024) + b'"}, "graphs": []}', ".json"),
-        ("many nodes", json.dumps({"id": "m", "graphs": [{"id": "g", "nodes": [{"id": f"n{i}"} for i in range(300000)]}]}).encode(), ".json"),
-        ("many edges", json.dumps({"id": "m", "graphs": [{"id": "g", "nodes": [{"id": "A", "output_ports": [{"id": "o", "value": "1"}], "input_ports": [{"id": "i"}]}], "edges": [{"id": f"e{i}", "sender": "A", "sender_port": "o", "receiver": "A", "receiver_port": "i"} for i in range(100000)]}]}).encode(), ".json"),
+        (
+            "yaml .inf",
+            b"id: m\ngraphs: [{id: g, nodes: [{id: A, parameters: [{id: k, value: .inf}], output_ports: [{id: o, value: k}]}]}]\n",
+            ".yaml",
+        ),
+        (
+            "big file",
+            b'{"id": "m", "metadata": {"x": "' + b"a" * (300 * 1024 * 1024) + b'"}, "graphs": []}',
+            ".json",
+        ),
+        (
+            "many nodes",
+            json.dumps(
+                {
+                    "id": "m",
+                    "graphs": [{"id": "g", "nodes": [{"id": f"n{i}"} for i in range(300000)]}],
+                }
+            ).encode(),
+            ".json",
+        ),
+        (
+            "many edges",
+            json.dumps(
+                {
+                    "id": "m",
+                    "graphs": [
+                        {
+                            "id": "g",
+                            "nodes": [
+                                {
+                                    "id": "A",
+                                    "output_ports": [{"id": "o", "value": "1"}],
+                                    "input_ports": [{"id": "i"}],
+                                }
+                            ],
+                            "edges": [
+                                {
+                                    "id": f"e{i}",
+                                    "sender": "A",
+                                    "sender_port": "o",
+                                    "receiver": "A",
+                                    "receiver_port": "i",
+                                }
+                                for i in range(100000)
+                            ],
+                        }
+                    ],
+                }
+            ).encode(),
+            ".json",
+        ),
         ("weird suffix", good, ".txt"),
         ("no suffix", good, ""),
         ("onnx suffix json", good, ".onnx"),
@@ -472,9 +655,17 @@ def files_attacks() -> list[tuple[str, bytes, str]]:
     return out
 
 
-def one(name: str, model_bytes: bytes, suffix: str, entry: str, extra: list[str] | None = None,
-        saved: dict | None = None, outputs: tuple = (), env: dict | None = None,
-        node: str = "A") -> tuple[Case, dict]:
+def one(
+    name: str,
+    model_bytes: bytes,
+    suffix: str,
+    entry: str,
+    extra: list[str] | None = None,
+    saved: dict | None = None,
+    outputs: tuple = (),
+    env: dict | None = None,
+    node: str = "A",
+) -> tuple[Case, dict]:
     model = "model" + suffix
     args = {
         "run": ["run", model, "--steps", "3"],
@@ -485,13 +676,32 @@ def one(name: str, model_bytes: bytes, suffix: str, entry: str, extra: list[str]
         "validate": ["validate", model],
         "draw": ["draw", model, "out.svg"],
         "export": ["export", "--onnx", model, "out.onnx", "--step"],
-        "sweep": ["sweep", model, "--set", f"{node}.k=0:1:2", "--steps", "2", "--record", "B.o", "-o", "out.nc"],
+        "sweep": [
+            "sweep",
+            model,
+            "--set",
+            f"{node}.k=0:1:2",
+            "--steps",
+            "2",
+            "--record",
+            "B.o",
+            "-o",
+            "out.nc",
+        ],
         "api": [],
         "compat": [],
     }[entry] + (extra or [])
     outs = outputs or ("out.csv", "out.svg", "out.onnx", "out.nc", "out.npz", "out.json", "out.png")
-    case = Case(0, entry if entry in ("api", "compat", "validate") else "run", "audit2", name,
-                {model: model_bytes}, model, args, outputs=outs)
+    case = Case(
+        0,
+        entry if entry in ("api", "compat", "validate") else "run",
+        "audit2",
+        name,
+        {model: model_bytes},
+        model,
+        args,
+        outputs=outs,
+    )
     case.saved[model] = model_bytes
     if saved:
         case.saved.update(saved)
@@ -522,11 +732,28 @@ def attacks(only: str) -> list[tuple[Case, dict]]:
             if where == "metadata":
                 entries = ["run", "info", "draw", "export", "validate"]
             for entry in entries:
-                add("id", f"{where}={text[:40]!a}", data, ".json", entry,
-                    node=text if where == "node" else "A")
+                add(
+                    "id",
+                    f"{where}={text[:40]!a}",
+                    data,
+                    ".json",
+                    entry,
+                    node=text if where == "node" else "A",
+                )
             if where in ("node", "port") and len(text) < 1000:
-                add("id", f"{where}={text[:40]!a} csv", data, ".json", "run",
-                    ["-o", "out.csv", "--record", f"{text if where == 'node' else 'A'}.{text if where == 'port' else 'o'}"])
+                add(
+                    "id",
+                    f"{where}={text[:40]!a} csv",
+                    data,
+                    ".json",
+                    "run",
+                    [
+                        "-o",
+                        "out.csv",
+                        "--record",
+                        f"{text if where == 'node' else 'A'}.{text if where == 'port' else 'o'}",
+                    ],
+                )
     for expr in EXPRESSIONS:
         for where in ("value", "function", "port", "state", "default", "condition", "derivative"):
             data = json.dumps(expr_model(expr, where)).encode()
@@ -570,13 +797,25 @@ def attacks(only: str) -> list[tuple[Case, dict]]:
             base_args = {"run": ["--steps", "2"], "sweep": None}[cmd]
             if cmd == "sweep":
                 c, e = one(what, good, ".json", "sweep", saved=saved)
-                c.args = ["sweep", "model.json", "--set", "A.k=0:1:2", "--steps", "2", "--record", "B.o"] + args
+                c.args = [
+                    "sweep",
+                    "model.json",
+                    "--set",
+                    "A.k=0:1:2",
+                    "--steps",
+                    "2",
+                    "--record",
+                    "B.o",
+                ] + args
             else:
                 c, e = one(what, good, ".json", "run", base_args + args, saved=saved)
             c.what = f"out: {cmd} {what}"
             if only == "" or "out".startswith(only):
                 out.append((c, e))
-        for cmd, a2 in [("draw", ["draw", "model.json"]), ("export", ["export", "--onnx", "model.json"])]:
+        for cmd, a2 in [
+            ("draw", ["draw", "model.json"]),
+            ("export", ["export", "--onnx", "model.json"]),
+        ]:
             if "-o" not in what:
                 continue
             target = args[1]
@@ -613,8 +852,14 @@ def main(argv=None) -> int:
         old = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
-            o = run_case(case, root / "sandbox", timeout=a.timeout, mem_mb=4096,
-                         subprocess_mode=False, cache=cache)
+            o = run_case(
+                case,
+                root / "sandbox",
+                timeout=a.timeout,
+                mem_mb=4096,
+                subprocess_mode=False,
+                cache=cache,
+            )
         finally:
             for k, v in old.items():
                 if v is None:
@@ -636,7 +881,6 @@ def main(argv=None) -> int:
             shutil.rmtree(box, ignore_errors=True)
     print(f"{len(cases)} cases, {found} findings, {time.monotonic() - t0:.0f} s")
     return 1 if found else 0
-
 
 
 def onnx_attacks() -> list[tuple[str, bytes, dict]]:
@@ -679,85 +923,240 @@ def onnx_attacks() -> list[tuple[str, bytes, dict]]:
     ]:
         out.append((f"external {loc}", model(add, [ext(loc)]), files))
     out.append(("external huge length", model(add, [ext("w.bin", 10**12)]), {"w.bin": b"\0" * 8}))
-    out.append(("external huge offset", model(add, [ext("w.bin", 8, 10**15)]), {"w.bin": b"\0" * 8}))
+    out.append(
+        ("external huge offset", model(add, [ext("w.bin", 8, 10**15)]), {"w.bin": b"\0" * 8})
+    )
     out.append(("external neg offset", model(add, [ext("w.bin", 8, -4)]), {"w.bin": b"\0" * 8}))
     # a local function that calls itself
-    f = helper.make_function("cust", "Rec", ["a"], ["b"],
-                             [helper.make_node("Rec", ["a"], ["b"], domain="cust")],
-                             [helper.make_opsetid("", 13), helper.make_opsetid("cust", 1)])
-    out.append(("recursive function", model([helper.make_node("Rec", ["x"], ["y"], domain="cust")],
-                                            functions=[f], extra_opsets=[helper.make_opsetid("cust", 1)]), {}))
+    f = helper.make_function(
+        "cust",
+        "Rec",
+        ["a"],
+        ["b"],
+        [helper.make_node("Rec", ["a"], ["b"], domain="cust")],
+        [helper.make_opsetid("", 13), helper.make_opsetid("cust", 1)],
+    )
+    out.append(
+        (
+            "recursive function",
+            model(
+                [helper.make_node("Rec", ["x"], ["y"], domain="cust")],
+                functions=[f],
+                extra_opsets=[helper.make_opsetid("cust", 1)],
+            ),
+            {},
+        )
+    )
     for opset in (0, -1, 10**6, 2**62):
-        out.append((f"opset {opset}", model([helper.make_node("Relu", ["x"], ["y"])], opset=opset), {}))
+        out.append(
+            (f"opset {opset}", model([helper.make_node("Relu", ["x"], ["y"])], opset=opset), {})
+        )
     i64 = TensorProto.INT64
     for what, nodes, inits in [
-        ("reshape -1 -1", [helper.make_node("Reshape", ["x", "s"], ["y"])],
-         [helper.make_tensor("s", i64, [2], [-1, -1])]),
-        ("tile huge", [helper.make_node("Tile", ["x", "s"], ["y"])],
-         [helper.make_tensor("s", i64, [2], [10**9, 10**9])]),
-        ("expand huge", [helper.make_node("Expand", ["x", "s"], ["y"])],
-         [helper.make_tensor("s", i64, [3], [10**6, 10**6, 2])]),
-        ("conv huge kernel", [helper.make_node("Conv", ["x4", "w"], ["y"], kernel_shape=[10**9, 10**9])],
-         [helper.make_tensor("w", F, [1, 1, 1, 1], [1.0])]),
-        ("conv huge pads", [helper.make_node("Conv", ["x4", "w"], ["y"], pads=[10**9] * 4)],
-         [helper.make_tensor("w", F, [1, 1, 1, 1], [1.0])]),
-        ("maxpool huge stride", [helper.make_node("MaxPool", ["x4"], ["y"], kernel_shape=[1, 1], strides=[0, 0])], []),
-        ("pad huge", [helper.make_node("Pad", ["x", "p"], ["y"])],
-         [helper.make_tensor("p", i64, [4], [10**6, 10**6, 10**6, 10**6])]),
-        ("onehot huge", [helper.make_node("OneHot", ["i", "d", "v"], ["y"])],
-         [helper.make_tensor("i", i64, [1], [1]), helper.make_tensor("d", i64, [1], [10**12]),
-          helper.make_tensor("v", F, [2], [0, 1])]),
-        ("resize huge", [helper.make_node("Resize", ["x", "", "sc"], ["y"])],
-         [helper.make_tensor("sc", F, [2], [1e6, 1e6])]),
-        ("range huge", [helper.make_node("Range", ["a", "b", "c"], ["y"])],
-         [helper.make_tensor("a", F, [], [0]), helper.make_tensor("b", F, [], [1e18]),
-          helper.make_tensor("c", F, [], [1e-6])]),
-        ("range zero delta", [helper.make_node("Range", ["a", "b", "c"], ["y"])],
-         [helper.make_tensor("a", F, [], [0]), helper.make_tensor("b", F, [], [1]),
-          helper.make_tensor("c", F, [], [0])]),
-        ("range nan", [helper.make_node("Range", ["a", "b", "c"], ["y"])],
-         [helper.make_tensor("a", F, [], [0]), helper.make_tensor("b", F, [], [float("nan")]),
-          helper.make_tensor("c", F, [], [1])]),
-        ("constantofshape neg", [helper.make_node("ConstantOfShape", ["s"], ["y"])],
-         [helper.make_tensor("s", i64, [2], [-5, 3])]),
-        ("gather oob", [helper.make_node("Gather", ["x", "i"], ["y"])],
-         [helper.make_tensor("i", i64, [1], [10**12])]),
-        ("slice huge", [helper.make_node("Slice", ["x", "a", "b"], ["y"])],
-         [helper.make_tensor("a", i64, [1], [-(2**63)]), helper.make_tensor("b", i64, [1], [2**63 - 1])]),
-        ("topk huge", [helper.make_node("TopK", ["x", "k"], ["y", "z"])],
-         [helper.make_tensor("k", i64, [1], [10**12])]),
-        ("split zero", [helper.make_node("Split", ["x", "s"], ["y"])],
-         [helper.make_tensor("s", i64, [1], [0])]),
+        (
+            "reshape -1 -1",
+            [helper.make_node("Reshape", ["x", "s"], ["y"])],
+            [helper.make_tensor("s", i64, [2], [-1, -1])],
+        ),
+        (
+            "tile huge",
+            [helper.make_node("Tile", ["x", "s"], ["y"])],
+            [helper.make_tensor("s", i64, [2], [10**9, 10**9])],
+        ),
+        (
+            "expand huge",
+            [helper.make_node("Expand", ["x", "s"], ["y"])],
+            [helper.make_tensor("s", i64, [3], [10**6, 10**6, 2])],
+        ),
+        (
+            "conv huge kernel",
+            [helper.make_node("Conv", ["x4", "w"], ["y"], kernel_shape=[10**9, 10**9])],
+            [helper.make_tensor("w", F, [1, 1, 1, 1], [1.0])],
+        ),
+        (
+            "conv huge pads",
+            [helper.make_node("Conv", ["x4", "w"], ["y"], pads=[10**9] * 4)],
+            [helper.make_tensor("w", F, [1, 1, 1, 1], [1.0])],
+        ),
+        (
+            "maxpool huge stride",
+            [helper.make_node("MaxPool", ["x4"], ["y"], kernel_shape=[1, 1], strides=[0, 0])],
+            [],
+        ),
+        (
+            "pad huge",
+            [helper.make_node("Pad", ["x", "p"], ["y"])],
+            [helper.make_tensor("p", i64, [4], [10**6, 10**6, 10**6, 10**6])],
+        ),
+        (
+            "onehot huge",
+            [helper.make_node("OneHot", ["i", "d", "v"], ["y"])],
+            [
+                helper.make_tensor("i", i64, [1], [1]),
+                helper.make_tensor("d", i64, [1], [10**12]),
+                helper.make_tensor("v", F, [2], [0, 1]),
+            ],
+        ),
+        (
+            "resize huge",
+            [helper.make_node("Resize", ["x", "", "sc"], ["y"])],
+            [helper.make_tensor("sc", F, [2], [1e6, 1e6])],
+        ),
+        (
+            "range huge",
+            [helper.make_node("Range", ["a", "b", "c"], ["y"])],
+            [
+                helper.make_tensor("a", F, [], [0]),
+                helper.make_tensor("b", F, [], [1e18]),
+                helper.make_tensor("c", F, [], [1e-6]),
+            ],
+        ),
+        (
+            "range zero delta",
+            [helper.make_node("Range", ["a", "b", "c"], ["y"])],
+            [
+                helper.make_tensor("a", F, [], [0]),
+                helper.make_tensor("b", F, [], [1]),
+                helper.make_tensor("c", F, [], [0]),
+            ],
+        ),
+        (
+            "range nan",
+            [helper.make_node("Range", ["a", "b", "c"], ["y"])],
+            [
+                helper.make_tensor("a", F, [], [0]),
+                helper.make_tensor("b", F, [], [float("nan")]),
+                helper.make_tensor("c", F, [], [1]),
+            ],
+        ),
+        (
+            "constantofshape neg",
+            [helper.make_node("ConstantOfShape", ["s"], ["y"])],
+            [helper.make_tensor("s", i64, [2], [-5, 3])],
+        ),
+        (
+            "gather oob",
+            [helper.make_node("Gather", ["x", "i"], ["y"])],
+            [helper.make_tensor("i", i64, [1], [10**12])],
+        ),
+        (
+            "slice huge",
+            [helper.make_node("Slice", ["x", "a", "b"], ["y"])],
+            [
+                helper.make_tensor("a", i64, [1], [-(2**63)]),
+                helper.make_tensor("b", i64, [1], [2**63 - 1]),
+            ],
+        ),
+        (
+            "topk huge",
+            [helper.make_node("TopK", ["x", "k"], ["y", "z"])],
+            [helper.make_tensor("k", i64, [1], [10**12])],
+        ),
+        (
+            "split zero",
+            [helper.make_node("Split", ["x", "s"], ["y"])],
+            [helper.make_tensor("s", i64, [1], [0])],
+        ),
         ("cast to string", [helper.make_node("Cast", ["x"], ["y"], to=8)], []),
         ("cast to 999", [helper.make_node("Cast", ["x"], ["y"], to=999)], []),
-        ("loop huge", [helper.make_node("Loop", ["n", ""], ["y"], body=helper.make_graph(
-            [helper.make_node("Identity", ["c"], ["co"])], "b",
-            [helper.make_tensor_value_info("it", i64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
-            [helper.make_tensor_value_info("co", TensorProto.BOOL, [])]))],
-         [helper.make_tensor("n", i64, [], [10**15])]),
-        ("randomnormal huge", [helper.make_node("RandomNormal", [], ["y"], shape=[10**6, 10**6])], []),
+        (
+            "loop huge",
+            [
+                helper.make_node(
+                    "Loop",
+                    ["n", ""],
+                    ["y"],
+                    body=helper.make_graph(
+                        [helper.make_node("Identity", ["c"], ["co"])],
+                        "b",
+                        [
+                            helper.make_tensor_value_info("it", i64, []),
+                            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                        ],
+                        [helper.make_tensor_value_info("co", TensorProto.BOOL, [])],
+                    ),
+                )
+            ],
+            [helper.make_tensor("n", i64, [], [10**15])],
+        ),
+        (
+            "randomnormal huge",
+            [helper.make_node("RandomNormal", [], ["y"], shape=[10**6, 10**6])],
+            [],
+        ),
         ("eyelike huge k", [helper.make_node("EyeLike", ["x"], ["y"], k=2**62)], []),
-        ("einsum weird", [helper.make_node("Einsum", ["x"], ["y"], equation="'; import os; os.system('touch fuzzmark')")], []),
-        ("dup outputs", [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Sigmoid", ["x"], ["y"])], []),
+        (
+            "einsum weird",
+            [
+                helper.make_node(
+                    "Einsum", ["x"], ["y"], equation="'; import os; os.system('touch fuzzmark')"
+                )
+            ],
+            [],
+        ),
+        (
+            "dup outputs",
+            [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Sigmoid", ["x"], ["y"])],
+            [],
+        ),
         ("self loop", [helper.make_node("Add", ["x", "y"], ["y"])], []),
-        ("output is input", [helper.make_node("Relu", ["x"], ["x"]), helper.make_node("Relu", ["x"], ["y"])], []),
-        ("dup init", [helper.make_node("Add", ["x", "w"], ["y"])],
-         [helper.make_tensor("w", F, [1], [1.0]), helper.make_tensor("w", F, [1], [2.0])]),
-        ("init named like input", [helper.make_node("Relu", ["x"], ["y"])],
-         [helper.make_tensor("x", F, [3, 2], [1.0] * 6)]),
-        ("node name hostile", [helper.make_node("Relu", ["x"], ["y"], name="a\nb\x1b[2J{0}%s\u202e")], []),
+        (
+            "output is input",
+            [helper.make_node("Relu", ["x"], ["x"]), helper.make_node("Relu", ["x"], ["y"])],
+            [],
+        ),
+        (
+            "dup init",
+            [helper.make_node("Add", ["x", "w"], ["y"])],
+            [helper.make_tensor("w", F, [1], [1.0]), helper.make_tensor("w", F, [1], [2.0])],
+        ),
+        (
+            "init named like input",
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [helper.make_tensor("x", F, [3, 2], [1.0] * 6)],
+        ),
+        (
+            "node name hostile",
+            [helper.make_node("Relu", ["x"], ["y"], name="a\nb\x1b[2J{0}%s\u202e")],
+            [],
+        ),
         ("value name hostile", [helper.make_node("Relu", ["x"], ["y\n\x1b[2J\u202e=cmd"])], []),
         ("attr huge ints", [helper.make_node("Relu", ["x"], ["y"], foo=[2**62] * 10)], []),
-        ("attr graph in relu", [helper.make_node("Relu", ["x"], ["y"], g=helper.make_graph([], "e", [], []))], []),
-        ("string initializer", [helper.make_node("Identity", ["w"], ["y"])],
-         [helper.make_tensor("w", TensorProto.STRING, [1], [b"\xff\xfe"])]),
-        ("complex initializer", [helper.make_node("Identity", ["w"], ["y"])],
-         [helper.make_tensor("w", TensorProto.COMPLEX64, [1], [1 + 2j])]),
-        ("bfloat16 initializer", [helper.make_node("Identity", ["w"], ["y"])],
-         [helper.make_tensor("w", TensorProto.BFLOAT16, [1], [1.0])]),
-        ("float8 initializer", [helper.make_node("Identity", ["w"], ["y"])],
-         [helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [1], [1.0])]),
-        ("many nodes", [helper.make_node("Relu", [f"v{i}" if i else "x"], [f"v{i + 1}" if i < 29999 else "y"]) for i in range(30000)], []),
+        (
+            "attr graph in relu",
+            [helper.make_node("Relu", ["x"], ["y"], g=helper.make_graph([], "e", [], []))],
+            [],
+        ),
+        (
+            "string initializer",
+            [helper.make_node("Identity", ["w"], ["y"])],
+            [helper.make_tensor("w", TensorProto.STRING, [1], [b"\xff\xfe"])],
+        ),
+        (
+            "complex initializer",
+            [helper.make_node("Identity", ["w"], ["y"])],
+            [helper.make_tensor("w", TensorProto.COMPLEX64, [1], [1 + 2j])],
+        ),
+        (
+            "bfloat16 initializer",
+            [helper.make_node("Identity", ["w"], ["y"])],
+            [helper.make_tensor("w", TensorProto.BFLOAT16, [1], [1.0])],
+        ),
+        (
+            "float8 initializer",
+            [helper.make_node("Identity", ["w"], ["y"])],
+            [helper.make_tensor("w", TensorProto.FLOAT8E4M3FN, [1], [1.0])],
+        ),
+        (
+            "many nodes",
+            [
+                helper.make_node(
+                    "Relu", [f"v{i}" if i else "x"], [f"v{i + 1}" if i < 29999 else "y"]
+                )
+                for i in range(30000)
+            ],
+            [],
+        ),
         ("unknown domain op", [helper.make_node("Relu", ["x"], ["y"], domain="com.microsoft")], []),
         ("ml domain", [helper.make_node("Normalizer", ["x"], ["y"], domain="ai.onnx.ml")], []),
         ("empty op", [helper.make_node("", ["x"], ["y"])], []),
@@ -776,8 +1175,16 @@ def onnx_cases(only: str) -> list[tuple[Case, dict]]:
     out = []
     for what, blob, files in onnx_attacks():
         for target in ("out.json", "out.yaml"):
-            case = Case(0, "import", "audit2", "onnx: " + what, {"model.onnx": blob}, "model.onnx",
-                        ["import", "model.onnx", target], outputs=(target, "out.weights.npz"))
+            case = Case(
+                0,
+                "import",
+                "audit2",
+                "onnx: " + what,
+                {"model.onnx": blob},
+                "model.onnx",
+                ["import", "model.onnx", target],
+                outputs=(target, "out.weights.npz"),
+            )
             case.saved["model.onnx"] = blob
             for name, content in files.items():
                 if content == b"FIFO":
