@@ -235,10 +235,7 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
             backend="interpreted",
         )
         res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer, record=job.record)
-        cols = [
-            np.asarray(res.traces[r], dtype=float).reshape(job.steps, -1)
-            for r in job.record
-        ]
+        cols = [np.asarray(res.traces[r], dtype=float).reshape(job.steps, -1) for r in job.record]
         rec = np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0))
         out.append(rec[job.steps - job.keep :])
     return np.stack(out) if out else np.zeros((0, job.keep, 0))

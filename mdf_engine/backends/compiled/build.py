@@ -331,9 +331,7 @@ def _growing(spec: CompileSpec, sizes: list[dict], shapes: list[dict]) -> str:
     key = min(k for k, v in after.items() if v is not None and before.get(k) not in (None, v))
     nid, what = key
     group, name = what.split(":", 1)
-    field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(
-        group, "parameters"
-    )
+    field = {"in": "input_ports", "fn": "functions", "out": "output_ports"}.get(group, "parameters")
     b, a = before[key], after[key]  # (sizes: a number, or one per item of a list or tuple)
     grows = not isinstance(a, tuple) and not isinstance(b, tuple) and a > b
     return (
