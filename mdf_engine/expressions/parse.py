@@ -108,11 +108,11 @@ def parse(text: str, where: str = "", functions: Mapping[str, Callable] | None =
         raise fail(f"syntax error ({e.msg})", where, text) from None
     except (RecursionError, MemoryError, ValueError):
         raise fail("expression nested too deeply", where, text) from None
-    if "pow" not in (functions or {}):
-        tree = _PowAsOperator().visit(tree)
     depth = _depth(tree)
     if depth > MAX_EXPRESSION_DEPTH:
         raise fail(f"nested more than {MAX_EXPRESSION_DEPTH} levels deep (the limit)", where, text)
+    if "pow" not in (functions or {}):  # (after the depth check: the rewrite recurses)
+        tree = _PowAsOperator().visit(tree)
     count = 0
     names: set[str] = set()
     called: set[str] = set()
