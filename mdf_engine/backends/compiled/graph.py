@@ -276,27 +276,28 @@ class CompiledGraph:
             return self.interp.value(node, name)
         slot = self._layout.lookup(node, name)
         if slot is None or not self._ran(node):
-            # (its error names what is missing; a node that has not run holds what the
-            # interpreter holds then, not the warm-up's value its slot starts from)
+            # (its error names what is missing; an unrun node's slot holds warm-up values)
             return self.interp.value(node, name)
         return read_slot(self._state, slot)
 
     def _ran(self, node: str) -> bool:
         """Whether ``node`` has run in this graph's compiled state."""
         ever = self._state.get("ever")
-        return ever is None or node not in self.node_ids or bool(ever[self.node_ids.index(node)])
+        return ever is None or bool(ever[self.node_ids.index(node)])
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         """Every node's output port values."""
         if not self._live and self._nodes is None:
             return self.interp.outputs()
+        ran = {nid: self._ran(nid) for nid in self.node_ids}
+        unrun = {} if all(ran.values()) else self.interp.outputs()  # (asked once)
         return {
             nid: {
                 oid: read_slot(self._state, self._layout.slots[output_key(nid, oid)])
                 for oid, _ in self.plan.nodes[nid].outputs
             }
-            if self._ran(nid)
-            else self.interp.outputs()[nid]
+            if ran[nid]
+            else unrun[nid]
             for nid in self.node_ids
         }
 
