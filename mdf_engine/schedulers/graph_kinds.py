@@ -90,11 +90,8 @@ def consideration_queue(deps: dict[Hashable, set[Hashable]]) -> list[set[Hashabl
         senders = {d for d in ds if d != n}
         waiting[n] = len(senders)
         for d in senders:
-            waiting.setdefault(d, 0)
+            waiting.setdefault(d, 0)  # (a sender that is not a key depends on no one)
             receivers.setdefault(d, []).append(n)
-    for n, ds in deps.items():  # (a sender that is not a key depends on no one)
-        for d in ds:
-            waiting.setdefault(d, 0)
     level = {n for n, k in waiting.items() if k == 0}
     queue: list[set[Hashable]] = []
     placed = 0
