@@ -20,19 +20,21 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ._conv_simd import WIDE, tile_1_1, tile_1_wide, tile_4_1, tile_4_wide
 from ._im2col import U
 
-#: Padded positions per accumulator chunk (4 filters x 512 float32 = 8 KB: in L1 beside the
-#: input slices it reads).
-CHUNK = 512
+#: Input values (all channels of a group) that one chunk of padded positions reads, about: the
+#: chunk's slice of the padded input stays in L2 while every filter runs over it.
+CHUNK_INPUT = 1 << 17
 
 
 @numba.njit(cache=True)
-def pad_image(x, n, c0, cg, pb, Dp, Hp, Wp):
+def pad_image(x, n, c0, cg, pb, Dp, Hp, Wp, slack=0):
     """Channels ``c0 .. c0 + cg`` of image ``n`` of ``x`` (N, C, D, H, W), zero-padded to
-    (cg, Dp, Hp, Wp) with ``pb`` before each axis, as a flat array."""
+    (cg, Dp, Hp, Wp) with ``pb`` before each axis, as a flat array followed by ``slack``
+    zeros (what the vector tiles of :mod:`._conv_simd` read past the last position)."""
     D, H, W = x.shape[2], x.shape[3], x.shape[4]
-    out = np.zeros(cg * Dp * Hp * Wp, dtype=x.dtype)
+    out = np.zeros(cg * Dp * Hp * Wp + slack, dtype=x.dtype)
     xf = x.reshape(-1)
     C = x.shape[1]
     for c in range(cg):
@@ -52,79 +54,25 @@ def pad_image(x, n, c0, cg, pb, Dp, Hp, Wp):
     return out
 
 
-@numba.njit(cache=True, fastmath={"contract"})
-def _block4(xp, offs, w, m, K, t0, tc, acc):
-    """``acc[j, :tc] = sum_r w[m + j, r] * xp[offs[r] + t0 : ... + tc]`` for j < 4."""
-    a0 = acc[0]
-    a1 = acc[1]
-    a2 = acc[2]
-    a3 = acc[3]
-    for q in range(tc):
-        a0[q] = 0
-        a1[q] = 0
-        a2[q] = 0
-        a3[q] = 0
-    w0 = w[m]
-    w1 = w[m + 1]
-    w2 = w[m + 2]
-    w3 = w[m + 3]
-    r = 0
-    while r + 4 <= K:
-        s0 = offs[r] + t0
-        s1 = offs[r + 1] + t0
-        s2 = offs[r + 2] + t0
-        s3 = offs[r + 3] + t0
-        p0, p1, p2, p3 = w0[r], w0[r + 1], w0[r + 2], w0[r + 3]
-        q0, q1, q2, q3 = w1[r], w1[r + 1], w1[r + 2], w1[r + 3]
-        u0, u1, u2, u3 = w2[r], w2[r + 1], w2[r + 2], w2[r + 3]
-        v0, v1, v2, v3 = w3[r], w3[r + 1], w3[r + 2], w3[r + 3]
-        for q in range(tc):
-            x0 = xp[U(s0 + q)]
-            x1 = xp[U(s1 + q)]
-            x2 = xp[U(s2 + q)]
-            x3 = xp[U(s3 + q)]
-            a0[q] += p0 * x0 + p1 * x1 + p2 * x2 + p3 * x3
-            a1[q] += q0 * x0 + q1 * x1 + q2 * x2 + q3 * x3
-            a2[q] += u0 * x0 + u1 * x1 + u2 * x2 + u3 * x3
-            a3[q] += v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3
-        r += 4
-    while r < K:
-        s0 = offs[r] + t0
-        p0, q0, u0, v0 = w0[r], w1[r], w2[r], w3[r]
-        for q in range(tc):
-            x0 = xp[U(s0 + q)]
-            a0[q] += p0 * x0
-            a1[q] += q0 * x0
-            a2[q] += u0 * x0
-            a3[q] += v0 * x0
-        r += 1
-
-
-@numba.njit(cache=True, fastmath={"contract"})
-def _block1(xp, offs, w, m, K, t0, tc, acc):
-    """:func:`_block4` for one filter (``acc[0]``)."""
-    a0 = acc[0]
-    for q in range(tc):
-        a0[q] = 0
-    w0 = w[m]
-    r = 0
-    while r + 4 <= K:
-        s0 = offs[r] + t0
-        s1 = offs[r + 1] + t0
-        s2 = offs[r + 2] + t0
-        s3 = offs[r + 3] + t0
-        p0, p1, p2, p3 = w0[r], w0[r + 1], w0[r + 2], w0[r + 3]
-        for q in range(tc):
-            a0[q] += (
-                p0 * xp[U(s0 + q)] + p1 * xp[U(s1 + q)] + p2 * xp[U(s2 + q)] + p3 * xp[U(s3 + q)]
-            )
-        r += 4
-    while r < K:
-        s0 = offs[r] + t0
-        p0 = w0[r]
-        for q in range(tc):
-            a0[q] += p0 * xp[U(s0 + q)]
-        r += 1
+@numba.njit(cache=True)
+def _filters(xp, offs, w, acc, m, nf, K, t0, tc):
+    """``acc[f, :tc] = sum_r w[m + f, r] * xp[t0 + offs[r] + t]`` for ``nf`` (4 or 1) filters
+    by the tiles of :mod:`._conv_simd`: groups of :data:`~._conv_simd.WIDE` vectors, then
+    single vectors for the rest (``acc`` holds up to one vector more than ``tc``)."""
+    vl = 64 // xp.itemsize
+    gw = WIDE * vl
+    nw = tc // gw
+    n1 = (tc - nw * gw + vl - 1) // vl
+    if nf == 4:
+        if nw > 0:
+            tile_4_wide(xp, offs, w, acc, m, K, t0, 0, nw)
+        if n1 > 0:
+            tile_4_1(xp, offs, w, acc, m, K, t0 + nw * gw, nw * gw, n1)
+    else:
+        if nw > 0:
+            tile_1_wide(xp, offs, w, acc, m, K, t0, 0, nw)
+        if n1 > 0:
+            tile_1_1(xp, offs, w, acc, m, K, t0 + nw * gw, nw * gw, n1)
 
 
 @numba.njit(cache=True)
@@ -153,23 +101,22 @@ def conv_shift(x, w, bias, group, k, d, pb, o):
                     r += 1
     # the last position of the grid that is an output pixel, plus one
     T = ((o[0] - 1) * Hp + o[1] - 1) * Wp + o[2]
-    rows = max(1, CHUNK // Wp)
+    vl = 64 // x.itemsize
+    rows = max(1, min((T + Wp - 1) // Wp, CHUNK_INPUT // (cg * Wp)))
+    wc = np.ascontiguousarray(w)
     out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
     of = out.reshape(-1)
-    acc = np.empty((4, rows * Wp), dtype=x.dtype)
+    acc = np.empty((4, rows * Wp + vl), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
-            xp = pad_image(x, n, g * cg, cg, pb, Dp, Hp, Wp)
+            xp = pad_image(x, n, g * cg, cg, pb, Dp, Hp, Wp, WIDE * vl)
             for t0 in range(0, T, rows * Wp):
                 tc = min(rows * Wp, T - t0)
                 m = 0
                 while m < mg:
-                    four = m + 4 <= mg
-                    if four:
-                        _block4(xp, offs, w, g * mg + m, K, t0, tc, acc)
-                    else:
-                        _block1(xp, offs, w, g * mg + m, K, t0, tc, acc)
-                    for j in range(4 if four else 1):
+                    nf = 4 if m + 4 <= mg else 1
+                    _filters(xp, offs, wc, acc, g * mg + m, nf, K, t0, tc)
+                    for j in range(nf):
                         mm = g * mg + m + j
                         bv = bias[mm]
                         aj = acc[j]
@@ -183,7 +130,7 @@ def conv_shift(x, w, bias, group, k, d, pb, o):
                             dst = base + (z * o[1] + i) * o[2]
                             for q in range(o[2]):
                                 of[U(dst + q)] = aj[U(src + q)] + bv
-                    m += 4 if four else 1
+                    m += nf
     return out
 
 
