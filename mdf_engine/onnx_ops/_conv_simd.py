@@ -7,8 +7,8 @@ written out in scalars lost the vectorization altogether (docs/performance.md, g
 intrinsics here keep the sums in vector registers across all the taps, as a matrix product's
 micro-kernel does.
 
-``tile_F_B(xp, offs, w, acc, m, K, t0, a0, nq)`` computes, for the ``F`` filters ``m .. m + F -
-1``, ``acc[f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t]`` for ``t < nq * B * lanes``, where a
+``tile_F_B(xp, offs, w, acc, m, am, K, t0, a0, nq)`` computes, for the ``F`` filters ``m .. m +
+F - 1``, ``acc[am + f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t]`` for ``t < nq * B * lanes``, where a
 vector holds ``lanes`` values (64 bytes: 16 float32 or 8 float64). Group by group of ``B``
 vectors of pixels it keeps the ``F x B`` sums in registers while it runs over every row ``r`` of
 the filters (every channel and tap): ``B`` vector loads of the input, one broadcast weight per
@@ -16,7 +16,7 @@ filter and ``F x B`` fused multiply-adds per ``r``. The sums start at zero and a
 the order of ``r``, one fused multiply-add each, in the input's dtype (float32 stays float32).
 
 The caller guarantees the bounds (nothing is checked here): ``xp`` holds ``t0 + max(offs) +
-nq * B * lanes`` values, ``acc`` is C-contiguous with ``F`` rows of at least ``a0 + nq * B *
+nq * B * lanes`` values, ``acc`` is C-contiguous with rows ``am .. am + F - 1`` of at least ``a0 + nq * B *
 lanes``,
 ``w`` is C-contiguous with rows ``m .. m + F - 1`` of at least ``K`` columns, and ``offs`` has
 ``K`` entries. Only engine-made constants reach the generated code.
@@ -51,14 +51,14 @@ def _accepts(xp, offs, w, acc, ints) -> bool:
 def _tile(nf: int, nb: int):
     """The intrinsic of ``nf`` filters by ``nb`` vectors (see the module docstring)."""
 
-    def tile(typingctx, xp, offs, w, acc, m, K, t0, a0, nq):
-        if not _accepts(xp, offs, w, acc, (m, K, t0, a0, nq)):
+    def tile(typingctx, xp, offs, w, acc, m, am, K, t0, a0, nq):
+        if not _accepts(xp, offs, w, acc, (m, am, K, t0, a0, nq)):
             return None
-        sig = types.void(xp, offs, w, acc, m, K, t0, a0, nq)
+        sig = types.void(xp, offs, w, acc, m, am, K, t0, a0, nq)
 
         def codegen(context, builder, signature, args):
             i64 = ir.IntType(64)
-            mv, kv, t0v, a0v, nqv = (
+            mv, amv, kv, t0v, a0v, nqv = (
                 context.cast(builder, v, t, types.int64)
                 for v, t in zip(args[4:], signature.args[4:])
             )
@@ -108,7 +108,8 @@ def _tile(nf: int, nb: int):
                             a = accs[f][j]
                             builder.store(builder.call(fma, [wb, xs[j], builder.load(a)]), a)
                 for f in range(nf):
-                    at = builder.add(builder.mul(ir.Constant(i64, f), lda), builder.add(a0v, gbase))
+                    arow = builder.add(amv, ir.Constant(i64, f))
+                    at = builder.add(builder.mul(arow, lda), builder.add(a0v, gbase))
                     row = builder.gep(aa.data, [at])
                     for j in range(nb):
                         pj = builder.gep(row, [ir.Constant(i64, j * vl)])
