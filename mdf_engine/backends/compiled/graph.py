@@ -89,6 +89,7 @@ class CompiledGraph:
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
         self._run_call = RunCall()
+        self.blas_macs = 0  # (the compiled calls' BLAS threads: runtime.call_checked)
         self._fn = None
         self._quiet_fn = None
         self._batch_fn = None
@@ -369,6 +370,7 @@ class CompiledGraph:
 
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
+        self.blas_macs = built.blas_macs
         self.first_steps = self.handover = built.handover
         self.log.static = layout.static
         self._cold = {
@@ -441,7 +443,7 @@ class CompiledGraph:
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call generated code; a failed bounds check is an MDFError naming the field."""
-        return call_checked(fn, args, self._layout.index_fields)
+        return call_checked(fn, args, self._layout.index_fields, self.blas_macs)
 
     def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a compiled run's ``err`` row reports, if any."""
