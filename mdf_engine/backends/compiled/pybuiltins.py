@@ -190,14 +190,14 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
         if not all(isinstance(x, (*scalar, types.Array)) for x in (a, b)):
             return None
         ints = [isinstance(_item(x), (types.Integer, types.Boolean)) for x in (a, b)]
-        mixed = ints[0] != ints[1]  # (the winner is held in a float slot: exact to 2**53)
+        # an integer winning over a float is held in a float slot: exact to 2**53
+        first_int, second_int = ints[0] and not ints[1], ints[1] and not ints[0]
 
         def won(a, b, ta, tb, greater):
             x, y = _one(a), _one(b)
             second = y > x if greater else y < x
-            if mixed:
-                w = y if second else x
-                if abs(w) > 9007199254740992:
+            if (second and second_int) or (not second and first_int):
+                if abs(y if second else x) > 9007199254740992:
                     raise ValueError(
                         "an integer beyond 2**53 won builtin max/min over a float (compiled "
                         "code holds the value as a float)"

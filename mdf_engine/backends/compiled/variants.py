@@ -226,6 +226,7 @@ class _Node:
         old = self.found.get(key)
         if old is not None:
             v.alts = old.alts + [k for k in v.alts if k not in old.alts]
+            v.leaves = v.leaves or old.leaves  # (an initial value adds a kind, no leaves)
         if old is not None and old.alts == v.alts and old.leaves == v.leaves:
             return False
         self.found[key] = v
