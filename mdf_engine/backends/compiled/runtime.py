@@ -331,6 +331,8 @@ def call_checked(
     try:
         return fn(*args)
     except ValueError as e:  # (pybuiltins._like, helpers._put: a shape the slot cannot hold)
+        if str(e).startswith("an integer beyond 2**53"):  # (pybuiltins._pywon)
+            raise KindChanged(f"{e}; use backend='interpreted'") from None
         if str(e) != "a value of another shape than its compiled slot":
             raise
         raise KindChanged(
