@@ -120,15 +120,13 @@ class CompiledGraph:
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
-        """Compile now (from the cache, or generated after a warm-up), unless already tried:
-        the first step then draws no random numbers of the warm-up."""
+        """Compile now (cached, or after a warm-up) unless tried: step 1 then draws no warm-up."""
         if not self._tried:
             self._compile(initializer, dt)
 
     @property
     def compiled_state(self) -> dict[str, Any]:
-        """The compiled run's state arrays (``S`` scalars, ``A`` arrays, ``ever``, ``clock``,
-        ...), which the jitted functions update in place; an error before compiling."""
+        """The state arrays the jitted functions update in place; an error before compiling."""
         if self._state is None:
             raise MDFError("the graph is not compiled (yet)")
         return self._state

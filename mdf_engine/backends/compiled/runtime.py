@@ -315,9 +315,7 @@ def _python_kernel(
     return call
 
 
-def call_checked(
-    fn: Callable[..., Any], args: tuple, index_fields: Any, blas_macs: int = 0
-) -> Any:
+def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_macs: int = 0) -> Any:
     """Call generated code; a failed bounds check is an MDFError naming the field
     (``index_fields``: the layout's fields of the bounds-checked subscripts). ``blas_macs``:
     the largest BLAS product of the graph's warm-up (``Built.blas_macs``); the call runs under

@@ -42,7 +42,9 @@ class CompiledState:
         self.variants = find_variants(plan, warm)
         self._allocate(plan, warm, initializer)
         if any(k not in self.slots or not self.slots[k].alts for k in self.variants):
-            raise NotCompilable("a value whose kind is the argument max()/min() chose is held in a sequence")
+            raise NotCompilable(
+                "a value whose kind is the argument max()/min() chose is held in a sequence"
+            )
 
     def allocate(self, key: SlotKey, value: Any, what: str) -> Slot:
         """A new slot ``key`` of the kind and shape of ``value`` (its warm-up value, which
