@@ -266,10 +266,14 @@ class SchedulerSource:
         # (a counter of nodes that have run starts from zero with the counts it follows:
         # at the start of every update or pass, never in the middle of one)
         ran = [f"{ind}q_ar{k} = 0" for k in range(len(self.all_ran_sets))]
-        return [f"{ind}{local} = {held}" for local, held in self.held()] + ran + [
-            f"{ind}q_log = logpos[1] == 1",
-            f"{ind}q_logn = logbuf.shape[0]",
-        ]
+        return (
+            [f"{ind}{local} = {held}" for local, held in self.held()]
+            + ran
+            + [
+                f"{ind}q_log = logpos[1] == 1",
+                f"{ind}q_logn = logbuf.shape[0]",
+            ]
+        )
 
     def store(self, ind: str) -> list[str]:
         """The locals back into the state arrays, before every return."""
