@@ -77,9 +77,9 @@ def _cpu(f):
 
 def child(family: str, n: int, opts: dict) -> dict:
     """Every stage of one case, in this process."""
+    import scale_models
     import yaml
 
-    import scale_models
     from mdf_engine.cli.info import describe
     from mdf_engine.interpreter import InterpretedGraph
     from mdf_engine.loader import from_dict
