@@ -61,3 +61,13 @@ def note_declined(scheduler: Any, n_nodes: int, wanted_own: bool) -> None:
             "and every update grow with the square of the nodes (minutes at 10,000 nodes)",
             n_nodes,
         )
+
+
+def interp_of_declined(n_nodes: int) -> bool:
+    """Whether the compiled backend's interpreter (for a graph it does not compile) of a
+    graph of ``n_nodes`` nodes runs on the own scheduler: as the interpreted backend would,
+    for a graph beyond the compiled backend's node limit (smaller graphs keep
+    graph-scheduler there, whose state a hand-over reads)."""
+    from ..limits import limit
+
+    return n_nodes > limit("compiled_nodes") and use_own_scheduler(n_nodes)

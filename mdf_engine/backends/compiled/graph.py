@@ -144,8 +144,11 @@ class CompiledGraph:
         """The interpreted backend that runs the graph when it cannot be compiled."""
         if self._interp is None:
             from ...interpreter import InterpretedGraph
+            from ...schedulers.choice import interp_of_declined
 
-            self._interp = InterpretedGraph(self.plan, check_finite=self.check_finite)
+            # (a graph too large to compile runs as the interpreted backend runs it)
+            own = interp_of_declined(len(self.plan.nodes))
+            self._interp = InterpretedGraph(self.plan, self.check_finite, own_scheduler=own)
         return self._interp
 
     @property
