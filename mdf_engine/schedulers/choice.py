@@ -63,11 +63,14 @@ def note_declined(scheduler: Any, n_nodes: int, wanted_own: bool) -> None:
         )
 
 
-def interp_of_declined(n_nodes: int) -> bool:
-    """Whether the compiled backend's interpreter (for a graph it does not compile) of a
-    graph of ``n_nodes`` nodes runs on the own scheduler: as the interpreted backend would,
-    for a graph beyond the compiled backend's node limit (smaller graphs keep
-    graph-scheduler there, whose state a hand-over reads)."""
+def interpreter_of_declined(plan: Any, check_finite: bool) -> Any:
+    """The compiled backend's interpreter (for a graph it does not compile): on the own
+    scheduler as the interpreted backend would run it, for a graph beyond the compiled
+    backend's node limit; smaller graphs keep graph-scheduler there, whose state a hand-over
+    reads."""
+    from ..interpreter import InterpretedGraph
     from ..limits import limit
 
-    return n_nodes > limit("compiled_nodes") and use_own_scheduler(n_nodes)
+    n = len(plan.nodes)
+    own = n > limit("compiled_nodes") and use_own_scheduler(n)
+    return InterpretedGraph(plan, check_finite, own_scheduler=own)

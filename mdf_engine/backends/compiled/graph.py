@@ -143,12 +143,9 @@ class CompiledGraph:
     def interp(self) -> Any:
         """The interpreted backend that runs the graph when it cannot be compiled."""
         if self._interp is None:
-            from ...interpreter import InterpretedGraph
-            from ...schedulers.choice import interp_of_declined
+            from ...schedulers.choice import interpreter_of_declined
 
-            # (a graph too large to compile runs as the interpreted backend runs it)
-            own = interp_of_declined(len(self.plan.nodes))
-            self._interp = InterpretedGraph(self.plan, self.check_finite, own_scheduler=own)
+            self._interp = interpreter_of_declined(self.plan, self.check_finite)
         return self._interp
 
     @property
