@@ -103,6 +103,10 @@ class SchedulerSource:
         #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
         self.used: set[tuple] = set()
         self._indexed: tuple[int, tuple[dict, dict]] | None = None
+        #: ``useable`` holds only the counters some condition reads, in their sorted order
+        #: (:meth:`useable_count` of them), instead of a row and column per node: a graph of
+        #: 10,000 nodes would hold 800 MB (and touch most of it, with huge pages)
+        self.compact_useable = False
         #: (row of the counts, nodes) of each counter of nodes that have run (:meth:`all_ran`)
         self.all_ran_sets: list[tuple[int, frozenset[int]]] = []
         self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
@@ -253,12 +257,20 @@ class SchedulerSource:
         ]
         pairs += [(f"q_k{s}", f"clock[{3 + s}]") for _, s in self._counters("k")]
         pairs += [("q_at", "clock[6]") for _ in self._counters("at")]
-        pairs += [(f"q_u{a}_{b}", f"useable[{a}, {b}]") for _, a, b in self._counters("u")]
+        us = self._counters("u")
+        if self.compact_useable:  # (the k-th counter some condition reads)
+            pairs += [(f"q_u{a}_{b}", f"useable[{k}]") for k, (_, a, b) in enumerate(us)]
+        else:
+            pairs += [(f"q_u{a}_{b}", f"useable[{a}, {b}]") for _, a, b in us]
         pairs += [(f"q_t{s}_{m}", f"total[{s}, {m}]") for _, s, m in self._counters("t")]
         pairs += [(f"q_ls{m}", f"last_set[{m}]") for _, m in self._counters("ls")]
         pairs += [(f"q_ev{m}", f"ever[{m}]") for m in range(self.n)]
         pairs += [(f"q_th{k}", f"thr[{k}]") for k in range(self.n_thresholds)]
         return pairs
+
+    def useable_count(self) -> int:
+        """How many "calls since" counters some condition reads."""
+        return len(self._counters("u"))
 
     def load(self, ind: str) -> list[str]:
         """Locals from the state arrays, at the start of ``run`` (and the log's switch and

@@ -85,7 +85,7 @@ class OwnScheduler:
         n = len(self._ids)
         # the scheduler's state across updates, as the compiled loop keeps it
         self._clock = np.zeros(7, dtype=np.int64)
-        self._useable = np.zeros((n, n), dtype=np.int64)
+        self._useable = np.zeros(0, dtype=np.int64)  # (sized by _compile)
         self._total = np.zeros((3, n), dtype=np.int64)
         self._last = np.zeros(n, dtype=np.bool_)
         self._ever = np.zeros(n, dtype=np.bool_)
@@ -143,6 +143,8 @@ class OwnScheduler:
             return f"K[{len(constants) - 1}]"
 
         source = SchedulerSource(table, roots, term, queue, len(self._ids), number)
+        source.compact_useable = True
+        self._useable = np.zeros(max(source.useable_count(), 1), dtype=np.int64)
         ind = "    "
         refresh = [f"q_th{k} = refresh({k})" for k in range(len(table.thresholds))]
 
