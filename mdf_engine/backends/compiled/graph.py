@@ -344,7 +344,7 @@ class CompiledGraph:
         """Take compiled code: its functions, layout and the state of a graph that has not run."""
         module, layout, arrays = built.module, built.layout, built.arrays
         node_by_node = built.node_by_node
-        n_arrays = sum(1 for s in layout.slots.values() if s.kind is Storage.ARRAY)
+        n_arrays = len({s.index for s in layout.slots.values() if s.kind is Storage.ARRAY})
         self.python_calls = list(built.python_calls)
         if self.python_calls:
             log.warning(
