@@ -61,9 +61,9 @@ class NodeCodeEmitter:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
             slot = self.slots[output_key(nid, oid)]
-            if not (vp.expr is not None and vp.expr.is_bare_name() and names.get(
-                vp.expr.tree.body.id) == slot.var):  # (else the value's own slot: sharing.py)
-                out += self.assign_value(slot, vp, names, ind)
+            bare = vp.expr is not None and vp.expr.is_bare_name()
+            if not (bare and names.get(vp.expr.tree.body.id) == slot.var):
+                out += self.assign_value(slot, vp, names, ind)  # (else its value's slot)
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
