@@ -221,9 +221,8 @@ class CompiledGraph:
         return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
 
     def absolute_clock(self) -> Any:
-        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (read
-        from the engine's own scheduler where it runs the graph's conditions: none of them
-        absolute, and no graph-scheduler to import)."""
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (from the
+        engine's own scheduler where it runs the graph: no graph-scheduler to import)."""
         if self._clock is None:
             from ...schedulers.compiled import encode
             from ...schedulers.own import OwnScheduler
@@ -437,7 +436,7 @@ class CompiledGraph:
             self.call_jitted(fn, *rc.args(fn, st, fixed, call))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
-        if err[0] != 0:  # (the generated code's test too)
+        if err[0] != 0:  # (the generated code's test)
             self._raise_error(err)
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
