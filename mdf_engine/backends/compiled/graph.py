@@ -221,9 +221,8 @@ class CompiledGraph:
         return steps, [(end - (k - i) * clock.step) / clock.ticks_per_ms for i in range(k)]
 
     def absolute_clock(self) -> Any:
-        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (read
-        from the engine's own scheduler where it runs the graph's conditions: none of them
-        absolute, and no graph-scheduler to import)."""
+        """graph-scheduler's absolute clock in ticks, as the compiled loop keeps it (from the
+        engine's own scheduler where it runs the graph: no graph-scheduler to import)."""
         if self._clock is None:
             from ...schedulers.compiled import encode
             from ...schedulers.own import OwnScheduler
@@ -343,7 +342,7 @@ class CompiledGraph:
         """Take compiled code: its functions, layout and the state of a graph that has not run."""
         module, layout, arrays = built.module, built.layout, built.arrays
         node_by_node = built.node_by_node
-        n_arrays = sum(1 for s in layout.slots.values() if s.kind is Storage.ARRAY)
+        n_arrays = len({s.index for s in layout.slots.values() if s.kind is Storage.ARRAY})
         self.python_calls = list(built.python_calls)
         if self.python_calls:
             log.warning(
@@ -437,7 +436,8 @@ class CompiledGraph:
             self.call_jitted(fn, *rc.args(fn, st, fixed, call))
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
-        self._raise_error(err)
+        if err[0] != 0:  # (the generated code's test)
+            self._raise_error(err)
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call generated code; a failed bounds check is an MDFError naming the field."""
