@@ -1,18 +1,24 @@
-"""Direct convolution for stride 1 without im2col (issue 22, goal 5): the "shifted plane" kernel
-that :mod:`.conv` uses for every Conv whose strides are all 1 (any kernel size, dilations,
-pads, groups; 1-D to 3-D lifted to 3-D).
+"""Direct convolution without im2col (issue 22, goal 5): the "shifted plane" kernel that
+:mod:`.conv` uses for every Conv that is not depthwise-like, tiny or a plain 1x1 (any kernel
+size, strides, dilations, pads, groups; 1-D to 3-D lifted to 3-D), and the 1x1 product by the
+same vector tiles.
 
 With stride 1, output pixel ``(z, i, q)`` reads input ``(z + a*d0, i + b*d1, q + e*d2)`` of the
 zero-padded input for tap ``(a, b, e)``. Laid out flat, with the padded plane's row width
 ``Wp`` and plane size ``Hp * Wp``, output position ``t = (z * Hp + i) * Wp + q`` reads the
 padded input at ``t + off(a, b, e)`` where ``off = a*d0*Hp*Wp + b*d1*Wp + e*d2``: every tap of
-every channel is one contiguous slice of the padded input, shifted. The convolution is then a
-product of the filters ``(M, cg * taps)`` with those slices, accumulated in the input's dtype
-(float32 stays float32, as onnxruntime accumulates) into a small buffer of a few padded rows
-(it stays in L1), four filters and four taps per pass of a unit-stride loop that LLVM
-vectorizes; the columns ``q >= ow`` (and rows ``i >= oh``) of the padded grid are computed
-and dropped (``Wp / ow`` extra work, 1.06-1.13 for a 3x3 on 32 or 16 columns). Each output
-value is the bias plus the sum over (channel, tap) in that order, four taps at a time.
+every channel is one contiguous slice of the padded input, shifted. With strides ``s`` the
+padded input is first split into ``s0 * s1 * s2`` phases (``P[p][zq, iq, jq] = xpad[zq*s0 + p0,
+iq*s1 + p1, jq*s2 + p2]``, :func:`phase_image`): tap ``(a, b, e)`` then reads phase ``(a*d0 %
+s0, b*d1 % s1, e*d2 % s2)`` shifted by ``(a*d0 // s0, b*d1 // s1, e*d2 // s2)``, again one
+contiguous slice (no multiply-add is wasted on the stride). The convolution is then a product
+of the filters ``(M, cg * taps)`` with those slices, computed by the register-blocked vector
+tiles of :mod:`._conv_simd` (4 filters x 64 float32 positions per group, the sums in registers
+across every channel and tap, one fused multiply-add per term in the input's dtype: float32
+stays float32, as onnxruntime accumulates) into a buffer of a few rows whose input stays in L2;
+the columns ``q >= ow`` (and rows ``i >= oh``) of the grid are computed and dropped (``Wp /
+ow`` extra work: 1.04-1.15 on SqueezeNet's and the small CNN's layers). Each output value is the
+bias plus the sum over (channel, tap) in that order.
 """
 
 from __future__ import annotations

@@ -1,16 +1,18 @@
 """``onnx::Conv``: N-D (1-3) convolution with groups, dilations, strides, pads / auto_pad and an
 optional bias, and the float convolution that the integer forms (:mod:`.conv_integer`) reuse.
 
-Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has five kernels:
+Every rank (1-D, 2-D, 3-D) is lifted to 3-D (see ``_spatial``). ``Conv`` has four kernels:
 direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct`), one matrix
 product per image for a 1x1 convolution without stride, padding or groups
-(:func:`conv_pointwise`), shifted slices of the padded input for other stride-1 convolutions
-up to 4 M multiply-adds (:func:`~._conv_shift.conv_shift`), and im2col tiles that stay in
-cache multiplied straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for thin filters or small
-products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an extra filter column
-over a row of ones. The geometry of a call is memoized per shapes and attributes, and
-:func:`prepare_conv` binds a Conv with constant weights once for the interpreter's fast path.
-ConvTranspose lives in :mod:`.conv_transpose`.
+(:func:`conv_pointwise`: vector tiles reading the input in place from 32 channels, else an own
+product or BLAS), vector tiles over shifted slices of the padded (and, for strides,
+phase-split) input for the others up to ``SHIFT_MAX_MACS`` multiply-adds
+(:func:`~._conv_shift.conv_shift`), and above that im2col tiles that stay in cache multiplied
+straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for
+thin filters or small products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an
+extra filter column over a row of ones. The geometry of a call is memoized per shapes and
+attributes, and :func:`prepare_conv` binds a Conv with constant weights once for the
+interpreter's fast path. ConvTranspose lives in :mod:`.conv_transpose`.
 """
 
 from __future__ import annotations
