@@ -5,7 +5,7 @@ Conv has five kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py``, ``_c
 and ``_conv_simd.py``): direct accumulation (depthwise-like groups and tiny problems), vector
 tiles over shifted slices of the padded (for strides, phase-split) input for every other
 convolution up to ``SHIFT_MAX_MACS`` multiply-adds, a 1x1 convolution as a product (by the
-tiles reading the input in place from ``TILES_MIN_C`` channels), and above that im2col tiles
+tiles reading the input in place), and above that im2col tiles
 with the thin-filter product ``gemm_small`` or BLAS (run directly on smaller shapes here). Every
 case below asserts which path it takes, and covers interior and border windows, strides,
 dilations, groups, pads / auto_pad, 1-D/2-D/3-D, float32 and float64, partial vectors and an odd
@@ -23,7 +23,7 @@ from mdf_engine import onnx_ops
 from mdf_engine.errors import MDFError
 from mdf_engine.onnx_ops import _im2col
 from mdf_engine.onnx_ops import conv as conv_mod
-from mdf_engine.onnx_ops._conv_shift import SHIFT_MAX_MACS, TILES_MIN_C
+from mdf_engine.onnx_ops._conv_shift import SHIFT_MAX_MACS
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -45,7 +45,7 @@ def conv_path(
     strides = attrs.get("strides") or [1] * (x.ndim - 2)
     one = w[0].size == w.shape[1] and not any(attrs.get("pads") or [0])
     if one and group == 1 and all(v == 1 for v in strides) and "auto_pad" not in attrs:
-        return "tiles1x1" if w.shape[1] >= TILES_MIN_C else "pointwise"
+        return "tiles1x1"
     if m // group * w[0].size * out_pixels <= SHIFT_MAX_MACS:
         return "shift"
     return im2col_product(m // group, w[0].size + (1 if bias else 0), out_pixels)
@@ -115,7 +115,7 @@ CONV_CASES = [
     ((1, 48, 13, 13), (19, 48, 1, 1), {}, "tiles1x1"),
     ((1, 2048, 10, 7), (5, 2048, 1, 1), {}, "tiles1x1"),
     ((2, 64, 9, 40), (20, 64, 1, 1), {"strides": [1, 1]}, "tiles1x1"),
-    ((1, 16, 30, 30), (24, 16, 1, 1), {}, "pointwise"),
+    ((1, 3, 30, 30), (24, 3, 1, 1), {}, "tiles1x1"),
 ]
 
 #: The cases above that the im2col kernel (``conv.conv3d``: above ``SHIFT_MAX_MACS``) also runs,
