@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._blas import blas_threads_for
-from ._conv_shift import conv_shift_g, use_shift
+from ._conv_shift import TILES_MIN_C, conv_pointwise_tiles, conv_shift_g, use_shift
 from ._im2col import (
     SMALL_MACS,
     TILE_ELEMS,
@@ -113,9 +113,12 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o, own_macs=0):
 def conv_pointwise(x, w2, bias, has_bias, own_macs=0):
     """A 1x1 convolution without stride, padding or groups: per image ``n`` the product of the
     filters ``w2`` (M, C) with ``x[n]`` (C, pixels), straight from the input (no im2col),
-    then the bias added per filter row. Returns (N, M, pixels)."""
+    then the bias added per filter row: by vector tiles from :data:`TILES_MIN_C` channels
+    (:func:`~._conv_shift.conv_pointwise_tiles`). Returns (N, M, pixels)."""
     N, C, P = x.shape
     M = w2.shape[0]
+    if C >= TILES_MIN_C:
+        return conv_pointwise_tiles(x, w2, bias, has_bias)
     out = np.empty((N, M, P), dtype=x.dtype)
     small = M * C * P <= max(SMALL_MACS, own_macs)
     for n in range(N):
@@ -333,7 +336,7 @@ def calls_blas(method: str, group: int, m: int, k: int, pixels: int, has_bias: b
     filters of ``k`` weights over ``pixels`` output pixels, rather than its own loops (which
     run on one thread, so that BLAS's thread count needs no limit around them)."""
     if method == "pointwise":
-        return m * k * pixels > SMALL_MACS
+        return k < TILES_MIN_C and m * k * pixels > SMALL_MACS
     if method in ("direct", "shift"):
         return False
     return not use_gemm_small(m // group, k + 1 if has_bias else k, pixels)

@@ -91,6 +91,7 @@ class CompiledGraph:
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
         self._run_call = RunCall()
+        self.blas_macs = 0  # (the compiled calls' BLAS threads: runtime.call_checked)
         self._fn = None
         self._quiet_fn = None
         self._batch_fn = None
@@ -121,15 +122,13 @@ class CompiledGraph:
 
     # -- public interface shared with InterpretedGraph ----------------------------------------
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
-        """Compile now (from the cache, or generated after a warm-up), unless already tried:
-        the first step then draws no random numbers of the warm-up."""
+        """Compile now (cached, or after a warm-up) unless tried: step 1 then draws no warm-up."""
         if not self._tried:
             self._compile(initializer, dt)
 
     @property
     def compiled_state(self) -> dict[str, Any]:
-        """The compiled run's state arrays (``S`` scalars, ``A`` arrays, ``ever``, ``clock``,
-        ...), which the jitted functions update in place; an error before compiling."""
+        """The state arrays the jitted functions update in place; an error before compiling."""
         if self._state is None:
             raise MDFError("the graph is not compiled (yet)")
         return self._state
@@ -364,6 +363,7 @@ class CompiledGraph:
 
             self._nodes = NodeByNodeGraph(self, module)
         self._layout = layout
+        self.blas_macs = built.blas_macs
         self.first_steps = self.handover = built.handover
         self.log.static = layout.static
         self._cold = {
@@ -436,7 +436,7 @@ class CompiledGraph:
 
     def call_jitted(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call generated code; a failed bounds check is an MDFError naming the field."""
-        return call_checked(fn, args, self._layout.index_fields)
+        return call_checked(fn, args, self._layout.index_fields, self.blas_macs)
 
     def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a compiled run's ``err`` row reports, if any."""

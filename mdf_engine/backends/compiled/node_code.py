@@ -191,6 +191,9 @@ class NodeCodeEmitter:
         ):
             # a constant: its slot holds it from the first evaluation on (first_value)
             return [f"{ind}{unset} = 0.0"]
+        if slot.alts and swept is None and pp.value is not None and not pp.conditions:
+            # (a value whose kind is the argument max()/min() chose sets its tag: variants.py)
+            return [self.assign(slot, self.value(pp.value, names), ind), f"{ind}{unset} = 0.0"]
         fused = self.fused_parameter(nid, pp, slot, names, ind)
         if (
             fused is None
