@@ -24,6 +24,7 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
 from ...plan.size import check_compile_size
+from . import small_products
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
@@ -159,6 +160,8 @@ def options(
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
         "dt_given": dt is not None,
+        # (small projection products are summed as this machine's BLAS sums them)
+        "blas": small_products.blas_identity() if spec.plan.psyneulink else None,
     }
 
 
