@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._conv_simd import WIDE, tile_1_1, tile_1_wide, tile_4_1, tile_4_wide
+from ._conv_simd import VEC_BYTES, WIDE, tile_1_1, tile_1_wide, tile_4_1, tile_4_wide
 from ._im2col import U
 
 #: Input values (all channels of a group) that one chunk of padded positions reads, about: the
@@ -80,7 +80,7 @@ def _filters(xp, offs, w, acc, bias, m, nf, K, t0, tc):
     """``acc[f, :tc] = sum_r w[m + f, r] * xp[t0 + offs[r] + t] + bias[m + f]`` for ``nf`` (4 or 1) filters
     by the tiles of :mod:`._conv_simd`: groups of :data:`~._conv_simd.WIDE` vectors, then
     single vectors for the rest (``acc`` holds up to one vector more than ``tc``)."""
-    vl = 64 // xp.itemsize
+    vl = VEC_BYTES // xp.itemsize
     gw = WIDE * vl
     nw = tc // gw
     n1 = (tc - nw * gw + vl - 1) // vl
@@ -135,7 +135,7 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
                     r += 1
     # the last position of the grid that is an output pixel, plus one
     T = ((o[0] - 1) * Hq + o[1] - 1) * Wq + o[2]
-    vl = 64 // x.itemsize
+    vl = VEC_BYTES // x.itemsize
     nph = s[0] * s[1] * s[2]
     rows = max(1, min((T + Wq - 1) // Wq, CHUNK_INPUT // (nph * cg * Wq)))
     wc = np.ascontiguousarray(w)
@@ -187,7 +187,7 @@ def conv_pointwise_tiles(x, w, bias, has_bias):
     N, C, P = x.shape
     M = w.shape[0]
     out = np.empty((N, M, P), dtype=x.dtype)
-    vl = 64 // x.itemsize
+    vl = VEC_BYTES // x.itemsize
     gw = WIDE * vl
     if P < vl:  # too narrow for a vector: plain loops
         for n in range(N):

@@ -1,4 +1,4 @@
-"""The register-blocked inner loop of the stride-1 convolution (:mod:`._conv_shift`), as Numba
+"""The register-blocked inner loop of the convolutions of :mod:`._conv_shift`, as Numba
 intrinsics that emit LLVM vector code.
 
 LLVM's loop vectorizer vectorizes the innermost loop only, so a Numba loop over pixels keeps
@@ -7,31 +7,46 @@ written out in scalars lost the vectorization altogether (docs/performance.md, g
 intrinsics here keep the sums in vector registers across all the taps, as a matrix product's
 micro-kernel does.
 
-``tile_F_B(xp, offs, w, acc, bias, m, am, K, t0, a0, nq)`` computes, for the ``F`` filters ``m ..
-m + F - 1``, ``acc[am + f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t] + bias[m + f]`` for ``t < nq * B * lanes``, where a
-vector holds ``lanes`` values (64 bytes: 16 float32 or 8 float64). Group by group of ``B``
-vectors of pixels it keeps the ``F x B`` sums in registers while it runs over every row ``r`` of
-the filters (every channel and tap): ``B`` vector loads of the input, one broadcast weight per
-filter and ``F x B`` fused multiply-adds per ``r``. The sums start at zero and add the terms in
-the order of ``r``, one fused multiply-add each, in the input's dtype (float32 stays float32);
-the bias is added last, in registers.
+``tile_F_B(xp, offs, w, acc, bias, m, am, K, t0, a0, nq)`` computes, for the ``F`` filters
+``m .. m + F - 1``, ``acc[am + f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t] + bias[m +
+f]`` for ``t < nq * B * lanes``, where a vector holds ``lanes`` values (:data:`VEC_BYTES`: 64
+bytes with AVX-512, 16 float32 or 8 float64; 32 bytes otherwise). Group by group of ``B``
+vectors of pixels it keeps the ``F x B`` sums in registers while it runs over every row ``r``
+of the filters (every channel and tap): ``B`` vector loads of the input, one broadcast weight
+per filter and ``F x B`` fused multiply-adds per ``r``. The sums start at zero and add the
+terms in the order of ``r``, one fused multiply-add each, in the input's dtype (float32 stays
+float32); the bias is added last, in registers.
 
 The caller guarantees the bounds (nothing is checked here): ``xp`` holds ``t0 + max(offs) +
-nq * B * lanes`` values, ``acc`` is C-contiguous with rows ``am .. am + F - 1`` of at least ``a0 + nq * B *
-lanes``,
-``w`` is C-contiguous with rows ``m .. m + F - 1`` of at least ``K`` columns, and ``offs`` has
-``K`` entries. Only engine-made constants reach the generated code.
+nq * B * lanes`` values, ``acc`` is C-contiguous with rows ``am .. am + F - 1`` of at least
+``a0 + nq * B * lanes``, ``w`` is C-contiguous with rows ``m .. m + F - 1`` of at least ``K``
+columns, ``bias`` has rows ``m .. m + F - 1`` and ``offs`` has ``K`` entries. Only
+engine-made constants reach the generated code.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
+from llvmlite.binding import get_host_cpu_features
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
-#: Vectors of pixels per group of the wide tiles (4 filters x 4 vectors = 16 registers).
-WIDE = 4
+
+def _vector_bytes() -> int:
+    """64 when the target Numba compiles for has AVX-512 (32 vector registers), else 32 (AVX2,
+    16 registers; other machines split the vectors as LLVM legalizes them)."""
+    feats = config.CPU_FEATURES
+    if feats is None:
+        feats = get_host_cpu_features().flatten()
+    return 64 if "+avx512f" in feats.split(",") else 32
+
+
+#: Bytes of one vector of the tiles (16 or 8 float32).
+VEC_BYTES = _vector_bytes()
+#: Vectors of pixels per group of the wide tiles: 4 filters x 4 vectors = 16 accumulator
+#: registers of 32 with AVX-512, 4 x 3 = 12 of 16 otherwise (beside the loads and the broadcast).
+WIDE = 4 if VEC_BYTES == 64 else 3
 
 
 def _accepts(xp, offs, w, acc, bias, ints) -> bool:
@@ -66,7 +81,7 @@ def _tile(nf: int, nb: int):
                 for v, t in zip(args[5:], signature.args[5:])
             )
             fty = context.get_value_type(xp.dtype)
-            vl = 512 // xp.dtype.bitwidth
+            vl = VEC_BYTES * 8 // xp.dtype.bitwidth
             vty = ir.VectorType(fty, vl)
             vptr = vty.as_pointer()
             fma = cgutils.get_or_insert_function(
