@@ -38,7 +38,8 @@ from .build import (
     numba_failure,
 )
 from .handover import Handover, hand_over, run_prefix
-from .layout import Layout, SlotKey, Storage, fresh_state, output_key, read_slot
+from .layout import Layout, SlotKey, Storage, fresh_state, read_slot
+from .readback import output_table, read_outputs
 from .runtime import (
     ERR_WIDTH,
     INPUTS_ARGS,
@@ -79,6 +80,7 @@ class CompiledGraph:
         self.schedule_log = int(schedule_log) if record_schedule else 0
         self._interp = None
         self.node_ids = list(plan.nodes)
+        self._out_table: tuple[Any, Any] | None = None  # (layout, readback.output_table)
         #: the compiled loop's log of time steps
         self.log = ScheduleLog(self.schedule_log, self.node_ids)
         self.fallback_reason: str | None = None
@@ -287,17 +289,10 @@ class CompiledGraph:
         """Every node's output port values."""
         if not self._live and self._nodes is None:
             return self.interp.outputs()
-        ran = {nid: self._ran(nid) for nid in self.node_ids}
-        unrun = {} if all(ran.values()) else self.interp.outputs()  # (asked once)
-        return {
-            nid: {
-                oid: read_slot(self._state, self._layout.slots[output_key(nid, oid)])
-                for oid, _ in self.plan.nodes[nid].outputs
-            }
-            if ran[nid]
-            else unrun[nid]
-            for nid in self.node_ids
-        }
+        if self._out_table is None or self._out_table[0] is not self._layout:
+            outs = {nid: self.plan.nodes[nid].outputs for nid in self.node_ids}
+            self._out_table = (self._layout, output_table(self._layout, self.node_ids, outs))
+        return read_outputs(self._state, self._out_table[1], lambda: self.interp.outputs())
 
     # -- compilation ------------------------------------------------------------------------
     def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
