@@ -3,7 +3,9 @@
 The oracle is the ONNX package's own ``onnx.backend.test.case.node.collect_testcases()``: each
 single-node case gives the node (op, attributes, which inputs are omitted), the opset it is
 stamped with, input arrays and expected output arrays. Nothing here computes an expected value
-except :func:`ort_run`, which asks the other oracle, onnxruntime, for one node's outputs.
+except :func:`ort_run` and :func:`ort_model_run`, which ask the other oracle, onnxruntime, for
+one node's (or one model's) outputs; :func:`check_against_ort` compares ``onnx_ops.run`` with
+:func:`ort_run`.
 """
 
 from __future__ import annotations
@@ -214,20 +216,21 @@ def pytorch_case(folder: str, model: str) -> PytorchCase:
     return PytorchCase(proto, dict(zip(names, inputs)), outputs, expected)
 
 
+def ort_model_run(model: Any, feeds: dict) -> list:
+    """Run an ONNX ``ModelProto`` in onnxruntime (single-threaded, CPU): its outputs' values."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
 def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int = 13) -> list:
     """Run one node in onnxruntime (single-threaded); ``None`` inputs are omitted."""
     import onnx
-    import onnxruntime as ort
-    from onnx import TensorProto, helper
+    from onnx import helper
 
-    types = {
-        np.dtype(np.float32): TensorProto.FLOAT,
-        np.dtype(np.float64): TensorProto.DOUBLE,
-        np.dtype(np.uint8): TensorProto.UINT8,
-        np.dtype(np.int8): TensorProto.INT8,
-        np.dtype(np.int32): TensorProto.INT32,
-        np.dtype(np.int64): TensorProto.INT64,
-    }
     names = [f"i{k}" if x is not None else "" for k, x in enumerate(inputs)]
     while names and names[-1] == "":
         names.pop()
@@ -236,7 +239,9 @@ def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int 
         [node],
         "g",
         [
-            helper.make_tensor_value_info(n, types[np.asarray(x).dtype], np.shape(x))
+            helper.make_tensor_value_info(
+                n, helper.np_dtype_to_tensor_dtype(np.asarray(x).dtype), np.shape(x)
+            )
             for n, x in zip(names, inputs)
             if n
         ],
@@ -244,7 +249,27 @@ def ort_run(op: str, inputs: list, attributes: dict, n_out: int = 1, opset: int 
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, {n: x for n, x in zip(names, inputs) if n})
+    return ort_model_run(model, {n: x for n, x in zip(names, inputs) if n})
+
+
+def check_against_ort(
+    op: str,
+    inputs: list,
+    attrs: dict | None = None,
+    opset: int = 13,
+    n_out: int = 1,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> None:
+    """``onnx_ops.run`` of one node gives onnxruntime's outputs: at least ``n_out`` of them,
+    each of its shape and dtype, equal within ``rtol``/``atol``."""
+    from mdf_engine import onnx_ops
+
+    exp = ort_run(op, inputs, attrs or {}, n_out, opset)
+    got = onnx_ops.run(op, inputs, attrs, opset=opset)
+    assert len(got) >= n_out
+    for e, g in zip(exp, got):
+        g = np.asarray(g)
+        assert g.shape == e.shape, f"{op} {attrs}: shape {g.shape} != {e.shape}"
+        assert g.dtype == e.dtype, f"{op} {attrs}: dtype {g.dtype} != {e.dtype}"
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"{op} {attrs}")

@@ -3,7 +3,7 @@
 For each kind, the first case of ``test_conditions.CASES`` that uses it is rebuilt two ways: by
 the engine (``parse_condition`` then the kind's ``graph_scheduler`` through the ``Bridge``) and
 directly by graph-scheduler (its class named by the file, called with the file's arguments:
-the oracle). Both, and the case's own hand-written graph-scheduler conditions, must give the same
+the oracle, ``gs_oracle.gs_condition``). Both, and the case's own hand-written graph-scheduler conditions, must give the same
 execution list on the case's chain A -> B -> C. ``test_conditions`` runs the same cases on both
 backends; here we check that every kind has such a case, and that every graph-scheduler
 condition class is either a kind or refused there.
@@ -12,11 +12,11 @@ condition class is either a kind or refused there.
 from __future__ import annotations
 
 import inspect
-from typing import Any
 
 import graph_scheduler as gs
 import pytest
-from test_conditions import CASES, UNSUPPORTED, chain_model, oracle_time_steps
+from gs_oracle import gs_condition, oracle_time_steps, termination_scale, walk
+from test_conditions import CASES, UNSUPPORTED, chain_model
 
 from mdf_engine.schedulers.conditions import Bridge
 from mdf_engine.schedulers.kinds import KINDS, ConditionKind
@@ -27,21 +27,10 @@ from mdf_engine.schedulers.time_scales import to_graph_scheduler
 pytestmark = pytest.mark.filterwarnings("ignore:.*as its owner:UserWarning")
 
 
-def _dicts(d: Any):
-    """Every MDF condition in ``d``, nested ones included."""
-    if isinstance(d, dict) and "type" in d:
-        yield d
-        for v in d["kwargs"].values():
-            yield from _dicts(v)
-    elif isinstance(d, list):
-        for v in d:
-            yield from _dicts(v)
-
-
 def _first_case(name: str):
     for case in CASES:
         for d in [*case.nodes.values(), *case.term.values()]:
-            if any(x["type"] == name for x in _dicts(d)):
+            if any(x["type"] == name for x in walk(d)):
                 return case
     return None
 
@@ -54,33 +43,6 @@ def test_every_kind_has_a_case_and_every_class_a_kind():
         cls = getattr(gs.condition, name)
         if inspect.isclass(cls) and issubclass(cls, gs.condition.Condition):
             assert name in KINDS or name in refused, name
-
-
-def _direct(d: dict, nodes: dict, getter) -> gs.Condition:
-    """graph-scheduler's own condition for the MDF ``d``: the class it names called with the
-    file's arguments (node ids as nodes, nested conditions built the same way)."""
-    cls = getattr(gs, d["type"])
-    params = inspect.signature(cls).parameters
-
-    def arg(v: Any) -> Any:
-        if isinstance(v, dict):
-            return _direct(v, nodes, getter)
-        if isinstance(v, list):
-            return [arg(x) for x in v]
-        if isinstance(v, str) and v in nodes:
-            return nodes[v]
-        if isinstance(v, str) and v.startswith("TimeScale."):
-            return gs.TimeScale[v.split(".")[1]]
-        return v
-
-    kwargs = {k: arg(v) for k, v in d["kwargs"].items()}
-    if "custom_parameter_getter" in params:
-        kwargs["custom_parameter_getter"] = getter
-        kwargs["custom_parameter_validator"] = lambda dep, p: True
-    var = [n for n, p in params.items() if p.kind is p.VAR_POSITIONAL]
-    if var and var[0] in kwargs:
-        return cls(*kwargs.pop(var[0]), **kwargs)
-    return cls(**kwargs)
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
@@ -102,7 +64,9 @@ def test_kind_round_trips_to_graph_schedulers_execution_list(name: str):
 
     def direct(a, b, c, getter):
         nodes = {"A": a, "B": b, "C": c}
-        return _split({key: _direct(d, nodes, getter) for key, d in given.items()}, nodes)
+        conds = {nodes[k]: gs_condition(d, nodes, getter) for k, d in case.nodes.items()}
+        term = {termination_scale(k): gs_condition(d, nodes, getter) for k, d in case.term.items()}
+        return conds, term
 
     expected = oracle_time_steps(case.oracle, case.steps, case.finish)
     assert oracle_time_steps(direct, case.steps, case.finish) == expected
@@ -110,7 +74,8 @@ def test_kind_round_trips_to_graph_schedulers_execution_list(name: str):
 
 
 def _split(built: dict, nodes: dict) -> tuple[dict, dict]:
-    """(node conditions, termination conditions) as graph-scheduler takes them."""
+    """(node conditions, termination conditions) as graph-scheduler takes them, the
+    termination keys read by the engine."""
     conds = {nodes[k]: c for (role, k), c in built.items() if role == "node"}
     term = {
         to_graph_scheduler(time_scale(k)): c for (role, k), c in built.items() if role == "term"

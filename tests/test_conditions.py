@@ -4,7 +4,7 @@ Each case puts conditions on a tiny chain ``A -> B -> C`` (every node counts its
 also sum what they receive) and checks that
 
 (a) the interpreted backend's time steps equal graph-scheduler's own run of the same conditions
-    built directly with ``graph_scheduler`` on a dict graph (the oracle),
+    built directly with ``graph_scheduler`` on a dict graph (the oracle, ``gs_oracle``),
 (b) the compiled backend gives the same time steps and the same values (rtol 1e-12), and that it
     really compiled the scheduler for the conditions it claims to compile,
 (c) modeci-mdf's reference engine gives the same time steps where it can run the model.
@@ -15,15 +15,15 @@ graph's structure) must be refused with an ``MDFError`` that names them.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import graph_scheduler as gs
 import numpy as np
 import pytest
 from graph_scheduler import TimeScale as TS
+from gs_oracle import mdf_condition as M
+from gs_oracle import oracle_time_steps
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
@@ -43,11 +43,6 @@ ESU = "environment_state_update"
 
 # graph-scheduler warns when a node's condition depends on the node itself (BeforeNCalls(A) on A)
 pytestmark = pytest.mark.filterwarnings("ignore:.*as its owner:UserWarning")
-
-
-def M(type_: str, **kwargs: Any) -> dict:
-    """An MDF condition as a model file writes it."""
-    return {"type": type_, "kwargs": kwargs}
 
 
 def _cond(d: dict) -> Condition:
@@ -89,46 +84,6 @@ def chain_model(node_specific: dict, termination: dict, finish: dict | None = No
     return Model(
         id="conds", graphs=[Graph(id="g", nodes=nodes, edges=edges, conditions=conditions)]
     )
-
-
-class _ONode(str):
-    """An oracle node: a string that answers ``is_finished`` from the oracle's run state."""
-
-    state: dict
-
-    def is_finished(self, execution_id: Any = None) -> bool:
-        st = self.state
-        if self not in st["ran"]:
-            return False
-        k = st["finish"].get(str(self))
-        return k is None or st["runs"][str(self)] >= k
-
-
-def oracle_time_steps(build: Callable, steps: int, finish: dict | None = None) -> list[set[str]]:
-    """graph-scheduler's own time steps over ``steps`` runs (one per evaluate())."""
-    state = {"ran": set(), "runs": Counter(), "finish": finish or {}}
-    nodes = {}
-    for nid in "ABC":
-        n = _ONode(nid)
-        n.state = state
-        nodes[nid] = n
-    a, b, c = nodes["A"], nodes["B"], nodes["C"]
-
-    def getter(dep, param):
-        assert param == "count"
-        return state["runs"][str(dep)]
-
-    conds, term = build(a, b, c, getter)
-    sched = gs.Scheduler(graph={a: set(), b: {a}, c: {b}}, conditions=conds, termination_conds=term)
-    out: list[set[str]] = []
-    for _ in range(steps):
-        state["ran"] = set()
-        for ts in sched.run():
-            out.append({str(n) for n in ts})
-            for n in ts:
-                state["runs"][str(n)] += 1
-                state["ran"].add(str(n))
-    return out
 
 
 def thr(dep, n, cmp, getter, **kw):

@@ -126,6 +126,24 @@ def test_quiet_and_verbose():
     assert "no dt given" in verbose.stderr and "have no Conditions" in verbose.stderr
 
 
+def test_quiet_prints_nothing_on_success(tmp_path, capsys):
+    """``-q``: "print nothing but errors" (the help of every command), also for the summary
+    lines of validate, export and import, which print them without it."""
+    pytest.importorskip("onnx")
+    onnx_file = str(tmp_path / "fn.onnx")
+    commands = [
+        ["validate", str(FHN)],
+        ["export", "--onnx", str(FHN), onnx_file, "--step"],
+        ["import", onnx_file, str(tmp_path / "fn.json")],
+    ]
+    for argv in commands:
+        assert main(argv) == 0, argv
+        assert capsys.readouterr().out.strip(), argv
+        for quiet in (["-q", *argv], [*argv, "-q"]):
+            assert main(quiet) == 0, quiet
+            assert capsys.readouterr().out == "", quiet
+
+
 def test_dask_info_lines_hidden_unless_verbose():
     done = _mdf(
         "sweep",

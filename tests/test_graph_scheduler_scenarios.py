@@ -28,12 +28,12 @@ import random
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import graph_scheduler as gs
 import numpy as np
 import pytest
-from graph_scheduler import TimeScale as TS
+from gs_oracle import MAX_STEPS, NoEnd, OracleRun, Update, walk
+from gs_oracle import mdf_condition as C
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
@@ -45,13 +45,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*(as its owner|cycle).*:UserWar
 
 ESU = "environment_state_update"
 ES = "environment_sequence"
-#: graph-scheduler runs an update of at most this many time steps here (else: no scenario)
-MAX_STEPS = 80
-
-
-def C(type_: str, **kwargs: Any) -> dict:
-    """An MDF condition as a model file writes it."""
-    return {"type": type_, "kwargs": kwargs}
 
 
 def paths(*pathways: str) -> dict[str, list[str]]:
@@ -137,123 +130,12 @@ def model_dict(sc: Scenario) -> dict:
     return {"m": {"format": "ModECI MDF v0.4", "graphs": {"g": graph}}}
 
 
-# -- the oracle: graph-scheduler itself -------------------------------------------------------------
-class _Node(str):
-    """An oracle node: finished when it ran in this update and its ``is_finished`` holds (the
-    engine's documented reading of a node's ``is_finished``, docs/semantics.md)."""
-
-    state: dict
-
-    def is_finished(self, execution_id: Any = None) -> bool:
-        st = self.state
-        k = st["finish"].get(str(self))
-        return self in st["ran"] and (k is None or st["runs"][str(self)] >= k)
-
-
-def _scale(v: Any) -> Any:
-    if isinstance(v, str) and v.startswith("TimeScale."):
-        return TS[v.split(".", 1)[1]]
-    return v
-
-
-def gs_condition(d: dict, nodes: dict[str, _Node], getter: Any) -> gs.Condition:
-    """graph-scheduler's condition for the MDF condition ``d``: the class it names, called with
-    its arguments (node ids as nodes, nested conditions built the same way)."""
-    cls = getattr(gs, d["type"])
-    params = inspect.signature(cls).parameters
-
-    def arg(v: Any) -> Any:
-        if isinstance(v, dict):
-            return gs_condition(v, nodes, getter)
-        if isinstance(v, list):
-            return [arg(x) for x in v]
-        if isinstance(v, str) and v in nodes:
-            return nodes[v]
-        return _scale(v)
-
-    kwargs = {k: arg(v) for k, v in d["kwargs"].items()}
-    if "custom_parameter_getter" in params:
-        kwargs["custom_parameter_getter"] = getter
-        kwargs["custom_parameter_validator"] = lambda dep, p: True
-    star = [n for n, p in params.items() if p.kind is p.VAR_POSITIONAL]
-    if star:
-        listed = [kwargs.pop(k) for k in (star[0], "dependencies", "args") if k in kwargs]
-        return cls(*(listed[0] if listed else []), **kwargs)
-    if "dependencies" in kwargs and "dependency" in params:
-        kwargs["dependency"] = kwargs.pop("dependencies")
-    return cls(**kwargs)
-
-
-class _InGraphOrder(gs.Scheduler):
-    """graph-scheduler walking each consideration set in the graph's node order: its own order
-    is that of a Python set of strings, which changes with the process's hash seed, and the
-    engine fixes it to the graph's order (docs/semantics.md)."""
-
-    def __init__(self, rank: dict[str, int], **kwargs: Any):
-        self.rank = rank
-        super().__init__(**kwargs)
-
-    class _Walk(set):
-        def __init__(self, members: Any, rank: dict[str, int]):
-            super().__init__(members)
-            self.order = sorted(members, key=lambda n: rank[str(n)])
-
-        def __iter__(self):
-            return iter(self.order)
-
-    @property
-    def consideration_queue(self) -> list[set]:
-        return [self._Walk(cs, self.rank) for cs in super().consideration_queue]
-
-
-class NoEnd(Exception):
-    """graph-scheduler's update did not end within MAX_STEPS time steps."""
-
-
-def oracle(sc: Scenario, limit: int = MAX_STEPS) -> list[tuple[list[set[str]], list[float]]]:
+# -- the oracle: graph-scheduler itself (tests/gs_oracle.py) -------------------------------------
+def oracle(sc: Scenario, limit: int = MAX_STEPS) -> list[Update]:
     """graph-scheduler's time steps and their absolute times (ms), update by update (at most
     ``limit`` time steps each, else NoEnd)."""
-    state = {"ran": set(), "runs": Counter(), "finish": sc.finish}
-    nodes = {}
-    for nid in sc.graph:
-        n = _Node(nid)
-        n.state = state
-        nodes[nid] = n
-
-    def getter(dep: Any, param: str) -> float:
-        runs = state["runs"][str(dep)]
-        return runs if param == "count" else runs * sc.inc[str(dep)]
-
-    conds = {nodes[k]: gs_condition(d, nodes, getter) for k, d in sc.conds.items()}
-    term = {_key(k): gs_condition(d, nodes, getter) for k, d in sc.term.items()}
-    graph = {nodes[n]: {nodes[s] for s in ss} for n, ss in sc.graph.items()}
-    sched = _InGraphOrder(
-        {n: i for i, n in enumerate(sc.graph)},
-        graph=graph,
-        conditions=conds,
-        termination_conds=term,
-        mode=gs.SchedulingMode[sc.mode.upper()],
-    )
-    out = []
-    for _ in range(sc.steps):
-        state["ran"] = set()
-        steps, times = [], []
-        clock = sched.get_clock(sched.default_execution_id)
-        for ts in sched.run():
-            if len(steps) >= limit:
-                raise NoEnd
-            steps.append({str(n) for n in ts})
-            times.append(float(clock.time.absolute.to("ms").m))
-            for n in ts:
-                state["runs"][str(n)] += 1
-                state["ran"].add(n)
-        out.append((steps, times))
-    return out
-
-
-def _key(k: str) -> TS:
-    name = k.split(".")[-1].upper()
-    return TS[{"TRIAL": "ENVIRONMENT_STATE_UPDATE", "RUN": "ENVIRONMENT_SEQUENCE"}.get(name, name)]
+    run = OracleRun(sc.graph, sc.finish, sc.inc)
+    return run.updates(run.mdf_scheduler(sc.conds, sc.term, sc.mode), sc.steps, limit)
 
 
 # -- graph-scheduler's own scenarios, as MDF ------------------------------------------------------
@@ -1265,7 +1147,7 @@ def test_scenario_matches_graph_scheduler(sc: Scenario, monkeypatch: pytest.Monk
                 _drive(sc, backend)
             assert "\n" not in str(err.value), f"{backend}: {err.value}"
         return
-    if any(d["type"] == "EveryNCalls" for t in sc.term.values() for d in _walk(t)):
+    if any(d["type"] == "EveryNCalls" for t in sc.term.values() for d in walk(t)):
         # refused, though graph-scheduler may never get to ask it (it fails when it does)
         with pytest.raises(MDFError, match=r"EveryNCalls\(.*termination condition"):
             _drive(sc, "interpreted")
@@ -1290,23 +1172,12 @@ def test_scenario_matches_graph_scheduler(sc: Scenario, monkeypatch: pytest.Monk
             )
 
 
-def _walk(d: Any):
-    """Every MDF condition in ``d``, nested ones included."""
-    if isinstance(d, dict) and "type" in d:
-        yield d
-        for v in d["kwargs"].values():
-            yield from _walk(v)
-    elif isinstance(d, list):
-        for v in d:
-            yield from _walk(v)
-
-
 def test_scenarios_cover_every_condition_kind() -> None:
     used = {
         d["type"]
         for sc in SCENARIOS
         for top in [*sc.conds.values(), *sc.term.values()]
-        for d in _walk(top)
+        for d in walk(top)
     }
     assert set(KINDS) - used == set()
 

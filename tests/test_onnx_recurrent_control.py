@@ -13,7 +13,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-from onnx_cases import ort_run  # noqa: E402
+from onnx_cases import check_against_ort, ort_model_run, ort_run  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
@@ -22,21 +22,8 @@ from mdf_engine.onnx_ops.graph import run_graph, run_model  # noqa: E402
 OPSET = 14
 
 
-def _ort_run(model, feeds):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
-
-
 def _check_against_ort(op, inputs, n_out, attrs, rtol=1e-4, atol=1e-5):
-    want = ort_run(op, inputs, attrs, n_out, OPSET)
-    got = onnx_ops.run(op, inputs, attrs, opset=OPSET)
-    assert len(got) >= n_out
-    for g, w in zip(got, want):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+    check_against_ort(op, inputs, attrs, OPSET, n_out, rtol, atol)
 
 
 def _weights(rng, gates, nd, H, I, T, Bt, layout=0, with_states=True):
@@ -285,7 +272,7 @@ def test_loop_graph_with_outer_scope_against_ort():
         "acc0": np.array([0.5, 2.0], np.float32),
         "factor": np.array([1.5, 0.5], np.float32),
     }
-    want = _ort_run(model, feeds)
+    want = ort_model_run(model, feeds)
     got = run_model(model, feeds)
     np.testing.assert_allclose(got["acc_final"], want[0], rtol=1e-6)
     np.testing.assert_allclose(got["trace"], want[1], rtol=1e-6)
@@ -319,7 +306,7 @@ def test_scan_graph_reverse_output_against_ort():
         "s0": np.array([1.0, 2.0], np.float32),
         "xs": np.arange(8, dtype=np.float32).reshape(2, 4),
     }
-    want = _ort_run(model, feeds)
+    want = ort_model_run(model, feeds)
     got = run_model(model, feeds)
     np.testing.assert_allclose(got["sf"], want[0])
     np.testing.assert_allclose(got["ys"], want[1])
@@ -350,7 +337,7 @@ def test_if_graph_sees_outer_scope_and_sequences():
     a, b = np.array([1.0, 2.0], np.float32), np.array([3.0, 4.0, 5.0], np.float32)
     for c in (True, False):
         feeds = {"c": np.array(c), "a": a, "b": b}
-        np.testing.assert_array_equal(run_model(model, feeds)["y"], _ort_run(model, feeds)[0])
+        np.testing.assert_array_equal(run_model(model, feeds)["y"], ort_model_run(model, feeds)[0])
 
 
 def test_run_graph_initializer_overridden_by_feed_and_missing_input():

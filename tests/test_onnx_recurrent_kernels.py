@@ -15,7 +15,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from onnx_cases import ort_run  # noqa: E402
+from onnx_cases import check_against_ort, ort_run  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
 from mdf_engine.onnx_ops import _recurrent_inputs, _recurrent_kernels  # noqa: E402
@@ -24,11 +24,7 @@ OPSET = 14
 
 
 def _check(op, inputs, n_out, attrs):
-    want = ort_run(op, inputs, attrs, n_out, OPSET)
-    got = onnx_ops.run(op, inputs, attrs, opset=OPSET)
-    for g, w in zip(got, want):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    check_against_ort(op, inputs, attrs, OPSET, n_out, rtol=1e-4, atol=1e-5)
 
 
 def _arrays(rng, gates, nd, H, I, T, dtype=np.float32, batch=1):

@@ -10,18 +10,11 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper  # noqa: E402
+from onnx_cases import ort_model_run  # noqa: E402
 
 from mdf_engine import onnx_ops  # noqa: E402
 from mdf_engine.errors import MDFError  # noqa: E402
 from mdf_engine.onnx_ops.graph import run_model  # noqa: E402
-
-
-def _ort_run(model, feeds):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
 
 
 def _vi(name, dtype=TensorProto.FLOAT, shape=None):
@@ -34,7 +27,7 @@ def _model(nodes, inputs, outputs, opset=13):
 
 
 def _same_as_ort(model, feeds):
-    want = _ort_run(model, feeds)
+    want = ort_model_run(model, feeds)
     got = run_model(model, feeds)
     for (name, g), w in zip(got.items(), want):
         assert np.asarray(g).dtype == w.dtype, name
@@ -175,7 +168,7 @@ def test_random_against_ort_shape_and_dtype():
         "RandomUniform", [], ["y"], shape=[3, 4], dtype=TensorProto.DOUBLE, low=2.0, high=5.0
     )
     model = _model([node], [], [_vi("y", TensorProto.DOUBLE, [3, 4])])
-    want = _ort_run(model, {})[0]
+    want = ort_model_run(model, {})[0]
     got = run_model(model, {})["y"]
     assert got.shape == want.shape and got.dtype == want.dtype
     assert got.min() >= 2.0 and got.max() < 5.0

@@ -15,54 +15,11 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
-from onnx import TensorProto, helper  # noqa: E402
+from onnx import TensorProto  # noqa: E402
+from onnx_cases import check_against_ort as check  # noqa: E402
 
 from mdf_engine import MDFError, onnx_ops  # noqa: E402
 from mdf_engine.onnx_ops import argreduce, cumsum, linalg  # noqa: E402
-
-_NP2ONNX = {
-    np.dtype(np.float32): TensorProto.FLOAT,
-    np.dtype(np.float64): TensorProto.DOUBLE,
-    np.dtype(np.int32): TensorProto.INT32,
-    np.dtype(np.int64): TensorProto.INT64,
-    np.dtype(np.uint8): TensorProto.UINT8,
-    np.dtype(np.int8): TensorProto.INT8,
-    np.dtype(np.bool_): TensorProto.BOOL,
-    np.dtype(np.float16): TensorProto.FLOAT16,
-}
-
-
-def ort_run(op, inputs, attrs=None, opset=13, n_out=1):
-    """Run one node in onnxruntime; ``None`` inputs are omitted optional inputs."""
-    names = [f"in{i}" if x is not None else "" for i, x in enumerate(inputs)]
-    feeds = {n: x for n, x in zip(names, inputs) if x is not None}
-    vin = [
-        helper.make_tensor_value_info(n, _NP2ONNX[np.asarray(x).dtype], np.shape(x))
-        for n, x in feeds.items()
-    ]
-    outs = [f"out{i}" for i in range(n_out)]
-    vout = [helper.make_empty_tensor_value_info(o) for o in outs]
-    node = helper.make_node(op, names, outs, **(attrs or {}))
-    model = helper.make_model(
-        helper.make_graph([node], "g", vin, vout), opset_imports=[helper.make_opsetid("", opset)]
-    )
-    model.ir_version = 8
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
-
-
-def check(op, inputs, attrs=None, opset=13, n_out=1, rtol=1e-5, atol=1e-6):
-    exp = ort_run(op, inputs, attrs, opset, n_out)
-    got = onnx_ops.run(op, inputs, attrs, opset=opset)
-    assert len(got) >= n_out
-    for e, g in zip(exp, got):
-        g = np.asarray(g)
-        assert g.shape == e.shape, f"{op} {attrs}: shape {g.shape} != {e.shape}"
-        assert g.dtype == e.dtype, f"{op} {attrs}: dtype {g.dtype} != {e.dtype}"
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg=f"{op} {attrs}")
-
 
 RNG = np.random.default_rng(1234)
 

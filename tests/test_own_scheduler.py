@@ -14,7 +14,8 @@ import sys
 
 import pytest
 from conftest import ROOT
-from test_conditions import CASES, chain_model, oracle_time_steps
+from gs_oracle import oracle_time_steps
+from test_conditions import CASES, chain_model
 
 from mdf_engine.interpreter import InterpretedGraph
 from mdf_engine.plan import plan_graph

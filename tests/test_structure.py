@@ -8,6 +8,7 @@ shows up as a failure naming it, and the checks cost milliseconds.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mdf_engine"
@@ -244,3 +245,57 @@ def test_no_function_assigned_onto_a_class_from_outside():
         for line, what in _set_on_classes(ast.parse(path.read_text(encoding="utf-8")), classes)
     ]
     assert not found, "attributes set on a class from outside its body:\n" + "\n".join(found)
+
+
+# -- the documentation names what the package has -------------------------------------------------
+ROOT = PACKAGE.parent
+#: packages whose modules docs/architecture.md lists one by one (elsewhere a package is one entry)
+LISTED_PACKAGES = ("backends.compiled", "cli", "schedulers", "plan", "loader", "expressions")
+
+
+def _backticked(text: str) -> set[str]:
+    return set(re.findall(r"`([^`\n]+)`", text))
+
+
+def _names(module: str) -> set[str]:
+    """How a table may name ``mdf_engine.module``: ``x.py``, ``pkg/x.py``, ``x/`` or (in a
+    package's parenthesis) ``x``; a package also by a path inside it (``backends/base.py``)."""
+    parts = module.split(".")[1:]
+    leaf = parts[-1]
+    suffix = "/" if _is_package(module) else ".py"
+    return {leaf, leaf + suffix, "/".join(parts) + suffix}
+
+
+def test_architecture_names_every_module():
+    """docs/architecture.md's tables name each top-level module and package of mdf_engine, and
+    each module of the packages it lists module by module."""
+    doc = _backticked((ROOT / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    wanted = [m for m in MODULES if m.count(".") == 1]
+    wanted += [
+        m
+        for m in MODULES
+        if m.rsplit(".", 1)[0] in {f"mdf_engine.{p}" for p in LISTED_PACKAGES}
+        and not m.endswith(("__main__", "._version"))
+        and m.count(".") >= 2
+    ]
+    missing = [
+        m
+        for m in wanted
+        if not _names(m) & doc
+        and not (_is_package(m) and any(t.startswith(m.split(".", 1)[1] + "/") for t in doc))
+    ]
+    assert len(wanted) > 40, "the scan found too few modules"
+    assert not missing, "modules docs/architecture.md does not name: " + ", ".join(missing)
+
+
+def test_every_environment_variable_is_documented():
+    """Each ``MDF_ENGINE_*`` variable the package reads is named in README.md or docs/."""
+    used = set()
+    for path in MODULES.values():
+        used |= set(re.findall(r"MDF_ENGINE_[A-Z0-9_]+", path.read_text(encoding="utf-8")))
+    docs = (ROOT / "README.md").read_text(encoding="utf-8") + "".join(
+        p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))
+    )
+    assert {"MDF_ENGINE_CACHE", "MDF_ENGINE_TIER0"} <= used, "the scan found too few variables"
+    missing = sorted(v for v in used if v not in docs)
+    assert not missing, "environment variables no document names: " + ", ".join(missing)

@@ -135,7 +135,7 @@ class ModuleCodeEmitter:
             "from numba import njit, prange",
             "from numba import objmode",
             "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
-            "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
+            "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin, _pywon",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
