@@ -162,3 +162,49 @@ def test_terminal_control_sequences_in_ids_are_printed_escaped(tmp_path, capsys,
     assert "\\x1b" in printed or "\\x9b" in printed or "\\r" in printed, printed
     raw = [c for c in printed if unicodedata.category(c) == "Cc" and c != "\n"]
     assert raw == [] and rc in (0, 2), (rc, printed)
+
+
+# ---------------------------------------------------------------- YAML 1.1 numbers, null ids
+
+_YAML = """id: m
+graphs:
+- id: g
+  nodes:
+  - id: {id}
+    parameters:
+    - {{id: k, value: {value}}}
+    output_ports:
+    - {{id: o, value: k}}
+"""
+
+
+@pytest.mark.parametrize("text", ["017", "-0_17", "12:30", "1:2.5"])
+def test_a_yaml_number_that_yaml_1_1_reads_otherwise_is_refused(tmp_path, text):
+    """PyYAML (YAML 1.1) read ``017`` as 15 and ``12:30`` as 750 (base 60) silently, in a
+    value and in an id; YAML 1.2 reads 17 and a text. The oracle: PyYAML's own reading
+    differs from the decimal one."""
+    import yaml
+
+    assert yaml.safe_load(f"v: {text}")["v"] != yaml.safe_load(f'v: "{text}"')["v"]
+    for fields in ({"id": "A", "value": text}, {"id": text, "value": "1"}):
+        path = tmp_path / "m.yaml"
+        path.write_text(_YAML.format(**fields))
+        with pytest.raises(MDFError, match=rf"m.yaml: the number '{text}' means .* \(line [57]\)"):
+            mdf_engine.load(str(path))
+
+
+@pytest.mark.parametrize("text,want", [("17", 17), ("07", 7), ("0x1F", 31), ("1_000", 1000)])
+def test_yaml_numbers_both_versions_read_alike_are_taken(tmp_path, text, want):
+    path = tmp_path / "m.yaml"
+    path.write_text(_YAML.format(id="A", value=text))
+    res = mdf_engine.Simulation(mdf_engine.load(str(path))).run(steps=1)
+    assert res.outputs["A"]["o"] == want
+
+
+@pytest.mark.parametrize("text", ["null", "~"])
+def test_a_null_id_is_refused(tmp_path, text):
+    """``id: null`` was the node ``'None'``."""
+    path = tmp_path / "m.yaml"
+    path.write_text(_YAML.format(id=text, value="1"))
+    with pytest.raises(MDFError, match="m.yaml: graphs.g.nodes.None: an id must be a string"):
+        mdf_engine.load(str(path))
