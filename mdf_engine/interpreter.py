@@ -74,6 +74,42 @@ class NodeState:
         raise KeyError(name)
 
 
+def initializer_targets(plan: GraphPlan, key: str) -> list[tuple[str, str]]:
+    """The (node, input port) pairs that the initializer key ``key`` sets, on every backend:
+    the input ports whose id is ``key`` (in every node that has one; ``onnx_to_mdf`` names
+    weight ports after ONNX initializers such as ``fc1.weight``), or one ``NODE.PORT``. Ids may
+    hold dots, so the key is read against the graph's real ids, never split blindly; a key
+    with more than one reading (port ``A.B`` of one node, port ``B`` of node ``A``) or none
+    is refused."""
+    if not isinstance(key, str):
+        raise MDFError(f"an initializer key must be a text, got {key!r:.80}", "initializer")
+    by_id = [
+        (nid, key) for nid, node in plan.nodes.items() if any(ip.id == key for ip in node.inputs)
+    ]
+    readings = [by_id] if by_id else []
+    at = key.find(".")
+    while at > -1:
+        nid, port = key[:at], key[at + 1 :]
+        node = plan.nodes.get(nid)
+        if node is not None and any(ip.id == port for ip in node.inputs):
+            readings.append([(nid, port)])
+        at = key.find(".", at + 1)
+    if not readings:
+        raise MDFError(
+            f"initializer key '{key:.200}' is neither an input port id nor NODE.PORT of an input "
+            "port of the graph",
+            "initializer",
+        )
+    if len(readings) > 1:
+        ways = "; ".join(
+            f"port '{r[0][1]:.80}' of node '{r[0][0]:.80}'"
+            + (" (and others)" if len(r) > 1 else "")
+            for r in readings
+        )
+        raise MDFError(f"initializer key '{key:.200}' is ambiguous: it names {ways}", "initializer")
+    return readings[0]
+
+
 class InterpretedGraph:
     """A graph ready to run with the interpreted backend."""
 
@@ -86,6 +122,8 @@ class InterpretedGraph:
         self.states = {nid: NodeState(np_) for nid, np_ in plan.nodes.items()}
         self.order = list(plan.nodes)
         self.ever_ran: set[str] = set()
+        #: each initializer key's (node, port) pairs, read once
+        self._init_targets: dict[str, list[tuple[str, str]]] = {}
         #: what stateful ops (hexagon Variable/Assign) keep across evaluate() calls
         self.op_state: dict[Any, Any] = {}
         self.ran_this_trial: set[str] = set()
@@ -179,28 +217,14 @@ class InterpretedGraph:
         self.held = {}
         if not initializer:
             return
-        matched = set()
-        port_ids = {pid for st in self.states.values() for pid in st.pending}
         for key, value in initializer.items():
-            # a key with a dot is NODE.PORT, unless it is itself a port id (onnx_to_mdf names
-            # weight ports after ONNX initializers such as ``fc1.weight``)
-            if "." in key and key not in port_ids:
-                node_id, port = key.split(".", 1)
-                st = self.states.get(node_id)
-                if st is None or port not in st.pending:
-                    raise MDFError(f"initializer key '{key}' names no input port")
-                st.set_input(port, value)
-                self._hold(node_id, port, value)
-                matched.add(key)
-                continue
-            for nid, st in self.states.items():
-                if key in st.pending:
-                    st.set_input(key, value)
-                    self._hold(nid, key, value)
-                    matched.add(key)
-        unmatched = [k for k in initializer if k not in matched]
-        if unmatched:
-            raise MDFError(f"initializer key '{unmatched[0]}' is not an input port of any node")
+            targets = self._init_targets.get(key) if isinstance(key, str) else None
+            if targets is None:
+                targets = initializer_targets(self.plan, key)
+                self._init_targets[key] = targets
+            for nid, port in targets:
+                self.states[nid].set_input(port, value)
+                self._hold(nid, port, value)
 
     def _hold(self, nid: str, port: str, value: Any) -> None:
         if self.plan.psyneulink:

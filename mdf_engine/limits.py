@@ -23,6 +23,9 @@ LIMITS = {
     # numbers runs interpreted, because its compile takes minutes and its code is no faster
     # (SqueezeNet 1.1: 140 CPU s, then 3.1x the interpreter's time; docs/performance.md)
     "compiled_weights": ("MDF_ENGINE_COMPILE_MAX_WEIGHTS", 500_000),
+    # a choice of backend too: a graph of more nodes runs interpreted (its compile grows
+    # faster than its length: minutes and gigabytes; mdf_engine/plan/size.py)
+    "compiled_nodes": ("MDF_ENGINE_COMPILE_MAX_NODES", 2_000),
 }
 
 

@@ -38,17 +38,7 @@ WILD = DATA / "wild"
 STEPS = 12
 
 #: writer / file -> the text of the log line saying why it does not compile
-NOT_COMPILED: dict[str, str] = {
-    # PsyNeuLink's DriftDiffusionIntegrator clips with Python's max()/min(), which return the
-    # winning argument itself: here the integer threshold ``[100]`` wins in the warm-up, so
-    # the value and those after it are int64 slots, but a float wins once under the
-    # threshold (the other DDI files, where the float wins, compile)
-    **{
-        f"psyneulink/{v}/tests_ddi_threshold.json": "a float64 value for a int64 value of the "
-        "model: its kind changed after the compiled backend's warm-up"
-        for v in ("v0.15.3.0", "v0.21.0.0")
-    },
-}
+NOT_COMPILED: dict[str, str] = {}
 
 #: (writer, file) -> "compiled" or the fallback reason
 OUTCOMES: dict[tuple[str, str], str] = {}

@@ -3,7 +3,7 @@
 the sandbox of ``tools/fuzz_models.py`` (forked child, own HOME and cache, time and memory
 bounds) and checked by its rules.
 
-Usage: ``python tools/audit2_attacks.py [--only PREFIX] [-v]``; prints one line per finding.
+Usage: ``python tools/audit2_attacks.py [--only PREFIX] [--grep TEXT] [--texts START:STOP] [-v]``; prints one line per finding.
 """
 
 from __future__ import annotations
@@ -833,7 +833,11 @@ def main(argv=None) -> int:
     p.add_argument("--grep", default="")
     p.add_argument("-v", action="store_true")
     p.add_argument("--timeout", type=float, default=60)
+    p.add_argument("--texts", default="", help="a slice START:STOP of the hostile id texts")
     a = p.parse_args(argv)
+    if a.texts:
+        start, _, stop = a.texts.partition(":")
+        HOSTILE_IDS[:] = HOSTILE_IDS[int(start or 0) : int(stop) if stop else None]
     import graph_scheduler  # noqa: F401
     import yaml  # noqa: F401
 

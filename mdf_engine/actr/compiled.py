@@ -106,9 +106,6 @@ class CompiledActrGraph:
         self._cycle: tuple[list[set[str]], list[float]] = ([], [])
         self._given: tuple[Any, Any] | None = None
         self._view: dict[str, Any] | None = None
-        ports = {(nid, ip.id) for nid, np_ in plan.nodes.items() for ip in np_.inputs}
-        #: the (node, input port) pairs and the input port ids an initializer may name
-        self._ports = (ports, {p for _, p in ports})
 
     # -- what the runner is -----------------------------------------------------------------
     @property
@@ -205,17 +202,12 @@ class CompiledActrGraph:
         """``goal_input`` and ``dm_input`` of the initializer (other keys must name input
         ports, which the graph's edges then set, as in the interpreter)."""
         got: dict[str, Any] = {}
-        ports, ids = self._ports
+        from ..interpreter import initializer_targets
+
         for key, value in (initializer or {}).items():
-            port = key
-            if key not in ids:
-                if "." not in key:
-                    raise MDFError(f"initializer key '{key}' is not an input port of any node")
-                node, port = key.split(".", 1)
-                if (node, port) not in ports:
-                    raise MDFError(f"initializer key '{key}' names no input port")
-            if port in INPUTS:
-                got[port] = value
+            for _node, port in initializer_targets(self.plan, key):
+                if port in INPUTS:
+                    got[port] = value
         missing = [p for p in INPUTS if p not in got]
         if missing:
             raise MDFError(

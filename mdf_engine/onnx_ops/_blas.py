@@ -10,11 +10,22 @@ the duration of one operator call, so the engine never uses more threads than th
 
 The limit is process-wide (BLAS has one pool per library): with several Python threads using
 BLAS at once, threadpoolctl lets only one of them change it.
+
+**One policy for both backends** (issue 22, goal 5: never oversubscribe the machine). Compiled
+(nopython) code cannot change BLAS's thread count between its products, so a call of a compiled
+graph's code runs under the count :func:`blas_threads_for` gives the *largest* product the graph
+made in its interpreted warm-up (:func:`largest_product` records it; the compile cache keeps
+it): every product of a graph below :data:`SHARED_MIN_MACS` (SqueezeNet 1.1's largest is 86 M)
+means one BLAS thread for the whole call, as the interpreter gives each of them; a graph without
+BLAS products is called as it is. The setting ``MDF_ENGINE_BLAS_THREADS`` (:data:`THREADS_VAR`)
+changes the rule on both backends: unset or 0, the size rule above; N >= 1, every product (and
+every compiled call that makes one) on at most N BLAS threads.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,7 +37,18 @@ from typing import Any
 #: idle machine such a product would gain at most ~1 ms from a second thread.
 SHARED_MIN_MACS = 1 << 27
 
+#: Products with fewer multiply-adds than this are left alone (not worth the 10-60 us of changing
+#: the thread counts, nor recorded by :func:`largest_product`): OpenBLAS runs them on one thread
+#: by itself (it shares a gemv from 9,216 and a gemm from 262,144 multiply-adds).
+UNSHARED_MACS = 1 << 13
+
+#: The setting: the most BLAS threads one of the engine's products may use (unset or 0: one
+#: below :data:`SHARED_MIN_MACS` multiply-adds, the caller's count at or above).
+THREADS_VAR = "MDF_ENGINE_BLAS_THREADS"
+
 _controllers: list[Any] | None = None
+#: the largest product seen inside :func:`largest_product` (None: not recording)
+_largest: list[int] | None = None
 
 
 def _blas_controllers() -> list[Any]:
@@ -42,19 +64,66 @@ def _blas_controllers() -> list[Any]:
     return _controllers
 
 
+def thread_cap() -> int:
+    """``MDF_ENGINE_BLAS_THREADS`` (0 when unset: the size rule)."""
+    from ..errors import MDFError
+
+    text = os.environ.get(THREADS_VAR, "").strip()
+    if not text:
+        return 0
+    try:
+        value = int(text)
+    except ValueError:
+        raise MDFError(f"{THREADS_VAR}={text!r} is not a whole number >= 0") from None
+    if value < 0:
+        raise MDFError(f"{THREADS_VAR}={text!r} is not a whole number >= 0")
+    return value
+
+
+def threads_for(macs: int) -> int | None:
+    """The most BLAS threads a product of ``macs`` multiply-adds gets (None: the caller's
+    count, whatever it is)."""
+    cap = thread_cap()
+    if cap:
+        return cap
+    return 1 if macs < SHARED_MIN_MACS else None
+
+
+@contextmanager
+def largest_product() -> Iterator[list[int]]:
+    """Within the block, the largest product passed to :func:`blas_threads_for` is kept in the
+    yielded list's one item (0: none; the compiled backend's warm-up, see the module's text)."""
+    global _largest
+    outer, _largest = _largest, [0]
+    seen = _largest
+    try:
+        yield seen
+    finally:
+        _largest = outer
+        if outer is not None:
+            outer[0] = max(outer[0], seen[0])
+
+
 @contextmanager
 def blas_threads_for(macs: int) -> Iterator[None]:
-    """Within the block, BLAS uses one thread when the product has fewer than
-    :data:`SHARED_MIN_MACS` multiply-adds; otherwise the thread counts are left as they are."""
-    if macs >= SHARED_MIN_MACS:
+    """Within the block, BLAS uses at most :func:`threads_for` threads (one for a product below
+    :data:`SHARED_MIN_MACS` multiply-adds, unless ``MDF_ENGINE_BLAS_THREADS`` says otherwise);
+    thread counts are only ever lowered, and restored after the block."""
+    if macs < UNSHARED_MACS:
+        yield
+        return
+    if _largest is not None:
+        _largest[0] = max(_largest[0], int(macs))
+    most = threads_for(macs)
+    if most is None:
         yield
         return
     saved = []
     for lib in _blas_controllers():
         n = lib.get_num_threads()
-        if n is not None and n > 1:
+        if n is not None and n > most:
             saved.append((lib, n))
-            lib.set_num_threads(1)
+            lib.set_num_threads(most)
     try:
         yield
     finally:

@@ -42,6 +42,9 @@ from ..errors import NotCompilable
 from .compiled import ConditionTable, TimeCondition
 from .time_scales import TimeScale
 
+#: an AllHaveRun over more nodes than this counts the nodes that have run (:meth:`all_ran`)
+ALL_RAN_TERMS = 8
+
 _NAME = re.compile(r"\bq_\w+")
 _ASSIGN = re.compile(r"^\s*(q_\w+)\s*(?:=|\+=|-=)")
 
@@ -99,6 +102,9 @@ class SchedulerSource:
         ]
         #: counters some condition reads: ("u", a, b), ("t", scale, node), ("ls", node)
         self.used: set[tuple] = set()
+        self._indexed: tuple[int, tuple[dict, dict]] | None = None
+        #: (row of the counts, nodes) of each counter of nodes that have run (:meth:`all_ran`)
+        self.all_ran_sets: list[tuple[int, frozenset[int]]] = []
         self._exprs = {r: self.condition(r) for r in {*self.roots, self.term}}
         self.n_thresholds = len(table.thresholds)
         if self.clock.enabled:
@@ -139,6 +145,27 @@ class SchedulerSource:
         if owner < 0 or self.table.set_of.get(node) != self.table.set_of.get(owner):
             return f"({calls} >= 1)"
         return f"(({calls} >= 1 and not q_x{node}) or {calls} >= 2)"
+
+    def all_ran(self, ts: TimeScale, deps: list[int]) -> str:
+        """Whether every node of ``deps`` has run at least once in time scale ``ts``.
+
+        Over a few nodes it is their call counts, each ``>= 1``. Over many (graph-scheduler's
+        default end of an update, ``AllHaveRun()``, reads every node) with counts that start
+        from zero in an update or a pass, it is one counter of the nodes that have run
+        (``q_ar{k}``, raised when a node's count leaves zero): the check before each
+        consideration set then costs one comparison instead of one per node, which made
+        the code of a graph of thousands of nodes quadratic in size."""
+        if ts not in _SCALE_ROW:
+            raise NotCompilable(f"call counts at time scale {ts}")
+        row = _SCALE_ROW[ts]
+        unique = sorted(set(deps))
+        ran = [f"{self._t(row, d)} >= 1" for d in unique]
+        if len(unique) <= ALL_RAN_TERMS or row == 2:
+            return "(" + " and ".join(ran) + ")" if ran else "True"
+        k = len(self.all_ran_sets)
+        self.all_ran_sets.append((row, frozenset(unique)))
+        self.used.add(("ar", k))
+        return f"(q_ar{k} >= {len(unique)})"
 
     def just_ran(self, node: int) -> str:
         """Whether ``node`` ran in the last consideration set."""
@@ -193,7 +220,27 @@ class SchedulerSource:
 
     # -- state held in locals -----------------------------------------------------------------
     def _counters(self, kind: str) -> list[tuple]:
-        return sorted(c for c in self.used if c[0] == kind)
+        """The counters of ``kind`` some condition reads, sorted."""
+        return self._index()[0].get(kind, [])
+
+    def _of_node(self, kind: str, pos: int, m: int) -> list[tuple]:
+        """The counters of ``kind`` whose element ``pos`` is node ``m``, sorted (a lookup:
+        scanning every counter for every node made the code of a graph of thousands of nodes
+        quadratic to write)."""
+        return self._index()[1].get((kind, pos, m), [])
+
+    def _index(self) -> tuple[dict[str, list[tuple]], dict[tuple, list[tuple]]]:
+        """The counters by kind, and by (kind, position, node); made again only when a
+        condition has added a counter since."""
+        if self._indexed is None or self._indexed[0] != len(self.used):
+            by_kind: dict[str, list[tuple]] = {}
+            by_node: dict[tuple, list[tuple]] = {}
+            for c in sorted(self.used):
+                by_kind.setdefault(c[0], []).append(c)
+                for pos in range(1, len(c)):
+                    by_node.setdefault((c[0], pos, c[pos]), []).append(c)
+            self._indexed = (len(self.used), (by_kind, by_node))
+        return self._indexed[1]
 
     def held(self) -> list[tuple[str, str]]:
         """(local, state array element) of every scheduler value kept in a local during
@@ -216,10 +263,17 @@ class SchedulerSource:
     def load(self, ind: str) -> list[str]:
         """Locals from the state arrays, at the start of ``run`` (and the log's switch and
         length, which are only read)."""
-        return [f"{ind}{local} = {held}" for local, held in self.held()] + [
-            f"{ind}q_log = logpos[1] == 1",
-            f"{ind}q_logn = logbuf.shape[0]",
-        ]
+        # (a counter of nodes that have run starts from zero with the counts it follows:
+        # at the start of every update or pass, never in the middle of one)
+        ran = [f"{ind}q_ar{k} = 0" for k in range(len(self.all_ran_sets))]
+        return (
+            [f"{ind}{local} = {held}" for local, held in self.held()]
+            + ran
+            + [
+                f"{ind}q_log = logpos[1] == 1",
+                f"{ind}q_logn = logbuf.shape[0]",
+            ]
+        )
 
     def store(self, ind: str) -> list[str]:
         """The locals back into the state arrays, before every return."""
@@ -228,22 +282,28 @@ class SchedulerSource:
     def _mark(self, m: int, ind: str) -> list[str]:
         """Node ``m`` runs in this set: its calls count at every time scale, the calls of
         others since ``m`` ran start again, and ``m``'s call counts for every node."""
-        out = [f"{ind}q_t{s}_{m} += 1" for _, s, mm in self._counters("t") if mm == m]
-        out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._counters("u") if b == m]
-        out += [f"{ind}q_u{a}_{b} += 1" for _, a, b in self._counters("u") if a == m]
+        out = []
+        for k, (row, nodes) in enumerate(self.all_ran_sets):
+            if m in nodes:  # (before its count leaves zero)
+                out += [f"{ind}if q_t{row}_{m} == 0:", f"{ind}    q_ar{k} += 1"]
+        out += [f"{ind}q_t{s}_{m} += 1" for _, s, _m in self._of_node("t", 2, m)]
+        out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._of_node("u", 2, m)]
+        out += [f"{ind}q_u{a}_{b} += 1" for _, a, b in self._of_node("u", 1, m)]
         return out
 
     def _reset(self, scales: tuple[int, ...], useable: bool, ind: str) -> list[str]:
         out = [f"{ind}q_t{s}_{m} = 0" for _, s, m in self._counters("t") if s in scales]
         out += [f"{ind}q_k{s} = 0" for _, s in self._counters("k") if s in scales]
+        out += [f"{ind}q_ar{k} = 0" for k, (s, _) in enumerate(self.all_ran_sets) if s in scales]
         if useable:
             out += [f"{ind}q_u{a}_{b} = 0" for _, a, b in self._counters("u")]
         return out
 
     def _set_ran(self, members: list[int], ind: str) -> list[str]:
         """A set ran: it is the last set (``JustRan``) and a time step of the log."""
+        inside = set(members)
         out = [
-            f"{ind}q_ls{m} = {f'q_x{m}' if m in members else 'False'}"
+            f"{ind}q_ls{m} = {f'q_x{m}' if m in inside else 'False'}"
             for _, m in self._counters("ls")
         ]
         out += [f"{ind}q_k{s} += 1" for _, s in self._counters("k")]

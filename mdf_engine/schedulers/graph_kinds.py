@@ -67,8 +67,9 @@ def dependencies(graph: Graph, nodes: dict[str, SchedNode]) -> dict[SchedNode, s
     """Each node's senders: from the edges, except an edge into an input port that has a
     ``default_value`` (which is how cycles are allowed)."""
     deps: dict[SchedNode, set[SchedNode]] = {nodes[n.id]: set() for n in graph.nodes}
+    by_id = {n.id: n for n in graph.nodes}  # (Graph.get_node scans: quadratic over edges)
     for e in graph.edges:
-        receiver = graph.get_node(e.receiver)
+        receiver = by_id.get(e.receiver)
         port = receiver.get("input_ports", e.receiver_port) if receiver else None
         if port is not None and port.default_value is not None:
             continue
@@ -80,18 +81,31 @@ def consideration_queue(deps: dict[Hashable, set[Hashable]]) -> list[set[Hashabl
     """graph-scheduler's consideration queue of ``deps`` in standard mode (the toposort
     package's levels: the nodes whose senders are all in earlier levels, a node's dependency
     on itself ignored), or None when the dependencies have a cycle."""
-    left = {n: {d for d in ds if d != n} for n, ds in deps.items()}
-    for ds in list(left.values()):
-        for d in ds:
-            left.setdefault(d, set())
+    # Kahn's algorithm by levels: each node's senders still waiting are counted, and a level
+    # lowers the counts of its members' receivers only (rebuilding every node's set of
+    # waiting senders per level made a chain of thousands of nodes quadratic)
+    waiting: dict[Hashable, int] = {}
+    receivers: dict[Hashable, list[Hashable]] = {}
+    for n, ds in deps.items():
+        senders = {d for d in ds if d != n}
+        waiting[n] = len(senders)
+        for d in senders:
+            waiting.setdefault(d, 0)  # (a sender that is not a key depends on no one)
+            receivers.setdefault(d, []).append(n)
+    level = {n for n, k in waiting.items() if k == 0}
     queue: list[set[Hashable]] = []
-    while left:
-        level = {n for n, ds in left.items() if not ds}
-        if not level:
-            return None
+    placed = 0
+    while level:
         queue.append(level)
-        left = {n: ds - level for n, ds in left.items() if n not in level}
-    return queue
+        placed += len(level)
+        following: set[Hashable] = set()
+        for n in level:
+            for r in receivers.get(n, ()):
+                waiting[r] -= 1
+                if waiting[r] == 0:
+                    following.add(r)
+        level = following
+    return queue if placed == len(waiting) else None
 
 
 def has_repeating_interval(kind: ConditionKind) -> bool:

@@ -23,6 +23,8 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
+from ...plan.size import check_compile_size
+from . import small_products
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
@@ -71,6 +73,9 @@ class Built:
     node_by_node: str | None
     python_calls: list[str]
     handover: Handover | None = None
+    #: multiply-adds of the largest BLAS product the warm-up made (0: none): the BLAS thread
+    #: count of every call of the code (``onnx_ops._blas``: one thread below 2**27)
+    blas_macs: int = 0
 
 
 #: ``MDF_ENGINE_STRICT=1`` (the test suite sets it): an exception while compiling that is not
@@ -155,6 +160,8 @@ def options(
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
         "dt_given": dt is not None,
+        # (small projection products are summed as this machine's BLAS sums them)
+        "blas": small_products.blas_identity() if spec.plan.psyneulink else None,
     }
 
 
@@ -182,6 +189,7 @@ def build(
     after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
     (raising NotCompilable) runs before generating only: a record is written only for a graph
     that passed it, and its key covers everything the check reads."""
+    check_compile_size(spec.plan)  # (before hashing the graph: a huge one is refused at once)
     key = graph_key(spec.plan, options(spec, initializer, dt))
     found = cache_load(cache_dir(), key)
     if found is None:
@@ -201,6 +209,7 @@ def build(
         record.get("node_by_node"),
         record.get("python_calls") or [],
         Handover.from_json(record.get("handover")),
+        int(record.get("blas_macs") or 0),
     )
 
 
@@ -281,9 +290,11 @@ def generate(
 ) -> Built:
     """Warm up, generate and load the graph's module, and record it under ``key``."""
     from ...interpreter import InterpretedGraph
+    from ...onnx_ops._blas import largest_product
     from .generator import Generator
 
-    warm, handover = warm_up(spec, initializer, dt)
+    with largest_product() as blas:  # (the BLAS threads of the compiled calls: onnx_ops._blas)
+        warm, handover = warm_up(spec, initializer, dt)
     gen = Generator(spec, warm, initializer)
     if handover is not None and gen.node_by_node is not None:
         # (graph-scheduler's own state cannot be handed over to the node-by-node mode)
@@ -293,7 +304,9 @@ def generate(
     layout = gen.layout()
     arrays = gen.cold_arrays(InterpretedGraph(spec.plan, own_scheduler=True))
     python_calls = sorted({k[0] for k in gen.python_functions})
-    built = Built(module, layout, arrays, "generated", gen.node_by_node, python_calls, handover)
+    built = Built(
+        module, layout, arrays, "generated", gen.node_by_node, python_calls, handover, blas[0]
+    )
     try:
         cache_save(
             cache_dir(),
@@ -306,6 +319,7 @@ def generate(
                 "kernel_files": gen.kernel_files,
                 "kernel_digest": files_digest(gen.kernel_files),
                 "handover": handover.to_json() if handover is not None else None,
+                "blas_macs": blas[0],
             },
             arrays,
         )

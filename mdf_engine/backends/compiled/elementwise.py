@@ -229,7 +229,12 @@ class ElementwiseEmitter:
         lines = self.seq_assign(slot, vp, names, ind)
         if lines is not None:
             return lines
-        if slot.kind is Storage.ARRAY and vp.expr is not None and not vp.expr.is_bare_name():
+        if (
+            slot.kind is Storage.ARRAY
+            and vp.expr is not None
+            and not vp.expr.is_bare_name()
+            and not slot.alts  # (a variant sets its tag too: variants.py)
+        ):
             element = self.element_value(vp, names, tuple(slot.shape))
             if element is not None:
                 return self.element_loop(slot, element, [], ind)
@@ -270,6 +275,7 @@ class ElementwiseEmitter:
             or len(slot.shape) != 1
             or (nid, pp.id) in self.swept
             or pp.call is not None
+            or slot.alts  # (a variant sets its tag too: variants.py)
         ):
             return None
         shape = tuple(slot.shape)

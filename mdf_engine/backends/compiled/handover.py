@@ -32,6 +32,7 @@ import numpy as np
 from ...plan import GraphPlan
 from .layout import Layout, Role, Slot, Storage, scalar_bits, scalar_dtype
 from .state import threshold_values
+from .variants import kind
 
 log = logging.getLogger("mdf_engine")
 
@@ -103,8 +104,8 @@ def write_state(state: dict[str, Any], layout: Layout, interp: Any, plan: GraphP
 
     S = state["S"]
     for key, slot in layout.slots.items():
-        if key.part:  # (an item of a tuple: written with the tuple)
-            continue
+        if key.part or key.role is Role.WON:  # (an item of a tuple: written with the tuple;
+            continue  # a variant's tag: with its value, in _put)
         st = interp.states[key.node]
         if key.role is Role.UNSET:
             S[slot.index] = 1.0 if st.params[key.name] is _UNSET else 0.0
@@ -148,6 +149,11 @@ def _put(state: dict[str, Any], slot: Slot, value: Any) -> str | None:
     given = np.asarray(value)
     if given.dtype.kind not in "biuf":
         return f"holds {given.dtype}"
+    if slot.won >= 0:  # (a variant: its tag says which alternative it holds, variants.py)
+        k = kind(value)
+        if k not in slot.alts:
+            return f"holds {given.dtype} {given.shape}, which max()/min() does not give"
+        state["S"][slot.won] = float(slot.alts.index(k))
     if slot.kind is Storage.SCALAR:
         target = np.dtype(slot.dtype)
         if given.size != 1 or not np.can_cast(given.dtype, target, "same_kind"):

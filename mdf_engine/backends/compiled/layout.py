@@ -62,6 +62,9 @@ class Role(Enum):
     #: a model constant array held in the state instead of frozen into the machine code
     #: (:mod:`.constants`): read-only, shared by every run and never copied
     CONSTANT = "const"
+    #: which alternative a value whose kind is the argument max()/min() chose holds now
+    #: (its index into the value slot's ``alts``, :mod:`.variants`)
+    WON = "won"
 
 
 class SlotKey(NamedTuple):
@@ -115,6 +118,9 @@ class Slot:
     dtype: str = "float64"
     #: a ``TEXT`` slot's constant: a string, or a tuple of them (a list in the model)
     text: str | tuple[str, ...] | None = None
+    #: a variant's alternatives (dtype, shape) and its tag's ``S`` index (:mod:`.variants`)
+    alts: list[tuple[str, tuple[int, ...]]] = dataclasses.field(default_factory=list)
+    won: int = -1
 
     @property
     def var(self) -> str:
@@ -213,6 +219,11 @@ def fresh_state(cold: dict[str, Any], n_nodes: int) -> dict[str, Any]:
 def read_slot(state: dict[str, Any], slot: Slot) -> Any:
     """A slot's value in compiled ``state``, as the interpreted backend holds it (a float64,
     int64 or bool number, a copy of an array, a list or tuple of items)."""
+    if slot.won >= 0:  # (a variant: its number in the kind of the alternative it holds)
+        from .variants import read_variant
+
+        held = dataclasses.replace(slot, won=-1)
+        return read_variant(read_slot(state, held), slot, state["S"][slot.won])
     if slot.kind is Storage.SCALAR:
         if slot.dtype == "float64":
             return np.float64(state["S"][slot.index])
@@ -266,6 +277,8 @@ class Layout:
                     [keys[id(p)] for p in s.parts],
                     s.dtype,
                     s.text if s.text is None or isinstance(s.text, str) else list(s.text),
+                    [[d, list(sh)] for d, sh in s.alts],
+                    s.won,
                 ]
                 for key, s in self.slots.items()
             ],
@@ -288,6 +301,8 @@ class Layout:
                 r[4],
                 dtype=str(r[6]),
                 text=r[7] if r[7] is None or isinstance(r[7], str) else tuple(r[7]),
+                alts=[(str(d), tuple(sh)) for d, sh in r[8]] if len(r) > 8 else [],
+                won=int(r[9]) if len(r) > 9 else -1,
             )
             for key, r in rows
         }

@@ -135,7 +135,7 @@ class ModuleCodeEmitter:
             "from numba import njit, prange",
             "from numba import objmode",
             "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
-            "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin",
+            "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin, _pywon",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
         ]
         # globals are collected while the body is generated; the digest of the code the
@@ -271,18 +271,11 @@ class ModuleCodeEmitter:
         ]
 
     def _initializer_targets(self, key: str) -> list[tuple[str, str]]:
-        """The (node, input port) pairs an initializer key sets: every port of that id, else
-        ``NODE.PORT``."""
-        by_id = [
-            (nid, ip.id)
-            for nid, np_ in self.plan.nodes.items()
-            for ip in np_.inputs
-            if ip.id == key
-        ]
-        if "." in key and not by_id:  # NODE.PORT, unless the key is a port id ('fc1.weight')
-            nid, port = key.split(".", 1)
-            return [(nid, port)]
-        return by_id
+        """The (node, input port) pairs an initializer key sets, read as the interpreter
+        reads it (``interpreter.initializer_targets``: ids with dots are never split blindly)."""
+        from ...interpreter import initializer_targets
+
+        return initializer_targets(self.plan, key)
 
 
 def objmode_entry(body: list[str]) -> list[str]:

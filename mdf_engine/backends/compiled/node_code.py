@@ -26,10 +26,15 @@ class NodeCodeEmitter:
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
         out = [f"{ind}# node {i}", *self.rules_before_run(nid, ind)]
-        for ep in self.plan.incoming[nid]:  # (pnl_rules.py: edges, PsyNeuLink's rules)
-            out += self.edge_code(nid, ep, ind)
+        shared = self.shared_inputs  # (ports that are their sender's output: sharing.py)
+        for ep in self.plan.incoming[nid]:  # (pnl_rules.py: edges, PsyNeuLinkRules's rules)
+            if (nid, ep.receiver_port) not in shared:
+                out += self.edge_code(nid, ep, ind)
         names: dict[str, str] = {}
         for ip in np_.inputs:
+            if (nid, ip.id) in shared:
+                names[ip.id] = self.slots[value_key(nid, ip.id)].var
+                continue
             slot, pend = (
                 self.slots[value_key(nid, ip.id)],
                 self.slots[SlotKey(nid, Role.PENDING, ip.id)],
@@ -55,7 +60,10 @@ class NodeCodeEmitter:
         for pp in np_.parameters:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
-            out += self.assign_value(self.slots[output_key(nid, oid)], vp, names, ind)
+            slot = self.slots[output_key(nid, oid)]
+            bare = vp.expr is not None and vp.expr.is_bare_name()
+            if not (bare and names.get(vp.expr.tree.body.id) == slot.var):
+                out += self.assign_value(slot, vp, names, ind)  # (else its value's slot)
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
@@ -129,6 +137,10 @@ class NodeCodeEmitter:
             return self.consts.table.text(slot.text)
         return "(" + "".join(f"{self.consts.table.text(t)}, " for t in slot.text) + ")"
 
+    def initialized_ports(self) -> set[tuple[str, str]]:
+        """The (node, input port) pairs an initializer key sets."""
+        return {t for key in self.initializer for t in self._initializer_targets(key)}
+
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
         """Code delivering ``val`` to an input port (its pending value, combined by the port's
         reduce)."""
@@ -191,6 +203,9 @@ class NodeCodeEmitter:
         ):
             # a constant: its slot holds it from the first evaluation on (first_value)
             return [f"{ind}{unset} = 0.0"]
+        if slot.alts and swept is None and pp.value is not None and not pp.conditions:
+            # (a value whose kind is the argument max()/min() chose sets its tag: variants.py)
+            return [self.assign(slot, self.value(pp.value, names), ind), f"{ind}{unset} = 0.0"]
         fused = self.fused_parameter(nid, pp, slot, names, ind)
         if (
             fused is None

@@ -9,9 +9,15 @@ numpy does (the interpreted backend reports it alike). Numba's ``np.array`` take
 ``b > a`` (``b < a``) is true, else ``a`` (so a NaN second argument never wins). Python
 takes the truth of that comparison, which numpy gives only for a value of one element: an
 array argument of another size raises ValueError, as on the interpreted backend. The
-interpreter returns the winning object itself, whose shape may be either argument's;
-compiled code returns its one element as a scalar and the slot it is stored in gives it the
-shape the warm-up saw (see docs/compiled.md).
+interpreter returns the winning object itself, whose dtype and shape may be either
+argument's; compiled code returns its one element as a scalar (numpy's promotion of the two)
+and, where the arguments differ in kind, ``_pywon`` gives the tag of the one that won, which
+the value's slot keeps (variants.py) to read it back as that argument's kind.
+
+``_pywon(a, b, ta, tb, greater)`` is the tag of the argument ``_pymax(a, b)``
+(``greater``) or ``_pymin(a, b)`` returns: ``tb`` when ``b`` wins, else ``ta`` (a value whose
+kind is the argument that won, variants.py); an integer of more than 53 bits winning over a
+float raises ValueError, since its slot holds it as a float.
 
 ``_like(dst, x)`` is ``x`` in the dtype of the float array slot ``dst`` when ``x`` is an
 integer or boolean array: a value's initial value written as integers (``[-60]``) and its
@@ -26,7 +32,7 @@ from typing import Any
 import numpy as np
 
 
-def _make_helpers() -> tuple[Any, Any, Any, Any]:
+def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
     from numba import literal_unroll, types
     from numba.extending import overload
 
@@ -173,7 +179,35 @@ def _make_helpers() -> tuple[Any, Any, Any, Any]:
 
     overload(_pymax)(_choose(True))
     overload(_pymin)(_choose(False))
-    return _list, _pymax, _pymin, _like
+
+    def _pywon(a, b, ta, tb, greater):  # pragma: no cover
+        return tb if (b > a if greater else b < a) else ta
+
+    def _item(x):
+        return x.dtype if isinstance(x, types.Array) else x
+
+    @overload(_pywon)
+    def _pywon_ov(a, b, ta, tb, greater):
+        if not all(isinstance(x, (*scalar, types.Array)) for x in (a, b)):
+            return None
+        ints = [isinstance(_item(x), (types.Integer, types.Boolean)) for x in (a, b)]
+        # an integer winning over a float is held in a float slot: exact to 2**53
+        first_int, second_int = ints[0] and not ints[1], ints[1] and not ints[0]
+
+        def won(a, b, ta, tb, greater):
+            x, y = _one(a), _one(b)
+            second = y > x if greater else y < x
+            if (second and second_int) or (not second and first_int):
+                if abs(y if second else x) > 9007199254740992:
+                    raise ValueError(
+                        "an integer beyond 2**53 won builtin max/min over a float (compiled "
+                        "code holds the value as a float)"
+                    )
+            return tb if second else ta
+
+        return won
+
+    return _list, _pymax, _pymin, _like, _pywon
 
 
-_list, _pymax, _pymin, _like = _make_helpers()
+_list, _pymax, _pymin, _like, _pywon = _make_helpers()

@@ -9,6 +9,7 @@ writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -128,7 +129,7 @@ class RunCall:
         (log arrays, ``P``, ``rec``) and this call's values ``call`` (:data:`_PER_CALL` and
         ``I``); the cached list is rebuilt when any object of the key changes."""
         key = (fn, st, *fixed.values())
-        if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
+        if len(key) != len(self._key) or not all(map(operator.is_, key, self._key)):
             marks = {name: object() for name in self._PER_CALL}
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}
@@ -315,12 +316,22 @@ def _python_kernel(
     return call
 
 
-def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any) -> Any:
+def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_macs: int = 0) -> Any:
     """Call generated code; a failed bounds check is an MDFError naming the field
-    (``index_fields``: the layout's fields of the bounds-checked subscripts)."""
+    (``index_fields``: the layout's fields of the bounds-checked subscripts). ``blas_macs``:
+    the largest BLAS product of the graph's warm-up (``Built.blas_macs``); the call runs under
+    the BLAS thread count such a product gets (``onnx_ops._blas``: one thread below 2**27
+    multiply-adds, or ``MDF_ENGINE_BLAS_THREADS``), since nopython code cannot change it."""
+    if blas_macs:
+        from ...onnx_ops._blas import blas_threads_for
+
+        with blas_threads_for(blas_macs):
+            return call_checked(fn, args, index_fields)
     try:
         return fn(*args)
     except ValueError as e:  # (pybuiltins._like, helpers._put: a shape the slot cannot hold)
+        if str(e).startswith("an integer beyond 2**53"):  # (pybuiltins._pywon)
+            raise KindChanged(f"{e}; use backend='interpreted'") from None
         if str(e) != "a value of another shape than its compiled slot":
             raise
         raise KindChanged(

@@ -26,6 +26,7 @@ from .layout import (
     scalar_dtype,
     value_key,
 )
+from .variants import allocate_variant, find_variants
 
 
 class CompiledState:
@@ -37,11 +38,19 @@ class CompiledState:
         self.scalars: list[float] = []
         self.arrays: list[np.ndarray] = []
         self.n_tuples = 0
+        #: values whose kind is the argument max()/min() chose (variants.py)
+        self.variants = find_variants(plan, warm)
         self._allocate(plan, warm, initializer)
+        if any(k not in self.slots or not self.slots[k].alts for k in self.variants):
+            raise NotCompilable(
+                "a value whose kind is the argument max()/min() chose is held in a sequence"
+            )
 
     def allocate(self, key: SlotKey, value: Any, what: str) -> Slot:
         """A new slot ``key`` of the kind and shape of ``value`` (its warm-up value, which
         ``what`` names in an error); lists and tuples as in :meth:`_seq_slot`."""
+        if key in self.variants:
+            return allocate_variant(self, key, self.variants[key], value, what)
         if isinstance(value, (list, tuple)):
             return self._seq_slot(key, value, what)
         kind, shape = kind_of(value, what)

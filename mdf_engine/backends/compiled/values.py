@@ -21,6 +21,7 @@ from ...expressions import to_source
 from ...plan import ValuePlan
 from .elementwise import element_at
 from .layout import Role, Slot, Storage
+from .variants import assign_variant
 
 #: a tuple slot's variable, which generated code never holds (see ``Slot.var``)
 TUPLE_VAR = re.compile(r"\bT\d+\b")
@@ -191,7 +192,14 @@ class ValueEmitter:
         return f"{np_.where}.{group}.{key.name}"
 
     def assign(self, slot: Slot, expr: str, ind: str) -> str:
-        """Code storing ``expr`` into ``slot`` (item by item for a tuple slot)."""
+        """Code storing ``expr`` into ``slot`` (item by item for a tuple slot; a value whose
+        kind is the argument max()/min() chose sets its tag too, variants.py)."""
+        if slot.alts or getattr(self.slot_of_var.get(expr), "alts", None):
+            return assign_variant(self, slot, expr, ind)
+        return self.plain_assign(slot, expr, ind)
+
+    def plain_assign(self, slot: Slot, expr: str, ind: str) -> str:
+        """:meth:`assign` without a variant's tag."""
         if slot.kind is Storage.TUPLE or expr in self.tuple_of_var:
             src = self.tuple_of_var.get(expr)
             if slot.kind is not Storage.TUPLE or src is None or len(src.parts) != len(slot.parts):

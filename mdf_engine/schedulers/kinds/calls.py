@@ -136,8 +136,7 @@ class AllHaveRun(ConditionKind):
 
     def code(self, w: Any, owner: int) -> str:
         deps = [w.node(d) for d in self.dependencies] or w.all_nodes()
-        ran = [f"{w.calls(self.time_scale, d)} >= 1" for d in deps]
-        return "(" + " and ".join(ran) + ")" if ran else "True"
+        return w.all_ran(self.time_scale, deps)
 
 
 @kind("JustRan")

@@ -1,0 +1,74 @@
+"""The engine's BLAS thread policy (``onnx_ops._blas``; issue 22, goal 5): a product below
+2**27 multiply-adds runs on one BLAS thread on both backends (a compiled call under the count of
+the largest product its warm-up made), ``MDF_ENGINE_BLAS_THREADS`` caps every product, and
+counts are only ever lowered. The oracle for thread counts is threadpoolctl's own report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from mdf_engine.backends.compiled.runtime import call_checked
+from mdf_engine.errors import MDFError
+from mdf_engine.onnx_ops import _blas
+from mdf_engine.onnx_ops.linalg import matmul
+
+
+@pytest.fixture(autouse=True)
+def _scipy_blas_loaded():
+    _blas._blas_controllers()  # (loads scipy's BLAS, which Numba's products call)
+
+
+def _counts() -> list[int]:
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "macs", "inside"),
+    [
+        ("", 1 << 20, 1),  # below SHARED_MIN_MACS: one thread
+        ("", 1 << 27, 2),  # at it: the caller's count
+        ("0", 1 << 27, 2),
+        ("1", 1 << 27, 1),  # the setting caps every product
+        ("", 100, 2),  # below UNSHARED_MACS: left alone (OpenBLAS does not share it)
+    ],
+)
+def test_blas_threads_for(monkeypatch, setting, macs, inside):
+    monkeypatch.setenv(_blas.THREADS_VAR, setting)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _counts()
+        assert set(before) == {2}
+        with _blas.blas_threads_for(macs):
+            assert set(_counts()) == {inside}
+        assert _counts() == before
+
+
+def test_compiled_call_runs_under_the_largest_products_count(monkeypatch):
+    monkeypatch.delenv(_blas.THREADS_VAR, raising=False)
+    with threadpool_limits(limits=2, user_api="blas"):
+        # (a Python function stands for the generated code: what it sees is what nopython
+        # code's BLAS calls get)
+        assert set(call_checked(_counts, (), [], 1 << 22)) == {1}
+        assert set(call_checked(_counts, (), [], 1 << 28)) == {2}
+        assert set(call_checked(_counts, (), [], 0)) == {2}  # (no BLAS product: as it is)
+        assert set(_counts()) == {2}
+
+
+def test_largest_product_records_the_interpreters_products():
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s) for s in ((64, 128), (128, 96), (96, 4)))
+    with _blas.largest_product() as seen:
+        (ab,) = matmul(a, b)
+        matmul(ab, c)
+        matmul(a[:2, :3], b[:3, :2])  # (too small to count)
+    assert seen == [64 * 128 * 96]
+    with _blas.largest_product() as none:
+        matmul(a[:2, :3], b[:3, :2])
+    assert none == [0]
+
+
+def test_bad_setting_is_an_error(monkeypatch):
+    monkeypatch.setenv(_blas.THREADS_VAR, "two")
+    with pytest.raises(MDFError, match="MDF_ENGINE_BLAS_THREADS='two' is not a whole number"):
+        _blas.threads_for(1 << 20)
