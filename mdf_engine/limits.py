@@ -24,6 +24,9 @@ LIMITS = {
     # (SqueezeNet 1.1: 139 CPU s, then 21 ms of CPU an inference against the interpreter's 13;
     # docs/performance.md, helper sqz)
     "compiled_weights": ("MDF_ENGINE_COMPILE_MAX_WEIGHTS", 500_000),
+    # a choice of backend too: a graph of more nodes runs interpreted (its compile grows
+    # faster than its length: minutes and gigabytes; mdf_engine/plan/size.py)
+    "compiled_nodes": ("MDF_ENGINE_COMPILE_MAX_NODES", 2_000),
 }
 
 

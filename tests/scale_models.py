@@ -150,11 +150,11 @@ def dag(n: int, seed: int = 1) -> dict:
             edges[f"{nid}_b"] = _edge(b, nid, "B")
         else:
             ports = {"X": {}}
-            args = {"X": "X"}
+            args = {"input" if op == "onnx::Tanh" else "X": "X"}  # (ONNX's input names)
             edges[f"{nid}_x"] = _edge(a, nid, "X")
         nodes[nid] = {
             "input_ports": ports,
-            "parameters": {"y": {"function": {op: args}}},
+            "parameters": {"y": {"function": op, "args": args}},
             "output_ports": {"out": {"value": "y"}},
         }
         k += 1

@@ -24,6 +24,8 @@ import numpy as np
 
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
+from ...plan.size import check_compile_size
+from . import small_products
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
@@ -159,6 +161,8 @@ def options(
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
         "dt_given": dt is not None,
+        # (small projection products are summed as this machine's BLAS sums them)
+        "blas": small_products.blas_identity() if spec.plan.psyneulink else None,
     }
 
 
@@ -186,6 +190,7 @@ def build(
     after a warm-up (and recorded). NotCompilable when the graph cannot be compiled. ``check``
     (raising NotCompilable) runs before generating only: a record is written only for a graph
     that passed it, and its key covers everything the check reads."""
+    check_compile_size(spec.plan)  # (before hashing the graph: a huge one is refused at once)
     key = graph_key(spec.plan, options(spec, initializer, dt))
     found = cache_load(cache_dir(), key)
     if found is None:
