@@ -208,3 +208,28 @@ def test_a_null_id_is_refused(tmp_path, text):
     path.write_text(_YAML.format(id=text, value="1"))
     with pytest.raises(MDFError, match="m.yaml: graphs.g.nodes.None: an id must be a string"):
         mdf_engine.load(str(path))
+
+
+# ---------------------------------------------------------------- NetCDF names
+
+
+@pytest.mark.parametrize("text", ["\xe9\u2202\u6f22", "\xe9"])
+def test_non_ascii_ids_survive_a_netcdf_sweep_file(tmp_path, text):
+    """NetCDF names are UTF-8 (the NetCDF classic format spec). ``save_dataset`` failed with
+    an internal UnicodeEncodeError on ``é∂漢`` (and wrote ``é`` in Latin-1); reading a sweep
+    file back gave mojibake names (``Ã©.o``). Oracle: the UTF-8 bytes in the file, and the
+    in-memory sweep's names and values."""
+    from mdf_engine.sweep import open_dataset, save_dataset, sweep
+
+    m = _fed(text, "x")
+    args = ({f"{text}.k": "0:1:2"},)
+    kw = {"steps": 2, "record": [f"{text}.o"]}
+    ds = sweep(m, *args, **kw)
+    save_dataset(ds, tmp_path / "a.nc")
+    sweep(m, *args, **kw, output=str(tmp_path / "b.nc"))  # streamed, chunk by chunk
+    for name in ("a.nc", "b.nc"):
+        assert f"{text}.o".encode() in (tmp_path / name).read_bytes()
+        back = open_dataset(tmp_path / name)
+        assert list(back.data_vars) == [f"{text}.o"] and f"{text}.k" in back.coords
+        np.testing.assert_array_equal(back[f"{text}.o"].values, ds[f"{text}.o"].values)
+        assert back.attrs["swept"] == ds.attrs["swept"]
