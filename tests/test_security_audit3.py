@@ -233,3 +233,31 @@ def test_non_ascii_ids_survive_a_netcdf_sweep_file(tmp_path, text):
         assert list(back.data_vars) == [f"{text}.o"] and f"{text}.k" in back.coords
         np.testing.assert_array_equal(back[f"{text}.o"].values, ds[f"{text}.o"].values)
         assert back.attrs["swept"] == ds.attrs["swept"]
+
+
+# ---------------------------------------------------------------- files a model names
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device link", "folder"])
+def test_a_weights_file_that_is_no_regular_file_is_refused_without_opening_it(tmp_path, kind):
+    """The sidecar a model names (``metadata.weights_file``) as a FIFO (opening it would
+    block), a symlink to a device, or a folder: one MDFError naming the field."""
+    import json
+    import os
+
+    target = tmp_path / "w.npz"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device link":
+        os.symlink("/dev/zero", target)
+    else:
+        target.mkdir()
+    body = {
+        "metadata": {"weights_file": "w.npz"},
+        "graphs": {"g": {"nodes": {"n": {"parameters": {"w": {"metadata": {"sidecar": {}}}}}}}},
+    }
+    body["graphs"]["g"]["nodes"]["n"]["parameters"]["w"]["metadata"]["sidecar"]["value"] = "a0"
+    body["graphs"]["g"]["nodes"]["n"]["output_ports"] = {"o": {"value": "w"}}
+    (tmp_path / "m.json").write_text(json.dumps({"m": body}))
+    with pytest.raises(MDFError, match=r"m.json: metadata.weights_file: (no weights file|the)"):
+        mdf_engine.load(str(tmp_path / "m.json"))
