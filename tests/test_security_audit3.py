@@ -261,3 +261,23 @@ def test_a_weights_file_that_is_no_regular_file_is_refused_without_opening_it(tm
     (tmp_path / "m.json").write_text(json.dumps({"m": body}))
     with pytest.raises(MDFError, match=r"m.json: metadata.weights_file: (no weights file|the)"):
         mdf_engine.load(str(tmp_path / "m.json"))
+
+
+def test_an_output_path_that_is_a_symlink_is_replaced_and_its_target_kept(tmp_path):
+    """``-o l.csv`` with ``l.csv -> keep.txt``: the link becomes the results file (an atomic
+    rename onto it) and what the user saved in ``keep.txt`` stays (docs/security.md)."""
+    import csv
+    import json
+    import os
+
+    from mdf_engine import cli
+
+    (tmp_path / "m.json").write_text(json.dumps(_fed("A", "x")))
+    (tmp_path / "keep.txt").write_text("keep me")
+    os.symlink("keep.txt", tmp_path / "l.csv")
+    argv = ["run", str(tmp_path / "m.json"), "--steps", "1", "-q", "-o", str(tmp_path / "l.csv")]
+    assert cli.main(argv) == 0
+    assert (tmp_path / "keep.txt").read_text() == "keep me"
+    assert not (tmp_path / "l.csv").is_symlink()
+    rows = list(csv.reader((tmp_path / "l.csv").open()))
+    assert len(rows) == 2 and len(rows[0]) == len(rows[1])
