@@ -208,3 +208,76 @@ def test_a_null_id_is_refused(tmp_path, text):
     path.write_text(_YAML.format(id=text, value="1"))
     with pytest.raises(MDFError, match="m.yaml: graphs.g.nodes.None: an id must be a string"):
         mdf_engine.load(str(path))
+
+
+# ---------------------------------------------------------------- NetCDF names
+
+
+@pytest.mark.parametrize("text", ["\xe9\u2202\u6f22", "\xe9"])
+def test_non_ascii_ids_survive_a_netcdf_sweep_file(tmp_path, text):
+    """NetCDF names are UTF-8 (the NetCDF classic format spec). ``save_dataset`` failed with
+    an internal UnicodeEncodeError on ``é∂漢`` (and wrote ``é`` in Latin-1); reading a sweep
+    file back gave mojibake names (``Ã©.o``). Oracle: the UTF-8 bytes in the file, and the
+    in-memory sweep's names and values."""
+    from mdf_engine.sweep import open_dataset, save_dataset, sweep
+
+    m = _fed(text, "x")
+    args = ({f"{text}.k": "0:1:2"},)
+    kw = {"steps": 2, "record": [f"{text}.o"]}
+    ds = sweep(m, *args, **kw)
+    save_dataset(ds, tmp_path / "a.nc")
+    sweep(m, *args, **kw, output=str(tmp_path / "b.nc"))  # streamed, chunk by chunk
+    for name in ("a.nc", "b.nc"):
+        assert f"{text}.o".encode() in (tmp_path / name).read_bytes()
+        back = open_dataset(tmp_path / name)
+        assert list(back.data_vars) == [f"{text}.o"] and f"{text}.k" in back.coords
+        np.testing.assert_array_equal(back[f"{text}.o"].values, ds[f"{text}.o"].values)
+        assert back.attrs["swept"] == ds.attrs["swept"]
+
+
+# ---------------------------------------------------------------- files a model names
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device link", "folder"])
+def test_a_weights_file_that_is_no_regular_file_is_refused_without_opening_it(tmp_path, kind):
+    """The sidecar a model names (``metadata.weights_file``) as a FIFO (opening it would
+    block), a symlink to a device, or a folder: one MDFError naming the field."""
+    import json
+    import os
+
+    target = tmp_path / "w.npz"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device link":
+        os.symlink("/dev/zero", target)
+    else:
+        target.mkdir()
+    body = {
+        "metadata": {"weights_file": "w.npz"},
+        "graphs": {"g": {"nodes": {"n": {"parameters": {"w": {"metadata": {"sidecar": {}}}}}}}},
+    }
+    body["graphs"]["g"]["nodes"]["n"]["parameters"]["w"]["metadata"]["sidecar"]["value"] = "a0"
+    body["graphs"]["g"]["nodes"]["n"]["output_ports"] = {"o": {"value": "w"}}
+    (tmp_path / "m.json").write_text(json.dumps({"m": body}))
+    with pytest.raises(MDFError, match=r"m.json: metadata.weights_file: (no weights file|the)"):
+        mdf_engine.load(str(tmp_path / "m.json"))
+
+
+def test_an_output_path_that_is_a_symlink_is_replaced_and_its_target_kept(tmp_path):
+    """``-o l.csv`` with ``l.csv -> keep.txt``: the link becomes the results file (an atomic
+    rename onto it) and what the user saved in ``keep.txt`` stays (docs/security.md)."""
+    import csv
+    import json
+    import os
+
+    from mdf_engine import cli
+
+    (tmp_path / "m.json").write_text(json.dumps(_fed("A", "x")))
+    (tmp_path / "keep.txt").write_text("keep me")
+    os.symlink("keep.txt", tmp_path / "l.csv")
+    argv = ["run", str(tmp_path / "m.json"), "--steps", "1", "-q", "-o", str(tmp_path / "l.csv")]
+    assert cli.main(argv) == 0
+    assert (tmp_path / "keep.txt").read_text() == "keep me"
+    assert not (tmp_path / "l.csv").is_symlink()
+    rows = list(csv.reader((tmp_path / "l.csv").open()))
+    assert len(rows) == 2 and len(rows[0]) == len(rows[1])
