@@ -9,6 +9,8 @@ that run twice per update."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -117,21 +119,24 @@ FAN_OUT = [("B", "i", "A"), ("C", "i", "A"), ("E", "i", "A"), ("D", "b", "B"), (
         (_fan_out, FAN_OUT, []),
         (_cycle, [("B", "i", "A")], [("A", "i", "B")]),  # (the edge back keeps its slot)
         (_twice, [], FAN_OUT),  # (a node that runs twice per update)
+        ("fed", FAN_OUT, []),  # (A's input from the initializer, read without a pending copy)
     ],
-    ids=["fan_out", "cycle", "twice"],
+    ids=["fan_out", "cycle", "twice", "fed"],
 )
 def test_shared_slots_read_as_on_the_interpreter(build, shared, own) -> None:
-    model = build()
+    fed = build == "fed"
+    model = _fan_out() if fed else build()
     sims = {b: Simulation(model, backend=b) for b in ("interpreted", "compiled")}
     for step in range(4):
+        init = {"x": np.array([0.5, -2.0, 1.0]) * (step + 1)} if fed else None
         for sim in sims.values():
-            sim.evaluate()
+            sim.evaluate(initializer=init)
         runner = sims["compiled"].runner
         assert runner.mode == "compiled", runner.fallback_reason
         want = _values(sims["interpreted"], model)
         _assert_equal(want, _values(sims["compiled"], model), f"update {step}")
     for sim in sims.values():
-        sim.run(steps=3)
+        sim.run(steps=3, initializer={"x": np.array([1.0, 2.0, 3.0])} if fed else None)
     _assert_equal(_values(sims["interpreted"], model), _values(sims["compiled"], model), "run")
     # the sharing under test happened: an output is its value's slot (under any schedule) ...
     slots = runner._layout.slots
@@ -140,5 +145,8 @@ def test_shared_slots_read_as_on_the_interpreter(build, shared, own) -> None:
     for receiver, port, sender in shared + own:
         same = slots[value_key(receiver, port)].index == slots[output_key(sender, "o")].index
         assert same == ((receiver, port, sender) in shared), (receiver, port)
-    if build is _fan_out:  # (E passes on its input: A's slot, as D.e is)
+    if build in (_fan_out, "fed"):  # (E passes on its input: A's slot, as D.e is)
         assert slots[output_key("E", "o")].index == slots[output_key("A", "o")].index
+    if fed:  # (the initializer's argument goes straight into A.x, not through its pending)
+        source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
+        assert f"_put({slots[value_key('A', 'x')].var}, I0)" in source

@@ -109,6 +109,10 @@ CONV_CASES = [
     ),
     ((1, 8, 49, 61), (12, 8, 1, 1), {"strides": [2, 3]}, "shift"),
     ((1, 3, 57, 57), (20, 3, 3, 3), {"strides": [2, 2]}, "shift"),
+    # rows sharing their padding columns: pads wider on the left, on the right, dilated
+    ((1, 4, 11, 9), (8, 4, 3, 5), {"pads": [1, 3, 2, 0], "dilations": [1, 2]}, "shift"),
+    ((1, 4, 11, 9), (8, 4, 3, 3), {"pads": [0, 0, 0, 4]}, "shift"),
+    ((1, 48, 13, 13), (20, 48, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     # 1x1 by the vector tiles read in place: pixels fewer than a vector, a last partial
     # vector, chunks of pixels (2048 channels: the last chunk shorter than a vector), odd M
     ((2, 40, 5, 3), (37, 40, 1, 1), {}, "tiles1x1"),

@@ -161,3 +161,16 @@ def test_compiled_backend_leaves_a_graph_of_too_many_nodes_interpreted(monkeypat
     for nid, ports in oracle.outputs.items():
         for pid, v in ports.items():
             np.testing.assert_array_equal(sim.outputs[nid][pid], v, err_msg=f"{nid}.{pid}")
+
+
+def test_a_large_graph_left_to_graph_scheduler_says_so(monkeypatch, caplog):
+    """A condition the own scheduler does not run (absolute time) keeps graph-scheduler,
+    with a log line saying that a large graph is slow there (not hung)."""
+    monkeypatch.delenv("MDF_ENGINE_SCHEDULER", raising=False)
+    d = scale_models.chain(OWN_FROM_NODES)
+    g = next(iter(d.values()))["graphs"]["g"]
+    g["conditions"] = {"node_specific": {"c0": {"type": "TimeInterval", "kwargs": {"repeat": 1}}}}
+    with caplog.at_level("WARNING", logger="mdf_engine"):
+        sim = mdf_engine.Simulation(d, backend="interpreted")
+    assert not isinstance(sim.runner.scheduler, OwnScheduler)
+    assert f"this {OWN_FROM_NODES}-node graph" in caplog.text

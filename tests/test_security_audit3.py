@@ -83,3 +83,128 @@ def test_an_ambiguous_initializer_key_is_refused(backend):
     assert "port 'A.x' of node 'P'" in str(e.value) and "port 'x' of node 'A'" in str(e.value)
     with pytest.raises(MDFError, match="'A.y' is neither an input port id nor NODE.PORT"):
         sim.run(steps=1, initializer={"A.y": 1.0})
+
+
+# ---------------------------------------------------------------- conditions
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        ({"repeat": 0}, "repeat"),
+        ({"repeat": -1}, "repeat"),
+        ({"repeat": "-2 ms"}, "repeat"),
+        ({"repeat": 1e-12}, "repeat"),  # graph-scheduler rounds it to 0 ms, then divides by it
+        ({"start": float("nan")}, "start"),
+    ],
+)
+def test_a_time_interval_that_cannot_be_met_is_refused_when_read(kwargs, field):
+    import graph_scheduler
+
+    if "repeat" in kwargs:  # the oracle: graph-scheduler's own reading of the time
+        assert graph_scheduler.TimeInterval(**kwargs).repeat.m <= 0
+    m = _fed("A", "x")
+    m["graphs"][0]["conditions"] = {"node_specific": {"A": {"type": "TimeInterval"} | {}}}
+    m["graphs"][0]["conditions"]["node_specific"]["A"]["kwargs"] = kwargs
+    with pytest.raises(MDFError, match=rf"node_specific\.A\.kwargs\.{field}: expected a"):
+        mdf_engine.Simulation(m).run(steps=1, initializer={"x": 1.0})
+
+
+# ---------------------------------------------------------------- the terminal
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path, monkeypatch, capsys):
+    """``mdf info m.json | head -1``: the reader going away was reported as an error of the
+    model file (``mdf: error: m.json: Broken pipe``)."""
+    import io
+    import json
+
+    from mdf_engine import cli
+    from mdf_engine.cli.checks import EXIT_BROKEN_PIPE
+
+    class Closed(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(_fed("A", "x")))
+    monkeypatch.setattr("sys.stdout", Closed())
+    assert cli.main(["info", str(path)]) == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""
+
+
+ESCAPES = ["\x1b[31mred\x1b[0m", "\x1b]8;;http://e\x07link\x1b]8;;\x07", "\x9b2J", "\r\x08\x07"]
+
+
+@pytest.mark.parametrize("text", ESCAPES)
+@pytest.mark.parametrize("command", ["info", "run", "error"])
+def test_terminal_control_sequences_in_ids_are_printed_escaped(tmp_path, capsys, text, command):
+    """Ids (node, port, graph) holding ESC/CSI/OSC sequences reach the terminal as escapes:
+    no C0/C1 control character is printed (the oracle: ``unicodedata`` category Cc)."""
+    import json
+    import unicodedata
+
+    from mdf_engine import cli
+
+    m = _fed("A" + text, "x")
+    m["graphs"][0]["id"] = "g" + text
+    m["graphs"][0]["nodes"][0]["output_ports"][0]["id"] = "o" + text
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(m))
+    argv = {
+        "info": ["info"],
+        "run": ["run", "--steps", "1"],
+        "error": ["run", "--steps", "1", "--record", f"A{text}.nope"],  # one line naming it
+    }[command]
+    rc = cli.main([argv[0], str(path), *argv[1:]])
+    out = capsys.readouterr()
+    printed = out.out + out.err
+    assert "\\x1b" in printed or "\\x9b" in printed or "\\r" in printed, printed
+    raw = [c for c in printed if unicodedata.category(c) == "Cc" and c != "\n"]
+    assert raw == [] and rc in (0, 2), (rc, printed)
+
+
+# ---------------------------------------------------------------- YAML 1.1 numbers, null ids
+
+_YAML = """id: m
+graphs:
+- id: g
+  nodes:
+  - id: {id}
+    parameters:
+    - {{id: k, value: {value}}}
+    output_ports:
+    - {{id: o, value: k}}
+"""
+
+
+@pytest.mark.parametrize("text", ["017", "-0_17", "12:30", "1:2.5"])
+def test_a_yaml_number_that_yaml_1_1_reads_otherwise_is_refused(tmp_path, text):
+    """PyYAML (YAML 1.1) read ``017`` as 15 and ``12:30`` as 750 (base 60) silently, in a
+    value and in an id; YAML 1.2 reads 17 and a text. The oracle: PyYAML's own reading
+    differs from the decimal one."""
+    import yaml
+
+    assert yaml.safe_load(f"v: {text}")["v"] != yaml.safe_load(f'v: "{text}"')["v"]
+    for fields in ({"id": "A", "value": text}, {"id": text, "value": "1"}):
+        path = tmp_path / "m.yaml"
+        path.write_text(_YAML.format(**fields))
+        with pytest.raises(MDFError, match=rf"m.yaml: the number '{text}' means .* \(line [57]\)"):
+            mdf_engine.load(str(path))
+
+
+@pytest.mark.parametrize("text,want", [("17", 17), ("07", 7), ("0x1F", 31), ("1_000", 1000)])
+def test_yaml_numbers_both_versions_read_alike_are_taken(tmp_path, text, want):
+    path = tmp_path / "m.yaml"
+    path.write_text(_YAML.format(id="A", value=text))
+    res = mdf_engine.Simulation(mdf_engine.load(str(path))).run(steps=1)
+    assert res.outputs["A"]["o"] == want
+
+
+@pytest.mark.parametrize("text", ["null", "~"])
+def test_a_null_id_is_refused(tmp_path, text):
+    """``id: null`` was the node ``'None'``."""
+    path = tmp_path / "m.yaml"
+    path.write_text(_YAML.format(id=text, value="1"))
+    with pytest.raises(MDFError, match="m.yaml: graphs.g.nodes.None: an id must be a string"):
+        mdf_engine.load(str(path))

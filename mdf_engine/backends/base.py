@@ -123,12 +123,14 @@ def make_runner(
         return CompiledGraph(plan, check_finite=check_finite, **extra)
     if backend == "interpreted":
         from ..interpreter import InterpretedGraph
-        from ..schedulers.choice import use_own_scheduler
+        from ..schedulers.choice import note_declined, use_own_scheduler
 
         # (graph-scheduler's cost grows with the square of the nodes: a large graph runs on
         # the engine's own scheduler, tested equal to it; MDF_ENGINE_SCHEDULER chooses)
         own = use_own_scheduler(len(plan.nodes))
-        return InterpretedGraph(plan, check_finite=check_finite, own_scheduler=own)
+        interp = InterpretedGraph(plan, check_finite=check_finite, own_scheduler=own)
+        note_declined(interp.scheduler, len(plan.nodes), own)
+        return interp
     if backend == "hexagon":
         from .hexagon import HexagonRunner
 

@@ -112,6 +112,12 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
     Q = np.empty(3, dtype=np.int64)
     for ax in range(3):
         Q[ax] = o[ax] + (k[ax] - 1) * d[ax] // s[ax]
+    if s[2] == 1:
+        # rows share their padding columns: a tap reaching past the end of a row reads the
+        # next row's first columns, zeros as long as the reach beyond the row is at most the
+        # left pad (the 13x13 layers of SqueezeNet: 14 columns a row instead of 15)
+        W = x.shape[4]
+        Q[2] = max(pb[2] + W, o[2] + (k[2] - 1) * d[2] - pb[2], o[2])
     Dq, Hq, Wq = Q[0], Q[1], Q[2]
     plane = Dq * Hq * Wq
     offs = np.empty(K, dtype=np.int64)
@@ -139,7 +145,7 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
     acc = np.empty((4, rows * Wq + vl), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
-            xp = phase_image(x, n, g * cg, cg, s, pb, Q, WIDE * vl)
+            xp = phase_image(x, n, g * cg, cg, s, pb, Q, WIDE * vl + pb[2])
             for t0 in range(0, T, rows * Wq):
                 tc = min(rows * Wq, T - t0)
                 m = 0

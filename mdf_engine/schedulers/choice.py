@@ -23,9 +23,13 @@ default, as above).
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
 
 from ..errors import MDFError
+
+log = logging.getLogger("mdf_engine")
 
 #: the environment variable that chooses the interpreted backend's scheduler
 VARIABLE = "MDF_ENGINE_SCHEDULER"
@@ -43,3 +47,17 @@ def use_own_scheduler(n_nodes: int) -> bool:
     if choice == "auto":
         return n_nodes >= OWN_FROM_NODES
     return choice == "own"
+
+
+def note_declined(scheduler: Any, n_nodes: int, wanted_own: bool) -> None:
+    """A log line when a large graph (wanted on the own scheduler) runs on graph-scheduler's
+    ``scheduler`` after all (its conditions need graph-scheduler): slow, not hung."""
+    from .own import OwnScheduler
+
+    if wanted_own and n_nodes >= OWN_FROM_NODES and not isinstance(scheduler, OwnScheduler):
+        log.warning(
+            "interpreted backend: graph-scheduler runs the schedule of this %d-node graph "
+            "(the engine's own scheduler does not run its conditions or mode); its setup "
+            "and every update grow with the square of the nodes (minutes at 10,000 nodes)",
+            n_nodes,
+        )

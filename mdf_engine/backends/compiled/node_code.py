@@ -7,6 +7,7 @@ functions, parameters, outputs).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,12 @@ class NodeCodeEmitter:
         for ip in np_.inputs:
             if (nid, ip.id) in shared:
                 names[ip.id] = self.slots[value_key(nid, ip.id)].var
+                continue
+            direct = getattr(self, "direct_inputs", {}).get((nid, ip.id))
+            if direct is not None:  # (the initializer's argument: read_directly)
+                slot = self.slots[value_key(nid, ip.id)]
+                out.append(self.assign(slot, direct, ind))
+                names[ip.id] = slot.var
                 continue
             slot, pend = (
                 self.slots[value_key(nid, ip.id)],
@@ -137,6 +144,24 @@ class NodeCodeEmitter:
             return self.consts.table.text(slot.text)
         return "(" + "".join(f"{self.consts.table.text(t)}, " for t in slot.text) + ")"
 
+    def read_directly(self, nid: str, ip: Any, val: str) -> bool:
+        """Whether input port ``ip`` of ``nid`` reads the initializer argument ``val``
+        (``I<k>``) straight into its value instead of through its pending value: under a fixed
+        schedule where its node runs once per update and nothing else sends to the port, the
+        pending value would be that argument at every read (and is read by no one else)."""
+        if not hasattr(self, "direct_inputs"):
+            self.direct_inputs: dict[tuple[str, str], str] = {}
+        static = self.static
+        return (
+            static is not None
+            and self.node_by_node is None
+            and not self.plan.psyneulink
+            and re.fullmatch(r"I\d+", val) is not None
+            and ip.reduce == "overwrite"
+            and not any(e.receiver_port == ip.id for e in self.plan.incoming[nid])
+            and sum(m.count(self.node_index[nid]) for m in static) == 1
+        )
+
     def initialized_ports(self) -> set[tuple[str, str]]:
         """The (node, input port) pairs an initializer key sets."""
         return {t for key in self.initializer for t in self._initializer_targets(key)}
@@ -145,6 +170,9 @@ class NodeCodeEmitter:
         """Code delivering ``val`` to an input port (its pending value, combined by the port's
         reduce)."""
         ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
+        if self.read_directly(nid, ip, val):  # (its node reads the argument itself)
+            self.direct_inputs[(nid, port)] = val
+            return []
         pend = self.slots[SlotKey(nid, Role.PENDING, port)]
         flag = self.slots[SlotKey(nid, Role.FLAG, port)].var
         if ip.reduce == "overwrite":

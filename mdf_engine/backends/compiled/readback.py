@@ -45,7 +45,9 @@ def read_outputs(
             continue
         values = {}
         for oid, slot in ports:
-            if slot.kind is Storage.ARRAY and not slot.seq:
+            if slot.won >= 0:  # (a variant: read in the kind it holds, variants.py)
+                values[oid] = read_slot(state, slot)
+            elif slot.kind is Storage.ARRAY and not slot.seq:
                 values[oid] = arrays[slot.index].copy()
             elif slot.kind is Storage.SCALAR and slot.dtype == "float64":
                 values[oid] = np.float64(scalars[slot.index])

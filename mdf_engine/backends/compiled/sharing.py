@@ -67,6 +67,7 @@ def share_slots(
             and tuple(a.shape) == tuple(b.shape)
             and a.seq == b.seq
             and arrays[a.index].dtype == arrays[b.index].dtype
+            and a.alts == b.alts  # (a variant's tag, variants.py)
         )
 
     parent: dict[SlotKey, SlotKey] = {}  # key -> the key whose slot it shares

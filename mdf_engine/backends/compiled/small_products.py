@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
@@ -64,6 +63,8 @@ def combine(
 def exact_fma(a: float, b: float, c: float) -> float:
     """``a * b + c`` rounded once (Fraction arithmetic is exact, its float() correctly
     rounded; an exact zero takes IEEE's sign rules for a product plus an addend)."""
+    from fractions import Fraction  # (imported when a product is generated, not at start)
+
     r = Fraction(a) * Fraction(b) + Fraction(c)
     if r == 0:
         return (a * b) + c  # (exact here: the sign of zero of the sum of two zeros, or 0.0)
