@@ -148,15 +148,19 @@ def test_compiled_loop_counts_many_nodes_as_graph_scheduler(monkeypatch):
 def test_compiled_backend_leaves_a_graph_of_too_many_nodes_interpreted(monkeypatch, caplog):
     """Beyond MDF_ENGINE_COMPILE_MAX_NODES the graph runs interpreted at once, saying why."""
     monkeypatch.setenv("MDF_ENGINE_COMPILE_MAX_NODES", "30")
+    monkeypatch.setenv("MDF_ENGINE_SCHEDULER", "graph-scheduler")
     d = scale_models.cells(40)
     oracle = mdf_engine.Simulation(d, backend="interpreted")
     oracle.run(steps=3)
+    # (its interpreter runs as the interpreted backend would: here, on the own scheduler)
+    monkeypatch.setenv("MDF_ENGINE_SCHEDULER", "own")
     with caplog.at_level("WARNING", logger="mdf_engine"):
         sim = mdf_engine.Simulation(d, backend="compiled")
         sim.run(steps=3)
     why = sim.runner.fallback_reason
     assert "40 nodes" in why and "MDF_ENGINE_COMPILE_MAX_NODES" in why
     assert why in caplog.text
+    assert isinstance(sim.runner.interp.scheduler, OwnScheduler)
     assert sim.order_of_execution == oracle.order_of_execution
     for nid, ports in oracle.outputs.items():
         for pid, v in ports.items():

@@ -61,3 +61,16 @@ def note_declined(scheduler: Any, n_nodes: int, wanted_own: bool) -> None:
             "and every update grow with the square of the nodes (minutes at 10,000 nodes)",
             n_nodes,
         )
+
+
+def interpreter_of_declined(plan: Any, check_finite: bool) -> Any:
+    """The compiled backend's interpreter (for a graph it does not compile): on the own
+    scheduler as the interpreted backend would run it, for a graph beyond the compiled
+    backend's node limit; smaller graphs keep graph-scheduler there, whose state a hand-over
+    reads."""
+    from ..interpreter import InterpretedGraph
+    from ..limits import limit
+
+    n = len(plan.nodes)
+    own = n > limit("compiled_nodes") and use_own_scheduler(n)
+    return InterpretedGraph(plan, check_finite, own_scheduler=own)

@@ -145,9 +145,9 @@ class CompiledGraph:
     def interp(self) -> Any:
         """The interpreted backend that runs the graph when it cannot be compiled."""
         if self._interp is None:
-            from ...interpreter import InterpretedGraph
+            from ...schedulers.choice import interpreter_of_declined
 
-            self._interp = InterpretedGraph(self.plan, check_finite=self.check_finite)
+            self._interp = interpreter_of_declined(self.plan, self.check_finite)
         return self._interp
 
     @property
