@@ -179,7 +179,16 @@ def main(argv: list[str] | None = None) -> int:
         expected = sessions["1 thread"].run(None, {"input": x})[0]
         for backend in args.backends.split(","):
             ours, sim = _ours(mp, x, backend)
+            c0, t0 = time.process_time(), time.perf_counter()
             got = ours()  # (the compiled backend compiles here, or reads its cache)
+            if backend == "compiled":
+                print(
+                    f"# {name}: first call (warm-up, code, Numba compile or cache) "
+                    f"{time.process_time() - c0:.1f} CPU s, {time.perf_counter() - t0:.1f} s, "
+                    f"origin {getattr(sim.runner, 'origin', None)}, largest BLAS product "
+                    f"{getattr(sim.runner, 'blas_macs', 0):,} multiply-adds",
+                    flush=True,
+                )
             if backend == "compiled" and not sim.runner.is_compiled:
                 print(f"# {name}: not compiled ({sim.runner.fallback_reason})")
             np.testing.assert_allclose(

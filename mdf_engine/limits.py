@@ -21,7 +21,8 @@ LIMITS = {
     "compiled_constants": ("MDF_ENGINE_MAX_COMPILED_CONSTANTS", 50_000_000),
     # not a safety bound but a choice of backend: a graph whose constant arrays hold more
     # numbers runs interpreted, because its compile takes minutes and its code is no faster
-    # (SqueezeNet 1.1: 140 CPU s, then 3.1x the interpreter's time; docs/performance.md)
+    # (SqueezeNet 1.1: 139 CPU s, then 21 ms of CPU an inference against the interpreter's 13;
+    # docs/performance.md, helper sqz)
     "compiled_weights": ("MDF_ENGINE_COMPILE_MAX_WEIGHTS", 500_000),
     # a choice of backend too: a graph of more nodes runs interpreted (its compile grows
     # faster than its length: minutes and gigabytes; mdf_engine/plan/size.py)

@@ -317,7 +317,7 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".nc":
-        atomic_write_bytes(path, ds.to_netcdf())
+        atomic_write_bytes(path, _as_bytes_names(ds, "utf-8", "latin-1").to_netcdf())
     elif ext == ".csv":
         header, table = final_table(ds)
         buf = io.StringIO()
@@ -339,6 +339,30 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
         raise MDFError(f"'{path}': sweep results are written as .nc, .csv or .npz")
 
 
+def _as_bytes_names(ds: Any, encoding: str, decoding: str) -> Any:
+    """``ds`` with every name (variables, coordinates, dimensions) and text attribute
+    re-spelled from ``encoding`` to ``decoding``. NetCDF names are UTF-8, but scipy's NetCDF-3
+    code (xarray's writer and reader without netCDF4) spells them in Latin-1: an id such as
+    ``é∂漢`` could not be written (UnicodeEncodeError) and came back as mojibake. Writing
+    passes UTF-8 bytes through it as Latin-1 text, reading undoes that (a name whose bytes are
+    no UTF-8 stays as read)."""
+
+    def spell(text: Any) -> Any:
+        if not isinstance(text, str) or text.isascii():
+            return text
+        try:
+            return text.encode(encoding).decode(decoding)
+        except UnicodeError:
+            return text
+
+    names = {n: spell(n) for n in [*ds.variables, *ds.dims] if spell(n) != n}
+    out = ds.rename(names) if names else ds.copy()
+    out.attrs = {spell(k): spell(v) for k, v in ds.attrs.items()}
+    for name in out.variables:
+        out[name].attrs = {spell(k): spell(v) for k, v in out[name].attrs.items()}
+    return out
+
+
 def open_dataset(path: str | os.PathLike) -> Any:
     """Read a sweep written by :func:`save_dataset` as ``.nc`` or ``.npz``."""
     from .extras import require
@@ -347,7 +371,7 @@ def open_dataset(path: str | os.PathLike) -> Any:
     path = os.fspath(path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:
-            return ds.load()
+            return _as_bytes_names(ds.load(), "latin-1", "utf-8")
     if path.endswith(".npz"):
         with np.load(path) as z:
             parts: dict[str, dict[str, Any]] = {"coord": {}, "var": {}}

@@ -17,3 +17,14 @@ def one_node(parameters: dict, output: str = "o") -> dict:
     ``output``."""
     node = {"parameters": parameters, "output_ports": {"out": {"value": output}}}
     return graph_model({"n": node})
+
+
+def logistic_model(app: str, x: float, gain: float, bias: float, offset: float) -> dict:
+    """A model written by ``app`` (its ``generating_application``) of one node ``n`` whose
+    output ``o`` is ``logistic(x)`` with these arguments: which ``logistic`` that is (MDF's
+    standard one or PsyNeuLink's) depends on ``app``."""
+    args = {"variable0": x, "gain": gain, "bias": bias, "offset": offset}
+    node = {"functions": {"f": {"function": "logistic", "args": args}}}
+    model = graph_model({"n": {**node, "output_ports": {"o": {"value": "f"}}}})
+    model["m"]["generating_application"] = app
+    return model

@@ -72,3 +72,37 @@ def test_bad_setting_is_an_error(monkeypatch):
     monkeypatch.setenv(_blas.THREADS_VAR, "two")
     with pytest.raises(MDFError, match="MDF_ENGINE_BLAS_THREADS='two' is not a whole number"):
         _blas.threads_for(1 << 20)
+
+
+def test_compiled_graph_keeps_its_largest_product(monkeypatch, tmp_path):
+    """A compiled ONNX MatMul graph records its product (m x k x n multiply-adds) in the warm-up,
+    keeps it in the compile cache's record, and gives the interpreter's output."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from mdf_engine import Simulation
+    from mdf_engine.onnx_io import import_model
+
+    monkeypatch.setenv("MDF_ENGINE_CACHE", str(tmp_path))
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((128, 96))
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        "mm",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [64, 128])],
+        [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [64, 96])],
+        initializer=[numpy_helper.from_array(w, "w")],
+    )
+    model = import_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    meta = model.metadata["onnx"]
+    x = rng.standard_normal((64, 128))
+    init = {meta["inputs"]["x"]: x}
+    node, port = meta["outputs"]["y"].split(".", 1)
+    oracle = Simulation(model, backend="interpreted")
+    oracle.evaluate(initializer=init)
+    for origin in ("generated", "cache"):
+        sim = Simulation(model, backend="compiled")
+        sim.evaluate(initializer=init)
+        assert sim.runner.mode == "compiled", sim.runner.fallback_reason
+        assert sim.runner.origin == origin
+        assert sim.runner.blas_macs == 64 * 128 * 96
+        np.testing.assert_allclose(sim.value(node, port), oracle.value(node, port), rtol=1e-12)

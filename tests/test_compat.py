@@ -13,6 +13,8 @@ import random
 import numpy as np
 import pytest
 from conftest import EXAMPLES, SHARED_MODELS
+from mdf_dicts import logistic_model
+from pnl_runs import assert_port_matches, trial_inputs
 from reference_engine import model_files
 
 from mdf_engine import compat
@@ -572,18 +574,12 @@ def test_graph_of_a_psyneulink_model_against_psyneulink_runs(name):
     model = mdf_engine.load(str(data / f"{name}.json"))
     eg = compat.EvaluableGraph(model.graphs[0], model=model)
     for t, trial in enumerate(exp["trials"]):
-        eg.evaluate(initializer={k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()})
+        eg.evaluate(initializer=trial_inputs(exp, t))
         outs = {
             p: e.curr_value for en in eg.enodes.values() for p, e in en.evaluable_outputs.items()
         }
         for port, want in trial.items():
-            np.testing.assert_allclose(
-                np.ravel(outs[port]),
-                np.ravel(want),
-                rtol=1e-9,
-                atol=1e-12,
-                err_msg=f"{name} trial {t} {port}",
-            )
+            assert_port_matches(outs[port], want, f"{name} trial {t} {port}")
     with pytest.raises(MDFError, match="not one of the model's graphs"):
         compat.EvaluableGraph(mdf_engine.load(str(data / f"{name}.json")).graphs[0], model=model)
 
@@ -594,32 +590,7 @@ def test_model_context_decides_function_versions(tmp_path):
     import mdf_engine
 
     x, gain, bias, offset = 0.5, 2.0, 0.1, 0.3
-    data = {
-        "m": {
-            "format": "ModECI MDF v0.4",
-            "generating_application": "PsyNeuLink v0.21.0.0",
-            "graphs": {
-                "g": {
-                    "nodes": {
-                        "n": {
-                            "functions": {
-                                "f": {
-                                    "function": "logistic",
-                                    "args": {
-                                        "variable0": x,
-                                        "gain": gain,
-                                        "bias": bias,
-                                        "offset": offset,
-                                    },
-                                }
-                            },
-                            "output_ports": {"o": {"value": "f"}},
-                        }
-                    }
-                }
-            },
-        }
-    }
+    data = logistic_model("PsyNeuLink v0.21.0.0", x, gain, bias, offset)
     model = mdf_engine.load(data)
     eg = compat.EvaluableGraph(model.graphs[0], model=model)
     eg.evaluate()

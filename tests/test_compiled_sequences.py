@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mdf_dicts import one_node
+from pnl_runs import trial_inputs
 
 import mdf_engine
 from mdf_engine import Simulation
@@ -24,7 +25,7 @@ DATA = Path(__file__).resolve().parent / "data" / "pnl"
 def _trials(name: str):
     exp = json.loads((DATA / f"{name}.expected.json").read_text())
     for t in range(len(exp["trials"])):
-        yield {k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()}
+        yield trial_inputs(exp, t)
 
 
 @pytest.mark.parametrize("name", ["fhn", "branching", "stroop"])

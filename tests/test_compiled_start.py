@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 from conftest import EXAMPLES
+from reference_engine import assert_outputs_close
 
 import mdf_engine
 from mdf_engine.backends.compiled import cache as compile_cache
@@ -158,9 +159,7 @@ def test_auto_backend_compiles_long_runs_only(cache):
     r = long.run(steps=AUTO_COMPILE_STEPS, dt=0.01)
     assert long.backend == "compiled" and long.runner.is_compiled
     ref = mdf_engine.Simulation(FN, backend="interpreted").run(steps=AUTO_COMPILE_STEPS, dt=0.01)
-    for node, ports in ref.outputs.items():
-        for port, v in ports.items():
-            np.testing.assert_allclose(r.outputs[node][port], v, rtol=1e-9, err_msg=port)
+    assert_outputs_close(r.outputs, ref.outputs, rtol=1e-9)
 
 
 def test_auto_reads_values_before_the_first_run_without_deciding(cache):

@@ -207,3 +207,17 @@ def test_an_integer_beyond_2_53_winning_over_a_float_is_not_rounded():
     assert sim.runner.mode == "compiled", sim.runner.fallback_reason
     with pytest.raises(MDFError, match="an integer beyond 2"):
         sim.run(steps=5)
+
+
+def test_a_handed_over_variant_keeps_its_kind():
+    """The interpreter's value written into a variant slot (handover.py) sets its tag, and
+    reads back as that value: dtype, shape and numbers."""
+    from mdf_engine.backends.compiled.handover import _put
+    from mdf_engine.backends.compiled.layout import Slot, Storage, read_slot
+
+    slot = Slot(Storage.ARRAY, 0, (1, 1), alts=[("float64", (1, 1)), ("int64", (1,))], won=0)
+    state = {"S": np.zeros(1), "A": [np.zeros((1, 1))]}
+    for value in (np.array([100]), np.array([[-2.5]]), np.array([-100])):
+        assert _put(state, slot, value) is None
+        _same(read_slot(state, slot), value, repr(value))
+    assert "max()/min() does not give" in _put(state, slot, np.array([1.5]))

@@ -24,6 +24,7 @@ import pytest
 from graph_scheduler import TimeScale as TS
 from gs_oracle import mdf_condition as M
 from gs_oracle import oracle_time_steps
+from reference_engine import assert_outputs_close
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
@@ -592,15 +593,8 @@ def test_condition_both_backends_match_graph_scheduler(case: Case):
     assert comp.runner.time_steps == expected
     assert comp.runner.is_compiled == case.compiled, comp.runner.fallback_reason
     assert comp.runner.mode == ("compiled" if case.compiled else case.fallback)
-    for nid, ports in interp.outputs.items():
-        for port, v in ports.items():
-            np.testing.assert_allclose(
-                np.asarray(comp.outputs[nid][port], dtype=float),
-                np.asarray(v, dtype=float),
-                rtol=1e-12,
-                atol=0,
-                err_msg=f"{nid}.{port}",
-            )
+    assert_outputs_close(comp.outputs, interp.outputs, rtol=1e-12)
+    for nid in interp.outputs:
         for p in ("count", "total"):
             if p in {pp.id for pp in interp.graph.get_node(nid).parameters}:
                 np.testing.assert_allclose(

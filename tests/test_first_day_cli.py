@@ -126,6 +126,24 @@ def test_quiet_and_verbose():
     assert "no dt given" in verbose.stderr and "have no Conditions" in verbose.stderr
 
 
+def test_quiet_prints_nothing_on_success(tmp_path, capsys):
+    """``-q``: "print nothing but errors" (the help of every command), also for the summary
+    lines of validate, export and import, which print them without it."""
+    pytest.importorskip("onnx")
+    onnx_file = str(tmp_path / "fn.onnx")
+    commands = [
+        ["validate", str(FHN)],
+        ["export", "--onnx", str(FHN), onnx_file, "--step"],
+        ["import", onnx_file, str(tmp_path / "fn.json")],
+    ]
+    for argv in commands:
+        assert main(argv) == 0, argv
+        assert capsys.readouterr().out.strip(), argv
+        for quiet in (["-q", *argv], [*argv, "-q"]):
+            assert main(quiet) == 0, quiet
+            assert capsys.readouterr().out == "", quiet
+
+
 def test_dask_info_lines_hidden_unless_verbose():
     done = _mdf(
         "sweep",
@@ -278,3 +296,39 @@ def test_main_leaves_the_callers_logging_alone():
     assert main(["-q", "run", str(FHN), "--steps", "2"]) == 0
     assert [logging.getLogger(n).level for n in ("mdf_engine", "distributed")] == before
     assert os.environ.get("DASK_LOGGING__DISTRIBUTED") == env
+
+
+def _readme_synopsis() -> dict[str, set[str]]:
+    """The options README.md's command list gives each subcommand (continuation lines belong to
+    the command above them)."""
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("mdf [--version]") :].split("```", 1)[0]
+    out: dict[str, set[str]] = {}
+    command = None
+    for line in block.splitlines():
+        head = re.match(r"mdf (\w+)", line)
+        if head:
+            command = head.group(1)
+            out.setdefault(command, set())
+        if command is not None:
+            out[command] |= set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-[a-z])\b", line))
+    return out
+
+
+def test_readme_command_list_matches_the_parsers():
+    """Every option README.md's command list shows exists on that subcommand, and every option
+    of a subcommand is in the list (-h, -v, -q and --progress are shown once, for all)."""
+    from mdf_engine.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "command").choices
+    listed = _readme_synopsis()
+    assert set(listed) == set(sub), (set(listed), set(sub))
+    common = {"-h", "--help", "-v", "--verbose", "-q", "--quiet", "--progress"}
+    for name, parser in sub.items():
+        actions = [set(a.option_strings) for a in parser._actions if a.option_strings]
+        options = set().union(*actions)
+        assert listed[name] - options == set(), f"mdf {name}: README shows unknown options"
+        missing = [a for a in actions if not a & (listed[name] | common)]
+        assert missing == [], f"mdf {name}: options README's command list does not show"

@@ -1,14 +1,16 @@
 """The fast code paths of Conv, MaxPool and AveragePool/LpPool against onnxruntime and
 independent numpy formulas, on shapes chosen to pick each path.
 
-Conv has four kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py`` and
-``_conv_shift.py``): direct accumulation (depthwise-like groups and tiny problems), shifted
-slices of the padded input for stride 1 (up to 4 M multiply-adds), im2col tiles with the
-thin-filter product ``gemm_small``, and im2col tiles with BLAS writing into the output. Every case below
-asserts which path it takes, and covers interior and border windows, strides, dilations, groups,
-pads / auto_pad, 1-D/2-D/3-D, float32 and float64, several im2col tiles and an odd number of
-filters. The 2-D pools run by row then column passes whose interior windows are unit-stride
-(or phase-split strided) loops; their cases cover strides 1-3, dilations, ceil_mode, pads on
+Conv has five kernels (``mdf_engine/onnx_ops/conv.py`` over ``_im2col.py``, ``_conv_shift.py``
+and ``_conv_simd.py``): direct accumulation (depthwise-like groups and tiny problems), vector
+tiles over shifted slices of the padded (for strides, phase-split) input for every other
+convolution up to ``SHIFT_MAX_MACS`` multiply-adds, a 1x1 convolution as a product (by the
+tiles reading the input in place), and above that im2col tiles
+with the thin-filter product ``gemm_small`` or BLAS (run directly on smaller shapes here). Every
+case below asserts which path it takes, and covers interior and border windows, strides,
+dilations, groups, pads / auto_pad, 1-D/2-D/3-D, float32 and float64, partial vectors and an odd
+number of filters. The 2-D pools run by row then column passes whose interior windows are
+unit-stride (or phase-split strided) loops; their cases cover strides 1-3, dilations, ceil_mode, pads on
 either side, storage_order and ties (Indices must name the first maximum in row-major window order).
 """
 
@@ -41,12 +43,17 @@ def conv_path(
     if conv_mod._use_direct(x.shape[0], m, m // group, w[0].size, out_pixels):
         return "direct"
     strides = attrs.get("strides") or [1] * (x.ndim - 2)
-    pointwise = w[0].size == w.shape[1] and not any(attrs.get("pads") or [0])
-    macs = m // group * w[0].size * out_pixels
-    if all(v == 1 for v in strides) and not pointwise and macs <= SHIFT_MAX_MACS:
+    one = w[0].size == w.shape[1] and not any(attrs.get("pads") or [0])
+    if one and group == 1 and all(v == 1 for v in strides) and "auto_pad" not in attrs:
+        return "tiles1x1"
+    if m // group * w[0].size * out_pixels <= SHIFT_MAX_MACS:
         return "shift"
-    ka = w[0].size + (1 if bias else 0)
-    return "small" if _im2col.use_gemm_small(m // group, ka, out_pixels) else "blas"
+    return im2col_product(m // group, w[0].size + (1 if bias else 0), out_pixels)
+
+
+def im2col_product(mg: int, ka: int, pixels: int) -> str:
+    """The product the im2col kernel uses (``conv.conv3d``)."""
+    return "small" if _im2col.use_gemm_small(mg, ka, pixels) else "blas"
 
 
 # (x shape, w shape, attributes, expected path)
@@ -63,25 +70,25 @@ CONV_CASES = [
     ),
     ((1, 4, 16, 16), (8, 4, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     ((1, 3, 12), (5, 3, 5), {"auto_pad": "SAME_UPPER", "strides": [2]}, "direct"),
-    # thin filters or small products (im2col + gemm_small): several tiles, odd M,
-    # stride/dilation/pads
+    # strides, dilations, pads by the vector tiles over a phase-split input (these were the
+    # im2col cases: IM2COL_CASES runs them through the im2col kernel as well)
     ((1, 3, 100, 100), (7, 3, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
-    ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
+    ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "shift"),
     ((1, 2, 70, 66), (10, 2, 3, 3), {"dilations": [2, 3], "pads": [0, 3, 2, 0]}, "shift"),
-    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}, "small"),
-    ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
+    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}, "shift"),
+    ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "shift"),
     ((2, 4, 30, 30), (12, 2, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}, "shift"),
-    # BLAS path: groups, strides, 1-D, 3-D, VALID, several tiles
+    # groups, strides, 1-D, 3-D, VALID
     ((2, 8, 40, 40), (8, 8, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
-    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]}, "blas"),
-    ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
-    ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "blas"),
-    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2], "strides": [2]}, "blas"),
+    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]}, "shift"),
+    ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "shift"),
+    ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "shift"),
+    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2], "strides": [2]}, "shift"),
     (
         (1, 2, 10, 12, 12),
         (8, 2, 3, 3, 3),
         {"pads": [1, 0, 1, 1, 2, 1], "strides": [2, 1, 1]},
-        "blas",
+        "shift",
     ),
     # stride 1 by shifted slices of the padded input (_conv_shift.py): 1-D, 3-D, odd filter
     # counts (blocks of 4 and 1), tap counts not a multiple of 4, non-square and even kernels,
@@ -93,6 +100,38 @@ CONV_CASES = [
     ((1, 2, 4, 700), (9, 2, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
     ((1, 3, 30, 28), (6, 3, 2, 2), {"auto_pad": "SAME_LOWER"}, "shift"),
     ((1, 6, 12, 12), (18, 2, 3, 3), {"group": 3, "pads": [0, 1, 2, 1]}, "shift"),
+    # strides 2-3 with dilations and kernels narrower or wider than the stride
+    (
+        (1, 4, 33, 31),
+        (8, 4, 5, 4),
+        {"strides": [3, 2], "dilations": [2, 3], "pads": [1, 2, 3, 0]},
+        "shift",
+    ),
+    ((1, 8, 49, 61), (12, 8, 1, 1), {"strides": [2, 3]}, "shift"),
+    ((1, 3, 57, 57), (20, 3, 3, 3), {"strides": [2, 2]}, "shift"),
+    # rows sharing their padding columns: pads wider on the left, on the right, dilated
+    ((1, 4, 11, 9), (8, 4, 3, 5), {"pads": [1, 3, 2, 0], "dilations": [1, 2]}, "shift"),
+    ((1, 4, 11, 9), (8, 4, 3, 3), {"pads": [0, 0, 0, 4]}, "shift"),
+    ((1, 48, 13, 13), (20, 48, 3, 3), {"pads": [1, 1, 1, 1]}, "shift"),
+    # 1x1 by the vector tiles read in place: pixels fewer than a vector, a last partial
+    # vector, chunks of pixels (2048 channels: the last chunk shorter than a vector), odd M
+    ((2, 40, 5, 3), (37, 40, 1, 1), {}, "tiles1x1"),
+    ((1, 48, 13, 13), (19, 48, 1, 1), {}, "tiles1x1"),
+    ((1, 2048, 10, 7), (5, 2048, 1, 1), {}, "tiles1x1"),
+    ((2, 64, 9, 40), (20, 64, 1, 1), {"strides": [1, 1]}, "tiles1x1"),
+    ((1, 3, 30, 30), (24, 3, 1, 1), {}, "tiles1x1"),
+]
+
+#: The cases above that the im2col kernel (``conv.conv3d``: above ``SHIFT_MAX_MACS``) also runs,
+#: with the product it uses for them.
+IM2COL_CASES = [
+    ((2, 3, 64, 60), (16, 3, 3, 3), {"strides": [2, 2], "pads": [1, 0, 2, 1]}, "small"),
+    ((1, 2, 141, 128), (12, 2, 2, 3), {"auto_pad": "SAME_LOWER", "strides": [2, 3]}, "small"),
+    ((1, 1, 4000), (64, 1, 7), {"strides": [3], "pads": [3, 2]}, "small"),
+    ((1, 8, 48, 48), (16, 4, 3, 3), {"group": 2, "strides": [2, 1], "pads": [1, 1, 1, 1]}, "blas"),
+    ((1, 32, 40, 40), (24, 32, 3, 3), {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, "blas"),
+    ((1, 16, 60, 60), (8, 16, 5, 5), {"auto_pad": "VALID", "dilations": [2, 1]}, "blas"),
+    ((2, 16, 500), (32, 16, 5), {"pads": [2, 2], "dilations": [2], "strides": [2]}, "blas"),
 ]
 
 
@@ -109,6 +148,24 @@ def test_conv_paths_match_onnxruntime(xs, ws, attrs, path, bias):
     got = onnx_ops.run("Conv", [x, w, b], attrs)[0]
     assert got.dtype == np.float32 and got.shape == exp.shape
     np.testing.assert_allclose(got, exp, rtol=1e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize(
+    "xs,ws,attrs,product", IM2COL_CASES, ids=[f"{c[3]}-{i}" for i, c in enumerate(IM2COL_CASES)]
+)
+def test_im2col_kernel_matches_onnxruntime(xs, ws, attrs, product):
+    """The im2col kernel (convolutions above ``SHIFT_MAX_MACS``), called on smaller shapes."""
+    rng = np.random.default_rng(abs(hash((xs, ws))) % 2**32)
+    x, w, b = _rand(rng, *xs), _rand(rng, *ws), _rand(rng, ws[0])
+    exp = ort_run("Conv", [x, w, b], attrs)[0]
+    key = conv_mod.geometry_key(
+        *(attrs.get(k, conv_mod.CONV_ATTRS[k]) for k in conv_mod._GEOMETRY_ATTRS)
+    )
+    group, g, _, shape5, out_shape = conv_mod._conv_geometry(x, w, key, "Conv")
+    assert im2col_product(ws[0] // group, w[0].size + 1, int(np.prod(out_shape[2:]))) == product
+    with conv_mod.blas_threads_for(0):
+        got = conv_mod.conv3d_g(x.reshape(shape5), w.reshape(ws[0], -1), b, True, g)
+    np.testing.assert_allclose(got.reshape(out_shape), exp, rtol=1e-4, atol=2e-4)
 
 
 def conv_numpy(x, w, b, pads, strides, dilations, group):
@@ -132,7 +189,8 @@ def conv_numpy(x, w, b, pads, strides, dilations, group):
     [
         ((1, 6, 15, 17), (6, 1, 3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 6, "direct"),
         ((1, 3, 80, 70), (9, 3, 3, 3), (2, 1, 0, 1), (1, 1), (2, 1), 1, "shift"),
-        ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "blas"),
+        ((2, 12, 64, 64), (12, 6, 3, 3), (1, 1, 1, 1), (2, 2), (1, 2), 2, "shift"),
+        ((1, 40, 9, 11), (10, 40, 1, 1), (0, 0, 0, 0), (1, 1), (1, 1), 1, "tiles1x1"),
     ],
 )
 def test_conv_paths_float64_match_numpy(xs, ws, pads, strides, dil, group, path):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from mdf_dicts import logistic_model
+from pnl_runs import assert_port_matches, trial_inputs
 
 import mdf_engine
 from mdf_engine import Simulation
@@ -39,17 +41,11 @@ def test_model_matches_psyneulink(name, backend):
     sim = Simulation(model, backend=backend)
     checked = 0
     for t, trial in enumerate(exp["trials"]):
-        sim.evaluate(initializer={k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()})
+        sim.evaluate(initializer=trial_inputs(exp, t))
         outs = {p: v for node in sim.outputs.values() for p, v in node.items()}
         for port, want in trial.items():
             assert port in outs, f"trial {t}: no output port {port}"
-            np.testing.assert_allclose(
-                np.ravel(outs[port]),
-                np.ravel(want),
-                rtol=1e-9,
-                atol=1e-12,
-                err_msg=f"{name} trial {t} {port}",
-            )
+            assert_port_matches(outs[port], want, f"{name} trial {t} {port}")
             checked += 1
     assert checked >= len(exp["trials"])
 
@@ -65,38 +61,9 @@ def test_results_are_the_terminal_outputs():
 
 def test_pnl_names_shadow_standard_ones_only_in_psyneulink_files():
     """``logistic`` in a PsyNeuLink file is PsyNeuLink's (offset outside the exponential)."""
-
-    def model(app: str) -> dict:
-        return {
-            "m": {
-                "format": "ModECI MDF v0.4",
-                "generating_application": app,
-                "graphs": {
-                    "g": {
-                        "nodes": {
-                            "n": {
-                                "functions": {
-                                    "f": {
-                                        "function": "logistic",
-                                        "args": {
-                                            "variable0": 0.5,
-                                            "gain": 2.0,
-                                            "bias": 0.1,
-                                            "offset": 0.3,
-                                        },
-                                    }
-                                },
-                                "output_ports": {"o": {"value": "f"}},
-                            }
-                        }
-                    }
-                },
-            }
-        }
-
     outs = {}
     for app in ("PsyNeuLink v0.21.0.0", "Python mdf_engine"):
-        sim = Simulation(model(app))
+        sim = Simulation(logistic_model(app, 0.5, 2.0, 0.1, 0.3))
         sim.evaluate()
         outs[app] = float(np.asarray(sim.outputs["n"]["o"]))
     assert outs["PsyNeuLink v0.21.0.0"] == pytest.approx(1 / (1 + np.exp(-2.0 * 0.6)) + 0.3)

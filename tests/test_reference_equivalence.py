@@ -90,13 +90,5 @@ def test_compiled_equals_interpreted(path):
     ra = a.run(steps=steps, dt=dt)
     rb = b.run(steps=steps, dt=dt)
     assert b.runner.is_compiled, b.runner.fallback_reason
-    for node, ports in ra.outputs.items():
-        for port, v in ports.items():
-            np.testing.assert_allclose(
-                np.asarray(rb.outputs[node][port], dtype=float),
-                np.asarray(v, dtype=float),
-                rtol=1e-12,
-                atol=0,
-                err_msg=f"{node}.{port}",
-            )
+    assert_outputs_close(rb.outputs, ra.outputs, rtol=1e-12)
     assert b.runner.time_steps == a.runner.time_steps

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pnl_runs import assert_port_matches, trial_inputs
 
 import mdf_engine
 from mdf_engine import Simulation
@@ -76,9 +77,7 @@ def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
     )
     got = []
     for t in range(len(oracle["trials"])):
-        sim.evaluate(
-            initializer={k: np.array(v[t], dtype=float) for k, v in oracle["inputs"].items()}
-        )
+        sim.evaluate(initializer=trial_inputs(oracle, t))
         outs = {p: v for node in sim.outputs.values() for p, v in node.items()}
         got.append((outs, sim.time_steps, sim.time_step_times))
     return sim, oracle, got
@@ -92,13 +91,7 @@ def _compare(oracle: dict, got: list, name: str) -> None:
             assert port in outs, f"trial {t}: no output port {port}"
             if _drawn_at_random(port, trial) or port.split("_")[0] in lost:
                 continue
-            np.testing.assert_allclose(
-                np.ravel(outs[port]),
-                np.ravel(want),
-                rtol=1e-9,
-                atol=1e-12,
-                err_msg=f"{name} trial {t} {port}",
-            )
+            assert_port_matches(outs[port], want, f"{name} trial {t} {port}")
         want_steps = oracle["execution"][t]
         if nested:  # the engine flattens nested compositions: compare the runs per node
             # (a nested scheduler's execution list is cumulative over the trials)
@@ -286,7 +279,7 @@ def test_held_inputs_and_time_steps_compile_over_many_trials(stem):
     nodes of one time step read their senders' values from before the step."""
     path = DATA / "v0.21.0.0" / f"{stem}.json"
     oracle = _oracle(path)
-    init = {k: np.array(v[0], dtype=float) for k, v in oracle["inputs"].items()}
+    init = trial_inputs(oracle, 0)
     sims = {}
     for backend in ("interpreted", "compiled"):
         sim = Simulation(str(path), backend=backend, scheduling_mode=oracle["scheduling_mode"])

@@ -147,11 +147,31 @@ def guarded(
         return _fail(f"{model}: the model is nested too deeply to process", held)
     except MemoryError:
         return _fail(f"{model}: not enough memory for this model or run", held)
+    except BrokenPipeError:
+        return _reader_gone()
     except OSError as e:
         where = e.filename if e.filename is not None else model
         return _fail(f"{where}: {e.strerror or type(e).__name__}", held)
     except Exception as e:  # noqa: BLE001 - the last resort: one line, never a traceback
         return _fail(f"{model}: internal error ({type(e).__name__}: {e}); please report it", held)
+
+
+#: the exit status after the reader of stdout went away (``mdf info m.json | head``): 128 +
+#: SIGPIPE, as a shell reports a command that the signal stopped
+EXIT_BROKEN_PIPE = 141
+
+
+def _reader_gone() -> int:
+    """Stop quietly when stdout's reader closed the pipe: that is no error of the model's
+    (it was reported as ``mdf: error: MODEL: Broken pipe``); stdout goes to /dev/null so that
+    Python's flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout is no file (main() called from Python)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def _fail(text: str, held: Any = None) -> int:

@@ -38,7 +38,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except MDFError as e:
         print(f"mdf: invalid: {e}", file=sys.stderr)
         return 1
-    print(f"{args.model}: valid ({len(model.graphs)} graph(s))")
+    if not args.quiet:
+        print(f"{args.model}: valid ({len(model.graphs)} graph(s))")
     return 0
 
 

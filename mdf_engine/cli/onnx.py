@@ -120,6 +120,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise MDFError("--record, --dt and --initializer need --step, --steps or --duration")
     else:
         mp = export(model, args.out, graph=args.graph, dtype=args.dtype, opset=args.opset)
+    if args.quiet:
+        return 0
     opset = next(o.version for o in mp.opset_import if o.domain in ("", "ai.onnx"))
     print(
         one_line(
@@ -145,8 +147,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     n_arrays = save_imported(model, args.out)
     g = model.graphs[0]
     side = f", {n_arrays} arrays in {sidecar_name(args.out)}" if n_arrays else ""
-    print(
-        f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
-        f"{model.onnx_opset_version}){side}"
-    )
+    if not args.quiet:
+        print(
+            f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
+            f"{model.onnx_opset_version}){side}"
+        )
     return 0

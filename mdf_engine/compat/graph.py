@@ -67,6 +67,7 @@ class _Runtime:
     def __init__(self, sim: Simulation):
         self.sim = sim
         self.pending: dict[tuple[str, str], Any] = {}
+        self._keys: dict[tuple[str, str], str] = {}
 
     def value(self, node: str, name: str) -> Any:
         return self.sim.value(node, name)
@@ -86,21 +87,26 @@ class _Runtime:
         # as in the reference, initializer keys that are not input port ids are ignored
         init = {k: v for k, v in (initializer or {}).items() if k in ports}
         for (node, port), value in self.pending.items():
-            init[self._initializer_key(node, port)] = value
+            if (node, port) not in self._keys:
+                self._keys[node, port] = self._initializer_key(node, port)
+            init[self._keys[node, port]] = value
         self.pending = {}
         self.sim.evaluate(initializer=init, time_increment=time_increment)
 
     def _initializer_key(self, node: str, port: str) -> str:
-        """``NODE.PORT`` names one node's port in an initializer; when a dot in the node id
-        makes that ambiguous, the port is named alone if no other node has such a port."""
-        if "." not in node:
-            return f"{node}.{port}"
-        owners = [n for n, q in self.sim.plan.nodes.items() if any(i.id == port for i in q.inputs)]
-        if owners == [node] and "." not in port:
-            return port
+        """The initializer key that names this node's port and nothing else: ``NODE.PORT``,
+        else the port id alone (``interpreter.initializer_targets`` reads keys)."""
+        from ..interpreter import initializer_targets
+
+        for key in (f"{node}.{port}", port):
+            try:
+                if initializer_targets(self.sim.plan, key) == [(node, port)]:
+                    return key
+            except MDFError:
+                continue
         raise MDFError(
-            f"cannot send a value to input port '{port}' of node '{node}' (a node id with a "
-            "'.' whose port id other nodes share); pass it with evaluate(initializer=...)"
+            f"cannot send a value to input port '{port}' of node '{node}' alone (ids with "
+            "'.' that name other ports too); pass it with evaluate(initializer=...)"
         )
 
 

@@ -74,6 +74,7 @@ class ElementBuilder:
             kwargs[key] = self.field_value(cls, known[key], value, sub)
         if "id" in known and "id" not in kwargs:
             if "id" in body:
+                self.check_id(body["id"], path)  # (a null id was the node 'None')
                 kwargs["id"] = str(body["id"])
             else:
                 raise self.error(f"{cls.__name__} has no id", path)

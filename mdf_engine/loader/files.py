@@ -18,6 +18,8 @@ MAX_EXPANDED = 10**7
 #: a lone surrogate (JSON's ``"\\ud800"`` escape): no Unicode character, and no file, CSV,
 #: ONNX or NetCDF name can hold it
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: YAML 1.1 numbers that YAML 1.2 reads otherwise (``017``: octal 15; ``1:30``: base 60)
+_YAML11_ONLY = re.compile(r"[-+]?(0[0-7]+|[0-9][0-9]*(:[0-5]?[0-9])+(\.[0-9]*)?)")
 
 
 def read_file(path: str) -> Any:
@@ -98,6 +100,25 @@ def _yaml_load(text: str) -> Any:
                     seen.add(key)
             return super().construct_mapping(node, deep)
 
+    def yaml11_number(loader: Any, node: Any) -> Any:
+        # YAML 1.1 reads 017 as octal 15 and 12:30 as 750 (base 60); YAML 1.2 and people
+        # read 17 and a text: such a number is refused rather than guessed
+        value = CONSTRUCT[node.tag](loader, node)
+        text = node.value.replace("_", "")
+        if _YAML11_ONLY.fullmatch(text) and (":" in text or int(text, 10) != value):
+            raise MDFError(
+                f"the number {node.value!r:.40} means {value} in "
+                "YAML 1.1 (a leading 0 is octal, ':' counts in base 60) but not in YAML 1.2; "
+                f"write it plainly or quote it (line {node.start_mark.line + 1})"
+            )
+        return value
+
+    CONSTRUCT = {
+        "tag:yaml.org,2002:int": yaml.SafeLoader.construct_yaml_int,
+        "tag:yaml.org,2002:float": yaml.SafeLoader.construct_yaml_float,
+    }
+    for tag in CONSTRUCT:
+        UniqueKeyLoader.add_constructor(tag, yaml11_number)
     return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 

@@ -1,18 +1,24 @@
-"""Direct convolution for stride 1 without im2col (issue 22, goal 5): the "shifted plane" kernel
-that :mod:`.conv` uses for every Conv whose strides are all 1 (any kernel size, dilations,
-pads, groups; 1-D to 3-D lifted to 3-D).
+"""Direct convolution without im2col (issue 22, goal 5): the "shifted plane" kernel that
+:mod:`.conv` uses for every Conv that is not depthwise-like, tiny or a plain 1x1 (any kernel
+size, strides, dilations, pads, groups; 1-D to 3-D lifted to 3-D), and the 1x1 product by the
+same vector tiles.
 
 With stride 1, output pixel ``(z, i, q)`` reads input ``(z + a*d0, i + b*d1, q + e*d2)`` of the
 zero-padded input for tap ``(a, b, e)``. Laid out flat, with the padded plane's row width
 ``Wp`` and plane size ``Hp * Wp``, output position ``t = (z * Hp + i) * Wp + q`` reads the
 padded input at ``t + off(a, b, e)`` where ``off = a*d0*Hp*Wp + b*d1*Wp + e*d2``: every tap of
-every channel is one contiguous slice of the padded input, shifted. The convolution is then a
-product of the filters ``(M, cg * taps)`` with those slices, accumulated in the input's dtype
-(float32 stays float32, as onnxruntime accumulates) into a small buffer of a few padded rows
-(it stays in L1), four filters and four taps per pass of a unit-stride loop that LLVM
-vectorizes; the columns ``q >= ow`` (and rows ``i >= oh``) of the padded grid are computed
-and dropped (``Wp / ow`` extra work, 1.06-1.13 for a 3x3 on 32 or 16 columns). Each output
-value is the bias plus the sum over (channel, tap) in that order, four taps at a time.
+every channel is one contiguous slice of the padded input, shifted. With strides ``s`` the
+padded input is first split into ``s0 * s1 * s2`` phases (``P[p][zq, iq, jq] = xpad[zq*s0 + p0,
+iq*s1 + p1, jq*s2 + p2]``, :func:`phase_image`): tap ``(a, b, e)`` then reads phase ``(a*d0 %
+s0, b*d1 % s1, e*d2 % s2)`` shifted by ``(a*d0 // s0, b*d1 // s1, e*d2 // s2)``, again one
+contiguous slice (no multiply-add is wasted on the stride). The convolution is then a product
+of the filters ``(M, cg * taps)`` with those slices, computed by the register-blocked vector
+tiles of :mod:`._conv_simd` (4 filters x 64 float32 positions per group, the sums in registers
+across every channel and tap, one fused multiply-add per term in the input's dtype: float32
+stays float32, as onnxruntime accumulates) into a buffer of a few rows whose input stays in L2;
+the columns ``q >= ow`` (and rows ``i >= oh``) of the grid are computed and dropped (``Wp /
+ow`` extra work: 1.04-1.15 on SqueezeNet's and the small CNN's layers). Each output value is the
+bias plus the sum over (channel, tap) in that order.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._conv_simd import WIDE, tile_1_1, tile_1_wide, tile_4_1, tile_4_wide
+from ._conv_simd import VEC_BYTES, WIDE, tile_1_1, tile_1_wide, tile_4_1, tile_4_wide
 from ._im2col import U
 
 #: Input values (all channels of a group) that one chunk of padded positions reads, about: the
@@ -70,24 +76,24 @@ def phase_image(x, n, c0, cg, s, pb, Q, slack):
 
 
 @numba.njit(cache=True)
-def _filters(xp, offs, w, acc, m, nf, K, t0, tc):
-    """``acc[f, :tc] = sum_r w[m + f, r] * xp[t0 + offs[r] + t]`` for ``nf`` (4 or 1) filters
+def _filters(xp, offs, w, acc, bias, m, nf, K, t0, tc):
+    """``acc[f, :tc] = sum_r w[m + f, r] * xp[t0 + offs[r] + t] + bias[m + f]`` for ``nf`` (4 or 1) filters
     by the tiles of :mod:`._conv_simd`: groups of :data:`~._conv_simd.WIDE` vectors, then
     single vectors for the rest (``acc`` holds up to one vector more than ``tc``)."""
-    vl = 64 // xp.itemsize
+    vl = VEC_BYTES // xp.itemsize
     gw = WIDE * vl
     nw = tc // gw
     n1 = (tc - nw * gw + vl - 1) // vl
     if nf == 4:
         if nw > 0:
-            tile_4_wide(xp, offs, w, acc, m, 0, K, t0, 0, nw)
+            tile_4_wide(xp, offs, w, acc, bias, m, 0, K, t0, 0, nw)
         if n1 > 0:
-            tile_4_1(xp, offs, w, acc, m, 0, K, t0 + nw * gw, nw * gw, n1)
+            tile_4_1(xp, offs, w, acc, bias, m, 0, K, t0 + nw * gw, nw * gw, n1)
     else:
         if nw > 0:
-            tile_1_wide(xp, offs, w, acc, m, 0, K, t0, 0, nw)
+            tile_1_wide(xp, offs, w, acc, bias, m, 0, K, t0, 0, nw)
         if n1 > 0:
-            tile_1_1(xp, offs, w, acc, m, 0, K, t0 + nw * gw, nw * gw, n1)
+            tile_1_1(xp, offs, w, acc, bias, m, 0, K, t0 + nw * gw, nw * gw, n1)
 
 
 @numba.njit(cache=True)
@@ -106,6 +112,12 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
     Q = np.empty(3, dtype=np.int64)
     for ax in range(3):
         Q[ax] = o[ax] + (k[ax] - 1) * d[ax] // s[ax]
+    if s[2] == 1:
+        # rows share their padding columns: a tap reaching past the end of a row reads the
+        # next row's first columns, zeros as long as the reach beyond the row is at most the
+        # left pad (the 13x13 layers of SqueezeNet: 14 columns a row instead of 15)
+        W = x.shape[4]
+        Q[2] = max(pb[2] + W, o[2] + (k[2] - 1) * d[2] - pb[2], o[2])
     Dq, Hq, Wq = Q[0], Q[1], Q[2]
     plane = Dq * Hq * Wq
     offs = np.empty(K, dtype=np.int64)
@@ -123,25 +135,25 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
                     r += 1
     # the last position of the grid that is an output pixel, plus one
     T = ((o[0] - 1) * Hq + o[1] - 1) * Wq + o[2]
-    vl = 64 // x.itemsize
+    vl = VEC_BYTES // x.itemsize
     nph = s[0] * s[1] * s[2]
     rows = max(1, min((T + Wq - 1) // Wq, CHUNK_INPUT // (nph * cg * Wq)))
     wc = np.ascontiguousarray(w)
+    bc = np.ascontiguousarray(bias)
     out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
     of = out.reshape(-1)
     acc = np.empty((4, rows * Wq + vl), dtype=x.dtype)
     for n in range(N):
         for g in range(group):
-            xp = phase_image(x, n, g * cg, cg, s, pb, Q, WIDE * vl)
+            xp = phase_image(x, n, g * cg, cg, s, pb, Q, WIDE * vl + pb[2])
             for t0 in range(0, T, rows * Wq):
                 tc = min(rows * Wq, T - t0)
                 m = 0
                 while m < mg:
                     nf = 4 if m + 4 <= mg else 1
-                    _filters(xp, offs, wc, acc, g * mg + m, nf, K, t0, tc)
+                    _filters(xp, offs, wc, acc, bc, g * mg + m, nf, K, t0, tc)
                     for j in range(nf):
                         mm = g * mg + m + j
-                        bv = bias[mm]
                         aj = acc[j]
                         base = (n * M + mm) * o[0] * o[1] * o[2]
                         for rho in range(t0 // Wq, (t0 + tc + Wq - 1) // Wq):
@@ -152,7 +164,7 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
                             src = rho * Wq - t0
                             dst = base + (z * o[1] + i) * o[2]
                             for q in range(o[2]):
-                                of[U(dst + q)] = aj[U(src + q)] + bv
+                                of[U(dst + q)] = aj[U(src + q)]
                     m += nf
     return out
 
@@ -163,25 +175,19 @@ def conv_shift_g(x, w, bias, g):
     return conv_shift(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15])
 
 
-#: A 1x1 convolution of at least this many input channels runs by
-#: :func:`conv_pointwise_tiles` (below, the few multiply-adds per output leave the tiles'
-#: fixed cost per group too large: 16 channels, 64 filters, 55x55: 25 GMAC/s, as BLAS).
-TILES_MIN_C = 32
-
-
 @numba.njit(cache=True)
 def conv_pointwise_tiles(x, w, bias, has_bias):
     """A 1x1 convolution without stride or padding by the vector tiles of :mod:`._conv_simd`:
     per image ``n`` of ``x`` (N, C, P) the product of the filters ``w`` (M, C) with ``x[n]``
     (C, P), read in place (channel ``c`` of pixel ``t`` at ``c * P + t``), written straight
-    into the output's rows, plus the bias. The pixels run in chunks whose input stays in L2;
-    a last partial vector is computed as the vector ending at the last pixel (it overlaps the
-    one before, whose values it writes again, equal: the same sums in the same order), so
-    that nothing is read past the input. Returns (N, M, P) in x's dtype."""
+    into the output's rows, the bias added in registers. The pixels run in chunks whose input
+    stays in L2; a last partial vector is computed as the vector ending at the last pixel (it
+    overlaps the one before, whose values it writes again, equal: the same sums in the same
+    order), so that nothing is read past the input. Returns (N, M, P) in x's dtype."""
     N, C, P = x.shape
     M = w.shape[0]
     out = np.empty((N, M, P), dtype=x.dtype)
-    vl = 64 // x.itemsize
+    vl = VEC_BYTES // x.itemsize
     gw = WIDE * vl
     if P < vl:  # too narrow for a vector: plain loops
         for n in range(N):
@@ -195,6 +201,7 @@ def conv_pointwise_tiles(x, w, bias, has_bias):
     xf = x.reshape(-1)
     acc = out.reshape((N * M, P))
     wc = np.ascontiguousarray(w)
+    bc = np.ascontiguousarray(bias) if has_bias else np.zeros(M, dtype=x.dtype)
     offs = np.arange(C) * P
     chunk = max(gw, CHUNK_INPUT // C // gw * gw)
     for n in range(N):
@@ -209,28 +216,20 @@ def conv_pointwise_tiles(x, w, bias, has_bias):
                 r = n * M + m
                 if m + 4 <= M:
                     if nw > 0:
-                        tile_4_wide(xf, offs, wc, acc, m, r, C, t0, p0, nw)
+                        tile_4_wide(xf, offs, wc, acc, bc, m, r, C, t0, p0, nw)
                     if n1 > 0:
-                        tile_4_1(xf, offs, wc, acc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
+                        tile_4_1(xf, offs, wc, acc, bc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
                     if rest > 0:
-                        tile_4_1(xf, offs, wc, acc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
+                        tile_4_1(xf, offs, wc, acc, bc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
                     nf = 4
                 else:
                     if nw > 0:
-                        tile_1_wide(xf, offs, wc, acc, m, r, C, t0, p0, nw)
+                        tile_1_wide(xf, offs, wc, acc, bc, m, r, C, t0, p0, nw)
                     if n1 > 0:
-                        tile_1_1(xf, offs, wc, acc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
+                        tile_1_1(xf, offs, wc, acc, bc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
                     if rest > 0:
-                        tile_1_1(xf, offs, wc, acc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
+                        tile_1_1(xf, offs, wc, acc, bc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
                     nf = 1
-                if has_bias:
-                    # a last vector reaching back into the chunk before rewrote its sums
-                    lo = min(p0, p0 + pc - vl) if rest > 0 else p0
-                    for j in range(nf):
-                        bv = bias[m + j]
-                        row = acc[r + j]
-                        for t in range(lo, p0 + pc):
-                            row[t] += bv
                 m += nf
     return out
 

@@ -1,4 +1,4 @@
-"""The register-blocked inner loop of the stride-1 convolution (:mod:`._conv_shift`), as Numba
+"""The register-blocked inner loop of the convolutions of :mod:`._conv_shift`, as Numba
 intrinsics that emit LLVM vector code.
 
 LLVM's loop vectorizer vectorizes the innermost loop only, so a Numba loop over pixels keeps
@@ -7,38 +7,56 @@ written out in scalars lost the vectorization altogether (docs/performance.md, g
 intrinsics here keep the sums in vector registers across all the taps, as a matrix product's
 micro-kernel does.
 
-``tile_F_B(xp, offs, w, acc, m, am, K, t0, a0, nq)`` computes, for the ``F`` filters ``m .. m +
-F - 1``, ``acc[am + f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t]`` for ``t < nq * B * lanes``, where a
-vector holds ``lanes`` values (64 bytes: 16 float32 or 8 float64). Group by group of ``B``
-vectors of pixels it keeps the ``F x B`` sums in registers while it runs over every row ``r`` of
-the filters (every channel and tap): ``B`` vector loads of the input, one broadcast weight per
-filter and ``F x B`` fused multiply-adds per ``r``. The sums start at zero and add the terms in
-the order of ``r``, one fused multiply-add each, in the input's dtype (float32 stays float32).
+``tile_F_B(xp, offs, w, acc, bias, m, am, K, t0, a0, nq)`` computes, for the ``F`` filters
+``m .. m + F - 1``, ``acc[am + f, a0 + t] = sum_r w[m + f, r] * xp[t0 + offs[r] + t] + bias[m +
+f]`` for ``t < nq * B * lanes``, where a vector holds ``lanes`` values (:data:`VEC_BYTES`: 64
+bytes with AVX-512, 16 float32 or 8 float64; 32 bytes otherwise). Group by group of ``B``
+vectors of pixels it keeps the ``F x B`` sums in registers while it runs over every row ``r``
+of the filters (every channel and tap): ``B`` vector loads of the input, one broadcast weight
+per filter and ``F x B`` fused multiply-adds per ``r``. The sums start at zero and add the
+terms in the order of ``r``, one fused multiply-add each, in the input's dtype (float32 stays
+float32); the bias is added last, in registers.
 
 The caller guarantees the bounds (nothing is checked here): ``xp`` holds ``t0 + max(offs) +
-nq * B * lanes`` values, ``acc`` is C-contiguous with rows ``am .. am + F - 1`` of at least ``a0 + nq * B *
-lanes``,
-``w`` is C-contiguous with rows ``m .. m + F - 1`` of at least ``K`` columns, and ``offs`` has
-``K`` entries. Only engine-made constants reach the generated code.
+nq * B * lanes`` values, ``acc`` is C-contiguous with rows ``am .. am + F - 1`` of at least
+``a0 + nq * B * lanes``, ``w`` is C-contiguous with rows ``m .. m + F - 1`` of at least ``K``
+columns, ``bias`` has rows ``m .. m + F - 1`` and ``offs`` has ``K`` entries. Only
+engine-made constants reach the generated code.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
+from llvmlite.binding import get_host_cpu_features
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, config
 from numba.extending import intrinsic
 
-#: Vectors of pixels per group of the wide tiles (4 filters x 4 vectors = 16 registers).
-WIDE = 4
+
+def _vector_bytes() -> int:
+    """64 when the target Numba compiles for has AVX-512 (32 vector registers), else 32 (AVX2,
+    16 registers; other machines split the vectors as LLVM legalizes them)."""
+    feats = config.CPU_FEATURES
+    if feats is None:
+        feats = get_host_cpu_features().flatten()
+    return 64 if "+avx512f" in feats.split(",") else 32
 
 
-def _accepts(xp, offs, w, acc, ints) -> bool:
+#: Bytes of one vector of the tiles (16 or 8 float32).
+VEC_BYTES = _vector_bytes()
+#: Vectors of pixels per group of the wide tiles: 4 filters x 4 vectors = 16 accumulator
+#: registers of 32 with AVX-512, 4 x 3 = 12 of 16 otherwise (beside the loads and the broadcast).
+WIDE = 4 if VEC_BYTES == 64 else 3
+
+
+def _accepts(xp, offs, w, acc, bias, ints) -> bool:
     return (
-        all(isinstance(a, types.Array) and a.layout == "C" for a in (xp, offs, w, acc))
+        all(isinstance(a, types.Array) and a.layout == "C" for a in (xp, offs, w, acc, bias))
         and xp.dtype in (types.float32, types.float64)
         and w.dtype == xp.dtype
         and acc.dtype == xp.dtype
+        and bias.dtype == xp.dtype
+        and bias.ndim == 1
         and offs.dtype == types.int64
         and xp.ndim == 1
         and offs.ndim == 1
@@ -51,19 +69,19 @@ def _accepts(xp, offs, w, acc, ints) -> bool:
 def _tile(nf: int, nb: int):
     """The intrinsic of ``nf`` filters by ``nb`` vectors (see the module docstring)."""
 
-    def tile(typingctx, xp, offs, w, acc, m, am, K, t0, a0, nq):
-        if not _accepts(xp, offs, w, acc, (m, am, K, t0, a0, nq)):
+    def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq):
+        if not _accepts(xp, offs, w, acc, bias, (m, am, K, t0, a0, nq)):
             return None
-        sig = types.void(xp, offs, w, acc, m, am, K, t0, a0, nq)
+        sig = types.void(xp, offs, w, acc, bias, m, am, K, t0, a0, nq)
 
         def codegen(context, builder, signature, args):
             i64 = ir.IntType(64)
             mv, amv, kv, t0v, a0v, nqv = (
                 context.cast(builder, v, t, types.int64)
-                for v, t in zip(args[4:], signature.args[4:])
+                for v, t in zip(args[5:], signature.args[5:])
             )
             fty = context.get_value_type(xp.dtype)
-            vl = 512 // xp.dtype.bitwidth
+            vl = VEC_BYTES * 8 // xp.dtype.bitwidth
             vty = ir.VectorType(fty, vl)
             vptr = vty.as_pointer()
             fma = cgutils.get_or_insert_function(
@@ -71,9 +89,9 @@ def _tile(nf: int, nb: int):
                 ir.FunctionType(vty, [vty, vty, vty]),
                 f"llvm.fma.v{vl}f{xp.dtype.bitwidth}",
             )
-            xa, oa, wa, aa = (
+            xa, oa, wa, aa, ba = (
                 context.make_array(t)(context, builder, v)
-                for t, v in zip(signature.args[:4], args[:4])
+                for t, v in zip(signature.args[:5], args[:5])
             )
             ldw = cgutils.unpack_tuple(builder, wa.shape, 2)[1]
             lda = cgutils.unpack_tuple(builder, aa.shape, 2)[1]
@@ -108,12 +126,16 @@ def _tile(nf: int, nb: int):
                             a = accs[f][j]
                             builder.store(builder.call(fma, [wb, xs[j], builder.load(a)]), a)
                 for f in range(nf):
+                    bs = builder.load(builder.gep(ba.data, [builder.add(mv, ir.Constant(i64, f))]))
+                    one = builder.insert_element(undef, bs, ir.Constant(i64, 0))
+                    bv = builder.shuffle_vector(one, undef, splat)
                     arow = builder.add(amv, ir.Constant(i64, f))
                     at = builder.add(builder.mul(arow, lda), builder.add(a0v, gbase))
                     row = builder.gep(aa.data, [at])
                     for j in range(nb):
                         pj = builder.gep(row, [ir.Constant(i64, j * vl)])
-                        st = builder.store(builder.load(accs[f][j]), builder.bitcast(pj, vptr))
+                        v = builder.fadd(builder.load(accs[f][j]), bv)
+                        st = builder.store(v, builder.bitcast(pj, vptr))
                         st.align = xp.dtype.bitwidth // 8
             return context.get_dummy_value()
 

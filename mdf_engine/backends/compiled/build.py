@@ -15,6 +15,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
 from ...plan.size import check_compile_size
+from . import small_products
 from .cache import files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
@@ -159,6 +161,8 @@ def options(
         "recorded": list(spec.recorded),
         "scheduling_mode": spec.plan.scheduling_mode,
         "dt_given": dt is not None,
+        # (small projection products are summed as this machine's BLAS sums them)
+        "blas": small_products.blas_identity() if spec.plan.psyneulink else None,
     }
 
 
@@ -287,10 +291,13 @@ def generate(
 ) -> Built:
     """Warm up, generate and load the graph's module, and record it under ``key``."""
     from ...interpreter import InterpretedGraph
-    from ...onnx_ops._blas import largest_product
     from .generator import Generator
 
-    with largest_product() as blas:  # (the BLAS threads of the compiled calls: onnx_ops._blas)
+    # the largest BLAS product of the warm-up decides the compiled calls' BLAS threads
+    # (onnx_ops._blas); a graph whose plan loaded no onnx_ops (importing it costs a cold start
+    # seconds) makes none
+    blas_module = sys.modules.get("mdf_engine.onnx_ops._blas")
+    with blas_module.largest_product() if blas_module else nullcontext([0]) as blas:
         warm, handover = warm_up(spec, initializer, dt)
     gen = Generator(spec, warm, initializer)
     if handover is not None and gen.node_by_node is not None:

@@ -24,6 +24,7 @@ from .layout import Layout, Slot, SlotKey, Storage, output_key, value_key
 from .module_code import ModuleCodeEmitter
 from .node_code import NodeCodeEmitter
 from .pnl_rules import PsyNeuLinkRules
+from .sharing import share_slots
 from .state import CompiledState
 from .values import ValueEmitter
 
@@ -80,6 +81,10 @@ class Generator(
         self.consts.hold = self.state.hold  # (large arrays: read-only state, not frozen)
         self._check_call_inputs()
         self.static = self.static_schedule() if table is not None else None
+        #: input ports that read their sender's output slot (:mod:`.sharing`)
+        self.shared_inputs = share_slots(
+            self.state, spec.plan, list(spec.node_ids), self.static, self.initialized_ports()
+        )
         self.psyneulink_rules()
         #: (kind, name) of each value checked for NaN/inf, indexed by ``err[3]``
         self.finite_checks: list[tuple[str, str]] = []

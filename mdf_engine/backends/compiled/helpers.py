@@ -1,7 +1,8 @@
 """Numba helpers that the compiled backend's generated code calls.
 
 ``_scalar`` and ``_where`` give numpy's answers on Numba scalars; ``_ix1``/``_ix2``/``_ck``
-bounds-check subscripts; ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
+bounds-check subscripts; ``_fma(a, b, c)`` is ``a * b + c`` rounded once (LLVM's ``fma``:
+small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
@@ -22,14 +23,15 @@ from ...errors import MDFError
 #: from this list and ``generated_source.ENGINE_NAMES`` admits it.
 HELPERS = tuple(
     "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
-    "_scalar _where".split()
+    "_scalar _where _fma".split()
 )
 
 
 def _make_helpers() -> dict[str, Any]:
+    from llvmlite import ir
     from numba import njit, types
     from numba.core.errors import TypingError
-    from numba.extending import overload
+    from numba.extending import intrinsic, overload
 
     def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
         return float(np.asarray(x))
@@ -448,6 +450,27 @@ def _make_helpers() -> dict[str, Any]:
                     dst[i, j] = s[i * i_step, j * j_step]
 
         return copy2
+
+    def _fma(a, b, c):  # pragma: no cover - replaced by the overload in jitted code
+        from .small_products import exact_fma
+
+        return exact_fma(float(a), float(b), float(c))
+
+    @intrinsic
+    def _fma_f64(typingctx, a, b, c):
+        def codegen(context, builder, sig, args):
+            d = ir.DoubleType()
+            fnty = ir.FunctionType(d, [d, d, d])
+            fn = builder.module.declare_intrinsic("llvm.fma", [d], fnty)
+            return builder.call(fn, args)
+
+        return types.float64(types.float64, types.float64, types.float64), codegen
+
+    @overload(_fma)
+    def _fma_ov(a, b, c):
+        if all(isinstance(t, types.Float) for t in (a, b, c)):
+            return lambda a, b, c: _fma_f64(float(a), float(b), float(c))
+        return None
 
     del njit
     made = locals()

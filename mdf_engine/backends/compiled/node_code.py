@@ -7,6 +7,7 @@ functions, parameters, outputs).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -26,10 +27,21 @@ class NodeCodeEmitter:
         np_ = self.plan.nodes[nid]
         i = self.node_index[nid]
         out = [f"{ind}# node {i}", *self.rules_before_run(nid, ind)]
-        for ep in self.plan.incoming[nid]:  # (pnl_rules.py: edges, PsyNeuLink's rules)
-            out += self.edge_code(nid, ep, ind)
+        shared = self.shared_inputs  # (ports that are their sender's output: sharing.py)
+        for ep in self.plan.incoming[nid]:  # (pnl_rules.py: edges, PsyNeuLinkRules's rules)
+            if (nid, ep.receiver_port) not in shared:
+                out += self.edge_code(nid, ep, ind)
         names: dict[str, str] = {}
         for ip in np_.inputs:
+            if (nid, ip.id) in shared:
+                names[ip.id] = self.slots[value_key(nid, ip.id)].var
+                continue
+            direct = getattr(self, "direct_inputs", {}).get((nid, ip.id))
+            if direct is not None:  # (the initializer's argument: read_directly)
+                slot = self.slots[value_key(nid, ip.id)]
+                out.append(self.assign(slot, direct, ind))
+                names[ip.id] = slot.var
+                continue
             slot, pend = (
                 self.slots[value_key(nid, ip.id)],
                 self.slots[SlotKey(nid, Role.PENDING, ip.id)],
@@ -55,7 +67,10 @@ class NodeCodeEmitter:
         for pp in np_.parameters:
             out += self.parameter(nid, i, pp, names, ind)
         for oid, vp in np_.outputs:
-            out += self.assign_value(self.slots[output_key(nid, oid)], vp, names, ind)
+            slot = self.slots[output_key(nid, oid)]
+            bare = vp.expr is not None and vp.expr.is_bare_name()
+            if not (bare and names.get(vp.expr.tree.body.id) == slot.var):
+                out += self.assign_value(slot, vp, names, ind)  # (else its value's slot)
         for k, (tn, name, indices) in enumerate(self.thresholds):
             if tn != nid:
                 continue
@@ -129,10 +144,35 @@ class NodeCodeEmitter:
             return self.consts.table.text(slot.text)
         return "(" + "".join(f"{self.consts.table.text(t)}, " for t in slot.text) + ")"
 
+    def read_directly(self, nid: str, ip: Any, val: str) -> bool:
+        """Whether input port ``ip`` of ``nid`` reads the initializer argument ``val``
+        (``I<k>``) straight into its value instead of through its pending value: under a fixed
+        schedule where its node runs once per update and nothing else sends to the port, the
+        pending value would be that argument at every read (and is read by no one else)."""
+        if not hasattr(self, "direct_inputs"):
+            self.direct_inputs: dict[tuple[str, str], str] = {}
+        static = self.static
+        return (
+            static is not None
+            and self.node_by_node is None
+            and not self.plan.psyneulink
+            and re.fullmatch(r"I\d+", val) is not None
+            and ip.reduce == "overwrite"
+            and not any(e.receiver_port == ip.id for e in self.plan.incoming[nid])
+            and sum(m.count(self.node_index[nid]) for m in static) == 1
+        )
+
+    def initialized_ports(self) -> set[tuple[str, str]]:
+        """The (node, input port) pairs an initializer key sets."""
+        return {t for key in self.initializer for t in self._initializer_targets(key)}
+
     def set_input(self, nid: str, port: str, val: str, ind: str) -> list[str]:
         """Code delivering ``val`` to an input port (its pending value, combined by the port's
         reduce)."""
         ip = next(p for p in self.plan.nodes[nid].inputs if p.id == port)
+        if self.read_directly(nid, ip, val):  # (its node reads the argument itself)
+            self.direct_inputs[(nid, port)] = val
+            return []
         pend = self.slots[SlotKey(nid, Role.PENDING, port)]
         flag = self.slots[SlotKey(nid, Role.FLAG, port)].var
         if ip.reduce == "overwrite":

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import NotCompilable
+from . import small_products
 from .elementwise import aligned, element_at
 from .layout import Role, SlotKey, Storage, output_key
 
@@ -161,10 +162,11 @@ class PsyNeuLinkRules:
     def _projected_into(
         self, nid: str, ep: Any, sender: Any, src: str, ind: str
     ) -> list[str] | None:
-        """A projection's product written by BLAS straight into the receiving port's pending
-        value (``np.dot(src, M, pend)``: the same numbers as the product then copied, without
-        a temporary array per delivery), when the edge has no weight, the port takes it whole
-        and holds no trial input; None otherwise."""
+        """A projection's product written straight into the receiving port's pending value,
+        when the edge has no weight, the port takes it whole and holds no trial input (None
+        otherwise): a small product (:mod:`.small_products`) as own arithmetic in the order
+        this machine's BLAS sums it, a larger one by BLAS (``np.dot(src, M, pend)``: the same
+        numbers as the product then copied, without a temporary array per delivery)."""
         m = getattr(ep, "matrix", None)
         if m is None or ep.has_weight or (nid, ep.receiver_port) in self.held:
             return None
@@ -193,6 +195,25 @@ class PsyNeuLinkRules:
             n = m.shape[1]
             x = element_at(src, tuple(sender.shape), "0")
             value = f"(0.0 + ({x} * {element_at(self.consts.const(m), m.shape)}))"
+            return [
+                f"{ind}for i_ in range({n}):",
+                f"{ind}    e_ = float({value})",
+                f"{ind}    {element_at(pend.var, tuple(pend.shape))} = e_",
+                f"{ind}{flag} = 1.0",
+            ]
+        k, n = m.shape
+        order = small_products.formula(k, n, len(sender.shape) == 2)
+        if (
+            order is not None
+            and m.flags.c_contiguous  # (as the interpreter's matrix: another layout, another
+            and int(np.prod(sender.shape)) == k  # BLAS kernel)
+            and aligned(pend.shape, (n,))
+        ):
+            # a small product in the generated code's own arithmetic, summed as np.matmul
+            # (the interpreter's BLAS) sums it here: a BLAS call costs more than its terms
+            mat = self.consts.const(m)
+            xs = [element_at(src, tuple(sender.shape), str(t)) for t in range(k)]
+            value = small_products.element_source(order, xs, [f"{mat}[{t}, i_]" for t in range(k)])
             return [
                 f"{ind}for i_ in range({n}):",
                 f"{ind}    e_ = float({value})",

@@ -9,9 +9,10 @@ numpy does (the interpreted backend reports it alike). Numba's ``np.array`` take
 ``b > a`` (``b < a``) is true, else ``a`` (so a NaN second argument never wins). Python
 takes the truth of that comparison, which numpy gives only for a value of one element: an
 array argument of another size raises ValueError, as on the interpreted backend. The
-interpreter returns the winning object itself, whose shape may be either argument's;
-compiled code returns its one element as a scalar and the slot it is stored in gives it the
-shape the warm-up saw (see docs/compiled.md).
+interpreter returns the winning object itself, whose dtype and shape may be either
+argument's; compiled code returns its one element as a scalar (numpy's promotion of the two)
+and, where the arguments differ in kind, ``_pywon`` gives the tag of the one that won, which
+the value's slot keeps (variants.py) to read it back as that argument's kind.
 
 ``_pywon(a, b, ta, tb, greater)`` is the tag of the argument ``_pymax(a, b)``
 (``greater``) or ``_pymin(a, b)`` returns: ``tb`` when ``b`` wins, else ``ta`` (a value whose

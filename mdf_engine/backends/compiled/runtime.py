@@ -9,6 +9,7 @@ writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -128,7 +129,7 @@ class RunCall:
         (log arrays, ``P``, ``rec``) and this call's values ``call`` (:data:`_PER_CALL` and
         ``I``); the cached list is rebuilt when any object of the key changes."""
         key = (fn, st, *fixed.values())
-        if len(key) != len(self._key) or any(a is not b for a, b in zip(key, self._key)):
+        if len(key) != len(self._key) or not all(map(operator.is_, key, self._key)):
             marks = {name: object() for name in self._PER_CALL}
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}

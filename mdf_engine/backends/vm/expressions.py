@@ -384,6 +384,9 @@ class ExpressionTranslator:
             return x
         if name in _HELPERS:
             return self.binary(_HELPERS[name], self.expr(args[0]), self.expr(args[1]))
+        if name == "_fma" and len(args) == 3:  # (rounded twice here: docs/compiled.md, Tier 0)
+            prod = self.binary("mul", self.expr(args[0]), self.expr(args[1]))
+            return self.binary("add", prod, self.expr(args[2]))
         if name == "_where":
             return self.where(*(self.expr(a) for a in args))
         if name in ("_ix1", "_ix2"):

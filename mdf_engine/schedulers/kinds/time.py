@@ -7,10 +7,11 @@ of time and runs a clock (see :mod:`mdf_engine.schedulers.compiled`). Times are 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...errors import NotCompilable
+from ...errors import MDFError, NotCompilable
 from .base import ConditionKind, kind, value
 
 if TYPE_CHECKING:  # (self.graph_scheduler() reads the units: it imports graph-scheduler)
@@ -31,6 +32,25 @@ class TimeInterval(ConditionKind):
     unit: Any = value(None)
     start_inclusive: bool = value(True)
     end_inclusive: bool = value(True)
+
+    def check(self, graph: Any, where: str) -> None:
+        """A repeat > 0 as graph-scheduler reads it (it rounds ``1e-12`` ms to 0 and then
+        divides by it) and bounds that are numbers (a NaN start never comes)."""
+        try:
+            built = self.graph_scheduler(None)
+        except Exception:  # noqa: BLE001 - reported with the field path when it is built
+            return
+        for name in ("repeat", "start", "end"):
+            q = getattr(built, name)
+            m = getattr(q, "m", q)
+            if m is None:
+                continue
+            if not math.isfinite(float(m)) or (name == "repeat" and m <= 0):
+                what = "a time > 0" if name == "repeat" else "a finite time"
+                raise MDFError(
+                    f"expected {what}, got {getattr(self, name)!r:.80} (read as {q})",
+                    f"{where}.kwargs.{name}",
+                )
 
     def register(self, table: Any, owner: int) -> None:
         table.time_slot(self.times(table, owner))
