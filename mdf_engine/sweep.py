@@ -235,10 +235,24 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
             backend="interpreted",
         )
         res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer, record=job.record)
-        cols = [np.asarray(res.traces[r], dtype=float).reshape(job.steps, -1) for r in job.record]
+        cols = [_trace_columns(res.traces[r], r, job.steps) for r in job.record]
         rec = np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0))
         out.append(rec[job.steps - job.keep :])
     return np.stack(out) if out else np.zeros((0, job.keep, 0))
+
+
+def _trace_columns(trace: Sequence[Any], key: str, steps: int) -> np.ndarray:
+    """One recorded value per step as a row of floats: ``(steps, size)``. A value whose shape
+    changes but not its size (``max()`` returning a float ``(1, 1)`` or an int ``[100]``) is
+    read flat; one whose size changes cannot be a column of the sweep's table."""
+    flat = [np.asarray(v, dtype=float).ravel() for v in trace]
+    sizes = sorted({f.size for f in flat})
+    if len(sizes) > 1:
+        raise MDFError(
+            f"record '{key}': its value changes size from step to step ({sizes[0]} and "
+            f"{sizes[-1]} numbers); a sweep records values of one size"
+        )
+    return np.stack(flat).reshape(steps, -1)
 
 
 def _record_shapes(

@@ -291,3 +291,34 @@ def test_final_values_keep_no_series(single_runs, monkeypatch, backend):
             np.testing.assert_allclose(got, single_runs[a, amp][:, -1], rtol=1e-10)
     with pytest.raises(MDFError, match="unknown keep"):
         sweep(FN, SMALL, steps=4, dt=DT, record=RECORD, keep="all")
+
+
+def _clipped_model(growth: str) -> dict:
+    """One node whose ``o`` is ``max()`` of a float (1, 1) value and an int [3] (PsyNeuLink's
+    DDI clipping): its shape changes from step to step, its size does not."""
+    from mdf_dicts import one_node
+
+    return one_node(
+        {
+            "r": {"value": 1.5},
+            "a": {"value": growth, "default_initial_value": [[0.0]]},
+            "t": {"value": [3]},
+            "o": {"value": "max(a - 4, t)"},
+        }
+    )
+
+
+@pytest.mark.parametrize("backend", ["interpreted", "compiled"])
+def test_sweep_records_a_value_whose_shape_follows_max(backend):
+    """Oracle: one interpreted ``Simulation`` run per parameter set, its trace read flat."""
+    from mdf_engine.simulation import Simulation
+    from mdf_engine.sweep import sweep
+
+    model = _clipped_model("a + r")
+    ds = sweep(model, {"n.r": [0.5, 1.5]}, steps=6, record=["n.o"], backend=backend)
+    for i, r in enumerate([0.5, 1.5]):
+        m = _clipped_model(f"a + {r}")
+        res = Simulation(m, backend="interpreted").run(steps=6, record=["n.o"])
+        want = [np.asarray(v, dtype=float).ravel() for v in res.traces["n.o"]]
+        got = ds[next(iter(ds.data_vars))].values[i].reshape(6, -1)
+        np.testing.assert_array_equal(got, np.stack(want))
