@@ -106,3 +106,25 @@ def test_compiled_graph_keeps_its_largest_product(monkeypatch, tmp_path):
         assert sim.runner.origin == origin
         assert sim.runner.blas_macs == 64 * 128 * 96
         np.testing.assert_allclose(sim.value(node, port), oracle.value(node, port), rtol=1e-12)
+
+
+def test_gemm_records_only_the_products_its_compiled_form_sends_to_blas():
+    """The compiled Gemm makes a product of one float dtype up to GEMM_OWN_MACS multiply-adds by
+    own loops: such a product sets no thread count for the compiled call (its threadpoolctl
+    switch cost 10-13 us a call of the small CNN, for no BLAS call); mixed dtypes go to BLAS."""
+    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm
+
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((1, 2048)), rng.standard_normal((2048, 10))
+    with _blas.largest_product() as own:
+        gemm(a, b)
+        gemm(a.astype(np.float32), b.astype(np.float32))
+    assert own == [0]
+    with _blas.largest_product() as mixed:
+        gemm(a.astype(np.float32), b)
+    assert mixed == [2048 * 10]
+    big_a, big_b = rng.standard_normal((256, 256)), rng.standard_normal((256, 128))
+    assert 256 * 256 * 128 > GEMM_OWN_MACS
+    with _blas.largest_product() as big:
+        gemm(big_a, big_b)
+    assert big == [256 * 256 * 128]

@@ -105,14 +105,16 @@ def largest_product() -> Iterator[list[int]]:
 
 
 @contextmanager
-def blas_threads_for(macs: int) -> Iterator[None]:
+def blas_threads_for(macs: int, *, compiled_blas: bool = True) -> Iterator[None]:
     """Within the block, BLAS uses at most :func:`threads_for` threads (one for a product below
     :data:`SHARED_MIN_MACS` multiply-adds, unless ``MDF_ENGINE_BLAS_THREADS`` says otherwise);
-    thread counts are only ever lowered, and restored after the block."""
+    thread counts are only ever lowered, and restored after the block. ``compiled_blas``: the
+    kernel's compiled form makes this product by BLAS too (False: by own loops), so that
+    :func:`largest_product` records it for the compiled call's thread count."""
     if macs < UNSHARED_MACS:
         yield
         return
-    if _largest is not None:
+    if _largest is not None and compiled_blas:
         _largest[0] = max(_largest[0], int(macs))
     most = threads_for(macs)
     if most is None:

@@ -136,7 +136,10 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
         b = b.T
     if a.shape[1] != b.shape[0]:
         raise MDFError(f"Gemm: inner dimensions differ: {a.shape} @ {b.shape}")
-    with blas_threads_for(a.size * b.shape[1]):
+    macs = a.size * b.shape[1]
+    # the compiled Gemm makes small products of one float dtype by own loops (_gemm_small)
+    own = a.dtype == b.dtype and a.dtype.kind == "f" and 0 < macs <= GEMM_OWN_MACS
+    with blas_threads_for(macs, compiled_blas=not own):
         y = np.dot(a, b)
     dt = y.dtype
     if alpha != 1.0:
