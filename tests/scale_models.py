@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import random
 
-FORMAT = "ModECI MDF v0.4"
+from mdf_dicts import graph_model
 
 
-def _model(name: str, nodes: dict, edges: dict, conditions: dict | None = None) -> dict:
-    graph: dict = {"nodes": nodes, "edges": edges}
-    if conditions:
-        graph["conditions"] = conditions
-    return {name: {"format": FORMAT, "graphs": {"g": graph}}}
+def _counter() -> dict:
+    """A source node counting up from 0: its output ``out`` is 1, 2, 3, ... at its runs."""
+    return {
+        "parameters": {"x": {"default_initial_value": 0.0, "value": "x + 1"}},
+        "output_ports": {"out": {"value": "x"}},
+    }
 
 
 def _edge(sender: str, receiver: str, port: str = "i", sender_port: str = "out") -> dict:
@@ -41,12 +42,7 @@ def _edge(sender: str, receiver: str, port: str = "i", sender_port: str = "out")
 
 def chain(n: int) -> dict:
     """``n`` nodes ``c0 -> c1 -> ...``: ``c0`` counts up, each other node is ``0.5 * i + k``."""
-    nodes: dict = {
-        "c0": {
-            "parameters": {"x": {"default_initial_value": 0.0, "value": "x + 1"}},
-            "output_ports": {"out": {"value": "x"}},
-        }
-    }
+    nodes: dict = {"c0": _counter()}
     edges: dict = {}
     for k in range(1, n):
         nodes[f"c{k}"] = {
@@ -55,17 +51,12 @@ def chain(n: int) -> dict:
             "output_ports": {"out": {"value": "y"}},
         }
         edges[f"e{k}"] = _edge(f"c{k - 1}", f"c{k}")
-    return _model(f"chain{n}", nodes, edges)
+    return graph_model(nodes, f"chain{n}", edges=edges)
 
 
 def fan(n: int) -> dict:
     """A source, ``n - 2`` middle nodes reading it, and a sink adding them all up."""
-    nodes: dict = {
-        "src": {
-            "parameters": {"x": {"default_initial_value": 0.0, "value": "x + 1"}},
-            "output_ports": {"out": {"value": "x"}},
-        }
-    }
+    nodes: dict = {"src": _counter()}
     edges: dict = {}
     for k in range(n - 2):
         nodes[f"m{k}"] = {
@@ -80,7 +71,7 @@ def fan(n: int) -> dict:
         "parameters": {"s": {"value": "i"}},
         "output_ports": {"out": {"value": "s"}},
     }
-    return _model(f"fan{n}", nodes, edges)
+    return graph_model(nodes, f"fan{n}", edges=edges)
 
 
 def cells(n: int) -> dict:
@@ -113,7 +104,7 @@ def cells(n: int) -> dict:
         }
         edges[f"e{k}"] = _edge(s, v)
         conditions[v] = {"type": "EveryNCalls", "kwargs": {"dependency": s, "n": 2}}
-    return _model(f"cells{n}", nodes, edges, {"node_specific": conditions})
+    return graph_model(nodes, f"cells{n}", edges=edges, conditions={"node_specific": conditions})
 
 
 OPS = ("onnx::Add", "onnx::Sub", "onnx::Relu", "onnx::Tanh", "onnx::Sigmoid")
@@ -160,7 +151,7 @@ def dag(n: int, seed: int = 1) -> dict:
         k += 1
         if k % width == 0:
             made.extend(f"n{j}" for j in range(k - width, k))
-    return _model(f"dag{n}", nodes, edges)
+    return graph_model(nodes, f"dag{n}", edges=edges)
 
 
 FAMILIES = {"chain": chain, "fan": fan, "cells": cells, "dag": dag}
