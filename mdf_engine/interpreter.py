@@ -87,13 +87,7 @@ def initializer_targets(plan: GraphPlan, key: str) -> list[tuple[str, str]]:
         (nid, key) for nid, node in plan.nodes.items() if any(ip.id == key for ip in node.inputs)
     ]
     readings = [by_id] if by_id else []
-    at = key.find(".")
-    while at > -1:
-        nid, port = key[:at], key[at + 1 :]
-        node = plan.nodes.get(nid)
-        if node is not None and any(ip.id == port for ip in node.inputs):
-            readings.append([(nid, port)])
-        at = key.find(".", at + 1)
+    readings += [[found] for found in plan.graph.node_port(key, ("input_ports",))]
     if not readings:
         raise MDFError(
             f"initializer key '{key:.200}' is neither an input port id nor NODE.PORT of an input "
