@@ -51,7 +51,7 @@ else:
     sim = Simulation(path, backend=backend)
     sim.run(steps=1)
 print(json.dumps({"wall": time.perf_counter() - t, "cpu": time.process_time() - c,
-                  "mode": sim.runner.mode, "why": getattr(sim.runner, "fallback_reason", None)}))
+                  "mode": getattr(sim.runner, "mode", backend), "why": getattr(sim.runner, "fallback_reason", None)}))
 """
 
 
