@@ -111,10 +111,13 @@ def make_mutant(
         whats.append(what)
     else:
         for _ in range(rng.choice([1, 1, 1, 2, 3])):
-            if rng.random() < 0.8:
-                data, what = fuzz_structure.mutate(rng, data, kinds, functions)
-            else:
-                data, what = fuzz_mutations.mutate_tree(rng, data)
+            try:
+                if rng.random() < 0.8:
+                    data, what = fuzz_structure.mutate(rng, data, kinds, functions)
+                else:
+                    data, what = fuzz_mutations.mutate_tree(rng, data)
+            except RecursionError:  # a tree made deep by an earlier mutation: enough
+                break
             whats.append(what)
         try:
             blob = fuzz_models._serialize(data, ext, rng)
@@ -361,6 +364,37 @@ class Fuzzer:
                 self.run_stage(number, "oracle", model, blob, what, src)
         if rng.random() < export:
             self.run_stage(number, "export", model, blob, what, src)
+
+
+def smoke(seed: int, mutants: int, folder: Path, max_bytes: int = 20_000) -> tuple[list[str], dict]:
+    """In-process and quick (the test suite's budget): each mutant of the small corpus files
+    through ``load`` and the planner (``mdf validate``'s work). Returns the problems (an
+    exception other than MDFError, an error of more than one line or without the file's
+    name) and the count of each outcome."""
+    from mdf_engine import MDFError, load
+    from mdf_engine.plan import plan_graph
+
+    files = corpus(max_bytes)
+    kinds, functions = vocabulary()
+    problems, counts = [], collections.Counter()
+    for n in range(mutants):
+        src, model, blob, what = make_mutant(seed, n, files, kinds, functions)
+        path = folder / f"m{n}{Path(model).suffix}"
+        path.write_bytes(blob)
+        try:
+            m = load(path)
+            for g in m.graphs:
+                plan_graph(m, g, str(path))
+            counts["ok"] += 1
+        except MDFError as e:
+            text = str(e)
+            if "\n" in text or path.name not in text:
+                problems.append(f"{n} {src.name} {what!a}: unclear error {text[:200]!a}")
+            counts["error"] += 1
+        except Exception as e:  # noqa: BLE001 - exactly what the smoke test looks for
+            problems.append(f"{n} {src.name} {what!a}: {type(e).__name__}: {str(e)[:200]!a}")
+            counts["FINDING"] += 1
+    return problems, dict(counts)
 
 
 def prepare() -> None:

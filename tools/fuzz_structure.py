@@ -204,7 +204,7 @@ def m_number(rng: random.Random, data: Any) -> str:
 
 def m_deep(rng: random.Random, data: Any) -> str:
     path, value = rng.choice([(p, v) for p, v in walk(data) if p])
-    depth = rng.choice([3, 20, 90, 300, 900])
+    depth = rng.choice([3, 20, 65, 90, 200])
     for i in range(depth):
         value = [value] if rng.random() < 0.5 else {f"k{i % 3}": value}
     put(data, path, value)
