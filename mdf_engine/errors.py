@@ -89,7 +89,8 @@ EVALUATION_ERRORS = (
 def evaluation_failed(e: BaseException, path: str) -> MDFError:
     """The MDFError of one of :data:`EVALUATION_ERRORS` raised while evaluating the field at
     ``path``."""
-    return MDFError(f"evaluation failed: {type(e).__name__}: {e}", path)
+    first = str(e).split("\n", 1)[0]  # (Numba adds lines naming its own source)
+    return MDFError(f"evaluation failed: {type(e).__name__}: {first}", path)
 
 
 class UnsupportedOperatorError(MDFError, NotImplementedError):

@@ -81,3 +81,45 @@ def test_an_enormous_id_is_clipped_in_errors_and_log_lines(tmp_path):
     text = str(e.value)
     assert len(text) < 10_000 and "m.json" in text and "graphs.g.edges.e.sender" in text
     assert "characters)..." in text
+
+
+def _node_model(tmp_path: Path, params: dict) -> Path:
+    path = tmp_path / "m.json"
+    node = {"parameters": params, "output_ports": {"o": {"value": "p"}}}
+    path.write_text(json.dumps(_model({"A": node})))
+    return path
+
+
+def test_a_condition_whose_value_does_not_broadcast_names_the_condition(tmp_path):
+    """A conditional parameter whose value is ``[]`` under a condition giving two numbers was an
+    internal error (numpy's ValueError out of ``np.where``)."""
+    from mdf_engine import Simulation
+
+    cond = {"c": {"test": "a > 0", "value": "a"}}
+    path = _node_model(
+        tmp_path, {"a": {"value": [1.0, 2.0]}, "p": {"value": [], "conditions": cond}}
+    )
+    with pytest.raises(
+        MDFError,
+        match=r"m\.json: graphs\.g\.nodes\.A\.parameters\.p\.conditions\.c: evaluation failed",
+    ):
+        Simulation(path, backend="interpreted").run(steps=2)
+
+
+def test_a_derivative_that_does_not_broadcast_fails_cleanly_in_compiled_code(tmp_path):
+    """A state of two numbers with a derivative of three: Numba's own ValueError escaped the
+    compiled backend (the first step has no dt, so the warm-up never met it)."""
+    from mdf_engine import Simulation
+
+    deriv = {
+        "p": {"default_initial_value": [1.0, 2.0], "time_derivative": "np.array([1.0, 2.0, 3.0])"}
+    }
+    path = _node_model(tmp_path, deriv)
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(path, backend=backend)
+        sim.run(steps=1)
+        with pytest.raises(
+            MDFError, match=r"m\.json: graphs\.g.*evaluation failed: ValueError"
+        ) as e:
+            sim.run(steps=2, dt=0.1)
+        assert "\n" not in str(e.value) and "numba" not in str(e.value)

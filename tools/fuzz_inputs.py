@@ -56,7 +56,7 @@ import fuzz_structure  # noqa: E402
 
 CORPUS_DIRS = ["tests/data/wild", "tests/data/pnl", "examples"]
 STAGES = ("load", "validate", "info", "run", "run-compiled", "oracle", "export")
-TIMEOUTS = {"run-compiled": 300.0, "oracle": 300.0, "export": 120.0}
+TIMEOUTS = {"run": 150.0, "run-compiled": 300.0, "oracle": 300.0, "export": 150.0}
 STEPS = 3
 DT = 0.1
 

@@ -500,6 +500,52 @@ def m_function(rng: random.Random, data: Any, functions: list[str]) -> str:
     return f"function {_describe(path)} = {name}({json.dumps(args, default=str)[:60]})"
 
 
+GENTLE_NUMBERS = [0, 1, -1, 0.5, 2, 3, -2.5, 1e-3, 100, 7]
+_OPERATOR = re.compile(r"(\*\*|//|[-+*/%<>])")
+_CALL = re.compile(r"\b((?:np|numpy|math)\.)?([A-Za-z_]\w*)\(")
+
+
+def m_gentle(rng: random.Random, data: Any, functions: list[str]) -> str:
+    """A change that keeps the model valid more often than not, so that the mutant runs and
+    the oracle compares numbers: an ordinary number for a number, an operator for another, a
+    function for another of its module."""
+    nums = [
+        (p, v)
+        for p, v in walk(data)
+        if p and isinstance(v, (int, float)) and v is not True and v is not False
+    ]
+    exprs = [(p, v) for p, v in strings(data) if _OPERATOR.search(v) or _CALL.search(v)]
+    r = rng.random()
+    if nums and (r < 0.4 or not exprs):
+        path, old = rng.choice(nums)
+        new = rng.choice(GENTLE_NUMBERS)
+        put(data, path, new)
+        return f"gentle number {_describe(path)}: {old!r:.20} -> {new!r}"
+    if not exprs:
+        return m_expression(rng, data, functions)
+    path, old = rng.choice(exprs)
+    ops = list(_OPERATOR.finditer(old))
+    calls = list(_CALL.finditer(old))
+    if ops and (not calls or rng.random() < 0.5):
+        m = rng.choice(ops)
+        new_op = rng.choice(["+", "-", "*", "/", "//", "%", "**", "<", ">"])
+        new = old[: m.start()] + new_op + old[m.end() :]
+    elif calls:
+        m = rng.choice(calls)
+        module = m.group(1) or ""
+        same = (
+            [f for f in functions if f.startswith(module) and "." not in f[len(module) :]]
+            if module
+            else [f for f in functions if "." not in f]
+        )
+        name = rng.choice(same or functions)
+        new = old[: m.start()] + name + "(" + old[m.end() :]
+    else:
+        return m_expression(rng, data, functions)
+    put(data, path, new)
+    return f"gentle expression {_describe(path)}: {old[:60]!a} -> {new[:80]!a}"
+
+
 def mutate(
     rng: random.Random, data: Any, kinds: list[str], functions: list[str]
 ) -> tuple[Any, str]:
@@ -520,8 +566,9 @@ def mutate(
         "condition": lambda: m_condition(rng, data, kinds),
         "expression": lambda: m_expression(rng, data, functions),
         "function": lambda: m_function(rng, data, functions),
+        "gentle": lambda: m_gentle(rng, data, functions),
     }
-    weights = {"expression": 4, "condition": 2, "number": 2, "ident": 2, "function": 2}
+    weights = {"gentle": 8, "expression": 4, "condition": 2, "number": 2, "ident": 2, "function": 2}
     kind = rng.choices(list(ops), weights=[weights.get(k, 1) for k in ops])[0]
     if not isinstance(data, (dict, list)) or len(walk(data)) < 2:
         return data, "none"
