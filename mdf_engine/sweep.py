@@ -38,6 +38,7 @@ from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
+from .run_arguments import check_dt
 from .sweep_files import final_table, open_dataset, save_dataset
 from .sweep_records import (
     Kind,
@@ -299,6 +300,7 @@ def sweep(
     from .extras import require
 
     xr = require("xarray")
+    check_dt(dt)
     if duration is not None:
         from .simulation import steps_for_duration
 
