@@ -109,7 +109,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from ..backends import uses_namespace
     from ..loader import load
-    from ..results import plain
+    from ..results import json_text, plain
     from ..simulation import Simulation
     from .checks import check_outputs_spare_inputs
 
@@ -167,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif res.steps == 1:  # what ran: compare with a scheduler's execution list
             ran, times = sim.runner.last_update_steps()
             data.update(time_steps=[sorted(s) for s in ran], time_step_times=list(times))
-        print(json.dumps(data))
+        print(json_text(data))
     elif not args.quiet:
         from ..summary import summarize
 
