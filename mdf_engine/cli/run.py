@@ -59,11 +59,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="plot recorded traces to this image (without --record: every numeric output port)",
     )
-    r.add_argument("--json", action="store_true", help="print final outputs as JSON")
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print the graph, the steps and the final outputs as one line of strict JSON "
+        '(NaN/inf as "NaN"/"Infinity"; a one-step run adds its time steps)',
+    )
     r.add_argument(
         "--progress",
         action="store_true",
-        help="show a progress bar (the default when stderr is a terminal)",
+        help="a progress bar on long runs when stderr is a terminal (the default: the flag "
+        "changes nothing; --quiet turns it off)",
     )
     r.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing but errors (and no progress bar)"
