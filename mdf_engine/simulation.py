@@ -14,6 +14,7 @@ parameter values and resets.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import logging
@@ -137,7 +138,7 @@ class Simulation:
         self.schedule_log = schedule_log
         source = getattr(self.model, "_source", None)
         self.scheduling_mode = scheduling_mode
-        self._last_steps: tuple[list[set[str]], list[float]] = ([], [])
+        self._last_steps: tuple[list[builtins.set[str]], list[float]] = ([], [])
         self._undecided = backend == "auto"
         self.runner: Any = None
         cs = self.graph.conditions
@@ -253,7 +254,7 @@ class Simulation:
             self.time += time_increment
 
     @property
-    def time_steps(self) -> list[set[str]]:
+    def time_steps(self) -> list[builtins.set[str]]:  # (builtins: the class has a method set)
         """The sets of node ids run in each time step of the last :meth:`evaluate`, in order
         (a :meth:`run` does not set them)."""
         return [set(s) for s in self._last_steps[0]]
