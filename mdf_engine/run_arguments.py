@@ -28,6 +28,13 @@ def check_dt(dt: Any, name: str = "dt") -> None:
         raise MDFError(f"{name} must be a finite number > 0, got {dt!r:.80}")
 
 
+def check_count(n: Any, name: str) -> None:
+    """Refuse a count (a sweep's ``chunk``, ``workers``) that is not a whole number >= 1
+    (None: the default)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise MDFError(f"{name} must be a whole number >= 1, got {n!r:.80}")
+
+
 def check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> None:
     """The arguments of ``Simulation.run`` have the types and ranges it takes."""
     if (

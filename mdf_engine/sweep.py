@@ -38,7 +38,7 @@ from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
-from .run_arguments import check_dt
+from .run_arguments import check_count, check_dt
 from .sweep_files import final_table, open_dataset, save_dataset
 from .sweep_records import (
     Kind,
@@ -301,6 +301,8 @@ def sweep(
 
     xr = require("xarray")
     check_dt(dt)
+    check_count(chunk, "chunk")  # (chunk=-1 gave zeros)
+    check_count(workers, "workers")
     if duration is not None:
         from .simulation import steps_for_duration
 

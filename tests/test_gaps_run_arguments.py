@@ -52,3 +52,25 @@ def test_api_refuses_the_steps_the_cli_refuses(steps, capsys):
     assert "steps" in capsys.readouterr().err
     with pytest.raises(MDFError, match=r"(^|: )steps must be"):
         Simulation(FN, backend="interpreted").run(steps=steps, dt=0.05)
+
+
+@pytest.mark.parametrize("name,value", [("chunk", -1), ("chunk", 0), ("workers", 0)])
+def test_sweep_refuses_a_count_below_one(name, value):
+    """``chunk=-1`` ran no chunk and returned zeros as the sweep's values."""
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import sweep
+
+    with pytest.raises(MDFError, match=rf"{name} must be a whole number >= 1"):
+        sweep(
+            FN,
+            {"fn_neuron.a": [0.5]},
+            steps=3,
+            dt=0.05,
+            record=["fn_neuron.V_out"],
+            **{name: value},
+        )
+
+
+def test_cli_refuses_max_cycles_below_one(capsys):
+    assert _cli(["run", str(EXAMPLES / "actr_count.json"), "--max-cycles", "0"]) == 2
+    assert "--max-cycles must be at least 1" in capsys.readouterr().err
