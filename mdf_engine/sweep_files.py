@@ -369,6 +369,8 @@ def open_dataset(path: str | os.PathLike) -> Any:
 
     xr = require("xarray")
     path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise MDFError("no such file" if not os.path.exists(path) else "not a file", source=path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:
             return _as_bytes_names(ds.load(), "latin-1", "utf-8")

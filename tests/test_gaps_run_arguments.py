@@ -74,3 +74,30 @@ def test_sweep_refuses_a_count_below_one(name, value):
 def test_cli_refuses_max_cycles_below_one(capsys):
     assert _cli(["run", str(EXAMPLES / "actr_count.json"), "--max-cycles", "0"]) == 2
     assert "--max-cycles must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"steps": 1.5}, "steps must be a whole number"),
+        ({"steps": "3"}, "steps must be a whole number"),
+        ({"record": "fn_neuron.V_out"}, "record must be a list of 'NODE.PORT' strings"),
+        ({"params": [("fn_neuron.a", [1])]}, "params must be a mapping"),
+    ],
+)
+def test_sweep_arguments_of_the_wrong_type_are_mdf_errors(kwargs, message):
+    """(they were TypeErrors, or a string record read letter by letter)"""
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import sweep
+
+    args = {"params": {"fn_neuron.a": [0.5]}, "steps": 3, "record": ["fn_neuron.V_out"], **kwargs}
+    with pytest.raises(MDFError, match=message):
+        sweep(FN, args.pop("params"), dt=0.05, **args)
+
+
+def test_open_dataset_of_a_missing_file(tmp_path):
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import open_dataset
+
+    with pytest.raises(MDFError, match="no such file"):
+        open_dataset(tmp_path / "nope.nc")
