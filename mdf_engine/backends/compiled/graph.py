@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError, NotCompilable
+from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable, evaluation_failed
 from ...plan import GraphPlan
 from .batch import run_cold, run_handed_over
 from .build import (
@@ -263,6 +263,10 @@ class CompiledGraph:
                     raise
                 # nothing of this run has been seen yet: run it again, interpreted
                 self._give_up(str(e))
+            except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
+                if not first or isinstance(e, MDFError):
+                    raise e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where) from None
+                self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)
         for k in range(steps):
