@@ -37,6 +37,7 @@ from .build import (
     from_numba,
     numba_failure,
 )
+from .draws import stream_for
 from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, SlotKey, Storage, fresh_state, read_slot
 from .readback import output_table, read_outputs
@@ -429,6 +430,7 @@ class CompiledGraph:
         fixed = {"logbuf": logbuf, "logpos": logpos, "P": self.sweep_values, "rec": self._no_rec}
         call = {"nsteps": n, "dt": 0.0 if dt is None else float(dt), "dt_given": dt is not None}
         call.update(first_without_dt=first_without_dt, err=err, I=inits)
+        call["rng"] = stream_for(self.plan)  # (random operators: draws.py)
         if self.tier0 is not None:  # (None once the generated code runs)
             self.tier0 = self.tier0.call(self, fn, {**st, **fixed, **call}, n)
         else:

@@ -33,7 +33,8 @@ ERR_WIDTH = 8
 #: The arguments of a generated ``run`` (and ``run_quiet``), in order: the step count and time
 #: increment, the state (the scalar table ``S``, every array slot, the scheduler's counters and
 #: clock, which nodes ran, the Threshold values), the schedule log, the ``err`` row, the swept
-#: parameters ``P``, the recorded values ``rec`` and the initializer's values. ``A`` stands for
+#: parameters ``P``, the recorded values ``rec``, the random stream ``rng`` (``draws.py``: None
+#: for a graph that draws nothing) and the initializer's values. ``A`` stands for
 #: every array slot (``a0, a1, ...``) and ``I`` for every initializer value (``I0, ...``, sorted
 #: by key); see :func:`parameters` and :func:`arguments`.
 RUN_ARGS = (
@@ -54,6 +55,7 @@ RUN_ARGS = (
     "err",
     "P",
     "rec",
+    "rng",
     "I",
 )
 #: The arguments of ``run_batch``: the cold state (``S0``, the arrays ``A0`` = ``a0_0, ...``,
@@ -70,6 +72,7 @@ BATCH_ARGS = (
     "PT",
     "REC",
     "ERR",
+    "rng",
     "I",
 )
 #: The arguments of a node-by-node module's ``node_<i>`` (``q_c2``: the update count).
@@ -114,7 +117,7 @@ class RunCall:
     a dict at every call cost a one-inference CNN (issue 22, goal 5) ~10 us. A call that does
     not write the log gets this object's own dummy log arrays."""
 
-    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err")
+    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err", "rng")
 
     def __init__(self) -> None:
         self._key: tuple = ()
