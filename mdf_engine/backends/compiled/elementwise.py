@@ -132,12 +132,12 @@ class ElementwiseEmitter:
         shape: tuple[int, ...],
         inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
     ) -> str | None:
-        """One element of ``x[k]``, a row of an array slot ``x`` under a whole-number ``k``
-        within its first axis (PsyNeuLink's ``variable0[0]`` of its input ports' (1, n)
-        sums): ``a17[0, i_]``, read in place. The index is checked here, once, against the
-        slot's fixed shape; the generic subscript (``_ix1``, a bounds check and a view at
-        every run, copied by ``_put``) cost a PsyNeuLink LCA pass more than its arithmetic.
-        None for any other expression."""
+        """One element of ``x[k]``, a row of an array slot ``x`` (or item of a tuple slot)
+        under a whole-number ``k`` within its first axis (PsyNeuLink's ``variable0[0]`` of
+        its input ports' (1, n) sums, FHN's ``(v, w, time)`` items): ``a17[0, i_]``, read in
+        place. The index is checked here, once, against the slot's fixed shape; the generic
+        subscript (``_ix1``, a bounds check and a view at every run, copied by ``_put``) cost
+        a PsyNeuLink LCA pass more than its arithmetic. None for any other expression."""
         body = vp.expr.tree.body
         if not isinstance(body, ast.Subscript) or not isinstance(body.value, ast.Name):
             return None
@@ -149,15 +149,25 @@ class ElementwiseEmitter:
                 return None
             name = arg.expr.tree.body.id
         slot = self.slot_of_var.get(names.get(name, ""))
+        if k is None or slot is None or slot.alts:
+            return None
+        if slot.kind is Storage.TUPLE:  # (an item of a tuple of mixed shapes: its own slot)
+            if not -len(slot.parts) <= k < len(slot.parts):
+                return None
+            part = slot.parts[k % len(slot.parts)]
+            if part.alts:
+                return None
+            if part.kind is Storage.SCALAR:
+                return part.var
+            if part.kind is not Storage.ARRAY or part.seq or not aligned(part.shape, shape):
+                return None
+            return element_at(part.var, tuple(part.shape))
         if (
-            k is None
-            or slot is None
-            or slot.kind is not Storage.ARRAY
-            or slot.seq
+            slot.kind is not Storage.ARRAY
             or len(slot.shape) < 2
             or not -int(slot.shape[0]) <= k < int(slot.shape[0])
             or not aligned(tuple(slot.shape[1:]), shape)
-        ):
+        ):  # (a list of items of one shape is an array of them, item k its row k)
             return None
         return element_at(slot.var, tuple(slot.shape), lead=(k % int(slot.shape[0]),))
 
@@ -321,12 +331,13 @@ class ElementwiseEmitter:
         (or Euler step) and conditions are element-wise, updated element by element in place
         (a stateful value copied from its function's value, as the LCA's ``previous_value``,
         is a loop of loads and stores, not a ``_put`` call); None when it is not such a
-        parameter."""
+        parameter. (A stateful parameter whose first value the table ``P`` gives, a float
+        initial value, is updated from its value as any other.)"""
         if (
             slot.kind is not Storage.ARRAY
             or not slot.shape
             or any(int(d) != 1 for d in slot.shape[:-1])
-            or (nid, pp.id) in self.swept
+            or ((nid, pp.id) in self.swept and not (pp.stateful and pp.value is not None))
             or pp.call is not None
             or slot.alts  # (a variant sets its tag too: variants.py)
         ):
