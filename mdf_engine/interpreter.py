@@ -25,7 +25,8 @@ import numpy as np
 
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
-from .interpreter_lean import Replay, fuse, lean_node, replay_step, static_schedule
+from .interpreter_fused import fuse
+from .interpreter_lean import Replay, lean_node, replay_step, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
 from .plan.initializer import initializer_targets
 from .psyneulink_files import to_port_shape
@@ -130,7 +131,7 @@ class InterpretedGraph:
         #: without conditions, and per node a runner with its calls bound once (or None)
         self._replay = Replay() if static_schedule(plan) else None
         lean = {nid: lean_node(p, _UNSET) for nid, p in plan.nodes.items()}
-        #: Conv -> Relu pairs run as one (mdf_engine.plan.fusion)
+        #: how many nodes run within another (mdf_engine.plan.fusion, interpreter_fused)
         self.fused = fuse(plan, lean)
         self._lean = {nid: None if n is None else n.runner() for nid, n in lean.items()}
         #: the replayed updates' time steps with each node's step bound (see _program_of)

@@ -24,11 +24,8 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .plan import GraphPlan, NodePlan
-from .plan.fusion import conv_relu_pairs
 from .plan.parts import CallPlan, ValuePlan
 
 
@@ -71,7 +68,7 @@ def _bare_name(vp: ValuePlan) -> str | None:
     return None if name in ("True", "False", "None") else name
 
 
-class _BoundCall:
+class BoundCall:
     """One call of a registered function with its kernel, attributes and inputs resolved:
     each input is a constant or a name read from the node's values."""
 
@@ -198,37 +195,6 @@ def _item(vp: ValuePlan) -> tuple[str, int] | None:
     return b.value.id, i.value
 
 
-class _FusedRelu:
-    """The Relu call of a fused Conv -> Relu pair (:mod:`mdf_engine.plan.fusion`): when the
-    value it reads is the very array the Conv node computed last, it takes the Relu of it that
-    the Conv node computed right after (the same call on the same array); anything else goes
-    to the call itself."""
-
-    __slots__ = ("call", "cell", "port", "first")
-
-    def __init__(self, call: _BoundCall, cell: list, port: str):
-        self.call, self.cell, self.port = call, cell, port
-        self.first = call.first
-
-    def one(self, x: Any) -> Any:
-        cell = self.cell
-        y = cell[0]
-        if y is not None and x is y:
-            out = cell[1]
-            cell[0] = cell[1] = None
-            return out
-        return self.call.one(x)
-
-    def __call__(self, env: dict[str, Any]) -> Any:
-        cell = self.cell
-        y = cell[0]
-        if y is not None and env[self.port] is y:
-            out = cell[1]
-            cell[0] = cell[1] = None
-            return out
-        return self.call(env)
-
-
 class LeanNode:
     """A node bound for the lean path (see :func:`lean_node`); :meth:`runner` gives its run."""
 
@@ -245,7 +211,7 @@ class LeanNode:
                     raise _NotLean
                 consts[pp.id] = pp.value.const
             elif pp.call is not None and pp.call.schema is not None:
-                calls.append((pp.id, _BoundCall(pp.id, pp.call, consts, plan.where)))
+                calls.append((pp.id, BoundCall(pp.id, pp.call, consts, plan.where)))
             else:
                 raise _NotLean
         self.unset = unset
@@ -260,21 +226,24 @@ class LeanNode:
             item = _item(vp)
             name, index = (item if item is not None else (_bare_name(vp), None))
             self.outputs.append((oid, name, index, vp, f"{plan.where}.output_ports.{oid}"))
-        #: a fused Conv -> Relu pair: on the Conv node (cell, the Relu's call, the Conv's
-        #: output port, the Relu's input port)
-        self.then: tuple[list, _BoundCall, str, str] | None = None
+        #: what runs after the node's outputs are set, given the value of ``then_port``
+        #: (a fused pair's Conv node: the Relu, see :mod:`mdf_engine.interpreter_fused`)
+        self.then: Callable[[Any], None] | None = None
+        self.then_port: str | None = None
 
-    def call_of(self, pid: str) -> _BoundCall:
+    def call_of(self, pid: str) -> Any:
+        """The bound call of parameter ``pid``."""
         return next(c for p, c in self.calls if p == pid)
 
-    def fuse_relu(self, pid: str, cell: list, port: str) -> None:
-        """This node is the Relu of a fused pair: its call ``pid`` reads ``port``."""
-        self.calls = [(p, _FusedRelu(c, cell, port) if p == pid else c) for p, c in self.calls]
+    def replace_call(self, pid: str, call: Any) -> None:
+        """Run ``call`` (``call(env)``, and ``call.one(x)`` with ``call.first`` as a
+        :class:`BoundCall` has them) for parameter ``pid``."""
+        self.calls = [(p, call if p == pid else c) for p, c in self.calls]
 
     def runner(self) -> Callable[[Any, float | None], None]:
         """The run ``(state, dt)`` of the node, equal to ``evaluate_node`` for it."""
         unset, consts, calls, prev = self.unset, self.consts, self.calls, self.prev
-        inputs, outputs, then = self.inputs, self.outputs, self.then
+        inputs, outputs, then, then_port = self.inputs, self.outputs, self.then, self.then_port
         if (
             len(inputs) == 1
             and len(calls) == 1
@@ -317,11 +286,7 @@ class LeanNode:
                 else:
                     outs[oid] = _evaluate(vp, env, where)
             if then is not None:
-                cell, relu, port, relu_port = then
-                y = outs[port]
-                if type(y) is np.ndarray and y.dtype.kind == "f":
-                    cell[1] = relu({relu_port: y})
-                    cell[0] = y
+                then(outs[then_port])
 
         return run
 
@@ -353,10 +318,7 @@ class LeanNode:
             else:
                 st.outputs[oid] = _evaluate(vp, {iid: v, **consts, pid: r}, where)
             if then is not None:
-                cell, relu, _port, _relu_port = then
-                if type(r) is np.ndarray and r.dtype.kind == "f":
-                    cell[1] = relu.one(r)
-                    cell[0] = r
+                then(st.outputs[oid])
 
         return run
 
@@ -370,24 +332,6 @@ def lean_node(plan: NodePlan, unset: Any) -> LeanNode | None:
         return LeanNode(plan, unset)
     except _NotLean:
         return None
-
-
-def fuse(plan: GraphPlan, lean: dict[str, LeanNode | None]) -> int:
-    """Bind the Conv -> Relu pairs of ``plan`` (:func:`mdf_engine.plan.fusion.conv_relu_pairs`)
-    whose nodes are both lean; returns how many."""
-    n = 0
-    for pair in conv_relu_pairs(plan):
-        conv, relu = lean.get(pair.conv), lean.get(pair.relu)
-        if conv is None or relu is None or conv.then is not None:
-            continue
-        cell: list = [None, None]
-        call = relu.call_of(pair.relu_param)
-        if not isinstance(call, _BoundCall):
-            continue
-        relu.fuse_relu(pair.relu_param, cell, pair.relu_port)
-        conv.then = (cell, call, pair.conv_port, pair.relu_port)
-        n += 1
-    return n
 
 
 def replay_step(

@@ -1,5 +1,6 @@
-"""Which pairs of nodes a backend may run as one: a Conv whose output only a Relu reads
-(onnxruntime fuses them the same way; in an ONNX import they are two MDF nodes).
+"""Which nodes a backend may run as one: a Conv whose output only a Relu reads (onnxruntime
+fuses them the same way; in an ONNX import they are two MDF nodes), and a Concat whose inputs
+are all such Relus (SqueezeNet's Fire modules), which the Relus may write in place.
 
 A pair is decided here, once per plan, from the plan alone; running it is the backend's
 business (the interpreter: :mod:`mdf_engine.interpreter_lean`). Fusing never changes a value:
@@ -18,6 +19,13 @@ A pair ``(conv, relu)`` fuses when:
   no projection matrix, and it is the only edge into its port of the Relu node;
 * the Relu node is plain in the same way, with one ``onnx::Relu`` call whose input ``X`` is
   that port (a bare name).
+
+A Concat joins such pairs (:func:`concat_of_relus`) when it is plain in the same way, with one
+``onnx::Concat`` call with a constant int ``axis`` whose inputs are (bare names of) distinct
+input ports of the node, each fed by one plain edge from the Relu node of a different pair, the
+only edge leaving that Relu's one output port. The Relus may then compute their values into
+the parts of one array that is the Concat's value when it reads exactly those parts (the
+interpreter checks that, and the parts' shapes, when it runs).
 """
 
 from __future__ import annotations
@@ -110,3 +118,59 @@ def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
             continue
         pairs.append(ConvRelu(nid, conv[0], port, ep.receiver, relu[0], ep.receiver_port, ep.id))
     return pairs
+
+
+@dataclass(frozen=True)
+class ConcatOfRelus:
+    """A Concat node whose inputs, in order, are the Relu nodes ``relus`` of fused pairs."""
+
+    concat: str
+    param: str
+    #: the Concat node's input ports, in the call's order
+    ports: tuple[str, ...]
+    relus: tuple[str, ...]
+    axis: int
+
+
+def concat_of_relus(plan: GraphPlan, pairs: list[ConvRelu]) -> list[ConcatOfRelus]:
+    """The Concat nodes of ``plan`` whose inputs are all Relus of ``pairs`` (see the module
+    docstring)."""
+    if not pairs:
+        return []
+    conds = plan.graph.conditions
+    own = set(conds.node_specific) if conds is not None else set()
+    relu_of = {p.relu: p for p in pairs}
+    readers: dict[tuple[str, str], int] = {}
+    for ep in plan.edges:
+        readers[ep.sender, ep.sender_port] = readers.get((ep.sender, ep.sender_port), 0) + 1
+    found = []
+    for nid, node in plan.nodes.items():
+        call = _single_call(node, "onnx::Concat") if nid not in own else None
+        if call is None or _only_output(node, call[0]) is None:
+            continue
+        args = dict(call[1].args)
+        axis = args.get("axis")
+        if axis is None or axis.expr is not None or type(axis.const) is not int:
+            continue
+        ports = []
+        for name in call[1].input_names:
+            vp = args.get(name) if name is not None else None
+            ports.append(None if vp is None or vp.expr is None else _bare(vp.text, vp.expr.tree))
+        inputs = {ip.id for ip in node.inputs}
+        if len(ports) < 2 or None in ports or len(set(ports)) != len(ports):
+            continue
+        if not set(ports) <= inputs:
+            continue
+        relus = []
+        for port in ports:
+            edges = [e for e in plan.incoming[nid] if e.receiver_port == port]
+            ep = edges[0] if len(edges) == 1 else None
+            if ep is None or ep.has_weight or ep.matrix is not None or ep.sender not in relu_of:
+                break
+            sender = plan.nodes[ep.sender]
+            if len(sender.outputs) != 1 or readers[ep.sender, ep.sender_port] != 1:
+                break
+            relus.append(ep.sender)
+        if len(relus) == len(ports) and len(set(relus)) == len(relus):
+            found.append(ConcatOfRelus(nid, call[0], tuple(ports), tuple(relus), axis.const))
+    return found
