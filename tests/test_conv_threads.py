@@ -123,3 +123,31 @@ def test_an_unscheduled_worker_holds_nothing_up():
     finally:
         gate.set()
     assert np.array_equal(y, ct.conv_pointwise_tiles(x, w, b, True))
+
+
+@pytest.mark.parametrize(
+    "xs,ws,attrs,kernel",
+    [
+        ((1, 8, 12, 12), (8, 1, 3, 3), {"group": 8, "pads": [1, 1, 1, 1]}, "direct"),
+        ((1, 3, 20, 18), (6, 3, 3, 3), {"strides": [2, 1], "pads": [1, 1, 1, 1]}, "shift"),
+        ((1, 24, 9, 9), (10, 24, 1, 1), {}, "pointwise"),
+    ],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bound_conv_relu_gives_the_conv_and_its_relu(xs, ws, attrs, kernel, threads, monkeypatch):
+    from mdf_engine.onnx_ops import _conv_relu
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32)
+    full = {k: attrs.get(k, v) for k, v in conv_mod.CONV_ATTRS.items()}
+    key = conv_mod.geometry_key(*(full[k] for k in conv_mod._GEOMETRY_ATTRS))
+    assert conv_mod._conv_geometry(x, w, key, "Conv")[2] == kernel
+    monkeypatch.setattr(_conv_relu, "conv_threads", lambda macs: threads)
+    y, r = _conv_relu.prepare_conv_relu([(False, None), (True, w), (True, b)], full)(x)
+    alone = conv_mod.prepare_conv([(False, None), (True, w), (True, b)], full)(x)[0]
+    assert np.array_equal(y.view(np.int32), alone.view(np.int32))
+    relu = onnx_ops.run("Relu", [alone], {})[0]
+    assert r.shape == y.shape and np.array_equal(r.view(np.int32), relu.view(np.int32))
+    np.testing.assert_allclose(y, ort_run("Conv", [x, w, b], attrs)[0], rtol=1e-4, atol=2e-4)
