@@ -135,3 +135,20 @@ def test_files_of_an_integer_record(tmp_path):
     npz = open_dataset(tmp_path / "m.npz")["n.c"]
     assert npz.dtype == np.int64
     np.testing.assert_array_equal(npz.values, ds["n.c"].values)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_variant_integer_beyond_2_53_is_refused(backend):
+    """``max(a - 4, t)`` of a float ``(1, 1)`` and the int64 ``[2**53 + 1]``: the variable is a
+    float64 (it also holds floats), which does not hold that integer; the compiled chunk, whose
+    float slot holds it rounded, runs again on the interpreter, which refuses it."""
+    model = one_node(
+        {
+            "r": {"value": 1.5},
+            "a": {"value": "a + r", "default_initial_value": [[0.0]]},
+            "t": {"value": [2**53 + 1]},
+            "o": {"value": "max(a - 4, t)"},
+        }
+    )
+    with pytest.raises(MDFError, match=r"record 'n.o'.*beyond 2\*\*53"):
+        sweep(model, {"n.r": [0.5, 1.5]}, steps=3, record=["n.o"], backend=backend)
