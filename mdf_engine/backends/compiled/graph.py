@@ -438,7 +438,13 @@ class CompiledGraph:
         else:
             args = rc.args(fn, st, fixed, call)
             self.call_jitted(fn, *args)
-            if n == 1 and dt is None and first_without_dt and self.handover is None:
+            if (
+                n == 1
+                and dt is None
+                and first_without_dt
+                and self.handover is None
+                and call["rng"] is None  # (a graph that draws takes each call's stream)
+            ):
                 self._quick = quick_from(st, fn, args, rc.at_err, self._init_key, static)
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
