@@ -16,7 +16,7 @@ with probability ``ratio`` (kept where a uniform draw is >= ratio) and kept ones
 Compiled loops (``backends/compiled/draws.py``): RandomNormal(Like) and RandomUniform(Like)
 with constant attributes draw in nopython code through the Numba twins below
 (:func:`_draw_normal`, :func:`_draw_uniform`), from the very ``numpy.random.Generator`` the
-interpreted kernels draw from (:func:`mdf_engine.randomness.compiled_stream`): Numba's
+interpreted kernels draw from (``backends/compiled/draws.compiled_stream``): Numba's
 ``Generator.normal``/``uniform`` are numpy's algorithms on the same bit generator, so the numbers
 and the stream's state after them are numpy's, bit for bit (tests/test_random_compiled.py); a
 float32 output is the float64 draw rounded, as ``astype`` rounds it. A call with a ``seed``

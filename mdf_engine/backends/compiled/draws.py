@@ -12,7 +12,7 @@ Python from the compiled loop when its attributes are model constants:
   this kind.
 * **without one** the call is the function's Numba twin (``draw[0]``), called with ``rng``,
   an argument of the generated functions (:data:`.runtime.RUN_ARGS`) that holds the
-  generator the interpreted kernels draw from (:func:`mdf_engine.randomness.compiled_stream`).
+  generator the interpreted kernels draw from (:func:`compiled_stream`).
   Numba's ``Generator.normal``/``uniform`` are numpy's algorithms on the same bit generator:
   each call draws numpy's numbers in numpy's order and leaves the stream where numpy would.
 
@@ -27,8 +27,10 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+import numba
 import numpy as np
 
+from ... import randomness
 from ...registry import REGISTRY
 from .layout import Slot, Storage
 
@@ -119,6 +121,38 @@ def module_draws(functions: dict) -> bool:
     return any(k.name.startswith(DRAW) for k in functions)
 
 
+#: the OS-entropy generator of unseeded compiled draws (made on first use)
+_entropy: np.random.Generator | None = None
+#: (generator, its Numba holder) of the last :func:`compiled_stream` call
+_held: tuple[np.random.Generator, Any] | None = None
+
+
+@numba.njit(cache=True)
+def _hold(gen):
+    """A one-item typed list holding ``gen`` (made in nopython code: Numba's cache keeps it)."""
+    out = numba.typed.List()
+    out.append(gen)
+    return out
+
+
+def compiled_stream() -> Any:
+    """The generator compiled code draws from, as Numba takes it cheaply: a one-item typed
+    list holding the seeded stream of :mod:`mdf_engine.randomness` (unseeded: one generator
+    seeded from OS entropy once per process, rather than a fresh one per call; the draws are
+    alike independent). A bare Generator argument costs ~30 us per call to unbox (three
+    ``ctypes.cast`` calls); the list unboxes it once, when made, and shares its bit
+    generator, so draws on either side advance the one stream."""
+    global _entropy, _held
+    gen = randomness._stream
+    if gen is None:
+        if _entropy is None:
+            _entropy = np.random.default_rng()
+        gen = _entropy
+    if _held is None or _held[0] is not gen:
+        _held = (gen, _hold(gen))
+    return _held[1]
+
+
 _memo: dict[int, tuple[Any, bool]] = {}
 
 
@@ -144,8 +178,4 @@ def _plan_draws(plan: Any) -> bool:
 def stream_for(plan: Any) -> Any:
     """The ``rng`` argument of a generated function of ``plan``'s graph: the stream's Numba
     holder when the graph may draw from it, else None (no per-call cost)."""
-    if not _plan_draws(plan):
-        return None
-    from ...randomness import compiled_stream
-
-    return compiled_stream()
+    return compiled_stream() if _plan_draws(plan) else None
