@@ -9,6 +9,7 @@ writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
 
 from __future__ import annotations
 
+import logging
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -124,6 +125,7 @@ class RunCall:
         self._args: list[Any] = []
         self._at: list[int] = []
         self._i0 = 0
+        self.at_err = 0  # (where the ``err`` row sits in the list)
         self.no_logbuf = np.zeros(1, dtype=np.int64)
         self.no_logpos = np.zeros(2, dtype=np.int64)
 
@@ -137,6 +139,7 @@ class RunCall:
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}
             self._at = [where[id(marks[name])] for name in self._PER_CALL]
+            self.at_err = self._at[self._PER_CALL.index("err")]
             self._i0 = len(base)  # ("I" is the last argument)
             self._args, self._key = base, key
         out = self._args.copy()
@@ -153,6 +156,11 @@ def init_key(initializer: Mapping[str, Any] | None) -> tuple:
 
 #: The dtypes an initializer array is passed in as it is (see :func:`initializer_args`).
 _KEPT = frozenset(np.dtype(n) for n in SLOT_DTYPES)
+
+
+def kept_dtype(v: np.ndarray) -> bool:
+    """Whether the generated code takes an initializer array of ``v``'s dtype as it is."""
+    return v.dtype in _KEPT
 
 
 def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
@@ -317,6 +325,17 @@ def _python_kernel(
         return tuple(checked(o, *k) for o, k in zip(outs, kinds))
 
     return call
+
+
+def warn_python_calls(names: list[str]) -> None:
+    """Log the functions without a Numba kernel that a graph's compiled code calls."""
+    if names:
+        logging.getLogger("mdf_engine").warning(
+            "compiled backend: %s %s no Numba kernel; the compiled code calls %s through Python",
+            ", ".join(names),
+            "has" if len(names) == 1 else "have",
+            "it" if len(names) == 1 else "them",
+        )
 
 
 def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_macs: int = 0) -> Any:
