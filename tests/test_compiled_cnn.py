@@ -182,10 +182,11 @@ def test_cnn_layers_compile_whole(build) -> None:
 @pytest.mark.parametrize("trans", [(0, 0), (0, 1), (1, 0), (1, 1)])
 def test_gemm_kernel_matches_onnxruntime(trans, dtype) -> None:
     """The compiled backend's Gemm kernel (own loops for small products, BLAS above
-    ``GEMM_OWN_MACS``) against onnxruntime, for every transA/transB."""
+    ``GEMM_OWN_MACS``) and the interpreted one against onnxruntime, for every transA/transB;
+    below ``GEMM_OWN_MACS`` both make the product by the same loops, bit for bit."""
     from onnx_cases import ort_run
 
-    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm_jit
+    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm, gemm_jit
 
     rng = np.random.default_rng(5)
     for m, k, n in [(3, 70, 5), (64, 1100, 64)]:  # own loops, then BLAS
@@ -199,6 +200,13 @@ def test_gemm_kernel_matches_onnxruntime(trans, dtype) -> None:
         assert got.dtype == dtype
         tol = 1e-5 if dtype == np.float32 else 1e-12  # (sums of k products, either order)
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+        # the interpreted kernel: the same products (own loops below GEMM_OWN_MACS)
+        (interp,) = gemm(a, b, c, alpha=0.5, beta=2.0, transA=trans[0], transB=trans[1])
+        assert interp.dtype == dtype
+        np.testing.assert_allclose(interp, want, rtol=tol, atol=tol * np.abs(want).max())
+        if m < 64:
+            product = gemm_jit(a, b, None, 1.0, 0.0, trans[0], trans[1])
+            np.testing.assert_array_equal(gemm(a, b, transA=trans[0], transB=trans[1])[0], product)
 
 
 def test_repeated_evaluate_replays_its_call() -> None:
