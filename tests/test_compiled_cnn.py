@@ -213,7 +213,8 @@ def test_repeated_evaluate_replays_its_call() -> None:
     """A repeated evaluate() replays the first call's argument list (backends/compiled/
     quick.py) with each call's input put in place: every output and the time steps equal
     the interpreted run's after each call; an input the generated code does not take as it
-    is (not C-contiguous) and a changed initializer key go the general way."""
+    is (not C-contiguous), one Numba types otherwise (read-only) and a changed initializer
+    key go the general way."""
     from mdf_engine.errors import MDFError
 
     proto, shape = _model_2d()
@@ -225,6 +226,9 @@ def test_repeated_evaluate_replays_its_call() -> None:
     general = []
     feeds = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
     feeds.append(np.asfortranarray(rng.standard_normal(shape).astype(np.float32)))
+    feeds.append(rng.standard_normal(shape).astype(np.float32))
+    feeds[-1].flags.writeable = False  # (typed otherwise by Numba: the general way, twice)
+    feeds.append(rng.standard_normal(shape).astype(np.float32))
     for k, feed in enumerate(feeds):
         if k == 1:  # (the first call compiled the graph and made the replayable call)
             assert runner._quick is not None
@@ -240,6 +244,6 @@ def test_repeated_evaluate_replays_its_call() -> None:
                 np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{nid}.{pid}")
                 assert np.array_equal(sims["compiled"].value(nid, pid), g)
         assert sims["compiled"].time_steps == sims["interpreted"].time_steps
-    assert general == [1]  # (the Fortran-ordered input only)
+    assert general == [1, 1, 1]  # (Fortran order; read-only, then writeable again)
     with pytest.raises(MDFError, match="same initializer keys"):
         sims["compiled"].evaluate(initializer={key: feeds[0], "other": feeds[0]})
