@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError, NotCompilable
+from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable, evaluation_failed
 from ...plan import GraphPlan
 from .batch import run_cold, run_handed_over
 from .build import (
@@ -37,6 +37,7 @@ from .build import (
     from_numba,
     numba_failure,
 )
+from .draws import stream_for
 from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, SlotKey, Storage, fresh_state
 from .quick import QuickEvaluate, quick_from
@@ -273,6 +274,12 @@ class CompiledGraph:
                     raise
                 # nothing of this run has been seen yet: run it again, interpreted
                 self._give_up(str(e))
+            except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
+                if not first or isinstance(e, MDFError):
+                    raise (
+                        e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
+                    ) from None
+                self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)
         for k in range(steps):
@@ -425,12 +432,19 @@ class CompiledGraph:
         fixed = {"logbuf": logbuf, "logpos": logpos, "P": self.sweep_values, "rec": self._no_rec}
         call = {"nsteps": n, "dt": 0.0 if dt is None else float(dt), "dt_given": dt is not None}
         call.update(first_without_dt=first_without_dt, err=err, I=inits)
+        call["rng"] = stream_for(self.plan)  # (random operators: draws.py)
         if self.tier0 is not None:  # (None once the generated code runs)
             self.tier0 = self.tier0.call(self, fn, {**st, **fixed, **call}, n)
         else:
             args = rc.args(fn, st, fixed, call)
             self.call_jitted(fn, *args)
-            if n == 1 and dt is None and first_without_dt and self.handover is None:
+            if (
+                n == 1
+                and dt is None
+                and first_without_dt
+                and self.handover is None
+                and call["rng"] is None  # (a graph that draws takes each call's stream)
+            ):
                 self._quick = quick_from(st, fn, args, rc.at_err, self._init_key, static)
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates

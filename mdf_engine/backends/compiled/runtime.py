@@ -34,7 +34,8 @@ ERR_WIDTH = 8
 #: The arguments of a generated ``run`` (and ``run_quiet``), in order: the step count and time
 #: increment, the state (the scalar table ``S``, every array slot, the scheduler's counters and
 #: clock, which nodes ran, the Threshold values), the schedule log, the ``err`` row, the swept
-#: parameters ``P``, the recorded values ``rec`` and the initializer's values. ``A`` stands for
+#: parameters ``P``, the recorded values ``rec``, the random stream ``rng`` (``draws.py``: None
+#: for a graph that draws nothing) and the initializer's values. ``A`` stands for
 #: every array slot (``a0, a1, ...``) and ``I`` for every initializer value (``I0, ...``, sorted
 #: by key); see :func:`parameters` and :func:`arguments`.
 RUN_ARGS = (
@@ -55,6 +56,7 @@ RUN_ARGS = (
     "err",
     "P",
     "rec",
+    "rng",
     "I",
 )
 #: The arguments of ``run_batch``: the cold state (``S0``, the arrays ``A0`` = ``a0_0, ...``,
@@ -71,6 +73,7 @@ BATCH_ARGS = (
     "PT",
     "REC",
     "ERR",
+    "rng",
     "I",
 )
 #: The arguments of a node-by-node module's ``node_<i>`` (``q_c2``: the update count).
@@ -115,7 +118,7 @@ class RunCall:
     a dict at every call cost a one-inference CNN (issue 22, goal 5) ~10 us. A call that does
     not write the log gets this object's own dummy log arrays."""
 
-    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err")
+    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err", "rng")
 
     def __init__(self) -> None:
         self._key: tuple = ()
@@ -136,7 +139,7 @@ class RunCall:
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}
             self._at = [where[id(marks[name])] for name in self._PER_CALL]
-            self.at_err = self._at[-1]
+            self.at_err = self._at[self._PER_CALL.index("err")]
             self._i0 = len(base)  # ("I" is the last argument)
             self._args, self._key = base, key
         out = self._args.copy()
