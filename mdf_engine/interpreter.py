@@ -442,21 +442,24 @@ def _evaluate_parameter(
         cur = _guard(pp.call.evaluate, env, where, w)
     elif pp.derivative is not None:
         if dt is None:
-            cur = pp.initial.evaluate(env) if pp.initial is not None else None
+            cur = _guard(pp.initial.evaluate, env, where, w) if pp.initial is not None else None
         else:
             td = _guard(pp.derivative.evaluate, env, where, w + ".time_derivative")
             base = (
                 cur
                 if cur is not None
-                else (pp.initial.evaluate(env) if pp.initial is not None else 0.0)
+                else (_guard(pp.initial.evaluate, env, where, w) if pp.initial is not None else 0.0)
             )
-            cur = np.add(base, td * dt, casting="safe")
+            # a state and its derivative that do not broadcast is the model's error, not ours
+            cur = _guard(lambda _: np.add(base, td * dt, casting="safe"), env, where, w + ".time_derivative")
     for _cid, test, value in pp.conditions:
         mask = _guard(test.evaluate, env, where, w + ".conditions")
         val = _guard(value.evaluate, env, where, w + ".conditions")
         if cur is None:
             cur = 0.0
-        cur = np.where(mask, val, cur)
+        cur = _guard(
+            lambda _, m=mask, v=val, c=cur: np.where(m, v, c), env, where, f"{w}.conditions.{_cid}"
+        )
     return cur
 
 

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .errors import MDFError
-from .results import csv_cell
+from .results import csv_cell, json_text
 
 #: File extensions a sweep streams to.
 STREAM_EXTENSIONS = (".nc", ".npz", ".csv")
@@ -151,7 +151,7 @@ class StreamWriter:
                     while chunk := fh.read(1 << 22):
                         out.write(chunk)
                 _npz_member(zf, f"dims:var:{name}", np.array(dims, dtype=str))
-            _npz_member(zf, "attrs", np.array(json.dumps(lay.attrs)))
+            _npz_member(zf, "attrs", np.array(json_text(lay.attrs)))
 
 
 def _npz_member(zf: zipfile.ZipFile, key: str, arr: np.ndarray) -> None:
@@ -332,7 +332,7 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
             for k, v in items:
                 arrays[f"{prefix}:{k}"] = np.asarray(v.values)
                 arrays[f"dims:{prefix}:{k}"] = np.array(list(v.dims), dtype=str)
-        arrays["attrs"] = np.array(json.dumps({k: v for k, v in ds.attrs.items()}))
+        arrays["attrs"] = np.array(json_text({k: v for k, v in ds.attrs.items()}))
         np.savez(buf, **arrays)
         atomic_write_bytes(path, buf.getvalue())
     else:

@@ -12,6 +12,16 @@ Dropout: in inference (no ``training_mode`` or false, or opset < 12 where only i
 here) the output is the input and the mask is all true; in training mode elements are dropped
 with probability ``ratio`` (kept where a uniform draw is >= ratio) and kept ones are scaled by
 ``1 / (1 - ratio)``; the mask (bool) says which were kept.
+
+Compiled loops (``backends/compiled/draws.py``): RandomNormal(Like) and RandomUniform(Like)
+with constant attributes draw in nopython code through the Numba twins below
+(:func:`_draw_normal`, :func:`_draw_uniform`), from the very ``numpy.random.Generator`` the
+interpreted kernels draw from (:func:`mdf_engine.randomness.compiled_stream`): Numba's
+``Generator.normal``/``uniform`` are numpy's algorithms on the same bit generator, so the numbers
+and the stream's state after them are numpy's, bit for bit (tests/test_random_compiled.py); a
+float32 output is the float64 draw rounded, as ``astype`` rounds it. A call with a ``seed``
+attribute gives the same values at every call: the compiled loop holds them as a constant. The
+other random operators are called through Python from the compiled loop.
 """
 
 from __future__ import annotations
@@ -58,12 +68,41 @@ def _shape(shape: Any, op: str) -> tuple[int, ...]:
     return s
 
 
+@numba.njit(cache=True)
+def _draw_normal(rng, shape, like, mean, scale):
+    """Normal draws of ``shape`` from the generator ``rng[0]`` (a one-item typed list), each
+    a float64 ``mean + scale * z`` stored in ``like``'s dtype (numpy's order: C order)."""
+    g = rng[0]
+    out = np.empty(shape, like.dtype)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = g.normal(mean, scale)
+    return out
+
+
+@numba.njit(cache=True)
+def _draw_uniform(rng, shape, like, low, high):
+    """Uniform draws in ``[low, high)`` of ``shape`` from ``rng[0]``, in ``like``'s dtype."""
+    g = rng[0]
+    out = np.empty(shape, like.dtype)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = g.uniform(low, high)
+    return out
+
+
+#: how each compiled draw checks its constant arguments: numpy's own draw of them, once
+_NORMAL = (_draw_normal, ("mean", "scale"), lambda g, a, b: g.normal(a, b))
+_UNIFORM = (_draw_uniform, ("low", "high"), lambda g, a, b: g.uniform(a, b))
+
+
 @onnx_op(
     "RandomNormal",
     attributes={"dtype": 1, "mean": 0.0, "scale": 1.0, "seed": None, "shape": None},
     outputs=("output",),
     since=1,
     python_only=True,
+    draw=_NORMAL,
 )
 def random_normal(
     *, dtype: Any = 1, mean: float = 0.0, scale: float = 1.0, seed: Any = None, shape: Any = None
@@ -81,6 +120,7 @@ def random_normal(
     outputs=("output",),
     since=1,
     python_only=True,
+    draw=_NORMAL,
 )
 def random_normal_like(
     input: Any, *, dtype: Any = None, mean: float = 0.0, scale: float = 1.0, seed: Any = None
@@ -97,6 +137,7 @@ def random_normal_like(
     outputs=("output",),
     since=1,
     python_only=True,
+    draw=_UNIFORM,
 )
 def random_uniform(
     *, dtype: Any = 1, high: float = 1.0, low: float = 0.0, seed: Any = None, shape: Any = None
@@ -114,6 +155,7 @@ def random_uniform(
     outputs=("output",),
     since=1,
     python_only=True,
+    draw=_UNIFORM,
 )
 def random_uniform_like(
     input: Any, *, dtype: Any = None, high: float = 1.0, low: float = 0.0, seed: Any = None
