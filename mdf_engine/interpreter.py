@@ -451,7 +451,9 @@ def _evaluate_parameter(
                 else (_guard(pp.initial.evaluate, env, where, w) if pp.initial is not None else 0.0)
             )
             # a state and its derivative that do not broadcast is the model's error, not ours
-            cur = _guard(lambda _: np.add(base, td * dt, casting="safe"), env, where, w + ".time_derivative")
+            cur = _guard(
+                lambda _: np.add(base, td * dt, casting="safe"), env, where, w + ".time_derivative"
+            )
     for _cid, test, value in pp.conditions:
         mask = _guard(test.evaluate, env, where, w + ".conditions")
         val = _guard(value.evaluate, env, where, w + ".conditions")

@@ -72,7 +72,17 @@ class BoundCall:
     """One call of a registered function with its kernel, attributes and inputs resolved:
     each input is a constant or a name read from the node's values."""
 
-    __slots__ = ("pid", "kernel", "attrs", "inputs", "wanted", "keep_tuple", "where", "first", "rest")
+    __slots__ = (
+        "pid",
+        "kernel",
+        "attrs",
+        "inputs",
+        "wanted",
+        "keep_tuple",
+        "where",
+        "first",
+        "rest",
+    )
 
     def __init__(self, pid: str, call: CallPlan, consts: dict[str, Any], where: str):
         self.pid = pid
@@ -224,7 +234,7 @@ class LeanNode:
         self.outputs = []
         for oid, vp in plan.outputs:
             item = _item(vp)
-            name, index = (item if item is not None else (_bare_name(vp), None))
+            name, index = item if item is not None else (_bare_name(vp), None)
             self.outputs.append((oid, name, index, vp, f"{plan.where}.output_ports.{oid}"))
         #: what runs after the node's outputs are set, given the value of ``then_port``
         #: (a fused pair's Conv node: the Relu, see :mod:`mdf_engine.interpreter_fused`)
@@ -289,7 +299,6 @@ class LeanNode:
                 then(outs[then_port])
 
         return run
-
 
     def _one_runner(self) -> Callable[[Any, float | None], None]:
         """The run of a node with one input port, one call reading it first (the others

@@ -21,7 +21,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="print whole arrays (default: shape, dtype and range of large ones)",
     )
 
-    v = sub.add_parser("validate", help="check a model file: exit 0 when valid, 1 with its errors (2: not readable)")
+    v = sub.add_parser(
+        "validate",
+        help="check a model file: exit 0 when valid, 1 with its errors (2: not readable)",
+    )
     v.add_argument("model", help="MDF model file (.json, .yaml)")
     i.set_defaults(func=cmd_info)
     v.set_defaults(func=cmd_validate)

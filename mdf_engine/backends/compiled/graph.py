@@ -276,7 +276,9 @@ class CompiledGraph:
                 self._give_up(str(e))
             except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
                 if not first or isinstance(e, MDFError):
-                    raise e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where) from None
+                    raise (
+                        e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
+                    ) from None
                 self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)
