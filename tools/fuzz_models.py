@@ -426,7 +426,9 @@ def _wait(pid: int, timeout: float) -> tuple[int | None, float, float]:
 def _check(case, rc, out, err, work, box, before, cache) -> list[str]:
     problems = []
     lines = [ln for ln in err.split("\n") if ln.strip()]
-    if case.entry.startswith("api") or case.entry == "compat":  # log lines there are the calling program's to show
+    if (
+        case.entry.startswith("api") or case.entry == "compat"
+    ):  # log lines there are the calling program's to show
         lines = [ln for ln in lines if ln.startswith("mdf: ") or "Traceback" in ln][-1:]
     failed = rc == 2 or (rc == 1 and case.entry == "validate")  # validate: 1 is "invalid"
     if rc not in (0, 2, None) and not failed and not (rc is not None and rc < 0):

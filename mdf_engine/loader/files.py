@@ -138,8 +138,7 @@ def _check_yaml_nesting(text: str, loader: Any) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 raise MDFError(
-                    f"nesting deeper than {MAX_DEPTH} levels "
-                    f"(line {event.start_mark.line + 1})"
+                    f"nesting deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1})"
                 )
         elif isinstance(event, closing):
             depth -= 1  # noqa: S506 - a SafeLoader subclass

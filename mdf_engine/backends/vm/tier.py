@@ -167,7 +167,7 @@ class Tier0:
         names = parameters(RUN_ARGS, n_arrays, n_inits)
         flat = _spread(values)
         for name, value in zip(names, flat):
-            if name == "logbuf":
+            if name in ("logbuf", "rng"):  # (rng: a graph that draws is not on tier 0)
                 continue
             off, shape = prog.args[name]
             n = int(np.prod(shape)) if shape else 1
@@ -245,6 +245,7 @@ def _values(
         "err": np.zeros(ERR_WIDTH, dtype=np.int64),
         "P": sweep,
         "rec": rec,
+        "rng": None,
         "I": inits,
     }
     return arguments(RUN_ARGS, values)
