@@ -307,11 +307,11 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
         y = conv_direct_g(x5, w2, bias, g)
     elif method == "shift":
         macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
-        y = conv_shift_shared(np.ascontiguousarray(x5), w2, bias, g, conv_threads(macs))[0]
+        y = conv_shift_shared(np.ascontiguousarray(x5), w2, bias, g, conv_threads(macs))
     elif method == "pointwise":
         x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
         macs = x5.shape[0] * M * w2.shape[1] * x3.shape[2]
-        y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs))[0]
+        y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs))
     else:
         pixels = math.prod(out_shape[2:])
         macs = x5.shape[0] * M * w2.shape[1] * pixels
@@ -381,10 +381,10 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
         elif method == "shift":
-            y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(own))[0]
+            y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(own))
         elif method == "pointwise":
             x3 = X.reshape(shape5[0], shape5[1], -1)
-            y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(own))[0]
+            y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(own))
         else:
             try:
                 with blas_threads_for(macs) if macs else nullcontext():

@@ -39,9 +39,9 @@ from .build import (
 )
 from .draws import stream_for
 from .handover import Handover, hand_over, run_prefix
-from .layout import Layout, SlotKey, Storage, fresh_state
+from .layout import Layout, Storage, fresh_state
 from .quick import QuickEvaluate, quick_from
-from .readback import UNREAD, Reader, read_value
+from .readback import StateReads
 from .runtime import (
     ERR_WIDTH,
     INPUTS_ARGS,
@@ -60,7 +60,7 @@ from .schedule_log import SCHEDULE_LOG, ScheduleLog
 log = logging.getLogger("mdf_engine")
 
 
-class CompiledGraph:
+class CompiledGraph(StateReads):
     """Runs a graph with generated Numba code, from its first step on.
 
     Compiling needs the kind and shape of every value: a throw-away interpreted warm-up (until
@@ -94,7 +94,7 @@ class CompiledGraph:
         self._no_rec = np.zeros((0, 0))
         self._run_call = RunCall()
         self._quick: QuickEvaluate | None = None  # (a repeated evaluate(): quick.py)
-        self._reader: Reader | None = None  # (its layout's slots: readback.py)
+        self._reader = None  # (its layout's slots: readback.StateReads)
         self.blas_macs = 0  # (the compiled calls' BLAS threads: runtime.call_checked)
         self._fn = None
         self._quiet_fn = None
@@ -140,10 +140,6 @@ class CompiledGraph:
     def check_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
         self._raise_error(err, prefix)
-
-    def slot_value(self, key: SlotKey) -> Any:
-        """The compiled state's value of the slot ``key``."""
-        return read_value(self._state, self._layout.slots[key])
 
     @property
     def interp(self) -> Any:
@@ -210,8 +206,12 @@ class CompiledGraph:
         """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
         q = self._quick
         if q is not None and time_increment is None and q.fits(self, initializer):
-            self._raise_error(q.run(self.call_jitted, self.log))
-            return
+            try:  # (errors as run_steps gives them after a first call)
+                return self._raise_error(q.run(self.call_jitted, self.log))
+            except EVALUATION_ERRORS as e:
+                raise (
+                    e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
+                ) from None
         if self.handover is not None and self.interp.evaluations >= self.handover.steps:
             hand_over(self)  # (before the mark: the log gets the interpreter's steps)
         mark = self.log.here()
@@ -285,28 +285,6 @@ class CompiledGraph:
         for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
             self._runner.evaluate(time_increment=inc, initializer=initializer)
-
-    def value(self, node: str, name: str) -> Any:
-        """The current value of an input port, parameter, function or output port (looked up
-        in that order, as the interpreted backend does)."""
-        if not self._live and self._nodes is None:
-            return self.interp.value(node, name)
-        got = self._reads().read(self._state, node, name)
-        # (unread: its error names what is missing; an unrun node's slot holds warm-up values)
-        return self.interp.value(node, name) if got is UNREAD else got
-
-    def outputs(self) -> dict[str, dict[str, Any]]:
-        """Every node's output port values."""
-        if not self._live and self._nodes is None:
-            return self.interp.outputs()
-        return self._reads().outputs(self._state, lambda: self.interp.outputs())
-
-    def _reads(self) -> Reader:
-        """The reader of the current layout's values."""
-        if self._reader is None or self._reader.layout is not self._layout:
-            outs = {nid: self.plan.nodes[nid].outputs for nid in self.node_ids}
-            self._reader = Reader(self._layout, self.node_ids, outs)
-        return self._reader
 
     # -- compilation ------------------------------------------------------------------------
     def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
@@ -438,7 +416,13 @@ class CompiledGraph:
         else:
             args = rc.args(fn, st, fixed, call)
             self.call_jitted(fn, *args)
-            if n == 1 and dt is None and first_without_dt and self.handover is None:
+            if (
+                n == 1
+                and dt is None
+                and first_without_dt
+                and self.handover is None
+                and call["rng"] is None  # (a graph that draws takes each call's stream)
+            ):
                 self._quick = quick_from(st, fn, args, rc.at_err, self._init_key, static)
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates

@@ -7,7 +7,8 @@ resolves each port's slot once per layout; :func:`read_outputs` reads them as
 :func:`.layout.read_slot` does (a copy of an array, a numpy number for a scalar).
 :class:`Reader` holds that table and, for ``value(node, name)``, each name's slot and its
 node's ``ever`` entry, resolved at the first read (a one-inference CNN's ``value`` took
-~4 us looking them up again).
+~4 us looking them up again); :class:`StateReads` is the compiled runner's reading side
+(``value``, ``outputs``, ``slot_value``) over it.
 """
 
 from __future__ import annotations
@@ -103,3 +104,44 @@ def read_value(state: dict, slot: Slot) -> Any:
     if slot.kind is Storage.ARRAY and not slot.seq and slot.won < 0:
         return state["A"][slot.index].copy()
     return read_slot(state, slot)
+
+
+class StateReads:
+    """The compiled runner's reads of its state (:class:`.graph.CompiledGraph` derives from
+    it): ``_layout``, ``_state``, ``_reader``, ``plan``, ``node_ids``, ``_live``, ``_nodes``
+    and ``interp`` are the runner's."""
+
+    _layout: Layout
+    _state: dict[str, Any]
+    _reader: Reader | None
+    plan: Any
+    node_ids: list[str]
+    _live: bool
+    _nodes: Any
+    interp: Any
+
+    def value(self, node: str, name: str) -> Any:
+        """The current value of an input port, parameter, function or output port (looked up
+        in that order, as the interpreted backend does)."""
+        if not self._live and self._nodes is None:
+            return self.interp.value(node, name)
+        got = self._reads().read(self._state, node, name)
+        # (unread: its error names what is missing; an unrun node's slot holds warm-up values)
+        return self.interp.value(node, name) if got is UNREAD else got
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        """Every node's output port values."""
+        if not self._live and self._nodes is None:
+            return self.interp.outputs()
+        return self._reads().outputs(self._state, lambda: self.interp.outputs())
+
+    def slot_value(self, key: Any) -> Any:
+        """The compiled state's value of the slot ``key`` (a :class:`.layout.SlotKey`)."""
+        return read_value(self._state, self._layout.slots[key])
+
+    def _reads(self) -> Reader:
+        """The reader of the current layout's values."""
+        if self._reader is None or self._reader.layout is not self._layout:
+            outs = {nid: self.plan.nodes[nid].outputs for nid in self.node_ids}
+            self._reader = Reader(self._layout, self.node_ids, outs)
+        return self._reader

@@ -139,7 +139,7 @@ class RunCall:
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}
             self._at = [where[id(marks[name])] for name in self._PER_CALL]
-            self.at_err = self._at[-1]
+            self.at_err = self._at[self._PER_CALL.index("err")]
             self._i0 = len(base)  # ("I" is the last argument)
             self._args, self._key = base, key
         out = self._args.copy()
