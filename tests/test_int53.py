@@ -10,10 +10,13 @@ to the generated code instead of refusing the run (``vm/tier.py``)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+
 import numpy as np
 import pytest
-from mdf_dicts import one_node
-from reference_engine import reference_run
+from mdf_dicts import graph_model, one_node
+from reference_engine import _load, reference_run
 
 from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
@@ -86,3 +89,42 @@ def test_integers_beyond_2_53_are_exact_or_refused(value, outcome, tier0, monkey
     for step, (g, w) in enumerate(zip(got, want)):
         assert g.dtype == w.dtype, f"step {step}"
         assert g.tolist() == w.tolist(), f"step {step}"
+
+
+def _threshold_model(threshold: int, comparator: str) -> dict:
+    """B runs when A's int counter ``c`` (from 2**53 - 3, one up per run) compares true."""
+    cond = {"dependency": "A", "parameter": "c", "threshold": threshold, "comparator": comparator}
+    return graph_model(
+        {
+            "A": {
+                "parameters": {"c": {"value": "c + 1", "default_initial_value": B - 3}},
+                "output_ports": {"out": {"value": "c"}},
+            },
+            "B": {"output_ports": {"out": {"value": "1"}}},
+        },
+        conditions={
+            "node_specific": {"B": {"type": "Threshold", "kwargs": cond}},
+            "termination": {"environment_state_update": {"type": "AfterPass", "kwargs": {"n": 0}}},
+        },
+    )
+
+
+@pytest.mark.parametrize("threshold", [B + 1, B + 4, B])
+@pytest.mark.parametrize("comparator", [">=", "<"])
+def test_threshold_beyond_2_53_fires_as_the_reference(threshold, comparator):
+    """A Threshold compares the parameter's float with the threshold as Python does (an int
+    exactly): compiled code, comparing in float64, must not round the threshold."""
+    from modeci_mdf.execution_engine import EvaluableGraph
+
+    model = _threshold_model(threshold, comparator)
+    with contextlib.redirect_stdout(io.StringIO()):
+        eg = EvaluableGraph(_load(model).graphs[0], verbose=False)
+        want = []
+        for _ in range(STEPS + 2):
+            before = len(eg.order_of_execution)
+            eg.evaluate()
+            want.append(sorted(set(eg.order_of_execution[before:])))
+    assert len({"B" in w for w in want}) == 2  # (B is skipped, then runs, or the reverse)
+    for backend in ("interpreted", "compiled"):
+        res = Simulation(model, backend=backend).run(steps=STEPS + 2, record_fired=True)
+        assert [sorted(f) for f in res.fired] == want, backend
