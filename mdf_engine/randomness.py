@@ -40,4 +40,3 @@ def check_seed(value: object, what: str = "seed") -> int:
 def generator() -> np.random.Generator:
     """The generator an unseeded random call draws from."""
     return _stream if _stream is not None else np.random.default_rng()
-

@@ -163,7 +163,7 @@ def test_cnn_layers_compile_whole(build) -> None:
     # an activation is copied whole, not by a loop that reshapes it at every element (a
     # call into Numba's runtime each: 40 ms for the small CNN of benchmarks/cnn_speed.py)
     source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
-    assert not re.search(r"for i_ in range\(\d+\):\n\s+\S+\.reshape\(", source)
+    assert not re.search(r"\.reshape\(\d+\)\[i_\]", source)  # (read or written so)
     want, got = runs["interpreted"].outputs, runs["compiled"].outputs
     for nid, ports in want.items():
         for pid, w in ports.items():

@@ -6,12 +6,15 @@ direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct
 product per image for a 1x1 convolution without stride, padding or groups
 (:func:`conv_pointwise`: vector tiles reading the input in place), vector tiles over shifted slices of the padded (and, for strides,
 phase-split) input for the others up to ``SHIFT_MAX_MACS`` multiply-adds
-(:func:`~._conv_shift.conv_shift`), and above that im2col tiles that stay in cache multiplied
+(:func:`~._conv_threads.conv_shift`), and above that im2col tiles that stay in cache multiplied
 straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for
 thin filters or small products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an
 extra filter column over a row of ones. The geometry of a call is memoized per shapes and
 attributes, and :func:`prepare_conv` binds a Conv with constant weights once for the
-interpreter's fast path. ConvTranspose lives in :mod:`.conv_transpose`.
+interpreter's fast path. Called from Python, the tile kernels share a large convolution with
+worker threads (:mod:`._conv_threads`: bitwise the one-thread values; the compiled backend's
+``conv_jit`` runs on its calling thread); :mod:`._conv_relu` binds a Conv with its Relu.
+ConvTranspose lives in :mod:`.conv_transpose`.
 """
 
 from __future__ import annotations

@@ -161,6 +161,8 @@ class ElementwiseEmitter:
                 return part.var
             if part.kind is not Storage.ARRAY or part.seq or not aligned(part.shape, shape):
                 return None
+            if any(int(d) != 1 for d in part.shape[:-1]):
+                return None  # (an N-D item would be reshaped at every element)
             return element_at(part.var, tuple(part.shape))
         if (
             slot.kind is not Storage.ARRAY
@@ -169,6 +171,8 @@ class ElementwiseEmitter:
             or not aligned(tuple(slot.shape[1:]), shape)
         ):  # (a list of items of one shape is an array of them, item k its row k)
             return None
+        if len(slot.shape) > 2 and any(int(d) != 1 for d in slot.shape[1:-1]):
+            return None  # (a CNN's (1, C, H, W) item would be reshaped at every element)
         return element_at(slot.var, tuple(slot.shape), lead=(k % int(slot.shape[0]),))
 
     def call_elementwise(

@@ -28,14 +28,15 @@ from dataclasses import dataclass
 
 #: a graph's fixed-order loop with more branches (if/for/while/with lines and kernel calls
 #: of its node bodies) than this is split into part functions
-SPLIT_ABOVE = 40
+SPLIT_ABOVE = 160
 #: the most branches of one part function (a node with more is a part of its own)
-PART_BLOCKS = 30
+PART_BLOCKS = 80
 
 _BRANCH = re.compile(r"^\s*(?:if |elif |else:|for |while |with )|\b(?:F|PY)\d+\(|\b_put\(")
 _SCALAR = re.compile(r"\bs(\d+)\b")
 _EVER = re.compile(r"\bq_ev(\d+)\b")
 _ARRAY = re.compile(r"\ba(\d+)\b")
+_INIT = re.compile(r"\bI(\d+)\b")
 _RUN_LOCAL = re.compile(r"\bq_(?!ev\d+\b|c2\b|once\b)[a-z]+\d*(?:_\d+)?\b")
 #: names of ``run`` a node body may not read inside a part (``dt``, ``has_dt``, ``P``,
 #: ``q_c2``, ``S``, ``ever`` and ``err`` are the part's own arguments)
@@ -75,8 +76,12 @@ class Part:
         return any(n.checked for n in self.nodes)
 
     def arrays(self) -> list[str]:
-        """The array slots the part reads or writes, in index order."""
-        return [f"a{k}" for k in sorted({int(m) for m in _ARRAY.findall(self.text)})]
+        """The array slots and initializer arguments (read directly by an input port) the
+        part reads or writes, in index order: its arguments besides the state's."""
+        text = self.text
+        return [f"a{k}" for k in sorted({int(m) for m in _ARRAY.findall(text)})] + [
+            f"I{k}" for k in sorted({int(m) for m in _INIT.findall(text)})
+        ]
 
     def synced(self, held: set[str]) -> list[str]:
         """The locals of ``run`` (``held``) that this part reads or writes."""
@@ -132,10 +137,15 @@ def function(part: Part, with_locals: Callable[[list[str]], list[str]]) -> list[
         body += n.lines
         if n.checked:
             body += ["        if err[0] != 0:", "            break"]
+    # (a part calling through Python keeps Numba's entry points: its object-mode blocks
+    # reach the function's environment through them)
+    entry = (
+        "" if "with objmode(" in part.text else ", no_cpython_wrapper=True, no_cfunc_wrapper=True"
+    )
     return [
         "",
         "",
-        "@njit(cache=True, error_model='numpy', no_cpython_wrapper=True, no_cfunc_wrapper=True)",
+        f"@njit(cache=True, error_model='numpy'{entry})",
         f"def part_{part.index}({', '.join(sig)}):",
         *with_locals(body),
     ]
