@@ -217,3 +217,24 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
 
 
 _list, _pymax, _pymin, _like, _pywon = _make_helpers()
+
+
+def _make_exact53() -> Any:
+    from numba import njit
+
+    @njit
+    def _exact53(q):
+        if q > 9007199254740992 or q < -9007199254740992:
+            raise ValueError(
+                "an integer beyond 2**53 from // or % (compiled code holds it as a float)"
+            )
+        return np.float64(q)
+
+    return _exact53
+
+
+#: ``float64(q)`` of an integer quotient or remainder (``helpers._floordiv``, ``_mod``: their
+#: integer answer shares a float64 type with numpy's answer of a division by zero), or a
+#: ValueError when ``q`` is beyond 2**53, where the float would round it
+#: (``runtime.call_checked`` makes it an error, or a first run's restart on the interpreter)
+_exact53 = _make_exact53()
