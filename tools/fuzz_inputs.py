@@ -303,6 +303,8 @@ class Fuzzer:
         self.tally: dict[str, collections.Counter] = {s: collections.Counter() for s in STAGES}
         self.findings: list[str] = []
         self.baseline: dict[Path, bool] = {}
+        #: oracle stages by what the reference did: agreed, did not run, disagreed
+        self.oracle: collections.Counter = collections.Counter()
         (root / "sandbox").mkdir(parents=True, exist_ok=True)
         self.cache = root / "cache"
         self.cache.mkdir(exist_ok=True)
@@ -331,6 +333,9 @@ class Fuzzer:
         verdict = classify(o, stage)
         if what != "baseline":  # an unmutated file is not a mutant
             self.tally[stage][verdict] += 1
+            if stage == "oracle":
+                marks = ("REFERENCE-AGREE", "REFERENCE-SKIP", "REFERENCE-DISAGREE")
+                self.oracle.update(m for m in marks if m in o.stdout)
         if verdict == "FINDING" and what != "baseline":
             line = f"FINDING [{stage}] {fuzz_models.describe(o)}"
             self.findings.append(line)
@@ -448,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {stage:13} ok {c['ok']:5}  error {c['error']:5}  FINDING {c['FINDING']:4}")
     agree = sum(fz.baseline.values())
     print(f"  reference baselines: {agree} of {len(fz.baseline)} sources agree unmutated")
+    print(f"  oracle stages: {dict(fz.oracle)}")
     return 1 if fz.findings else 0
 
 
