@@ -1,7 +1,7 @@
 """CNN inference through MDF against onnxruntime on the same ONNX model (issue 22, goal 5).
 
 Run: ``python benchmarks/cnn_speed.py [--rounds 7] [--calls 5] [--models small,squeezenet]
-[--backends interpreted,compiled]``.
+[--backends interpreted,compiled] [--parts]``.
 
 Models (built with ``onnx.helper`` and seeded random weights, tests/onnx_nets.py):
 
@@ -29,6 +29,13 @@ than a best-of shows), and last the median process CPU time per call of each sid
 machine inflates far less than wall-clock time (at default threading it adds up the threads'
 CPU time: spinning BLAS or ORT worker threads count). Outputs are checked equal (rtol 1e-4)
 before timing. Nothing is asserted; the target is ratio <= 1.5.
+
+``--parts`` prints, after each compiled model's rows, where one compiled inference's process
+CPU time goes (best of 5 x ``PART_CALLS`` calls, one thread): ``evaluate`` + ``value`` from
+Python, the generated function's call alone (the runner's replayed argument list,
+``backends/compiled/quick.py``), and its per-update time inside one call of many updates
+(no Python, no dispatch); then onnxruntime's own profile of the same model (one thread,
+``SessionOptions.enable_profiling``: median microseconds per node, its fused nodes named).
 """
 
 from __future__ import annotations
@@ -117,6 +124,68 @@ def _ours(mp, x, backend: str):
     return run, sim
 
 
+#: calls per timing of ``--parts``
+PART_CALLS = 400
+
+
+def _cpu_best(fn, calls: int = PART_CALLS) -> float:
+    """Process CPU microseconds per call of ``fn``, best of 5 runs of ``calls`` calls."""
+    best = math.inf
+    for _ in range(5):
+        c = time.process_time()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.process_time() - c) / calls)
+    return best * 1e6
+
+
+def _parts(name, ours, sim, mp, x) -> None:
+    """Print where a compiled inference's time goes, and onnxruntime's profile (``--parts``)."""
+    import collections
+    import json
+
+    import numba
+    import onnxruntime as ort
+    from threadpoolctl import threadpool_limits
+
+    q = getattr(sim.runner, "_quick", None)
+    if q is None:
+        print(f"# {name}: no replayable compiled call (not compiled)")
+        return
+    numba.set_num_threads(1)
+    with threadpool_limits(limits=1):
+        whole = _cpu_best(ours)
+        call = _cpu_best(lambda: q.entry(*q.args))
+        many = list(q.args)
+        many[0] = PART_CALLS  # (nsteps: the generated function's first argument)
+        per_update = _cpu_best(lambda: q.entry(*many), 1) / PART_CALLS
+    print(
+        f"# {name} compiled, CPU us per inference: evaluate + value {whole:.1f}; the generated "
+        f"call {call:.1f} (Python around it {whole - call:.1f}); one update inside a "
+        f"{PART_CALLS}-update call {per_update:.1f} (dispatch and entry {call - per_update:.1f})"
+    )
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    so.enable_profiling = True
+    sess = ort.InferenceSession(mp.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    for _ in range(PART_CALLS):
+        sess.run(None, {"input": x})
+    path = sess.end_profiling()
+    nodes, runs = collections.defaultdict(list), []
+    for e in json.loads(Path(path).read_text()):
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            nodes[(e["name"][: -len("_kernel_time")], e["args"].get("op_name"))].append(e["dur"])
+        elif e.get("cat") == "Session" and e["name"] == "model_run":
+            runs.append(e["dur"])
+    Path(path).unlink()
+    parts = [f"{op} ({node}) {statistics.median(d):.0f}" for (node, op), d in nodes.items()]
+    print(
+        f"# {name} onnxruntime profile, median us per node (profiling on): "
+        + ", ".join(parts)
+        + f"; whole run {statistics.median(runs):.0f}"
+    )
+
+
 def _row(name, mode, backend, ours, sess, x, args, default_numba) -> None:
     """Time ``ours`` against ``sess`` at one threading ``mode`` and print the table row."""
     import numba
@@ -155,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--models", default="small,squeezenet")
     ap.add_argument("--backends", default="interpreted,compiled")
+    ap.add_argument("--parts", action="store_true", help="print where the time goes")
     args = ap.parse_args(argv)
 
     import numba
@@ -196,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             for mode, sess in sessions.items():
                 _row(name, mode, backend, ours, sess, x, args, default_numba)
+            if args.parts and backend == "compiled":
+                _parts(name, ours, sim, mp, x)
     numba.set_num_threads(default_numba)
     return 0
 

@@ -15,6 +15,20 @@ import re
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
+#: The longest piece of model text (a field path, a reason quoting ids) a message or log line
+#: shows whole; a longer one (a 2 MB id) shows its start and end
+MAX_QUOTED = 2000
+
+
+def clip(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text``, or its start and end around ``...(N characters)...`` if it is longer than
+    ``limit``."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}...({len(text) - 2 * half} characters)...{text[-half:]}"
+
+
 def one_line(text: str) -> str:
     """``text`` with every control character written as an escape (``\\n``, ``\\x1b``): one
     line, and nothing a terminal acts on."""
@@ -27,7 +41,7 @@ class _OneLineRecords(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        clean = one_line(text)
+        clean = one_line(clip(text, 4 * MAX_QUOTED))
         if clean != text:
             record.msg, record.args = clean, ()
         return True
@@ -51,7 +65,8 @@ class MDFError(ValueError):
         if source:
             where.append(str(source))
         if path:
-            where.append(path)
+            where.append(clip(path))
+        message = clip(message, 2 * MAX_QUOTED)
         text = f"{': '.join(where)}: {message}" if where else message
         # model text (ids, expressions) may hold newlines or terminal escapes: the message
         # stays one line
@@ -74,7 +89,8 @@ EVALUATION_ERRORS = (
 def evaluation_failed(e: BaseException, path: str) -> MDFError:
     """The MDFError of one of :data:`EVALUATION_ERRORS` raised while evaluating the field at
     ``path``."""
-    return MDFError(f"evaluation failed: {type(e).__name__}: {e}", path)
+    first = str(e).split("\n", 1)[0]  # (Numba adds lines naming its own source)
+    return MDFError(f"evaluation failed: {type(e).__name__}: {first}", path)
 
 
 class UnsupportedOperatorError(MDFError, NotImplementedError):

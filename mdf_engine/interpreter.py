@@ -25,8 +25,10 @@ import numpy as np
 
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
-from .interpreter_lean import Replay, lean_node, static_schedule
+from .interpreter_fused import fuse
+from .interpreter_lean import Replay, lean_node, replay_step, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
+from .plan.initializer import initializer_targets
 from .psyneulink_files import to_port_shape
 
 _UNSET = object()
@@ -72,36 +74,6 @@ class NodeState:
         if name in self.outputs:
             return self.outputs[name]
         raise KeyError(name)
-
-
-def initializer_targets(plan: GraphPlan, key: str) -> list[tuple[str, str]]:
-    """The (node, input port) pairs that the initializer key ``key`` sets, on every backend:
-    the input ports whose id is ``key`` (in every node that has one; ``onnx_to_mdf`` names
-    weight ports after ONNX initializers such as ``fc1.weight``), or one ``NODE.PORT``. Ids may
-    hold dots, so the key is read against the graph's real ids, never split blindly; a key
-    with more than one reading (port ``A.B`` of one node, port ``B`` of node ``A``) or none
-    is refused."""
-    if not isinstance(key, str):
-        raise MDFError(f"an initializer key must be a text, got {key!r:.80}", "initializer")
-    by_id = [
-        (nid, key) for nid, node in plan.nodes.items() if any(ip.id == key for ip in node.inputs)
-    ]
-    readings = [by_id] if by_id else []
-    readings += [[found] for found in plan.graph.node_port(key, ("input_ports",))]
-    if not readings:
-        raise MDFError(
-            f"initializer key '{key:.200}' is neither an input port id nor NODE.PORT of an input "
-            "port of the graph",
-            "initializer",
-        )
-    if len(readings) > 1:
-        ways = "; ".join(
-            f"port '{r[0][1]:.80}' of node '{r[0][0]:.80}'"
-            + (" (and others)" if len(r) > 1 else "")
-            for r in readings
-        )
-        raise MDFError(f"initializer key '{key:.200}' is ambiguous: it names {ways}", "initializer")
-    return readings[0]
 
 
 class InterpretedGraph:
@@ -158,7 +130,12 @@ class InterpretedGraph:
         #: fast paths (see mdf_engine.interpreter_lean): the replayed schedule of a graph
         #: without conditions, and per node a runner with its calls bound once (or None)
         self._replay = Replay() if static_schedule(plan) else None
-        self._lean = {nid: lean_node(p, _UNSET) for nid, p in plan.nodes.items()}
+        lean = {nid: lean_node(p, _UNSET) for nid, p in plan.nodes.items()}
+        #: how many nodes run within another (mdf_engine.plan.fusion, interpreter_fused)
+        self.fused = fuse(plan, lean)
+        self._lean = {nid: None if n is None else n.runner() for nid, n in lean.items()}
+        #: the replayed updates' time steps with each node's step bound (see _program_of)
+        self._program: tuple[Any, list] | None = None
         self._initial: dict[str, dict[str, Any]] = {}
         self._port_shapes = {
             (nid, ip.id): ip.shape for nid, np_ in plan.nodes.items() for ip in np_.inputs
@@ -239,14 +216,14 @@ class InterpretedGraph:
         self.update_start = len(self.time_steps)
         replay = self._replay
         if replay is not None and replay.steps is not None:
-            for nodes, t in replay.steps:
+            ran, order = self.ran_this_trial, self.order_of_execution
+            for nodes, t, steps in self._program_of(replay.steps):
                 self.time_steps.append(set(nodes))
                 self.step_times.append(t)
-                for nid in nodes:
-                    self.order_of_execution.append(nid)
-                    self.run_node(nid, time_increment)
-                    self.ever_ran.add(nid)
-                    self.ran_this_trial.add(nid)
+                for nid, step in steps:  # every node here has run before (ever_ran)
+                    order.append(nid)
+                    step(time_increment)
+                    ran.add(nid)
             self.evaluations += 1
             return
         before_step = self.plan.psyneulink
@@ -283,6 +260,30 @@ class InterpretedGraph:
                 ]
             )
 
+    def _program_of(self, steps: list) -> list:
+        """The replayed time steps with each node's execution bound once: its plain incoming
+        edges (no weight or matrix, every sender run before) delivered as ``run_node`` does,
+        then its lean runner; other nodes (and ``check_finite``) go through ``run_node``."""
+        if self._program is None or self._program[0] is not steps:
+            prog = [(nodes, t, [(n, self._step_of(n)) for n in nodes]) for nodes, t in steps]
+            self._program = (steps, prog)
+        return self._program[1]
+
+    def _step_of(self, nid: str) -> Any:
+        st = self.states[nid]
+        modes = {ip.id: ip.reduce for ip in st.plan.inputs}
+        feeds = []
+        if self.check_finite or self.plan.psyneulink:
+            return lambda dt: self.run_node(nid, dt)
+        for ep in self.plan.incoming[nid]:
+            mode = modes.get(ep.receiver_port)
+            if ep.matrix is not None or ep.has_weight or mode is None:
+                return lambda dt: self.run_node(nid, dt)
+            if ep.sender not in self.ever_ran:
+                return lambda dt: self.run_node(nid, dt)
+            feeds.append((self.states[ep.sender].outputs, ep.sender_port, ep.receiver_port, mode))
+        return replay_step(st, feeds, self._lean[nid] or evaluate_node)
+
     def prepare(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
         """Nothing to get ready: the interpreted backend runs the plan as it is."""
 
@@ -315,7 +316,9 @@ class InterpretedGraph:
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms."""
         start = self.update_start
-        return self.time_steps[start:], [_ms(t) for t in self.step_times[start:]]
+        return self.time_steps[start:], [
+            t if type(t) is float else _ms(t) for t in self.step_times[start:]
+        ]
 
     def run_node(
         self,
@@ -439,21 +442,26 @@ def _evaluate_parameter(
         cur = _guard(pp.call.evaluate, env, where, w)
     elif pp.derivative is not None:
         if dt is None:
-            cur = pp.initial.evaluate(env) if pp.initial is not None else None
+            cur = _guard(pp.initial.evaluate, env, where, w) if pp.initial is not None else None
         else:
             td = _guard(pp.derivative.evaluate, env, where, w + ".time_derivative")
             base = (
                 cur
                 if cur is not None
-                else (pp.initial.evaluate(env) if pp.initial is not None else 0.0)
+                else (_guard(pp.initial.evaluate, env, where, w) if pp.initial is not None else 0.0)
             )
-            cur = np.add(base, td * dt, casting="safe")
+            # a state and its derivative that do not broadcast is the model's error, not ours
+            cur = _guard(
+                lambda _: np.add(base, td * dt, casting="safe"), env, where, w + ".time_derivative"
+            )
     for _cid, test, value in pp.conditions:
         mask = _guard(test.evaluate, env, where, w + ".conditions")
         val = _guard(value.evaluate, env, where, w + ".conditions")
         if cur is None:
             cur = 0.0
-        cur = np.where(mask, val, cur)
+        cur = _guard(
+            lambda _, m=mask, v=val, c=cur: np.where(m, v, c), env, where, f"{w}.conditions.{_cid}"
+        )
     return cur
 
 

@@ -21,6 +21,7 @@ node and per step.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -68,11 +69,23 @@ def _bare_name(vp: ValuePlan) -> str | None:
     return None if name in ("True", "False", "None") else name
 
 
-class _BoundCall:
+class BoundCall:
     """One call of a registered function with its kernel, attributes and inputs resolved:
     each input is a constant or a name read from the node's values."""
 
-    __slots__ = ("pid", "kernel", "attrs", "inputs", "wanted", "keep_tuple", "where")
+    __slots__ = (
+        "pid",
+        "kernel",
+        "attrs",
+        "inputs",
+        "wanted",
+        "keep_tuple",
+        "where",
+        "first",
+        "rest",
+        "known",
+        "merged",
+    )
 
     def __init__(self, pid: str, call: CallPlan, consts: dict[str, Any], where: str):
         self.pid = pid
@@ -124,21 +137,64 @@ class _BoundCall:
         if fast is not None:  # the kernel bound to its known inputs and attributes
             self.kernel = fast
             self.attrs = {}
+        #: what ``prepare`` got: (known, value) per input, and the attributes
+        self.known, self.merged = known, merged
         self.inputs = inputs
         self.wanted = call.outputs_wanted
         self.keep_tuple = call.keep_tuple
         self.where = f"{where}.parameters.{pid}"
+        #: the name of the one input read from the node's values when it is the first input
+        #: (then :meth:`one` calls the kernel), and the constant inputs after it
+        refs_at = [i for i, (ref, _v) in enumerate(inputs) if ref]
+        self.first = inputs[0][1] if refs_at == [0] else None
+        self.rest = tuple(v for _ref, v in inputs[1:])
 
-    def __call__(self, env: dict[str, Any]) -> Any:
+    def prepared(self, prepare: Callable) -> BoundCall | None:
+        """This call with its kernel bound by ``prepare`` instead (the schema's ``prepare=``
+        protocol), giving the kernel's result as a tuple; None when ``prepare`` declines."""
+        fast = prepare(self.known, self.merged)
+        if fast is None:
+            return None
+        other = copy.copy(self)
+        other.kernel, other.attrs, other.wanted, other.keep_tuple = fast, {}, None, True
+        return other
+
+    def one(self, x: Any) -> Any:
+        """The call given the value ``x`` of its one input read from the node (see ``first``),
+        the same as ``self({first: x})``."""
         try:
-            out = self.kernel(*[env[v] if ref else v for ref, v in self.inputs], **self.attrs)
+            if self.attrs:
+                out = self.kernel(x, *self.rest, **self.attrs)
+            else:
+                out = self.kernel(x, *self.rest)
         except MDFError as e:
             if e.path:
                 raise
             raise MDFError(e.message, self.where) from None
         except EVALUATION_ERRORS as e:
             raise evaluation_failed(e, self.where) from None
-        if not isinstance(out, tuple):
+        return self._result(out)
+
+    def __call__(self, env: dict[str, Any]) -> Any:
+        try:
+            if self.attrs:
+                out = self.kernel(*[env[v] if ref else v for ref, v in self.inputs], **self.attrs)
+            else:
+                out = self.kernel(*[env[v] if ref else v for ref, v in self.inputs])
+        except MDFError as e:
+            if e.path:
+                raise
+            raise MDFError(e.message, self.where) from None
+        except EVALUATION_ERRORS as e:
+            raise evaluation_failed(e, self.where) from None
+        return self._result(out)
+
+    def _result(self, out: Any) -> Any:
+        """The parameter's value from the kernel's result ``out``."""
+        if type(out) is tuple:
+            if len(out) == 1 and self.wanted is None and not self.keep_tuple:
+                return out[0]
+        elif not isinstance(out, tuple):
             out = (out,)
         if self.wanted is not None:
             out = out[: self.wanted]
@@ -149,64 +205,181 @@ class _NotLean(Exception):
     """The node needs the general path."""
 
 
-def lean_node(plan: NodePlan, unset: Any) -> Callable[[Any, float | None], None] | None:
-    """A runner ``(state, dt)`` of ``plan`` equal to ``evaluate_node`` for it, or None when
-    the node has functions, state, conditions or calls the lean path does not bind.
-    ``unset``: the interpreter's marker of a parameter that has no value yet."""
-    if plan.functions:
+def _item(vp: ValuePlan) -> tuple[str, int] | None:
+    """``(name, i)`` when a value is exactly ``name[i]`` for an int constant ``i`` (the
+    ``maxpool[0]`` output of an ONNX import), else None."""
+    e = vp.expr
+    if e is None:
         return None
-    consts: dict[str, Any] = {}
-    order: list[tuple[str, Any]] = []  # (pid, constant) or (pid, _BoundCall)
-    try:
+    b = e.tree.body
+    if not (isinstance(b, ast.Subscript) and isinstance(b.value, ast.Name)):
+        return None
+    i = b.slice
+    if not (isinstance(i, ast.Constant) and type(i.value) is int):
+        return None
+    return b.value.id, i.value
+
+
+class LeanNode:
+    """A node bound for the lean path (see :func:`lean_node`); :meth:`runner` gives its run."""
+
+    def __init__(self, plan: NodePlan, unset: Any):
+        if plan.functions:
+            raise _NotLean
+        consts: dict[str, Any] = {}
+        calls: list[tuple[str, Any]] = []
         for pp in plan.parameters:
             if pp.stateful or pp.derivative is not None or pp.conditions or pp.initial is not None:
-                return None
+                raise _NotLean
             if pp.value is not None:
                 if pp.value.expr is not None:
-                    return None
+                    raise _NotLean
                 consts[pp.id] = pp.value.const
-                order.append((pp.id, pp.value.const))
             elif pp.call is not None and pp.call.schema is not None:
-                order.append((pp.id, _BoundCall(pp.id, pp.call, consts, plan.where)))
+                calls.append((pp.id, BoundCall(pp.id, pp.call, consts, plan.where)))
             else:
-                return None
-    except _NotLean:
-        return None
-    outputs = []
-    for oid, vp in plan.outputs:
-        name = _bare_name(vp)
-        outputs.append((oid, name, vp, f"{plan.where}.output_ports.{oid}"))
-    inputs = [(ip.id, ip) for ip in plan.inputs]
-    calls = [(pid, c) for pid, c in order if isinstance(c, _BoundCall)]
-    constants = [(pid, c) for pid, c in order if not isinstance(c, _BoundCall)]
+                raise _NotLean
+        self.unset = unset
+        self.consts = consts
+        self.calls = calls
+        # a call that reads a call's parameter sees its previous value (or None)
+        ids = {pid for pid, _ in calls}
+        self.prev = any(ref and v in ids for _, c in calls for ref, v in c.inputs)
+        self.inputs = [(ip.id, ip.fallback) for ip in plan.inputs]
+        self.outputs = []
+        for oid, vp in plan.outputs:
+            item = _item(vp)
+            name, index = item if item is not None else (_bare_name(vp), None)
+            self.outputs.append((oid, name, index, vp, f"{plan.where}.output_ports.{oid}"))
+        #: what runs after the node's outputs are set, given the value of ``then_port``
+        #: (a fused pair's Conv node: the Relu, see :mod:`mdf_engine.interpreter_fused`)
+        self.then: Callable[[Any], None] | None = None
+        self.then_port: str | None = None
 
-    def run(st: Any, dt: float | None) -> None:
-        env: dict[str, Any] = {}
-        pending = st.pending
-        for iid, ip in inputs:
+    def call_of(self, pid: str) -> Any:
+        """The bound call of parameter ``pid``."""
+        return next(c for p, c in self.calls if p == pid)
+
+    def replace_call(self, pid: str, call: Any) -> None:
+        """Run ``call`` (``call(env)``, and ``call.one(x)`` with ``call.first`` as a
+        :class:`BoundCall` has them) for parameter ``pid``."""
+        self.calls = [(p, call if p == pid else c) for p, c in self.calls]
+
+    def runner(self) -> Callable[[Any, float | None], None]:
+        """The run ``(state, dt)`` of the node, equal to ``evaluate_node`` for it."""
+        unset, consts, calls, prev = self.unset, self.consts, self.calls, self.prev
+        inputs, outputs, then, then_port = self.inputs, self.outputs, self.then, self.then_port
+        if (
+            len(inputs) == 1
+            and len(calls) == 1
+            and len(outputs) == 1
+            and calls[0][1].first == inputs[0][0]
+            and outputs[0][1] == calls[0][0]
+            and inputs[0][0] not in consts
+            and inputs[0][0] != calls[0][0]
+        ):
+            return self._one_runner()
+
+        def run(st: Any, dt: float | None) -> None:
+            pending = st.pending
+            read = {}
+            for iid, fallback in inputs:
+                v = pending[iid]
+                if v is None:
+                    v = fallback()
+                pending[iid] = None
+                read[iid] = v
+            st.inputs_read = read
+            env = dict(read)
+            params = st.params
+            if consts:
+                params.update(consts)
+                env.update(consts)
+            if prev:
+                for pid, _c in calls:  # a call sees the previous value of the calls after it
+                    v = params[pid]
+                    env[pid] = None if v is unset else v
+            for pid, c in calls:
+                env[pid] = params[pid] = c(env)
+            outs = st.outputs
+            for oid, name, index, vp, where in outputs:
+                v = unset if name is None else env.get(name, unset)
+                if index is None:
+                    outs[oid] = _evaluate(vp, env, where) if v is unset else v
+                elif type(v) is tuple and -len(v) <= index < len(v):
+                    outs[oid] = v[index]
+                else:
+                    outs[oid] = _evaluate(vp, env, where)
+            if then is not None:
+                then(outs[then_port])
+
+        return run
+
+    def _one_runner(self) -> Callable[[Any, float | None], None]:
+        """The run of a node with one input port, one call reading it first (the others
+        constants), one output port that is the call's value or an item of it: the general
+        run without its dictionaries (an ONNX import's node)."""
+        consts, then = self.consts, self.then
+        (iid, fallback), ((pid, call),) = self.inputs[0], self.calls
+        oid, _name, index, vp, where = self.outputs[0]
+        one = call.one
+
+        def run(st: Any, dt: float | None) -> None:
+            pending = st.pending
             v = pending[iid]
             if v is None:
-                v = ip.fallback()
+                v = fallback()
             pending[iid] = None
-            env[iid] = v
-        st.inputs_read = dict(env)
-        params = st.params
-        for pid, c in constants:
-            env[pid] = params[pid] = c
-        for pid, _c in calls:  # a call sees the previous value of the calls after it
-            v = params[pid]
-            env[pid] = None if v is unset else v
-        for pid, c in calls:
-            env[pid] = params[pid] = c(env)
-        outs = st.outputs
-        for oid, name, vp, where in outputs:
-            if name is not None:
-                v = env.get(name, unset)
-                outs[oid] = _evaluate(vp, env, where) if v is unset else v
+            st.inputs_read = {iid: v}
+            params = st.params
+            if consts:
+                params.update(consts)
+            r = params[pid] = one(v)
+            if index is None:
+                st.outputs[oid] = r
+            elif type(r) is tuple and -len(r) <= index < len(r):
+                st.outputs[oid] = r[index]
             else:
-                outs[oid] = _evaluate(vp, env, where)
+                st.outputs[oid] = _evaluate(vp, {iid: v, **consts, pid: r}, where)
+            if then is not None:
+                then(st.outputs[oid])
 
-    return run
+        return run
+
+
+def lean_node(plan: NodePlan, unset: Any) -> LeanNode | None:
+    """``plan`` bound for the lean path (its :meth:`LeanNode.runner` runs it as
+    ``evaluate_node`` would), or None when the node has functions, state, conditions or calls
+    the lean path does not bind. ``unset``: the interpreter's marker of a parameter that has
+    no value yet."""
+    try:
+        return LeanNode(plan, unset)
+    except _NotLean:
+        return None
+
+
+def replay_step(
+    st: Any, feeds: list[tuple[dict[str, Any], str, str, str]], run: Callable
+) -> Callable[[float | None], None]:
+    """One node's execution in a replayed update: deliver ``feeds`` (sender's outputs, sender
+    port, receiver port, the port's reduce mode: the plain edges whose sender has run, as
+    ``InterpretedGraph.run_node`` delivers them through ``NodeState.set_input``), then
+    ``run(st, dt)``."""
+    pending = st.pending
+
+    def step(dt: float | None) -> None:
+        for outs, sp, rp, mode in feeds:
+            v = outs[sp]
+            cur = pending[rp]
+            if cur is None or mode == "overwrite":
+                pending[rp] = v
+            elif mode == "add":
+                pending[rp] = cur + v
+            else:
+                pending[rp] = cur * v
+        run(st, dt)
+
+    return step
 
 
 def _evaluate(vp: ValuePlan, env: dict[str, Any], where: str) -> Any:

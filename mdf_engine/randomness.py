@@ -6,6 +6,13 @@ Unseeded, every call of a random operator (``onnx::RandomNormal``, ``Dropout`` i
 other, from a single ``numpy.random.default_rng(S)`` stream instead: a run is reproducible and
 every step still gets fresh draws. Calls with their own ``seed`` attribute are unaffected (they
 repeat the same draws, as ONNX specifies). The stream is process-wide.
+
+The compiled backend's loop draws from the same generator
+(``backends/compiled/draws.compiled_stream``), so a
+seeded run gives the same numbers on both backends and leaves the stream in the same state,
+whichever backend drew from it, in whatever order graphs of either backend run. Unseeded, a
+compiled loop draws from one generator seeded from OS entropy once per process, rather than
+from a fresh one per call (the draws are alike independent; none can be reproduced).
 """
 
 from __future__ import annotations

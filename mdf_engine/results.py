@@ -5,6 +5,7 @@ half written."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -66,6 +67,39 @@ def plain(value: Any) -> Any:
     JSON cannot hold as its text); MDFError for a value too large to write out."""
     _check_size(value)
     return _plain(value)
+
+
+#: What a JSON file of the engine says where it wrote a non-finite number as a string.
+NONFINITE_NOTE = (
+    'NaN, Infinity and -Infinity are written as the strings "NaN", "Infinity" and "-Infinity" '
+    "(strict JSON has no such numbers)"
+)
+_NONFINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+
+
+def json_text(data: Any, indent: int | None = None, note: bool = True) -> str:
+    """``data`` (JSON data, as :func:`plain` gives) as strict JSON, which every JSON reader
+    takes: a NaN or infinity is the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``
+    (Python's ``float()`` reads each back), and ``data``, a dict, then gets the key
+    ``"nonfinite"`` saying so (``note=False``: not)."""
+    try:
+        return json.dumps(data, indent=indent, allow_nan=False)
+    except ValueError:  # (a non-finite number somewhere: the walk below is the rare path)
+        pass
+    strict = _spell_nonfinite(data)
+    if note and isinstance(strict, dict):
+        strict["nonfinite"] = NONFINITE_NOTE
+    return json.dumps(strict, indent=indent, allow_nan=False)
+
+
+def _spell_nonfinite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else _NONFINITE[repr(value)]
+    if isinstance(value, list):
+        return [_spell_nonfinite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _spell_nonfinite(v) for k, v in value.items()}
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -260,6 +294,10 @@ class Results:
 
     # -- writers --------------------------------------------------------------------------
     def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """The results as strict JSON text (written to ``path`` when given): ``graph``,
+        ``steps``, ``outputs``, and with traces ``times`` and ``traces``. A NaN or infinity is
+        the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` and the document has a
+        ``"nonfinite"`` key saying so (:func:`json_text`)."""
         data = {"graph": self.graph, "steps": self.steps, "outputs": plain(self.outputs)}
         if self.traces:
             data["times"] = list(self.times)
@@ -267,7 +305,7 @@ class Results:
         if not self.completed:
             data["note"] = self.note
             data["interrupted_at_step"] = self.interrupted_at_step
-        text = json.dumps(data, indent=2)
+        text = json_text(data, indent=2)
         if path is not None:
             atomic_write_text(path, text)
         return text
@@ -361,7 +399,7 @@ def _npz_value(v: Any) -> np.ndarray:
     except (TypeError, ValueError):
         a = None
     if a is None or a.dtype.kind not in "biufcUS":
-        return np.asarray(json.dumps(plain(v)))
+        return np.asarray(json_text(plain(v), note=False))
     return a
 
 

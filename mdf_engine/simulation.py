@@ -14,10 +14,10 @@ parameter values and resets.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import copy
 import logging
-import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -28,6 +28,7 @@ from .loader import load
 from .model import Model
 from .plan import plan_graph
 from .results import Results
+from .run_arguments import check_dt, check_run_arguments
 
 log = logging.getLogger("mdf_engine")
 
@@ -137,7 +138,7 @@ class Simulation:
         self.schedule_log = schedule_log
         source = getattr(self.model, "_source", None)
         self.scheduling_mode = scheduling_mode
-        self._last_steps: tuple[list[set[str]], list[float]] = ([], [])
+        self._last_steps: tuple[list[builtins.set[str]], list[float]] = ([], [])
         self._undecided = backend == "auto"
         self.runner: Any = None
         cs = self.graph.conditions
@@ -237,6 +238,7 @@ class Simulation:
         self, initializer: Mapping[str, Any] | None = None, time_increment: float | None = None
     ) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
+        check_dt(time_increment, "time_increment")
         with _naming(self.model):
             self._evaluate(initializer, time_increment)
 
@@ -252,7 +254,7 @@ class Simulation:
             self.time += time_increment
 
     @property
-    def time_steps(self) -> list[set[str]]:
+    def time_steps(self) -> list[builtins.set[str]]:  # (builtins: the class has a method set)
         """The sets of node ids run in each time step of the last :meth:`evaluate`, in order
         (a :meth:`run` does not set them)."""
         return [set(s) for s in self._last_steps[0]]
@@ -312,7 +314,7 @@ class Simulation:
             steps = self.runner.default_steps if self.runner is not None else 1
         if record is not None and not isinstance(record, str):
             record = list(record)  # (an iterator is read once)
-        _check_run_arguments(steps, dt, initializer, record)
+        check_run_arguments(steps, dt, initializer, record)
         check_steps(steps)
         steps = int(steps)
         if steps < 0:
@@ -435,34 +437,6 @@ class Simulation:
                 raise MDFError(f"record '{r}': node '{n}' has no port or parameter '{p}'")
             keys.append(found[0])
         return keys
-
-
-def _check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> None:
-    """The arguments of :meth:`Simulation.run` have the types it takes (a NaN ``dt`` made
-    every value NaN; ``steps=1.5`` ran one step; a list initializer was an AttributeError)."""
-    if (
-        type(steps) is int
-        and (dt is None or (type(dt) is float and math.isfinite(dt)))
-        and (initializer is None or type(initializer) is dict)
-        and record is None
-    ):
-        return  # (the common call, checked without the general tests below)
-    import numpy as np
-
-    if isinstance(steps, bool) or not isinstance(steps, (int, float, np.integer, np.floating)):
-        raise MDFError(f"steps must be a whole number, got {steps!r:.80}")
-    if math.isfinite(steps) and steps != int(steps):  # (NaN, inf: the step limit names them)
-        raise MDFError(f"steps must be a whole number, got {steps!r}")
-    if dt is not None and (
-        isinstance(dt, bool)
-        or not isinstance(dt, (int, float, np.integer, np.floating))
-        or not math.isfinite(dt)
-    ):
-        raise MDFError(f"dt must be a finite number, got {dt!r:.80}")
-    if initializer is not None and not isinstance(initializer, Mapping):
-        raise MDFError(f"initializer must be a mapping {{port: value}}, got {initializer!r:.80}")
-    if isinstance(record, str) or not all(isinstance(r, str) for r in record or ()):
-        raise MDFError(f"record must be a list of 'NODE.PORT' strings, got {record!r:.80}")
 
 
 def _either(found: list[tuple[str, str]]) -> str:

@@ -38,7 +38,16 @@ from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
+from .run_arguments import check_sweep_arguments
 from .sweep_files import final_table, open_dataset, save_dataset
+from .sweep_records import (
+    Kind,
+    columns,
+    compiled_dtypes,
+    needs_interpreter,
+    record_kinds,
+    typed,
+)
 
 __all__ = [
     "sweep",
@@ -206,27 +215,37 @@ class _Job:
     initializer: dict | None
     backend: str
     keep: int  # the last ``keep`` steps are recorded
+    kinds: list[Kind]  # each recorded value's dtype and shape (sweep_records)
 
 
-def _run_rows(job: _Job, rows: np.ndarray) -> np.ndarray:
-    """Recorded values ``(rows, keep, width)`` of one chunk of parameter sets."""
+def _run_rows(job: _Job, rows: np.ndarray) -> tuple[np.ndarray, list[np.dtype]]:
+    """Recorded values ``(rows, keep, width)`` of one chunk of parameter sets (as float64
+    numbers), and the dtype of each recorded value in that chunk (:mod:`.sweep_records`)."""
     model = load(job.model)
     if job.backend == "compiled":
         from .backends.compiled import CompiledGraph
         from .plan import plan_graph
 
-        g = model.get_graph(job.graph)
-        cg = CompiledGraph(plan_graph(model, g, None), record_schedule=False)
+        # (planned with a swept point's values: the warm-up sees them as floats, as every
+        # point's run does)
+        first = with_parameters(model, dict(zip(job.names, rows[0])), job.graph)
+        g = first.get_graph(job.graph)
+        cg = CompiledGraph(plan_graph(first, g, None), record_schedule=False)
         keys = [_split_key(k, "sweep", g, ("parameters",)) for k in job.names]
         rec = [_split_key(k, "record", g) for k in job.record]
         if cg.prepare_batch(keys, rec, job.dt, job.initializer):
-            return cg.run_batch(rows, job.steps, job.dt, job.initializer, keep=job.keep)
+            part = cg.run_batch(rows, job.steps, job.dt, job.initializer, keep=job.keep)
+            if not needs_interpreter(part, job.kinds):
+                return part, compiled_dtypes(cg, rec)
     return _run_rows_interpreted(job, rows, model)
 
 
-def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarray:
+def _run_rows_interpreted(
+    job: _Job, rows: np.ndarray, model: Model
+) -> tuple[np.ndarray, list[np.dtype]]:
     from .simulation import Simulation
 
+    dtypes = [k.dtype for k in job.kinds]
     out = []
     for row in rows:
         sim = Simulation(
@@ -235,39 +254,13 @@ def _run_rows_interpreted(job: _Job, rows: np.ndarray, model: Model) -> np.ndarr
             backend="interpreted",
         )
         res = sim.run(steps=job.steps, dt=job.dt, initializer=job.initializer, record=job.record)
-        cols = [_trace_columns(res.traces[r], r, job.steps) for r in job.record]
+        cols = []
+        for k, (r, kind) in enumerate(zip(job.record, job.kinds)):
+            numbers, dtypes[k] = columns(res.traces[r], r, kind._replace(dtype=dtypes[k]))
+            cols.append(numbers)
         rec = np.concatenate(cols, axis=1) if cols else np.zeros((job.steps, 0))
         out.append(rec[job.steps - job.keep :])
-    return np.stack(out) if out else np.zeros((0, job.keep, 0))
-
-
-def _trace_columns(trace: Sequence[Any], key: str, steps: int) -> np.ndarray:
-    """One recorded value per step as a row of floats: ``(steps, size)``. A value whose shape
-    changes but not its size (``max()`` returning a float ``(1, 1)`` or an int ``[100]``) is
-    read flat; one whose size changes cannot be a column of the sweep's table."""
-    flat = [np.asarray(v, dtype=float).ravel() for v in trace]
-    sizes = sorted({f.size for f in flat})
-    if len(sizes) > 1:
-        raise MDFError(
-            f"record '{key}': its value changes size from step to step ({sizes[0]} and "
-            f"{sizes[-1]} numbers); a sweep records values of one size"
-        )
-    return np.stack(flat).reshape(steps, -1)
-
-
-def _record_shapes(
-    model: Model,
-    graph: str | None,
-    record: Sequence[str],
-    initializer: Mapping[str, Any] | None,
-    dt: float | None,
-) -> list[tuple[int, ...]]:
-    """The shape of each recorded value, from one interpreted step of the model itself."""
-    from .simulation import Simulation
-
-    sim = Simulation(model, graph=graph, backend="interpreted")
-    sim.run(steps=1, dt=dt, initializer=initializer)
-    return [np.shape(sim.value(*_split_key(r, "record", sim.graph))) for r in record]
+    return (np.stack(out) if out else np.zeros((0, job.keep, 0))), dtypes
 
 
 def sweep(
@@ -307,23 +300,28 @@ def sweep(
     from .extras import require
 
     xr = require("xarray")
+    record = record if isinstance(record, str) else list(record)  # (an iterator is read once)
+    check_sweep_arguments(params, steps, dt, initializer, record, chunk, workers)
     if duration is not None:
         from .simulation import steps_for_duration
 
         steps = steps_for_duration(duration, dt)
+    steps = int(steps)
     m = load(model)
     g = m.get_graph(graph)
-    if not record:
-        raise MDFError("a sweep needs at least one recorded NODE.PORT")
     if backend not in ("compiled", "interpreted"):
         raise MDFError(f"unknown backend '{backend}' (choose compiled or interpreted)")
     if keep not in KEEPS:
         raise MDFError(f"unknown keep '{keep}' (choose {' or '.join(KEEPS)})")
-    if steps < 1:
-        raise MDFError(f"steps must be >= 1, got {steps}")
     d = make_design(params, design, samples, seed)
-    with_parameters(m, dict(zip(d.names, d.values[0])), g.id)  # checks every name
-    shapes = _record_shapes(m, g.id, record, initializer, dt)
+    for r in set(record) & set(d.names):
+        raise MDFError(
+            f"record '{r}': a swept parameter is a coordinate of the sweep, not a record"
+        )
+    point = with_parameters(m, dict(zip(d.names, d.values[0])), g.id)  # checks every name
+    keys = [_split_key(r, "record", g) for r in record]
+    kinds = record_kinds(point, g.id, keys, initializer, dt)
+    shapes = [k.shape for k in kinds]
     final = keep == "final" or (output is not None and str(output).lower().endswith(".csv"))
     job = _Job(
         m.to_dict(),
@@ -335,6 +333,7 @@ def sweep(
         dict(initializer) if initializer else None,
         backend,
         1 if final else int(steps),
+        kinds,
     )
     rows = d.values
     width = sum(int(np.prod(s)) if s else 1 for s in shapes)
@@ -359,12 +358,14 @@ def sweep(
     size = chunk or max(1, CHUNK_BYTES // (8 * job.keep * max(width, 1)))
     finals = np.zeros((len(rows), 1, width))
     series = None if (final or writer) else np.empty((len(rows), steps, width))
+    dtypes = [k.dtype for k in kinds]
     try:
         if cluster is None:
             parts = ((s, _run_rows(job, rows[s : s + size])) for s in range(0, len(rows), size))
         else:
             parts = _run_on_dask(job, rows, cluster, workers, chunk)
-        for start, part in parts:
+        for start, (part, seen) in parts:
+            dtypes = [np.result_type(a, b) for a, b in zip(dtypes, seen)]
             stop = start + len(part)
             finals[start:stop] = part[:, -1:]
             if series is not None:
@@ -381,7 +382,8 @@ def sweep(
         if writer is not None:
             writer.abort()
     kept = finals if series is None else series
-    return _dataset(xr, d, kept, record, shapes, times[-kept.shape[1] :], attrs)
+    kinds = [k._replace(dtype=t) for k, t in zip(kinds, dtypes)]
+    return _dataset(xr, d, kept, record, kinds, times[-kept.shape[1] :], attrs)
 
 
 def _run_on_dask(
@@ -390,7 +392,7 @@ def _run_on_dask(
     cluster: str,
     workers: int | None,
     chunk: int | None,
-) -> Iterator[tuple[int, np.ndarray]]:
+) -> Iterator[tuple[int, tuple[np.ndarray, list[np.dtype]]]]:
     """``(first row, records)`` of each chunk as the workers finish them (in any order)."""
     try:
         from dask.distributed import Client, LocalCluster, as_completed
@@ -479,14 +481,14 @@ def _dataset(
     d: Design,
     rec: np.ndarray,
     record: Sequence[str],
-    shapes: list[tuple[int, ...]],
+    kinds: list[Kind],
     times: np.ndarray,
     attrs: dict[str, Any],
 ) -> Any:
-    lay = _layout(d, record, shapes, times, attrs)
+    lay = _layout(d, record, [k.shape for k in kinds], times, attrs)
     data = {}
-    for r, (dims, full, col, size) in lay.variables.items():
-        data[r] = (dims, rec[:, :, col : col + size].reshape(full))
+    for (r, (dims, full, col, size)), kind in zip(lay.variables.items(), kinds):
+        data[r] = (dims, typed(rec[:, :, col : col + size].reshape(full), kind.dtype))
     coords = {k: (dims, v) for k, (dims, v) in lay.coords.items()}
     ds = xr.Dataset(data, coords=coords)
     ds.attrs.update(attrs)

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .errors import MDFError
-from .results import csv_cell
+from .results import csv_cell, json_text
 
 #: File extensions a sweep streams to.
 STREAM_EXTENSIONS = (".nc", ".npz", ".csv")
@@ -151,7 +151,7 @@ class StreamWriter:
                     while chunk := fh.read(1 << 22):
                         out.write(chunk)
                 _npz_member(zf, f"dims:var:{name}", np.array(dims, dtype=str))
-            _npz_member(zf, "attrs", np.array(json.dumps(lay.attrs)))
+            _npz_member(zf, "attrs", np.array(json_text(lay.attrs)))
 
 
 def _npz_member(zf: zipfile.ZipFile, key: str, arr: np.ndarray) -> None:
@@ -317,7 +317,7 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".nc":
-        atomic_write_bytes(path, _as_bytes_names(ds, "utf-8", "latin-1").to_netcdf())
+        atomic_write_bytes(path, _as_bytes_names(_as_floats(ds), "utf-8", "latin-1").to_netcdf())
     elif ext == ".csv":
         header, table = final_table(ds)
         buf = io.StringIO()
@@ -332,11 +332,26 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
             for k, v in items:
                 arrays[f"{prefix}:{k}"] = np.asarray(v.values)
                 arrays[f"dims:{prefix}:{k}"] = np.array(list(v.dims), dtype=str)
-        arrays["attrs"] = np.array(json.dumps({k: v for k, v in ds.attrs.items()}))
+        arrays["attrs"] = np.array(json_text({k: v for k, v in ds.attrs.items()}))
         np.savez(buf, **arrays)
         atomic_write_bytes(path, buf.getvalue())
     else:
         raise MDFError(f"'{path}': sweep results are written as .nc, .csv or .npz")
+
+
+def _as_floats(ds: Any) -> Any:
+    """``ds`` with integer and boolean variables as float64, as a streamed ``.nc`` holds them
+    (NetCDF-3 has no int64 and no bool); an integer float64 does not hold is refused."""
+    out = ds.copy()
+    for k, v in ds.data_vars.items():
+        if v.dtype.kind in "biu":
+            if v.size and np.abs(v.values.astype(np.int64)).max() > 2**53:
+                raise MDFError(
+                    f"'{k}' holds integers beyond 2**53, which a .nc file (float64) cannot "
+                    "hold exactly; save it as .npz"
+                )
+            out[k] = v.astype(np.float64)
+    return out
 
 
 def _as_bytes_names(ds: Any, encoding: str, decoding: str) -> Any:
@@ -369,6 +384,8 @@ def open_dataset(path: str | os.PathLike) -> Any:
 
     xr = require("xarray")
     path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise MDFError("no such file" if not os.path.exists(path) else "not a file", source=path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:
             return _as_bytes_names(ds.load(), "latin-1", "utf-8")

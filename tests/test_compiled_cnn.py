@@ -163,7 +163,7 @@ def test_cnn_layers_compile_whole(build) -> None:
     # an activation is copied whole, not by a loop that reshapes it at every element (a
     # call into Numba's runtime each: 40 ms for the small CNN of benchmarks/cnn_speed.py)
     source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
-    assert not re.search(r"for i_ in range\(\d+\):\n\s+\S+\.reshape\(", source)
+    assert not re.search(r"\.reshape\(\d+\)\[i_\]", source)  # (read or written so)
     want, got = runs["interpreted"].outputs, runs["compiled"].outputs
     for nid, ports in want.items():
         for pid, w in ports.items():
@@ -182,10 +182,11 @@ def test_cnn_layers_compile_whole(build) -> None:
 @pytest.mark.parametrize("trans", [(0, 0), (0, 1), (1, 0), (1, 1)])
 def test_gemm_kernel_matches_onnxruntime(trans, dtype) -> None:
     """The compiled backend's Gemm kernel (own loops for small products, BLAS above
-    ``GEMM_OWN_MACS``) against onnxruntime, for every transA/transB."""
+    ``GEMM_OWN_MACS``) and the interpreted one against onnxruntime, for every transA/transB;
+    below ``GEMM_OWN_MACS`` both make the product by the same loops, bit for bit."""
     from onnx_cases import ort_run
 
-    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm_jit
+    from mdf_engine.onnx_ops.linalg import GEMM_OWN_MACS, gemm, gemm_jit
 
     rng = np.random.default_rng(5)
     for m, k, n in [(3, 70, 5), (64, 1100, 64)]:  # own loops, then BLAS
@@ -199,3 +200,55 @@ def test_gemm_kernel_matches_onnxruntime(trans, dtype) -> None:
         assert got.dtype == dtype
         tol = 1e-5 if dtype == np.float32 else 1e-12  # (sums of k products, either order)
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+        # the interpreted kernel: the same products (own loops below GEMM_OWN_MACS)
+        (interp,) = gemm(a, b, c, alpha=0.5, beta=2.0, transA=trans[0], transB=trans[1])
+        assert interp.dtype == dtype
+        np.testing.assert_allclose(interp, want, rtol=tol, atol=tol * np.abs(want).max())
+        if m < 64:
+            product = gemm_jit(a, b, None, 1.0, 0.0, trans[0], trans[1])
+            np.testing.assert_array_equal(gemm(a, b, transA=trans[0], transB=trans[1])[0], product)
+
+
+def test_repeated_evaluate_replays_its_call() -> None:
+    """A repeated evaluate() replays the first call's argument list (backends/compiled/
+    quick.py) with each call's input put in place: every output and the time steps equal
+    the interpreted run's after each call; an input the generated code does not take as it
+    is (not C-contiguous), one Numba types otherwise (read-only) and a changed initializer
+    key go the general way."""
+    from mdf_engine.errors import MDFError
+
+    proto, shape = _model_2d()
+    model = import_model(proto)
+    key = model.metadata["onnx"]["inputs"]["x"]
+    rng = np.random.default_rng(7)
+    sims = {b: Simulation(model, backend=b) for b in ("interpreted", "compiled")}
+    runner = sims["compiled"].runner
+    general = []
+    feeds = [rng.standard_normal(shape).astype(np.float32) for _ in range(3)]
+    feeds.append(np.asfortranarray(rng.standard_normal(shape).astype(np.float32)))
+    feeds.append(rng.standard_normal(shape).astype(np.float32))
+    feeds[-1].flags.writeable = False  # (typed otherwise by Numba: the general way, twice)
+    feeds.append(rng.standard_normal(shape).astype(np.float32))
+    for k, feed in enumerate(feeds):
+        if k == 1:  # (the first call compiled the graph and made the replayable call)
+            assert runner._quick is not None
+            args = runner._run_call.args
+
+            def counted(*a, args=args):
+                general.append(1)
+                return args(*a)
+
+            runner._run_call.args = counted
+        for sim in sims.values():
+            sim.evaluate(initializer={key: feed})
+        want, got = sims["interpreted"].outputs, sims["compiled"].outputs
+        for nid, ports in want.items():
+            for pid, w in ports.items():
+                g = np.asarray(got[nid][pid])
+                assert g.dtype == np.asarray(w).dtype
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5, err_msg=f"{nid}.{pid}")
+                assert np.array_equal(sims["compiled"].value(nid, pid), g)
+        assert sims["compiled"].time_steps == sims["interpreted"].time_steps
+    assert general == [1, 1, 1]  # (Fortran order; read-only, then writeable again)
+    with pytest.raises(MDFError, match="same initializer keys"):
+        sims["compiled"].evaluate(initializer={key: feeds[0], "other": feeds[0]})

@@ -108,6 +108,8 @@ class Case:
     outputs: tuple[str, ...] = ()
     #: kept (a failed run) or replaced (a successful one) by the command
     replaced_ok: bool = True
+    #: what the forked child runs instead of the entry point's command (tools/fuzz_inputs.py)
+    child: Callable[[Case], int] | None = None
 
 
 @dataclasses.dataclass
@@ -208,6 +210,8 @@ def _snapshot(folder: Path) -> dict[str, tuple[int, float]]:
 
 def _child_main(case: Case) -> int:
     """What the forked child runs (cwd is the work folder): the command or the API case."""
+    if case.child is not None:
+        return case.child(case)
     if case.entry == "api":
         return _api_case(case)
     if case.entry == "compat":
@@ -422,7 +426,9 @@ def _wait(pid: int, timeout: float) -> tuple[int | None, float, float]:
 def _check(case, rc, out, err, work, box, before, cache) -> list[str]:
     problems = []
     lines = [ln for ln in err.split("\n") if ln.strip()]
-    if case.entry in ("api", "compat"):  # log lines there are the calling program's to show
+    if (
+        case.entry.startswith("api") or case.entry == "compat"
+    ):  # log lines there are the calling program's to show
         lines = [ln for ln in lines if ln.startswith("mdf: ") or "Traceback" in ln][-1:]
     failed = rc == 2 or (rc == 1 and case.entry == "validate")  # validate: 1 is "invalid"
     if rc not in (0, 2, None) and not failed and not (rc is not None and rc < 0):

@@ -14,15 +14,18 @@ from ..errors import MDFError, one_line
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add the ``info`` and ``validate`` subcommands."""
     i = sub.add_parser("info", help="print a model's graphs, nodes, edges and conditions")
-    i.add_argument("model")
+    i.add_argument("model", help="MDF model file (.json, .yaml)")
     i.add_argument(
         "--full",
         action="store_true",
         help="print whole arrays (default: shape, dtype and range of large ones)",
     )
 
-    v = sub.add_parser("validate", help="check a model file; exit 1 with the errors")
-    v.add_argument("model")
+    v = sub.add_parser(
+        "validate",
+        help="check a model file: exit 0 when valid, 1 with its errors (2: not readable)",
+    )
+    v.add_argument("model", help="MDF model file (.json, .yaml)")
     i.set_defaults(func=cmd_info)
     v.set_defaults(func=cmd_validate)
 

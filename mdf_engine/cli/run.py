@@ -51,7 +51,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         nargs="*",
         default=[],
         metavar="NODE.PORT",
-        help="record these ports/parameters at every step",
+        help="record these ports/parameters at every step (written by -o, drawn by --plot)",
     )
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
     r.add_argument(
@@ -59,11 +59,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="plot recorded traces to this image (without --record: every numeric output port)",
     )
-    r.add_argument("--json", action="store_true", help="print final outputs as JSON")
+    r.add_argument(
+        "--json",
+        action="store_true",
+        help="print the graph, the steps and the final outputs as one line of strict JSON "
+        '(NaN/inf as "NaN"/"Infinity"; a one-step run adds its time steps)',
+    )
     r.add_argument(
         "--progress",
         action="store_true",
-        help="show a progress bar (the default when stderr is a terminal)",
+        help="a progress bar on long runs when stderr is a terminal (the default: the flag "
+        "changes nothing; --quiet turns it off)",
     )
     r.add_argument(
         "-q", "--quiet", action="store_true", help="print nothing but errors (and no progress bar)"
@@ -109,7 +115,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from ..backends import uses_namespace
     from ..loader import load
-    from ..results import plain
+    from ..results import json_text, plain
     from ..simulation import Simulation
     from .checks import check_outputs_spare_inputs
 
@@ -167,7 +173,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif res.steps == 1:  # what ran: compare with a scheduler's execution list
             ran, times = sim.runner.last_update_steps()
             data.update(time_steps=[sorted(s) for s in ran], time_step_times=list(times))
-        print(json.dumps(data))
+        print(json_text(data))
     elif not args.quiet:
         from ..summary import summarize
 

@@ -55,7 +55,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="a random design of this many points inside the --set ranges",
     )
     s.add_argument("--seed", type=int, default=0, help="seed of the random design")
-    s.add_argument("--backend", choices=["compiled", "interpreted"], default="compiled")
+    s.add_argument(
+        "--backend",
+        choices=["compiled", "interpreted"],
+        default="compiled",
+        help="compiled (default): every parameter set in one jitted call; interpreted: one run "
+        "of the interpreted backend per set",
+    )
     s.add_argument(
         "--cluster",
         default=None,
@@ -76,7 +82,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.add_argument(
         "--progress",
         action="store_true",
-        help="show a progress bar (the default when stderr is a terminal)",
+        help="a progress bar on long runs when stderr is a terminal (the default: the flag "
+        "changes nothing; --quiet turns it off)",
     )
     s.set_defaults(func=cmd_sweep)
 

@@ -17,7 +17,7 @@ import logging
 import os
 from typing import Any
 
-from ..errors import MDFError
+from ..errors import MDFError, clip
 from ..model import Model, field_default, to_dict
 from ..nested_graphs import flatten_nested_graphs
 from ..psyneulink_files import is_psyneulink
@@ -72,7 +72,9 @@ def from_dict(data: Any, source: str | None = None, graph_check: bool = True) ->
     builder = ElementBuilder(source)
     model = builder.element(Model, str(model_id), body, "")
     if builder.unknown:
-        shown = ", ".join(builder.unknown[:5]) + (" ..." if len(builder.unknown) > 5 else "")
+        shown = ", ".join(clip(u, 200) for u in builder.unknown[:5]) + (
+            " ..." if len(builder.unknown) > 5 else ""
+        )
         log.warning(
             "%s: ignored %d field(s) that no MDF version defines: %s",
             source or "<model>",

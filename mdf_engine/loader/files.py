@@ -119,7 +119,29 @@ def _yaml_load(text: str) -> Any:
     }
     for tag in CONSTRUCT:
         UniqueKeyLoader.add_constructor(tag, yaml11_number)
-    return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    _check_yaml_nesting(text, safe)
+    return yaml.load(text, Loader=UniqueKeyLoader)
+
+
+def _check_yaml_nesting(text: str, loader: Any) -> None:
+    """Refuse YAML nested deeper than MAX_DEPTH before it is composed: libyaml's composer
+    recurses in C once per level, and 30,000 levels (``[[[...``, 60 KB) overflow the C stack,
+    killing the process with a segmentation fault. The parser's event stream is flat (a third
+    of the cost of loading)."""
+    import yaml
+
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, opening):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise MDFError(
+                    f"nesting deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1})"
+                )
+        elif isinstance(event, closing):
+            depth -= 1  # noqa: S506 - a SafeLoader subclass
 
 
 def check_depth(data: Any, source: str | None) -> None:

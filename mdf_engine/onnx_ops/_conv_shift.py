@@ -1,5 +1,5 @@
-"""Direct convolution without im2col (issue 22, goal 5): the "shifted plane" kernel that
-:mod:`.conv` uses for every Conv that is not depthwise-like, tiny or a plain 1x1 (any kernel
+"""Direct convolution without im2col (issue 22, goal 5): the bodies of the "shifted plane"
+kernel that :mod:`.conv` uses for every Conv that is not depthwise-like, tiny or a plain 1x1 (any kernel
 size, strides, dilations, pads, groups; 1-D to 3-D lifted to 3-D), and the 1x1 product by the
 same vector tiles.
 
@@ -9,7 +9,7 @@ zero-padded input for tap ``(a, b, e)``. Laid out flat, with the padded plane's 
 padded input at ``t + off(a, b, e)`` where ``off = a*d0*Hp*Wp + b*d1*Wp + e*d2``: every tap of
 every channel is one contiguous slice of the padded input, shifted. With strides ``s`` the
 padded input is first split into ``s0 * s1 * s2`` phases (``P[p][zq, iq, jq] = xpad[zq*s0 + p0,
-iq*s1 + p1, jq*s2 + p2]``, :func:`phase_image`): tap ``(a, b, e)`` then reads phase ``(a*d0 %
+iq*s1 + p1, jq*s2 + p2]``, :func:`phase_into`): tap ``(a, b, e)`` then reads phase ``(a*d0 %
 s0, b*d1 % s1, e*d2 % s2)`` shifted by ``(a*d0 // s0, b*d1 // s1, e*d2 // s2)``, again one
 contiguous slice (no multiply-add is wasted on the stride). The convolution is then a product
 of the filters ``(M, cg * taps)`` with those slices, computed by the register-blocked vector
@@ -19,6 +19,12 @@ stays float32, as onnxruntime accumulates) into a buffer of a few rows whose inp
 the columns ``q >= ow`` (and rows ``i >= oh``) of the grid are computed and dropped (``Wp /
 ow`` extra work: 1.04-1.15 on SqueezeNet's and the small CNN's layers). Each output value is the
 bias plus the sum over (channel, tap) in that order.
+
+The work is cut into items (a block of four filters, or one, over one chunk of positions of
+one image and group: :func:`shift_item`, :func:`pointwise_item`); :mod:`._conv_threads` runs
+the items in order on the calling thread or shares them among threads (each output is computed
+by one item, the same way either way), and holds the kernels' entry points (``conv_shift``,
+``conv_pointwise_tiles``).
 """
 
 from __future__ import annotations
@@ -35,17 +41,16 @@ CHUNK_INPUT = 1 << 17
 
 
 @numba.njit(cache=True)
-def phase_image(x, n, c0, cg, s, pb, Q, slack):
+def phase_into(out, x, n, c0, cg, s, pb, Q):
     """Channels ``c0 .. c0 + cg`` of image ``n`` of ``x`` (N, C, D, H, W), zero-padded with
-    ``pb`` before each axis and split by the strides ``s`` into ``s0 * s1 * s2`` phases: flat,
-    ``P[((p0 * s1 + p1) * s2 + p2) * cg + c, zq, iq, jq] = xpad[c, zq*s0 + p0, iq*s1 + p1,
-    jq*s2 + p2]`` with each phase plane of shape ``Q`` (Dq, Hq, Wq), then ``slack`` zeros (what
-    the vector tiles of :mod:`._conv_simd` read past the last position). With strides 1 it is
-    the zero-padded input."""
+    ``pb`` before each axis and split by the strides ``s`` into ``s0 * s1 * s2`` phases, written
+    into the flat ``out``: ``out[((p0 * s1 + p1) * s2 + p2) * cg + c, zq, iq, jq] = xpad[c, zq*s0
+    + p0, iq*s1 + p1, jq*s2 + p2]`` with each phase plane of shape ``Q`` (Dq, Hq, Wq), then
+    zeros to the end of ``out`` (what the vector tiles of :mod:`._conv_simd` read past the last
+    position). With strides 1 it is the zero-padded input."""
     D, H, W = x.shape[2], x.shape[3], x.shape[4]
     C = x.shape[1]
-    plane = Q[0] * Q[1] * Q[2]
-    out = np.zeros(s[0] * s[1] * s[2] * cg * plane + slack, dtype=x.dtype)
+    out[:] = 0
     xf = x.reshape(-1)
     ph = 0
     for p0 in range(s[0]):
@@ -72,7 +77,6 @@ def phase_image(x, n, c0, cg, s, pb, Q, slack):
                                 for jq in range(j0, j1):
                                     out[U(dst + jq)] = xf[U(src + jq * s[2])]
                 ph += 1
-    return out
 
 
 @numba.njit(cache=True)
@@ -96,18 +100,37 @@ def _filters(xp, offs, w, acc, bias, m, nf, K, t0, tc):
             tile_1_1(xp, offs, w, acc, bias, m, 0, K, t0 + nw * gw, nw * gw, n1)
 
 
+@numba.njit(cache=True, inline="always")
+def relu_value(v):
+    """ONNX Relu of one value, as the engine's Relu computes it (``onnx_ops.activations``:
+    ``v`` when above zero, else ``v * 0``, so -0.0 and NaN pass as they do there)."""
+    return v if v > 0 else v * 0
+
+
 @numba.njit(cache=True)
-def conv_shift(x, w, bias, group, k, s, d, pb, o):
-    """Grouped convolution of ``x`` (N, C, D, H, W) by the filters ``w`` (M, C/group *
-    kd*kh*kw) plus ``bias`` (M,), with strides ``s``, dilations ``d``, pads ``pb`` before each
-    axis and output shape ``o`` (see the module docstring). Returns (N, M, od, oh, ow) in x's
-    dtype."""
-    N, C = x.shape[0], x.shape[1]
-    M = w.shape[0]
-    cg = C // group
-    mg = M // group
-    taps = k[0] * k[1] * k[2]
-    K = cg * taps
+def filter_blocks(mg):
+    """Blocks of filters of a group of ``mg``: ``mg // 4`` of four filters, then one block per
+    filter left over (block ``b`` starts at filter :func:`block_start`)."""
+    return mg // 4 + mg % 4
+
+
+@numba.njit(cache=True)
+def block_start(b, mg):
+    """The first filter (within its group) of block ``b`` and its filter count (4 or 1)."""
+    nq = mg // 4
+    if b < nq:
+        return 4 * b, 4
+    return 4 * nq + b - nq, 1
+
+
+@numba.njit(cache=True)
+def shift_layout(x, group, k, s, d, pb, o):
+    """The layout of :func:`shift_items` for ``x`` (N, C, D, H, W), ``group`` and the geometry
+    ``k, s, d, pb, o``: the phase planes' shape ``Q``, each filter row's offset into the
+    phase-split input (``offs``, in (channel, tap) order), the grid positions ``T`` up to the
+    last output pixel and the padded rows per chunk (``rows``)."""
+    cg = x.shape[1] // group
+    K = cg * k[0] * k[1] * k[2]
     # each phase plane: the output grid plus the taps' reach in that phase
     Q = np.empty(3, dtype=np.int64)
     for ax in range(3):
@@ -118,8 +141,8 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
         # left pad (the 13x13 layers of SqueezeNet: 14 columns a row instead of 15)
         W = x.shape[4]
         Q[2] = max(pb[2] + W, o[2] + (k[2] - 1) * d[2] - pb[2], o[2])
-    Dq, Hq, Wq = Q[0], Q[1], Q[2]
-    plane = Dq * Hq * Wq
+    Hq, Wq = Q[1], Q[2]
+    plane = Q[0] * Hq * Wq
     offs = np.empty(K, dtype=np.int64)
     r = 0
     for c in range(cg):
@@ -135,103 +158,113 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
                     r += 1
     # the last position of the grid that is an output pixel, plus one
     T = ((o[0] - 1) * Hq + o[1] - 1) * Wq + o[2]
-    vl = VEC_BYTES // x.itemsize
     nph = s[0] * s[1] * s[2]
     rows = max(1, min((T + Wq - 1) // Wq, CHUNK_INPUT // (nph * cg * Wq)))
-    wc = np.ascontiguousarray(w)
-    bc = np.ascontiguousarray(bias)
-    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
-    of = out.reshape(-1)
-    acc = np.empty((4, rows * Wq + vl), dtype=x.dtype)
-    for n in range(N):
-        for g in range(group):
-            xp = phase_image(x, n, g * cg, cg, s, pb, Q, WIDE * vl + pb[2])
-            for t0 in range(0, T, rows * Wq):
-                tc = min(rows * Wq, T - t0)
-                m = 0
-                while m < mg:
-                    nf = 4 if m + 4 <= mg else 1
-                    _filters(xp, offs, wc, acc, bc, g * mg + m, nf, K, t0, tc)
-                    for j in range(nf):
-                        mm = g * mg + m + j
-                        aj = acc[j]
-                        base = (n * M + mm) * o[0] * o[1] * o[2]
-                        for rho in range(t0 // Wq, (t0 + tc + Wq - 1) // Wq):
-                            z = rho // Hq
-                            i = rho - z * Hq
-                            if i >= o[1]:
-                                continue
-                            src = rho * Wq - t0
-                            dst = base + (z * o[1] + i) * o[2]
-                            for q in range(o[2]):
-                                of[U(dst + q)] = aj[U(src + q)]
-                    m += nf
-    return out
+    return Q, offs, T, rows
 
 
 @numba.njit(cache=True)
-def conv_shift_g(x, w, bias, g):
-    """:func:`conv_shift` with the geometry array of ``conv._conv_geometry`` (strides 1)."""
-    return conv_shift(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15])
+def shift_items_count(N, group, mg, T, rows, Wq):
+    """Items of :func:`shift_item`: images x groups x chunks of positions x filter blocks."""
+    return N * group * ((T + rows * Wq - 1) // (rows * Wq)) * filter_blocks(mg)
 
 
 @numba.njit(cache=True)
-def conv_pointwise_tiles(x, w, bias, has_bias):
-    """A 1x1 convolution without stride or padding by the vector tiles of :mod:`._conv_simd`:
-    per image ``n`` of ``x`` (N, C, P) the product of the filters ``w`` (M, C) with ``x[n]``
-    (C, P), read in place (channel ``c`` of pixel ``t`` at ``c * P + t``), written straight
-    into the output's rows, the bias added in registers. The pixels run in chunks whose input
-    stays in L2; a last partial vector is computed as the vector ending at the last pixel (it
-    overlaps the one before, whose values it writes again, equal: the same sums in the same
-    order), so that nothing is read past the input. Returns (N, M, P) in x's dtype."""
-    N, C, P = x.shape
+def shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, item):
+    """Item ``item`` of a convolution by shifted slices (see the module docstring): block ``b``
+    (:func:`block_start`) of the filters of group ``g`` over chunk ``c`` of the positions
+    (``rows`` padded rows) of image ``n``, items counted in the order (n, g, c, b), so that in
+    that order every block of a chunk runs over it while it is in L2. ``xps[n * group + g]``
+    is that image's and group's phase-split input (:func:`phase_into`), ``w`` (M, K) the
+    filters, ``of`` the flat (N, M, od, oh, ow) output, ``rf`` the same for its Relu
+    (:func:`relu_value`; empty: none), ``acc`` a (4, ``rows * Q[2]`` + one vector) buffer of
+    the calling thread; the layout is :func:`shift_layout`'s."""
     M = w.shape[0]
-    out = np.empty((N, M, P), dtype=x.dtype)
-    vl = VEC_BYTES // x.itemsize
+    K = offs.size
+    Hq, Wq = Q[1], Q[2]
+    blocks = filter_blocks(mg)
+    step = rows * Wq
+    chunks = (T + step - 1) // step
+    b = item % blocks
+    c = item // blocks
+    ng = c // chunks
+    t0 = (c - ng * chunks) * step
+    tc = min(step, T - t0)
+    n = ng // group
+    g = ng - n * group
+    m, nf = block_start(b, mg)
+    _filters(xps[ng], offs, w, acc, bias, g * mg + m, nf, K, t0, tc)
+    for j in range(nf):
+        aj = acc[j]
+        base = (n * M + g * mg + m + j) * o[0] * o[1] * o[2]
+        for rho in range(t0 // Wq, (t0 + tc + Wq - 1) // Wq):
+            z = rho // Hq
+            i = rho - z * Hq
+            if i >= o[1]:
+                continue
+            src = rho * Wq - t0
+            dst = base + (z * o[1] + i) * o[2]
+            if rf.size > 0:
+                for q in range(o[2]):
+                    v = aj[U(src + q)]
+                    of[U(dst + q)] = v
+                    rf[U(dst + q)] = relu_value(v)
+            else:
+                for q in range(o[2]):
+                    of[U(dst + q)] = aj[U(src + q)]
+
+
+@numba.njit(cache=True)
+def pointwise_items_count(N, M, P, chunk):
+    """Items of :func:`pointwise_item`: images x chunks of pixels x filter blocks."""
+    return N * ((P + chunk - 1) // chunk) * filter_blocks(M)
+
+
+@numba.njit(cache=True)
+def pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item):
+    """Item ``item`` of a 1x1 convolution by the vector tiles (``conv_pointwise_tiles`` in
+    :mod:`._conv_threads`): block ``b`` (:func:`block_start`) of the filters ``w`` (M, C) over
+    chunk ``c`` of ``chunk`` pixels (a multiple of the wide tiles) of image ``n``, items counted
+    in the order (n, c, b), so that every block runs over a chunk while it is in L2. The input
+    ``xf`` is flat (channel ``ch`` of pixel ``t`` at ``(n * C + ch) * P + t``, ``offs`` = ``ch
+    * P``); the values go into ``acc`` (N * M, P) and, unless ``rf`` is empty, their Relu into
+    ``rf`` (the same shape); ``bias`` (M,). A last partial vector is computed as the vector
+    ending at the last pixel (it overlaps the one before, whose values it writes again, equal:
+    the same sums in the same order), so that nothing is read past the input."""
+    M, C = w.shape
+    vl = VEC_BYTES // xf.itemsize
     gw = WIDE * vl
-    if P < vl:  # too narrow for a vector: plain loops
-        for n in range(N):
-            for m in range(M):
-                for t in range(P):
-                    s = x.dtype.type(0)
-                    for c in range(C):
-                        s += w[m, c] * x[n, c, t]
-                    out[n, m, t] = s + bias[m] if has_bias else s
-        return out
-    xf = x.reshape(-1)
-    acc = out.reshape((N * M, P))
-    wc = np.ascontiguousarray(w)
-    bc = np.ascontiguousarray(bias) if has_bias else np.zeros(M, dtype=x.dtype)
-    offs = np.arange(C) * P
-    chunk = max(gw, CHUNK_INPUT // C // gw * gw)
-    for n in range(N):
-        for p0 in range(0, P, chunk):
-            pc = min(chunk, P - p0)
-            nw = pc // gw
-            n1 = (pc - nw * gw) // vl
-            rest = pc - nw * gw - n1 * vl
-            t0 = n * C * P + p0
-            m = 0
-            while m < M:
-                r = n * M + m
-                if m + 4 <= M:
-                    if nw > 0:
-                        tile_4_wide(xf, offs, wc, acc, bc, m, r, C, t0, p0, nw)
-                    if n1 > 0:
-                        tile_4_1(xf, offs, wc, acc, bc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
-                    if rest > 0:
-                        tile_4_1(xf, offs, wc, acc, bc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
-                    nf = 4
-                else:
-                    if nw > 0:
-                        tile_1_wide(xf, offs, wc, acc, bc, m, r, C, t0, p0, nw)
-                    if n1 > 0:
-                        tile_1_1(xf, offs, wc, acc, bc, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
-                    if rest > 0:
-                        tile_1_1(xf, offs, wc, acc, bc, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
-                    nf = 1
-                m += nf
-    return out
+    blocks = filter_blocks(M)
+    chunks = (P + chunk - 1) // chunk
+    b = item % blocks
+    c = item // blocks
+    n = c // chunks
+    p0 = (c - n * chunks) * chunk
+    pc = min(chunk, P - p0)
+    nw = pc // gw
+    n1 = (pc - nw * gw) // vl
+    rest = pc - nw * gw - n1 * vl
+    t0 = n * C * P + p0
+    m, nf = block_start(b, M)
+    r = n * M + m
+    if nf == 4:
+        if nw > 0:
+            tile_4_wide(xf, offs, w, acc, bias, m, r, C, t0, p0, nw)
+        if n1 > 0:
+            tile_4_1(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
+        if rest > 0:
+            tile_4_1(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
+    else:
+        if nw > 0:
+            tile_1_wide(xf, offs, w, acc, bias, m, r, C, t0, p0, nw)
+        if n1 > 0:
+            tile_1_1(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1)
+        if rest > 0:
+            tile_1_1(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1)
+    if rf.size > 0:
+        for j in range(nf):
+            for t in range(p0, p0 + pc):
+                rf[r + j, t] = relu_value(acc[r + j, t])
 
 
 #: Above this many multiply-adds per image and group, im2col and a BLAS product (which may run
@@ -244,7 +277,7 @@ SHIFT_MAX_MACS = 1 << 30
 @numba.njit(cache=True)
 def use_shift(g, macs) -> bool:
     """Whether a convolution of geometry ``g`` (see ``conv._conv_geometry``) and ``macs``
-    multiply-adds per image and group runs by :func:`conv_shift`: at most
+    multiply-adds per image and group runs by ``_conv_threads.conv_shift``: at most
     :data:`SHIFT_MAX_MACS`, and not a 1x1 convolution without stride or padding (one matrix
     product per image, ``conv.conv_pointwise``)."""
     if macs > SHIFT_MAX_MACS:

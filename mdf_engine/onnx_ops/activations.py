@@ -68,8 +68,54 @@ def _act(
         f" with attributes {', '.join(names)}" if names else ""
     )
     jit = K.jit_entry(nb, f"{op.lower()}_jit", lambda x, *a: kernel(x, **dict(zip(names, a))), None)
-    onnx_op(op, inputs=(arg,), attributes=attrs, since=since, jit=jit)(kernel)
+    prep = _prepare(code, kernel) if not names else None
+    onnx_op(op, inputs=(arg,), attributes=attrs, since=since, jit=jit, prepare=prep)(kernel)
     return kernel
+
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
+class _Prepared:
+    """An activation without attributes bound for the interpreter's lean path (see
+    :mod:`mdf_engine.interpreter_lean`): a C-contiguous float32/float64 array goes straight to
+    the Numba loop that :func:`~.elementwise.unary` calls for it (the same values, without its
+    per-call dtype checks); anything else to the kernel."""
+
+    __slots__ = ("code", "kernel")
+
+    def __init__(self, code: int, kernel):
+        self.code, self.kernel = code, kernel
+
+    def __call__(self, x: Any) -> tuple[Any, ...]:
+        if type(x) is np.ndarray and x.flags.c_contiguous:
+            dt = x.dtype
+            if dt == _F32 or dt == _F64:
+                out = np.empty(x.shape, dt)
+                K.unary_core(self.code, x.reshape(-1), out.reshape(-1), 0.0, 0.0, 0.0)
+                return (out,)
+        return self.kernel(x)
+
+    def into(self, x: Any, out: np.ndarray) -> bool:
+        """Write the activation of ``x`` into ``out`` (C-contiguous, of x's shape and float
+        dtype: the values ``self(x)`` gives); False (nothing written) for any other ``x``."""
+        if not (type(x) is np.ndarray and x.flags.c_contiguous and out.flags.c_contiguous):
+            return False
+        dt = x.dtype
+        if not ((dt == _F32 or dt == _F64) and out.dtype == dt and out.shape == x.shape):
+            return False
+        K.unary_core(self.code, x.reshape(-1), out.reshape(-1), 0.0, 0.0, 0.0)
+        return True
+
+
+def _prepare(code: int, kernel):
+    """``prepare=`` of an activation without attributes: a :class:`_Prepared`."""
+
+    def prepare(consts: list[tuple[bool, Any]], attrs: dict[str, Any]) -> _Prepared:
+        return _Prepared(code, kernel)
+
+    return prepare
 
 
 relu = _act("Relu", K.RELU, 6, ints=True)

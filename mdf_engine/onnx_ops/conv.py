@@ -6,12 +6,15 @@ direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct
 product per image for a 1x1 convolution without stride, padding or groups
 (:func:`conv_pointwise`: vector tiles reading the input in place), vector tiles over shifted slices of the padded (and, for strides,
 phase-split) input for the others up to ``SHIFT_MAX_MACS`` multiply-adds
-(:func:`~._conv_shift.conv_shift`), and above that im2col tiles that stay in cache multiplied
+(:func:`~._conv_threads.conv_shift`), and above that im2col tiles that stay in cache multiplied
 straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for
 thin filters or small products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an
 extra filter column over a row of ones. The geometry of a call is memoized per shapes and
 attributes, and :func:`prepare_conv` binds a Conv with constant weights once for the
-interpreter's fast path. ConvTranspose lives in :mod:`.conv_transpose`.
+interpreter's fast path. Called from Python, the tile kernels share a large convolution with
+worker threads (:mod:`._conv_threads`: bitwise the one-thread values; the compiled backend's
+``conv_jit`` runs on its calling thread); :mod:`._conv_relu` binds a Conv with its Relu.
+ConvTranspose lives in :mod:`.conv_transpose`.
 """
 
 from __future__ import annotations
@@ -27,7 +30,14 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._blas import blas_threads_for
-from ._conv_shift import conv_pointwise_tiles, conv_shift_g, use_shift
+from ._conv_shift import use_shift
+from ._conv_threads import (
+    conv_pointwise_shared,
+    conv_pointwise_tiles,
+    conv_shift_g,
+    conv_shift_shared,
+    conv_threads,
+)
 from ._im2col import (
     TILE_ELEMS,
     U,
@@ -113,9 +123,10 @@ def conv3d(x, w2, bias, has_bias, group, k, s, d, pb, o, own_macs=0):
 def conv_pointwise(x, w2, bias, has_bias, own_macs=0):
     """A 1x1 convolution without stride, padding or groups: per image ``n`` the product of the
     filters ``w2`` (M, C) with ``x[n]`` (C, pixels), straight from the input (no im2col), by
-    the vector tiles (:func:`~._conv_shift.conv_pointwise_tiles`: on one thread as fast as
+    the vector tiles (:func:`~._conv_threads.conv_pointwise_tiles`: on one thread as fast as
     BLAS on SqueezeNet's 1x1 layers, 2.5x on 16 channels; ``own_macs`` is accepted for the
-    callers' signature). Returns (N, M, pixels)."""
+    callers' signature), on the calling thread (from Python, ``conv_pointwise_shared`` shares
+    it with worker threads: :mod:`._conv_threads`). Returns (N, M, pixels)."""
     return conv_pointwise_tiles(x, w2, bias, has_bias)
 
 
@@ -298,18 +309,19 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
     if method == "direct":
         y = conv_direct_g(x5, w2, bias, g)
     elif method == "shift":
-        y = conv_shift_g(np.ascontiguousarray(x5), w2, bias, g)
+        macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
+        y = conv_shift_shared(np.ascontiguousarray(x5), w2, bias, g, conv_threads(macs))
+    elif method == "pointwise":
+        x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
+        macs = x5.shape[0] * M * w2.shape[1] * x3.shape[2]
+        y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs))
     else:
         pixels = math.prod(out_shape[2:])
         macs = x5.shape[0] * M * w2.shape[1] * pixels
         blas = calls_blas(method, group, M, w2.shape[1], pixels, B is not None)
         try:
             with blas_threads_for(macs) if blas else nullcontext():
-                if method == "pointwise":
-                    x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
-                    y = conv_pointwise(x3, w2, bias, B is not None)
-                else:
-                    y = conv3d_g(x5, w2, bias, B is not None, g)
+                y = conv3d_g(x5, w2, bias, B is not None, g)
         except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
             raise MDFError(f"{op}: {e}; the BLAS product needs scipy installed") from e
     return y.reshape(out_shape)
@@ -362,23 +374,24 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             bias = bias_vector(B, M, X.dtype, "Conv")
             pixels = math.prod(out_shape[2:])
             macs = shape5[0] * M * w2.shape[1] * pixels
+            own = macs  # (the kernel's own threads: conv_threads)
             if not calls_blas(method, group, M, w2.shape[1], pixels, B is not None):
-                macs = 0  # own loops on one thread: the BLAS threads need no limit
-            plan = memo[(X.shape, X.dtype)] = (g, method, shape5, out_shape, w2, bias, macs)
-        g, method, shape5, out_shape, w2, bias, macs = plan
+                macs = 0  # own loops: the BLAS threads need no limit
+            plan = (g, method, shape5, out_shape, w2, bias, macs, own)
+            memo[(X.shape, X.dtype)] = plan
+        g, method, shape5, out_shape, w2, bias, macs, own = plan
         X = np.ascontiguousarray(X)
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
         elif method == "shift":
-            y = conv_shift_g(X.reshape(shape5), w2, bias, g)
+            y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(own))
+        elif method == "pointwise":
+            x3 = X.reshape(shape5[0], shape5[1], -1)
+            y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(own))
         else:
             try:
                 with blas_threads_for(macs) if macs else nullcontext():
-                    if method == "pointwise":
-                        x3 = X.reshape(shape5[0], shape5[1], -1)
-                        y = conv_pointwise(x3, w2, bias, B is not None)
-                    else:
-                        y = conv3d_g(X.reshape(shape5), w2, bias, B is not None, g)
+                    y = conv3d_g(X.reshape(shape5), w2, bias, B is not None, g)
             except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
                 raise MDFError(f"Conv: {e}; the BLAS product needs scipy installed") from e
         return (y.reshape(out_shape),)

@@ -53,6 +53,8 @@ def matmul(A, B):
 #: for a copy of ``B.T`` and BLAS); nopython code cannot lower BLAS's thread count per call,
 #: and a small product on OpenBLAS's threads waits for them on a busy machine.
 GEMM_OWN_MACS = 1 << 22
+#: the dtypes the interpreted Gemm also multiplies by own loops below GEMM_OWN_MACS
+_OWN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _gemm_small(A, B, transA, transB):  # pragma: no cover - an overload, nopython only
@@ -116,6 +118,13 @@ def gemm_jit(A, B, C, alpha, beta, transA, transB):
     return y
 
 
+@numba.njit(cache=True)
+def gemm_product_own(A, B, transA, transB):
+    """``A' @ B'`` by the compiled Gemm's own loops (the interpreter's small products: the
+    same numbers as the compiled backend, and no BLAS thread count switched around them)."""
+    return _gemm_small(A, B, transA, transB)
+
+
 @onnx_op(
     "Gemm",
     inputs=("A", "B", "C"),
@@ -130,6 +139,7 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     b = np.asarray(B)
     if a.ndim != 2 or b.ndim != 2:
         raise MDFError(f"Gemm: A and B must be 2-D, got shapes {a.shape} and {b.shape}")
+    A2, B2 = a, b
     if transA:
         a = a.T
     if transB:
@@ -137,10 +147,13 @@ def gemm(A, B, C=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
     if a.shape[1] != b.shape[0]:
         raise MDFError(f"Gemm: inner dimensions differ: {a.shape} @ {b.shape}")
     macs = a.size * b.shape[1]
-    # the compiled Gemm makes small products of one float dtype by own loops (_gemm_small)
-    own = a.dtype == b.dtype and a.dtype.kind == "f" and 0 < macs <= GEMM_OWN_MACS
-    with blas_threads_for(macs, compiled_blas=not own):
-        y = np.dot(a, b)
+    # the compiled Gemm makes small products of one float dtype by own loops (_gemm_small);
+    # so does this one (a product of float32 or float64 arrays, the compiled slots' dtypes)
+    if a.dtype == b.dtype and a.dtype in _OWN_DTYPES and 0 < macs <= GEMM_OWN_MACS:
+        y = gemm_product_own(A2, B2, bool(transA), bool(transB))
+    else:
+        with blas_threads_for(macs):
+            y = np.dot(a, b)
     dt = y.dtype
     if alpha != 1.0:
         y *= np.asarray(alpha, dtype=dt) if dt.kind == "f" else alpha

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import MDFError
+from .draws import stream_for
 from .handover import plan_with, write_schedule, write_state
 from .layout import Layout
 from .runtime import (
@@ -53,6 +54,7 @@ def run_cold(
         "PT": values,
         "REC": rec,
         "ERR": err,
+        "rng": stream_for(runner.plan),
         "I": initializer_args(initializer),
     }
     runner.call_jitted(runner._batch_fn, *arguments(BATCH_ARGS, args))
@@ -115,6 +117,7 @@ def run_handed_over(
             "err": err,
             "P": np.ascontiguousarray(row, dtype=np.float64),
             "rec": rec[b, keep - min(keep, rest) :],
+            "rng": stream_for(runner.plan),
             "I": inits,
         }
         runner.call_jitted(runner._quiet_fn, *arguments(RUN_ARGS, args))

@@ -22,6 +22,7 @@ from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
+from .draws import draw_call
 from .layout import Slot, Storage, numba_type, value_key
 from .runtime import _jit, _schema
 
@@ -190,6 +191,9 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
+        drawn = draw_call(self, cp, slot, local)  # (random operators: draws.py)
+        if drawn is not None:
+            return drawn
         jit = has_kernel(cp) and not shape_from_values(cp)
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]

@@ -47,6 +47,16 @@ def element_at(
     return f"{flat(f'{var}[{sub}]', rest)}[{index}]"
 
 
+def _whole_number(node: ast.expr) -> int | None:
+    """The whole number a subscript's index spells (``0``, ``-1``), else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
 def aligned(a: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     """Whether an array of shape ``a`` has, in C order, the elements of an array of ``shape``
     it broadcasts to: the same shape up to leading axes of length 1 (``(2,)`` in ``(1, 2)``)."""
@@ -110,7 +120,60 @@ class ElementwiseEmitter:
             if not aligned(c.shape, shape):
                 return None
             return element_at(self.consts.const(c), c.shape)
+        row = self.row_element(vp, names, shape, inline)
+        if row is not None:
+            return row
         return to_element_source(vp.expr, self.element(names, shape, inline), self.consts.literal)
+
+    def row_element(
+        self,
+        vp: ValuePlan,
+        names: Mapping[str, str],
+        shape: tuple[int, ...],
+        inline: Mapping[str, tuple[ValuePlan, dict]] | None = None,
+    ) -> str | None:
+        """One element of ``x[k]``, a row of an array slot ``x`` (or item of a tuple slot)
+        under a whole-number ``k`` within its first axis (PsyNeuLink's ``variable0[0]`` of
+        its input ports' (1, n) sums, FHN's ``(v, w, time)`` items): ``a17[0, i_]``, read in
+        place. The index is checked here, once, against the slot's fixed shape; the generic
+        subscript (``_ix1``, a bounds check and a view at every run, copied by ``_put``) cost
+        a PsyNeuLink LCA pass more than its arithmetic. None for any other expression."""
+        body = vp.expr.tree.body
+        if not isinstance(body, ast.Subscript) or not isinstance(body.value, ast.Name):
+            return None
+        k = _whole_number(body.slice)
+        name = body.value.id
+        while inline and name in inline:  # an argument naming another value (t_1 = t_0)
+            arg, inline = inline[name]
+            if arg.expr is None or not arg.expr.is_bare_name():
+                return None
+            name = arg.expr.tree.body.id
+        slot = self.slot_of_var.get(names.get(name, ""))
+        if k is None or slot is None or slot.alts:
+            return None
+        if slot.kind is Storage.TUPLE:  # (an item of a tuple of mixed shapes: its own slot)
+            if not -len(slot.parts) <= k < len(slot.parts):
+                return None
+            part = slot.parts[k % len(slot.parts)]
+            if part.alts:
+                return None
+            if part.kind is Storage.SCALAR:
+                return part.var
+            if part.kind is not Storage.ARRAY or part.seq or not aligned(part.shape, shape):
+                return None
+            if any(int(d) != 1 for d in part.shape[:-1]):
+                return None  # (an N-D item would be reshaped at every element)
+            return element_at(part.var, tuple(part.shape))
+        if (
+            slot.kind is not Storage.ARRAY
+            or len(slot.shape) < 2
+            or not -int(slot.shape[0]) <= k < int(slot.shape[0])
+            or not aligned(tuple(slot.shape[1:]), shape)
+        ):  # (a list of items of one shape is an array of them, item k its row k)
+            return None
+        if len(slot.shape) > 2 and any(int(d) != 1 for d in slot.shape[1:-1]):
+            return None  # (a CNN's (1, C, H, W) item would be reshaped at every element)
+        return element_at(slot.var, tuple(slot.shape), lead=(k % int(slot.shape[0]),))
 
     def call_elementwise(
         self, cp: CallPlan, names: Mapping[str, str], slot: Slot | None, ind: str
@@ -268,12 +331,17 @@ class ElementwiseEmitter:
     def fused_parameter(
         self, nid: str, pp: ParameterPlan, slot: Slot, names: dict[str, str], ind: str
     ) -> list[str] | None:
-        """A 1-D array parameter whose value (or Euler step) and conditions are element-wise,
-        updated element by element in place; None when it is not such a parameter."""
+        """An array parameter of one row (1-D, or (1, n) as PsyNeuLink's values) whose value
+        (or Euler step) and conditions are element-wise, updated element by element in place
+        (a stateful value copied from its function's value, as the LCA's ``previous_value``,
+        is a loop of loads and stores, not a ``_put`` call); None when it is not such a
+        parameter. (A stateful parameter whose first value the table ``P`` gives, a float
+        initial value, is updated from its value as any other.)"""
         if (
             slot.kind is not Storage.ARRAY
-            or len(slot.shape) != 1
-            or (nid, pp.id) in self.swept
+            or not slot.shape
+            or any(int(d) != 1 for d in slot.shape[:-1])
+            or ((nid, pp.id) in self.swept and not (pp.stateful and pp.value is not None))
             or pp.call is not None
             or slot.alts  # (a variant sets its tag too: variants.py)
         ):
@@ -293,9 +361,10 @@ class ElementwiseEmitter:
             first = self.element_value(pp.initial, names, shape)
             if d is None or first is None:
                 return None
+            own = element_at(slot.var, shape)
             return [
                 f"{ind}if has_dt:",
-                *self.element_loop(slot, f"{slot.var}[i_] + ({d}) * dt", conditions, ind + "    "),
+                *self.element_loop(slot, f"{own} + ({d}) * dt", conditions, ind + "    "),
                 f"{ind}else:",
                 *self.element_loop(slot, first, conditions, ind + "    "),
             ]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError, NotCompilable
+from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable, evaluation_failed
 from ...plan import GraphPlan
 from .batch import run_cold, run_handed_over
 from .build import (
@@ -37,9 +37,11 @@ from .build import (
     from_numba,
     numba_failure,
 )
+from .draws import stream_for
 from .handover import Handover, hand_over, run_prefix
-from .layout import Layout, SlotKey, Storage, fresh_state, read_slot
-from .readback import output_table, read_outputs
+from .layout import Layout, Storage, fresh_state
+from .quick import QuickEvaluate, quick_from
+from .readback import StateReads
 from .runtime import (
     ERR_WIDTH,
     INPUTS_ARGS,
@@ -51,13 +53,14 @@ from .runtime import (
     init_key,
     initializer_args,
     reported_error,
+    warn_python_calls,
 )
 from .schedule_log import SCHEDULE_LOG, ScheduleLog
 
 log = logging.getLogger("mdf_engine")
 
 
-class CompiledGraph:
+class CompiledGraph(StateReads):
     """Runs a graph with generated Numba code, from its first step on.
 
     Compiling needs the kind and shape of every value: a throw-away interpreted warm-up (until
@@ -80,7 +83,6 @@ class CompiledGraph:
         self.schedule_log = int(schedule_log) if record_schedule else 0
         self._interp = None
         self.node_ids = list(plan.nodes)
-        self._out_table: tuple[Any, Any] | None = None  # (layout, readback.output_table)
         #: the compiled loop's log of time steps
         self.log = ScheduleLog(self.schedule_log, self.node_ids)
         self.fallback_reason: str | None = None
@@ -91,6 +93,8 @@ class CompiledGraph:
         self.recorded: list[tuple[str, str]] = []
         self._no_rec = np.zeros((0, 0))
         self._run_call = RunCall()
+        self._quick: QuickEvaluate | None = None  # (a repeated evaluate(): quick.py)
+        self._reader = None  # (its layout's slots: readback.StateReads)
         self.blas_macs = 0  # (the compiled calls' BLAS threads: runtime.call_checked)
         self._fn = None
         self._quiet_fn = None
@@ -136,10 +140,6 @@ class CompiledGraph:
     def check_error(self, err: np.ndarray, prefix: str = "") -> None:
         """Raise the MDFError a jitted function reported in its ``err`` row, if any."""
         self._raise_error(err, prefix)
-
-    def slot_value(self, key: SlotKey) -> Any:
-        """The compiled state's value of the slot ``key``."""
-        return read_slot(self._state, self._layout.slots[key])
 
     @property
     def interp(self) -> Any:
@@ -204,6 +204,14 @@ class CompiledGraph:
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
         """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
+        q = self._quick
+        if q is not None and time_increment is None and q.fits(self, initializer):
+            try:  # (errors as run_steps gives them after a first call)
+                return self._raise_error(q.run(self.call_jitted, self.log))
+            except EVALUATION_ERRORS as e:
+                raise (
+                    e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
+                ) from None
         if self.handover is not None and self.interp.evaluations >= self.handover.steps:
             hand_over(self)  # (before the mark: the log gets the interpreter's steps)
         mark = self.log.here()
@@ -215,7 +223,10 @@ class CompiledGraph:
         absolute time, the clock ends an update one step after its last step starts)."""
         if not self._live:
             return self._runner.last_update_steps()
-        steps = self.log.steps_since(self.log.mark)
+        q = self._quick
+        steps = q.one_update(self.log) if q is not None else None
+        if steps is None:
+            steps = self.log.steps_since(self.log.mark)
         clock = self.absolute_clock()
         if not clock.enabled:
             return steps, [0.0] * len(steps)
@@ -263,36 +274,17 @@ class CompiledGraph:
                     raise
                 # nothing of this run has been seen yet: run it again, interpreted
                 self._give_up(str(e))
+            except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
+                if not first or isinstance(e, MDFError):
+                    raise (
+                        e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
+                    ) from None
+                self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)
         for k in range(steps):
             inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
             self._runner.evaluate(time_increment=inc, initializer=initializer)
-
-    def value(self, node: str, name: str) -> Any:
-        """The current value of an input port, parameter, function or output port (looked up
-        in that order, as the interpreted backend does)."""
-        if not self._live and self._nodes is None:
-            return self.interp.value(node, name)
-        slot = self._layout.lookup(node, name)
-        if slot is None or not self._ran(node):
-            # (its error names what is missing; an unrun node's slot holds warm-up values)
-            return self.interp.value(node, name)
-        return read_slot(self._state, slot)
-
-    def _ran(self, node: str) -> bool:
-        """Whether ``node`` has run in this graph's compiled state."""
-        ever = self._state.get("ever")
-        return ever is None or bool(ever[self.node_ids.index(node)])
-
-    def outputs(self) -> dict[str, dict[str, Any]]:
-        """Every node's output port values."""
-        if not self._live and self._nodes is None:
-            return self.interp.outputs()
-        if self._out_table is None or self._out_table[0] is not self._layout:
-            outs = {nid: self.plan.nodes[nid].outputs for nid in self.node_ids}
-            self._out_table = (self._layout, output_table(self._layout, self.node_ids, outs))
-        return read_outputs(self._state, self._out_table[1], lambda: self.interp.outputs())
 
     # -- compilation ------------------------------------------------------------------------
     def _compile(self, initializer: Mapping[str, Any] | None, dt: float | None) -> None:
@@ -339,14 +331,7 @@ class CompiledGraph:
         node_by_node = built.node_by_node
         n_arrays = len({s.index for s in layout.slots.values() if s.kind is Storage.ARRAY})
         self.python_calls = list(built.python_calls)
-        if self.python_calls:
-            log.warning(
-                "compiled backend: %s %s no Numba kernel; the compiled code calls "
-                "%s through Python",
-                ", ".join(self.python_calls),
-                "has" if len(self.python_calls) == 1 else "have",
-                "it" if len(self.python_calls) == 1 else "them",
-            )
+        warn_python_calls(self.python_calls)
         if node_by_node is None:
             self._fn = module.run
             self._quiet_fn = module.run_quiet
@@ -425,10 +410,20 @@ class CompiledGraph:
         fixed = {"logbuf": logbuf, "logpos": logpos, "P": self.sweep_values, "rec": self._no_rec}
         call = {"nsteps": n, "dt": 0.0 if dt is None else float(dt), "dt_given": dt is not None}
         call.update(first_without_dt=first_without_dt, err=err, I=inits)
+        call["rng"] = stream_for(self.plan)  # (random operators: draws.py)
         if self.tier0 is not None:  # (None once the generated code runs)
             self.tier0 = self.tier0.call(self, fn, {**st, **fixed, **call}, n)
         else:
-            self.call_jitted(fn, *rc.args(fn, st, fixed, call))
+            args = rc.args(fn, st, fixed, call)
+            self.call_jitted(fn, *args)
+            if (
+                n == 1
+                and dt is None
+                and first_without_dt
+                and self.handover is None
+                and call["rng"] is None  # (a graph that draws takes each call's stream)
+            ):
+                self._quick = quick_from(st, fn, args, rc.at_err, self._init_key, static)
         if static:
             self.log.static_updates += int(st["clock"][2]) - updates
         if err[0] != 0:  # (the generated code's test)
@@ -438,8 +433,10 @@ class CompiledGraph:
         """Call generated code; a failed bounds check is an MDFError naming the field."""
         return call_checked(fn, args, self._layout.index_fields, self.blas_macs)
 
-    def _raise_error(self, err: np.ndarray, prefix: str = "") -> None:
+    def _raise_error(self, err: np.ndarray | None, prefix: str = "") -> None:
         """Raise the MDFError a compiled run's ``err`` row reports, if any."""
+        if err is None:
+            return
         layout = self._layout
         error = reported_error(
             err, layout.index_fields, layout.finite_checks, self.node_ids, self.plan.where, prefix

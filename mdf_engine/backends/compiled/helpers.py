@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import MDFError
+from .pybuiltins import _exact53  # (float64 of an int64 quotient: exact to 2**53)
 
 #: The helpers generated code imports, each defined (with its Numba overload) in
 #: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
@@ -304,7 +305,7 @@ def _make_helpers() -> dict[str, Any]:
             def int_floordiv(a, b):
                 if b == 0:
                     return np.floor_divide(np.float64(a), np.float64(b))
-                return np.float64(a // b)
+                return _exact53(a // b)
 
             return int_floordiv
         return lambda a, b: a // b
@@ -316,7 +317,7 @@ def _make_helpers() -> dict[str, Any]:
             def int_mod(a, b):
                 if b == 0:
                     return np.float64(np.nan)
-                return np.float64(a % b)
+                return _exact53(a % b)
 
             return int_mod
         return lambda a, b: a % b

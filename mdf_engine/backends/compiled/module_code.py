@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from . import parts as parts_
+from .draws import module_draws
 from .generated_source import check_source
 from .helpers import HELPERS
 from .layout import Role, Slot, Storage, scalar_load, scalar_store
@@ -167,6 +168,7 @@ class ModuleCodeEmitter:
             "from mdf_engine.backends.compiled.helpers import " + ", ".join(HELPERS),
             "from mdf_engine.backends.compiled.pybuiltins import _like, _list, _pymax, _pymin, _pywon",
             "from mdf_engine.backends.compiled.runtime import _jit, _python_kernel",
+            "from mdf_engine.backends.compiled.draws import _draw",
         ]
         # globals are collected while the body is generated; the digest of the code the
         # generated function calls is part of the source, so a changed kernel gets new code
@@ -274,7 +276,9 @@ class ModuleCodeEmitter:
         sig = parameters(BATCH_ARGS, n_arrays, n_inits)
         call = parameters(RUN_ARGS, n_arrays, n_inits, {"P": "PT[b]", "rec": "REC[b]"})
         ind, ind2 = "    ", "        "
-        body = [f"{ind}for b in prange(PT.shape[0]):", f"{ind2}S = S0.copy()"]
+        draws = module_draws(self.functions)  # (rows share the one stream: one by one)
+        loop = "range" if draws else "prange"
+        body = [f"{ind}for b in {loop}(PT.shape[0]):", f"{ind2}S = S0.copy()"]
         held = {s.var for k, s in self.slots.items() if k.role is Role.CONSTANT}
         body += [f"{ind2}{a} = {a}_0{'' if a in held else '.copy()'}" for a in arrays]
         body += [
@@ -294,7 +298,7 @@ class ModuleCodeEmitter:
         return [
             "",
             "",
-            "@njit(cache=True, parallel=True, error_model='numpy')",
+            f"@njit(cache=True, parallel={not draws}, error_model='numpy')",
             f"def run_batch({', '.join(sig)}):",
             *body,
             "",

@@ -42,7 +42,7 @@ _RUN_LOCAL = re.compile(r"\bq_(?!ev\d+\b|c2\b|once\b)[a-z]+\d*(?:_\d+)?\b")
 #: ``q_c2``, ``S``, ``ever`` and ``err`` are the part's own arguments)
 _RUN_ONLY = frozenset(
     "step nsteps dt_given first_without_dt useable total clock last_set thr logbuf logpos "
-    "rec".split()
+    "rec rng".split()
 )
 
 

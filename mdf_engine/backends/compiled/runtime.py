@@ -9,6 +9,7 @@ writes is :data:`ERR_WIDTH` long; the initializer's values are passed to it by
 
 from __future__ import annotations
 
+import logging
 import operator
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,7 +34,8 @@ ERR_WIDTH = 8
 #: The arguments of a generated ``run`` (and ``run_quiet``), in order: the step count and time
 #: increment, the state (the scalar table ``S``, every array slot, the scheduler's counters and
 #: clock, which nodes ran, the Threshold values), the schedule log, the ``err`` row, the swept
-#: parameters ``P``, the recorded values ``rec`` and the initializer's values. ``A`` stands for
+#: parameters ``P``, the recorded values ``rec``, the random stream ``rng`` (``draws.py``: None
+#: for a graph that draws nothing) and the initializer's values. ``A`` stands for
 #: every array slot (``a0, a1, ...``) and ``I`` for every initializer value (``I0, ...``, sorted
 #: by key); see :func:`parameters` and :func:`arguments`.
 RUN_ARGS = (
@@ -54,6 +56,7 @@ RUN_ARGS = (
     "err",
     "P",
     "rec",
+    "rng",
     "I",
 )
 #: The arguments of ``run_batch``: the cold state (``S0``, the arrays ``A0`` = ``a0_0, ...``,
@@ -70,6 +73,7 @@ BATCH_ARGS = (
     "PT",
     "REC",
     "ERR",
+    "rng",
     "I",
 )
 #: The arguments of a node-by-node module's ``node_<i>`` (``q_c2``: the update count).
@@ -114,13 +118,14 @@ class RunCall:
     a dict at every call cost a one-inference CNN (issue 22, goal 5) ~10 us. A call that does
     not write the log gets this object's own dummy log arrays."""
 
-    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err")
+    _PER_CALL = ("nsteps", "dt", "dt_given", "first_without_dt", "err", "rng")
 
     def __init__(self) -> None:
         self._key: tuple = ()
         self._args: list[Any] = []
         self._at: list[int] = []
         self._i0 = 0
+        self.at_err = 0  # (where the ``err`` row sits in the list)
         self.no_logbuf = np.zeros(1, dtype=np.int64)
         self.no_logpos = np.zeros(2, dtype=np.int64)
 
@@ -134,6 +139,7 @@ class RunCall:
             base = arguments(RUN_ARGS, {**st, **fixed, **marks, "I": []})
             where = {id(a): k for k, a in enumerate(base)}
             self._at = [where[id(marks[name])] for name in self._PER_CALL]
+            self.at_err = self._at[self._PER_CALL.index("err")]
             self._i0 = len(base)  # ("I" is the last argument)
             self._args, self._key = base, key
         out = self._args.copy()
@@ -150,6 +156,11 @@ def init_key(initializer: Mapping[str, Any] | None) -> tuple:
 
 #: The dtypes an initializer array is passed in as it is (see :func:`initializer_args`).
 _KEPT = frozenset(np.dtype(n) for n in SLOT_DTYPES)
+
+
+def kept_dtype(v: np.ndarray) -> bool:
+    """Whether the generated code takes an initializer array of ``v``'s dtype as it is."""
+    return v.dtype in _KEPT
 
 
 def initializer_args(initializer: Mapping[str, Any] | None) -> list[Any]:
@@ -314,6 +325,17 @@ def _python_kernel(
         return tuple(checked(o, *k) for o, k in zip(outs, kinds))
 
     return call
+
+
+def warn_python_calls(names: list[str]) -> None:
+    """Log the functions without a Numba kernel that a graph's compiled code calls."""
+    if names:
+        logging.getLogger("mdf_engine").warning(
+            "compiled backend: %s %s no Numba kernel; the compiled code calls %s through Python",
+            ", ".join(names),
+            "has" if len(names) == 1 else "have",
+            "it" if len(names) == 1 else "them",
+        )
 
 
 def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_macs: int = 0) -> Any:

@@ -151,11 +151,7 @@ class ValueEmitter:
             if slot.kind is Storage.TUPLE:
                 part = slot.parts[k]
                 lines = self.seq_assign(part, item, names, ind)
-                out += (
-                    lines
-                    if lines is not None
-                    else [self.assign(part, self.value(item, names), ind)]
-                )
+                out += lines if lines is not None else self.assign_value(part, item, names, ind)
             elif len(slot.shape) == 1:
                 out.append(f"{ind}{slot.var}[{k}] = _scalar({self.value(item, names)})")
             else:

@@ -144,8 +144,15 @@ class Tier0:
         tier 0 that runs later calls (None: the generated code does from now on)."""
         n_arrays, n_inits = len(values["A"]), len(values["I"])
         if self.takes(n):
-            self.run(values, n_arrays, n_inits)
-            return self
+            if self.run(values, n_arrays, n_inits):
+                return self
+            # an integer tier 0 cannot hold exactly (beyond 2**53): the state is untouched,
+            # and the generated code (int64) runs this call and every later one
+            log.info(
+                "compiled backend: an integer value beyond 2**53 (tier 0 computes in "
+                "float64); compiling the graph"
+            )
+            self.active = False
         try:
             graph.call_jitted(fn, *_spread(values))
         except Exception as e:
@@ -155,24 +162,36 @@ class Tier0:
                 raise
             # the generated code does not compile: tier 0 runs the graph from now on
             log.warning("compiled backend: %s; tier 0 runs the graph", numba_failure(e))
-            self.for_good().run(values, n_arrays, n_inits)
+            if not self.for_good().run(values, n_arrays, n_inits):
+                raise MDFError(
+                    "the compiled backend's generated code does not compile and its tier 0 "
+                    "computes in float64, which cannot hold an integer value beyond 2**53: "
+                    "use backend='interpreted'"
+                ) from None
             return self
         return None
 
-    def run(self, values: Mapping[str, Any], n_arrays: int, n_inits: int) -> None:
+    def run(self, values: Mapping[str, Any], n_arrays: int, n_inits: int) -> bool:
         """One call of ``run`` (``values``: its arguments by name, as the runner passes them
-        to the generated function; the state arrays among them are updated in place)."""
+        to the generated function; the state arrays among them are updated in place). False,
+        with the state untouched, when an integer value read or computed is not exact in
+        float64 (beyond 2**53, or not whole): the generated code (int64) must run the call."""
         prog = self.program
         H = prog.heap.copy()
         names = parameters(RUN_ARGS, n_arrays, n_inits)
         flat = _spread(values)
         for name, value in zip(names, flat):
-            if name == "logbuf":
+            if name in ("logbuf", "rng"):  # (rng: a graph that draws is not on tier 0)
                 continue
             off, shape = prog.args[name]
             n = int(np.prod(shape)) if shape else 1
+            if np.asarray(value).dtype == np.int64 and not _exact(value):
+                return False
             H[off : off + n] = np.asarray(value, dtype=np.float64).reshape(-1)
         S_off = prog.args["S"][0]
+        ints = values["S"].view(np.int64)[list(prog.int_slots)]
+        if not _exact(ints):
+            return False
         for k in prog.int_slots:  # (integer slots hold int64 bits in the float64 table)
             H[S_off + k] = float(values["S"].view(np.int64)[k])
         n = int(values["nsteps"])
@@ -187,6 +206,7 @@ class Tier0:
                 self._rows = prog.code.tolist()
             self.executed += execute_python(self._rows, H, values["logbuf"], prog.meta)
             self.python_updates += n
+        back = []
         for name, value in zip(names, flat):
             if (
                 isinstance(value, np.ndarray)
@@ -196,23 +216,26 @@ class Tier0:
             ):
                 off, shape = prog.args[name]
                 part = H[off : off + value.size].reshape(value.shape)
-                if value.dtype == np.int64:
-                    _check_whole(part, name)
-                value[...] = part != 0.0 if value.dtype == np.bool_ else part
+                if value.dtype == np.int64 and not _exact(part):
+                    return False
+                back.append((value, part))
+        if not _exact(H[[S_off + k for k in prog.int_slots]]):
+            return False
+        for value, part in back:  # (every value checked first: all or nothing is written)
+            value[...] = part != 0.0 if value.dtype == np.bool_ else part
         for k in prog.int_slots:
-            _check_whole(H[S_off + k : S_off + k + 1], "S")
             values["S"].view(np.int64)[k] = int(H[S_off + k])
         self.updates += n
+        return True
 
 
-def _check_whole(part: np.ndarray, name: str) -> None:
-    """Integers computed in float64 are exact while whole and below 2**53: beyond that tier 0
-    could be wrong where the generated code (int64) is not, so it says so instead."""
-    if not np.all((part == np.trunc(part)) & (np.abs(part) < 2.0**53)):
-        raise MDFError(
-            f"tier 0 computed an integer value ({name}) beyond 2**53 or not whole; "
-            "run with MDF_ENGINE_TIER0=0 (the generated code keeps int64)"
-        )
+def _exact(part: Any) -> bool:
+    """Whether integers (int64, or computed in float64) are exact in float64: whole and below
+    2**53. Beyond that tier 0 could be wrong where the generated code (int64) is not."""
+    part = np.asarray(part)
+    if part.dtype == np.int64:
+        return bool(np.all((part < 2**53) & (part > -(2**53))))
+    return bool(np.all((part == np.trunc(part)) & (np.abs(part) < 2.0**53)))
 
 
 def _spread(values: Mapping[str, Any]) -> list[Any]:
@@ -245,6 +268,7 @@ def _values(
         "err": np.zeros(ERR_WIDTH, dtype=np.int64),
         "P": sweep,
         "rec": rec,
+        "rng": None,
         "I": inits,
     }
     return arguments(RUN_ARGS, values)

@@ -49,7 +49,7 @@ class Translator(ExpressionTranslator):
         self.module = module
         self.globals_ = vars(module)
         for name, shape in arg_shapes.items():
-            if name != "logbuf":
+            if name not in ("logbuf", "rng"):  # (rng: random draws are not translated)
                 self.params[name] = Operand(self.heap.alloc(int(np.prod(shape))), tuple(shape))
         self.loops: list[tuple[list[int], list[int]]] = []  # (breaks, continues) to patch
         self.returns: list[int] = []

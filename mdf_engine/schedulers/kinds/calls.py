@@ -281,6 +281,10 @@ class Threshold(ConditionKind):
     def register(self, table: Any, owner: int) -> None:
         if self.comparator not in COMPARATORS:
             raise NotCompilable(f"Threshold comparator {self.comparator!r}")
+        t = self.threshold
+        if isinstance(t, (int, np.integer)) and float(t) != int(t):
+            # (Python compares a float with an int exactly; compiled code rounds the int)
+            raise NotCompilable("a Threshold's integer threshold beyond 2**53")
         table.threshold_slot(self.dependency, self.parameter, self.indices)
 
     def code(self, w: Any, owner: int) -> str:

@@ -1,0 +1,388 @@
+"""The convolutions of :mod:`._conv_shift` on the calling thread or shared with worker threads
+(issue 22, goal 5: at default threading onnxruntime runs a convolution on every core).
+
+A convolution by shifted slices or a 1x1 one is a list of items, each a block of four filters
+(or one) over one chunk of positions of one image and group (:func:`~._conv_shift.shift_item`,
+:func:`~._conv_shift.pointwise_item`). The nopython entry points (:func:`conv_shift_g`,
+:func:`conv_pointwise_tiles`, used by the compiled backend's ``conv_jit`` and for small
+convolutions) run the items in order on the calling thread. From Python,
+:func:`conv_shift_shared` and :func:`conv_pointwise_shared` share the items of a convolution of
+at least two :data:`PART_MIN_MACS` with up to ``threads - 1`` worker threads: every thread,
+the caller included, takes the next item from one atomic counter (nopython code, no GIL) until
+none is left, and the caller then waits only for the items a worker has taken and not yet
+finished. A worker that the machine has not scheduled yet takes nothing and costs nothing
+(when it runs, it finds the counter spent): on a busy machine the caller does the work alone
+instead of waiting for every thread of a fork-join region to be scheduled, as a ``prange``
+(or BLAS) region does (the 16 ms convolution of issue 22 on two OpenBLAS threads at load; a
+``prange`` form of these kernels measured 12-20 ms for a 0.5 ms convolution at load 7).
+
+Every output value is computed by exactly one item, by the same code and in the same order of
+terms as on one thread, so the results are bitwise equal at any thread count; only independent
+outputs (filters, positions, images, groups) are shared out, never a sum.
+
+**How many threads** (:func:`conv_threads`, one policy with the BLAS products of
+:mod:`._blas`): Numba's thread count of the calling thread (``numba.set_num_threads``,
+``NUMBA_NUM_THREADS``; the 1-thread column of benchmarks/cnn_speed.py sets it to 1), at most
+``MDF_ENGINE_BLAS_THREADS`` when that is set (:func:`~._blas.thread_cap`: the most threads one
+of the engine's products may use, BLAS's or these kernels'), and at most one per
+:data:`PART_MIN_MACS` multiply-adds. The compiled backend's convolutions run on its calling
+thread (nopython code cannot hand work to Python threads).
+
+``relu_out``: the ``*_relu`` entries and the shared ones given ``relu_out`` also write the
+convolution's Relu into that array (C-contiguous, the output's size and dtype: a new array, or
+a Concat's part) while each block of values is in cache (the Conv+Relu fusion: the Conv's own
+value stays readable); the values are the engine's Relu (:func:`~._conv_shift.relu_value`) of
+the output's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+from numba.np.ufunc.parallel import _iget_num_threads
+
+from ._blas import thread_cap
+from ._conv_shift import (
+    CHUNK_INPUT,
+    phase_into,
+    pointwise_item,
+    pointwise_items_count,
+    relu_value,
+    shift_item,
+    shift_items_count,
+    shift_layout,
+)
+from ._conv_simd import VEC_BYTES, WIDE
+
+#: A convolution is shared with one more thread per this many multiply-adds (~25-40 us of one
+#: core on the vector tiles; handing it to a worker costs the caller ~10 us).
+PART_MIN_MACS = 1 << 20
+
+
+@intrinsic
+def _fetch_add(typingctx, arr, i):
+    """``arr[i] += 1`` as one atomic (sequentially consistent) operation on an int64 array;
+    returns the value before."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.int64 and arr.ndim == 1):
+        return None
+
+    def codegen(context, builder, signature, args):
+        a = context.make_array(signature.args[0])(context, builder, args[0])
+        idx = context.cast(builder, args[1], signature.args[1], types.int64)
+        ptr = builder.gep(a.data, [idx])
+        return builder.atomic_rmw("add", ptr, ir.Constant(ir.IntType(64), 1), "seq_cst")
+
+    return types.int64(arr, i), codegen
+
+
+@numba.njit(cache=True)
+def _numba_threads():
+    return _iget_num_threads()
+
+
+_launched: list[bool] = []
+
+
+def numba_threads() -> int:
+    """Numba's thread count of the calling thread (``numba.get_num_threads()``, which costs
+    ~5 us a call; after that first call, which starts Numba's threading layer that the jitted
+    form calls into, ~0.1 us)."""
+    if not _launched:
+        _launched.append(True)
+        return numba.get_num_threads()
+    return _numba_threads()
+
+
+def conv_threads(macs: int) -> int:
+    """The most threads a convolution of ``macs`` multiply-adds called from Python uses now
+    (see the module docstring)."""
+    if macs < 2 * PART_MIN_MACS:
+        return 1
+    n = min(numba_threads(), macs // PART_MIN_MACS)
+    if n > 1:
+        cap = thread_cap()
+        if cap and cap < n:
+            n = cap
+    return max(n, 1)
+
+
+# ---- shifted slices -------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _shift_prepare(x, w, bias, group, k, s, d, pb, o):
+    """The phase-split inputs, layout and output of a convolution by shifted slices."""
+    N, C = x.shape[0], x.shape[1]
+    M = w.shape[0]
+    cg = C // group
+    Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
+    vl = VEC_BYTES // x.itemsize
+    nph = s[0] * s[1] * s[2]
+    xps = np.empty((N * group, nph * cg * Q[0] * Q[1] * Q[2] + WIDE * vl + pb[2]), dtype=x.dtype)
+    for n in range(N):
+        for g in range(group):
+            phase_into(xps[n * group + g], x, n, g * cg, cg, s, pb, Q)
+    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
+    total = shift_items_count(N, group, M // group, T, rows, Q[2])
+    return xps, offs, out, Q, T, rows, total, rows * Q[2] + vl
+
+
+@numba.njit(cache=True, nogil=True)
+def _shift_claim(state, total, xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows):
+    """Take items of a shared convolution by shifted slices until none is left."""
+    while True:
+        i = _fetch_add(state, 0)
+        if i >= total:
+            return
+        shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, i)
+        _fetch_add(state, 1)
+
+
+@numba.njit(cache=True)
+def _shift_serial(x, w, bias, group, k, s, d, pb, o, r):
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
+    wc = np.ascontiguousarray(w)
+    bc = np.ascontiguousarray(bias)
+    acc = np.empty((4, width), dtype=x.dtype)
+    of = out.reshape(-1)
+    rf = r.reshape(-1)
+    mg = w.shape[0] // group
+    for i in range(total):
+        shift_item(xps, offs, wc, bc, of, rf, acc, group, mg, o, Q, T, rows, i)
+    return out
+
+
+@numba.njit(cache=True)
+def conv_shift(x, w, bias, group, k, s, d, pb, o):
+    """Grouped convolution of ``x`` (N, C, D, H, W) by the filters ``w`` (M, C/group *
+    kd*kh*kw) plus ``bias`` (M,), with strides ``s``, dilations ``d``, pads ``pb`` before each
+    axis and output shape ``o`` (see :mod:`._conv_shift`), on the calling thread. Returns (N,
+    M, od, oh, ow) in x's dtype."""
+    return _shift_serial(x, w, bias, group, k, s, d, pb, o, np.empty((0,) * 5, x.dtype))
+
+
+@numba.njit(cache=True)
+def conv_shift_g(x, w, bias, g):
+    """:func:`conv_shift` with the geometry array of ``conv._conv_geometry``."""
+    return conv_shift(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15])
+
+
+@numba.njit(cache=True)
+def conv_shift_relu_g(x, w, bias, g, r):
+    """:func:`conv_shift_g`, also writing the Relu of its output into ``r`` (C-contiguous, of
+    the output's shape (N, M, od, oh, ow) and x's dtype)."""
+    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], r)
+
+
+def _relu_target(relu_out: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """``relu_out`` as an array of ``shape`` to write into (a view: it must be C-contiguous,
+    of the output's size and dtype)."""
+    if (
+        type(relu_out) is not np.ndarray
+        or relu_out.dtype != dtype
+        or not relu_out.flags.c_contiguous
+        or relu_out.size != math.prod(shape)
+    ):
+        raise ValueError(f"Conv: relu_out should be a C-contiguous {dtype} array of {shape}")
+    return relu_out.reshape(shape)
+
+
+def conv_shift_shared(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    g: np.ndarray,
+    threads: int,
+    relu_out: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`conv_shift_g` on up to ``threads`` threads (:func:`conv_threads`); ``x`` (N, C,
+    D, H, W) C-contiguous, ``w`` (M, K) and ``bias`` (M,) C-contiguous in x's dtype. With
+    ``relu_out`` (C-contiguous, the output's size and dtype) the Relu of the output is written
+    into it as well."""
+    o = g[12:15]
+    if relu_out is not None:
+        relu_out = _relu_target(relu_out, (x.shape[0], w.shape[0], *o), x.dtype)
+    if threads <= 1:
+        if relu_out is None:
+            return conv_shift_g(x, w, bias, g)
+        return conv_shift_relu_g(x, w, bias, g, relu_out)
+    group, k, s, d, pb = int(g[15]), g[0:3], g[3:6], g[6:9], g[9:12]
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
+    rf = np.empty(0, x.dtype) if relu_out is None else relu_out.reshape(-1)
+    common = (xps, offs, w, bias, out.reshape(-1), rf)
+    rest = (group, w.shape[0] // group, o, Q, T, rows)
+    accs = np.empty((min(threads, total), 4, width), dtype=x.dtype)
+    _share(_shift_claim, total, lambda j: common + (accs[j],) + rest, len(accs))
+    return out
+
+
+# ---- 1x1 ------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def _pointwise_claim(state, total, xf, offs, w, acc, rf, bias, P, chunk):
+    """Take items of a shared 1x1 convolution until none is left."""
+    while True:
+        i = _fetch_add(state, 0)
+        if i >= total:
+            return
+        pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, i)
+        _fetch_add(state, 1)
+
+
+@numba.njit(cache=True)
+def _pointwise_prepare(x, w, bias, has_bias):
+    N, C, P = x.shape
+    M = w.shape[0]
+    out = np.empty((N, M, P), dtype=x.dtype)
+    gw = WIDE * VEC_BYTES // x.itemsize
+    bc = np.ascontiguousarray(bias) if has_bias else np.zeros(M, dtype=x.dtype)
+    chunk = max(gw, CHUNK_INPUT // C // gw * gw)
+    return out, bc, np.arange(C) * P, chunk, pointwise_items_count(N, M, P, chunk)
+
+
+@numba.njit(cache=True)
+def _pointwise_serial(x, w, bias, has_bias, r):
+    N, C, P = x.shape
+    M = w.shape[0]
+    relu = r.size > 0
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
+    if P < VEC_BYTES // x.itemsize:  # too narrow for a vector: plain loops
+        for n in range(N):
+            for m in range(M):
+                for t in range(P):
+                    s = x.dtype.type(0)
+                    for c in range(C):
+                        s += w[m, c] * x[n, c, t]
+                    v = s + bias[m] if has_bias else s
+                    out[n, m, t] = v
+                    if relu:
+                        r[n, m, t] = relu_value(v)
+        return out
+    acc = out.reshape((N * M, P))
+    ra = r.reshape((N * M, P) if relu else (0, 0))
+    wc = np.ascontiguousarray(w)
+    for i in range(total):
+        pointwise_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
+    return out
+
+
+@numba.njit(cache=True)
+def conv_pointwise_tiles(x, w, bias, has_bias):
+    """A 1x1 convolution without stride or padding by the vector tiles of :mod:`._conv_simd`:
+    per image ``n`` of ``x`` (N, C, P) the product of the filters ``w`` (M, C) with ``x[n]``
+    (C, P), read in place (channel ``c`` of pixel ``t`` at ``c * P + t``), written straight
+    into the output's rows, the bias added in registers (see
+    :func:`~._conv_shift.pointwise_item`), on the calling thread. Returns (N, M, P) in x's
+    dtype."""
+    return _pointwise_serial(x, w, bias, has_bias, np.empty((0, 0, 0), x.dtype))
+
+
+@numba.njit(cache=True)
+def conv_pointwise_relu(x, w, bias, has_bias, r):
+    """:func:`conv_pointwise_tiles`, also writing the Relu of its output into ``r``
+    (C-contiguous (N, M, P) in x's dtype)."""
+    return _pointwise_serial(x, w, bias, has_bias, r)
+
+
+def conv_pointwise_shared(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    has_bias: bool,
+    threads: int,
+    relu_out: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`conv_pointwise_tiles` on up to ``threads`` threads; ``x`` (N, C, P)
+    C-contiguous, ``w`` (M, C) and ``bias`` (M,) C-contiguous in x's dtype. With ``relu_out``
+    (C-contiguous, the output's size and dtype) the Relu of the output is written into it as
+    well."""
+    N, C, P = x.shape
+    M = w.shape[0]
+    if relu_out is not None:
+        relu_out = _relu_target(relu_out, (N, M, P), x.dtype)
+    if threads <= 1 or P < VEC_BYTES // x.itemsize:
+        if relu_out is None:
+            return conv_pointwise_tiles(x, w, bias, has_bias)
+        return conv_pointwise_relu(x, w, bias, has_bias, relu_out)
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
+    ra = np.empty((0, 0), x.dtype) if relu_out is None else relu_out.reshape(N * M, P)
+    args = (x.reshape(-1), offs, w, out.reshape(N * M, P), ra, bc, P, chunk)
+    _share(_pointwise_claim, total, lambda j: args, min(threads, total))
+    return out
+
+
+# ---- the worker threads ---------------------------------------------------------------------
+
+
+class _Task:
+    """One worker's share of a convolution: the claim loop and its arguments."""
+
+    __slots__ = ("claim", "args", "started", "done", "error")
+
+    def __init__(self, claim: Callable[..., None], args: tuple) -> None:
+        self.claim = claim
+        self.args = args
+        self.started = False
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        self.started = True
+        try:
+            self.claim(*self.args)
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+            self.error = e
+        finally:
+            self.done.set()
+
+
+_queues: list[queue.SimpleQueue] = []
+_pid = [0]
+_lock = threading.Lock()
+
+
+def _serve(q: queue.SimpleQueue) -> None:
+    while True:
+        q.get().run()
+
+
+def _workers(n: int) -> list[queue.SimpleQueue]:
+    """The queues of ``n`` worker threads (started on first use, again after a fork)."""
+    with _lock:
+        if _pid[0] != os.getpid():
+            _queues.clear()
+            _pid[0] = os.getpid()
+        while len(_queues) < n:
+            q: queue.SimpleQueue = queue.SimpleQueue()
+            name = f"mdf-engine-conv-{len(_queues) + 1}"
+            threading.Thread(target=_serve, args=(q,), name=name, daemon=True).start()
+            _queues.append(q)
+        return _queues[:n]
+
+
+def _share(claim: Callable[..., None], total: int, args_of: Callable[[int], tuple], n: int) -> Any:
+    """Run ``claim(state, total, *args_of(j))`` on the calling thread (j = 0) and on ``n - 1``
+    workers (see the module docstring); returns once all ``total`` items are done."""
+    state = np.zeros(2, dtype=np.int64)
+    tasks = [_Task(claim, (state, total) + args_of(j)) for j in range(1, n)]
+    for q, t in zip(_workers(n - 1), tasks):
+        q.put(t)
+    claim(state, total, *args_of(0))
+    if state[1] < total:  # a worker still has items: it has started, and will finish them
+        for t in tasks:
+            if t.started:
+                t.done.wait()
+    for t in tasks:
+        if t.error is not None and t.done.is_set():
+            raise t.error
