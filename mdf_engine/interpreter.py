@@ -316,7 +316,9 @@ class InterpretedGraph:
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms."""
         start = self.update_start
-        return self.time_steps[start:], [_ms(t) for t in self.step_times[start:]]
+        return self.time_steps[start:], [
+            t if type(t) is float else _ms(t) for t in self.step_times[start:]
+        ]
 
     def run_node(
         self,

@@ -21,6 +21,7 @@ node and per step.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -82,6 +83,8 @@ class BoundCall:
         "where",
         "first",
         "rest",
+        "known",
+        "merged",
     )
 
     def __init__(self, pid: str, call: CallPlan, consts: dict[str, Any], where: str):
@@ -134,6 +137,8 @@ class BoundCall:
         if fast is not None:  # the kernel bound to its known inputs and attributes
             self.kernel = fast
             self.attrs = {}
+        #: what ``prepare`` got: (known, value) per input, and the attributes
+        self.known, self.merged = known, merged
         self.inputs = inputs
         self.wanted = call.outputs_wanted
         self.keep_tuple = call.keep_tuple
@@ -143,6 +148,16 @@ class BoundCall:
         refs_at = [i for i, (ref, _v) in enumerate(inputs) if ref]
         self.first = inputs[0][1] if refs_at == [0] else None
         self.rest = tuple(v for _ref, v in inputs[1:])
+
+    def prepared(self, prepare: Callable) -> BoundCall | None:
+        """This call with its kernel bound by ``prepare`` instead (the schema's ``prepare=``
+        protocol), giving the kernel's result as a tuple; None when ``prepare`` declines."""
+        fast = prepare(self.known, self.merged)
+        if fast is None:
+            return None
+        other = copy.copy(self)
+        other.kernel, other.attrs, other.wanted, other.keep_tuple = fast, {}, None, True
+        return other
 
     def one(self, x: Any) -> Any:
         """The call given the value ``x`` of its one input read from the node (see ``first``),

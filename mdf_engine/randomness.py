@@ -7,7 +7,8 @@ other, from a single ``numpy.random.default_rng(S)`` stream instead: a run is re
 every step still gets fresh draws. Calls with their own ``seed`` attribute are unaffected (they
 repeat the same draws, as ONNX specifies). The stream is process-wide.
 
-The compiled backend's loop draws from the same generator (:func:`compiled_stream`), so a
+The compiled backend's loop draws from the same generator
+(``backends/compiled/draws.compiled_stream``), so a
 seeded run gives the same numbers on both backends and leaves the stream in the same state,
 whichever backend drew from it, in whatever order graphs of either backend run. Unseeded, a
 compiled loop draws from one generator seeded from OS entropy once per process, rather than
@@ -21,10 +22,6 @@ import numpy as np
 from .errors import MDFError
 
 _stream: np.random.Generator | None = None
-#: the OS-entropy generator of unseeded compiled draws (made on first use)
-_entropy: np.random.Generator | None = None
-#: (generator, its Numba holder) of the last :func:`compiled_stream` call
-_held: tuple[np.random.Generator, object] | None = None
 
 
 def seed(value: int | None) -> None:
@@ -43,22 +40,3 @@ def check_seed(value: object, what: str = "seed") -> int:
 def generator() -> np.random.Generator:
     """The generator an unseeded random call draws from."""
     return _stream if _stream is not None else np.random.default_rng()
-
-
-def compiled_stream() -> object:
-    """The generator compiled code draws from, as Numba takes it cheaply: a one-item
-    ``numba.typed.List`` holding the seeded stream (or, unseeded, the per-process OS-entropy
-    generator). A bare Generator argument costs ~30 us per call to unbox (three
-    ``ctypes.cast`` calls); the list unboxes it once, when made, and shares its bit
-    generator, so draws on either side advance the one stream."""
-    global _entropy, _held
-    gen = _stream
-    if gen is None:
-        if _entropy is None:
-            _entropy = np.random.default_rng()
-        gen = _entropy
-    if _held is None or _held[0] is not gen:
-        from numba.typed import List  # (only graphs that draw pay Numba's typed list)
-
-        _held = (gen, List([gen]))
-    return _held[1]

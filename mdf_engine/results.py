@@ -294,6 +294,10 @@ class Results:
 
     # -- writers --------------------------------------------------------------------------
     def to_json(self, path: str | os.PathLike | None = None) -> str:
+        """The results as strict JSON text (written to ``path`` when given): ``graph``,
+        ``steps``, ``outputs``, and with traces ``times`` and ``traces``. A NaN or infinity is
+        the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"`` and the document has a
+        ``"nonfinite"`` key saying so (:func:`json_text`)."""
         data = {"graph": self.graph, "steps": self.steps, "outputs": plain(self.outputs)}
         if self.traces:
             data["times"] = list(self.times)

@@ -28,6 +28,13 @@ def check_dt(dt: Any, name: str = "dt") -> None:
         raise MDFError(f"{name} must be a finite number > 0, got {dt!r:.80}")
 
 
+def check_count(n: Any, name: str) -> None:
+    """Refuse a count (a sweep's ``chunk``, ``workers``) that is not a whole number >= 1
+    (None: the default)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise MDFError(f"{name} must be a whole number >= 1, got {n!r:.80}")
+
+
 def check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> None:
     """The arguments of ``Simulation.run`` have the types and ranges it takes."""
     if (
@@ -48,3 +55,25 @@ def check_run_arguments(steps: Any, dt: Any, initializer: Any, record: Any) -> N
         raise MDFError(f"initializer must be a mapping {{port: value}}, got {initializer!r:.80}")
     if isinstance(record, str) or not all(isinstance(r, str) for r in record or ()):
         raise MDFError(f"record must be a list of 'NODE.PORT' strings, got {record!r:.80}")
+
+
+def check_sweep_arguments(
+    params: Any,
+    steps: Any,
+    dt: Any,
+    initializer: Any,
+    record: Any,
+    chunk: Any,
+    workers: Any,
+) -> None:
+    """The arguments of :func:`mdf_engine.sweep.sweep`: those of a run (at least one step,
+    one record), a mapping of parameters, and counts >= 1."""
+    if not isinstance(params, Mapping):
+        raise MDFError(f"params must be a mapping {{NODE.PARAM: values}}, got {params!r:.80}")
+    check_run_arguments(steps, dt, initializer, record)
+    if not record:
+        raise MDFError("a sweep needs at least one recorded NODE.PORT")
+    if not steps >= 1:
+        raise MDFError(f"steps must be >= 1, got {steps}")
+    check_count(chunk, "chunk")  # (chunk=-1 gave zeros)
+    check_count(workers, "workers")

@@ -38,7 +38,7 @@ from .limits import LIMITS, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
-from .run_arguments import check_dt
+from .run_arguments import check_sweep_arguments
 from .sweep_files import final_table, open_dataset, save_dataset
 from .sweep_records import (
     Kind,
@@ -300,21 +300,19 @@ def sweep(
     from .extras import require
 
     xr = require("xarray")
-    check_dt(dt)
+    record = record if isinstance(record, str) else list(record)  # (an iterator is read once)
+    check_sweep_arguments(params, steps, dt, initializer, record, chunk, workers)
     if duration is not None:
         from .simulation import steps_for_duration
 
         steps = steps_for_duration(duration, dt)
+    steps = int(steps)
     m = load(model)
     g = m.get_graph(graph)
-    if not record:
-        raise MDFError("a sweep needs at least one recorded NODE.PORT")
     if backend not in ("compiled", "interpreted"):
         raise MDFError(f"unknown backend '{backend}' (choose compiled or interpreted)")
     if keep not in KEEPS:
         raise MDFError(f"unknown keep '{keep}' (choose {' or '.join(KEEPS)})")
-    if steps < 1:
-        raise MDFError(f"steps must be >= 1, got {steps}")
     d = make_design(params, design, samples, seed)
     for r in set(record) & set(d.names):
         raise MDFError(

@@ -317,7 +317,7 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
     path = os.fspath(path)
     ext = os.path.splitext(path)[1].lower()
     if ext == ".nc":
-        atomic_write_bytes(path, _as_bytes_names(ds, "utf-8", "latin-1").to_netcdf())
+        atomic_write_bytes(path, _as_bytes_names(_as_floats(ds), "utf-8", "latin-1").to_netcdf())
     elif ext == ".csv":
         header, table = final_table(ds)
         buf = io.StringIO()
@@ -337,6 +337,21 @@ def save_dataset(ds: Any, path: str | os.PathLike) -> None:
         atomic_write_bytes(path, buf.getvalue())
     else:
         raise MDFError(f"'{path}': sweep results are written as .nc, .csv or .npz")
+
+
+def _as_floats(ds: Any) -> Any:
+    """``ds`` with integer and boolean variables as float64, as a streamed ``.nc`` holds them
+    (NetCDF-3 has no int64 and no bool); an integer float64 does not hold is refused."""
+    out = ds.copy()
+    for k, v in ds.data_vars.items():
+        if v.dtype.kind in "biu":
+            if v.size and np.abs(v.values.astype(np.int64)).max() > 2**53:
+                raise MDFError(
+                    f"'{k}' holds integers beyond 2**53, which a .nc file (float64) cannot "
+                    "hold exactly; save it as .npz"
+                )
+            out[k] = v.astype(np.float64)
+    return out
 
 
 def _as_bytes_names(ds: Any, encoding: str, decoding: str) -> Any:
@@ -369,6 +384,8 @@ def open_dataset(path: str | os.PathLike) -> Any:
 
     xr = require("xarray")
     path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise MDFError("no such file" if not os.path.exists(path) else "not a file", source=path)
     if path.endswith(".nc"):
         with xr.open_dataset(path) as ds:
             return _as_bytes_names(ds.load(), "latin-1", "utf-8")

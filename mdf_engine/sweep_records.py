@@ -58,7 +58,7 @@ def record_kinds(
         from .backends.compiled.variants import find_variants
 
         variants = find_variants(sim.plan, sim.runner)
-    except NotCompilable:  # (the compiled backend refuses it too; the warm-up's kind holds)
+    except (NotCompilable, MDFError):  # (the compiled backend refuses it too: the warm-up kind)
         variants = {}
     kinds = []
     for nid, name in keys:

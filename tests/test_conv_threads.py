@@ -58,29 +58,35 @@ def test_shared_conv_equals_one_thread_and_onnxruntime(case, monkeypatch):
 
 
 @pytest.mark.parametrize("kernel", ["shift", "pointwise"])
-def test_fused_relu_output_is_the_engines_relu(kernel, dtype=np.float32):
+def test_fused_relu_output_is_the_engines_relu(kernel):
     rng = np.random.default_rng(7)
     if kernel == "shift":
-        x = rng.standard_normal((1, 3, 21, 23)).astype(dtype)
-        w = rng.standard_normal((10, 27)).astype(dtype)
+        x = rng.standard_normal((1, 3, 1, 21, 23)).astype(np.float32)
+        w = rng.standard_normal((10, 27)).astype(np.float32)
         key = conv_mod.geometry_key("NOTSET", None, 1, None, [1, 1, 1, 1], None)
-        g = conv_mod._conv_geometry(x, w.reshape(10, 3, 3, 3), key, "Conv")[1]
-        x5 = x.reshape(1, 3, 1, 21, 23)
-        b = rng.standard_normal(10).astype(dtype)
-        outs = [ct.conv_shift_shared(x5, w, b, g, t, relu=True) for t in (1, 3)]
-        plain = ct.conv_shift_g(x5, w, b, g)
+        g = conv_mod._conv_geometry(x[:, :, 0], w.reshape(10, 3, 3, 3), key, "Conv")[1]
+        b = rng.standard_normal(10).astype(np.float32)
+        plain = ct.conv_shift_g(x, w, b, g)
+        shared = ct.conv_shift_shared
+        args = (x, w, b, g)
     else:
-        x = rng.standard_normal((1, 6, 70)).astype(dtype)
+        x = rng.standard_normal((1, 6, 70)).astype(np.float32)
         x[0, :, 5] = 0.0  # exact zeros: the Relu of -0.0 and 0.0 as the engine's
-        w = rng.standard_normal((9, 6)).astype(dtype)
-        b = np.zeros(9, dtype)
-        outs = [ct.conv_pointwise_shared(x, w, b, False, t, relu=True) for t in (1, 3)]
+        w = rng.standard_normal((9, 6)).astype(np.float32)
+        b = np.zeros(9, np.float32)
         plain = ct.conv_pointwise_tiles(x, w, b, False)
+        shared = ct.conv_pointwise_shared
+        args = (x, w, b, False)
     relu = onnx_ops.run("Relu", [plain], {})[0]
-    bits = np.int32 if dtype == np.float32 else np.int64
-    for y, r in outs:
-        assert np.array_equal(y.view(bits), plain.view(bits))
-        assert r.dtype == dtype and np.array_equal(r.view(bits), relu.view(bits))
+    for threads in (1, 3):
+        # the Relu written into a part of a larger array (a Concat's, along its first axis)
+        buf = np.full((2,) + plain.shape, np.nan, np.float32)
+        y = shared(*args, threads, relu_out=buf[1])
+        assert np.array_equal(y.view(np.int32), plain.view(np.int32))
+        assert np.array_equal(buf[1].view(np.int32), relu.view(np.int32))
+        assert np.isnan(buf[0]).all()
+    with pytest.raises(ValueError, match="relu_out"):
+        shared(*args, 1, relu_out=buf[:, 0])  # not C-contiguous
 
 
 def test_thread_count_follows_numba_and_the_setting(monkeypatch):
@@ -119,7 +125,7 @@ def test_an_unscheduled_worker_holds_nothing_up():
     q.put(Blocker())
     assert held.wait(30)
     try:
-        y, _ = ct.conv_pointwise_shared(x, w, b, True, 2)
+        y = ct.conv_pointwise_shared(x, w, b, True, 2)
     finally:
         gate.set()
     assert np.array_equal(y, ct.conv_pointwise_tiles(x, w, b, True))
@@ -145,9 +151,14 @@ def test_bound_conv_relu_gives_the_conv_and_its_relu(xs, ws, attrs, kernel, thre
     key = conv_mod.geometry_key(*(full[k] for k in conv_mod._GEOMETRY_ATTRS))
     assert conv_mod._conv_geometry(x, w, key, "Conv")[2] == kernel
     monkeypatch.setattr(_conv_relu, "conv_threads", lambda macs: threads)
-    y, r = _conv_relu.prepare_conv_relu([(False, None), (True, w), (True, b)], full)(x)
+    bound = _conv_relu.prepare_conv_relu([(False, None), (True, w), (True, b)], full)
+    y, r = bound(x)
     alone = conv_mod.prepare_conv([(False, None), (True, w), (True, b)], full)(x)[0]
     assert np.array_equal(y.view(np.int32), alone.view(np.int32))
     relu = onnx_ops.run("Relu", [alone], {})[0]
     assert r.shape == y.shape and np.array_equal(r.view(np.int32), relu.view(np.int32))
+    into = np.empty_like(r)
+    y2, r2 = bound(x, relu_out=into)
+    assert r2 is into and np.array_equal(into.view(np.int32), relu.view(np.int32))
+    assert np.array_equal(y2.view(np.int32), alone.view(np.int32))
     np.testing.assert_allclose(y, ort_run("Conv", [x, w, b], attrs)[0], rtol=1e-4, atol=2e-4)

@@ -168,3 +168,17 @@ def test_a_pair_with_a_condition_a_weight_or_another_reader_is_not_fused(edit):
     for nid, outs in slow.outputs.items():
         for oid, v in outs.items():
             np.testing.assert_array_equal(fast.outputs[nid][oid], v)
+
+
+def test_a_failing_fused_conv_names_its_own_parameter():
+    from mdf_engine.errors import MDFError
+
+    fast, key, _, _ = _sim(_fire_net(), True)
+    slow = _sim(_fire_net(), False)[0]
+    x = np.zeros((1, 5, 10, 10), np.float32)  # 5 channels where the first Conv takes 3
+    with pytest.raises(MDFError) as got:
+        fast.evaluate(initializer={key: x})
+    with pytest.raises(MDFError) as want:
+        slow.evaluate(initializer={key: x})
+    assert got.value.path == want.value.path and "parameters.conv" in got.value.path
+    assert got.value.message == want.value.message

@@ -52,3 +52,52 @@ def test_api_refuses_the_steps_the_cli_refuses(steps, capsys):
     assert "steps" in capsys.readouterr().err
     with pytest.raises(MDFError, match=r"(^|: )steps must be"):
         Simulation(FN, backend="interpreted").run(steps=steps, dt=0.05)
+
+
+@pytest.mark.parametrize("name,value", [("chunk", -1), ("chunk", 0), ("workers", 0)])
+def test_sweep_refuses_a_count_below_one(name, value):
+    """``chunk=-1`` ran no chunk and returned zeros as the sweep's values."""
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import sweep
+
+    with pytest.raises(MDFError, match=rf"{name} must be a whole number >= 1"):
+        sweep(
+            FN,
+            {"fn_neuron.a": [0.5]},
+            steps=3,
+            dt=0.05,
+            record=["fn_neuron.V_out"],
+            **{name: value},
+        )
+
+
+def test_cli_refuses_max_cycles_below_one(capsys):
+    assert _cli(["run", str(EXAMPLES / "actr_count.json"), "--max-cycles", "0"]) == 2
+    assert "--max-cycles must be at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"steps": 1.5}, "steps must be a whole number"),
+        ({"steps": "3"}, "steps must be a whole number"),
+        ({"record": "fn_neuron.V_out"}, "record must be a list of 'NODE.PORT' strings"),
+        ({"params": [("fn_neuron.a", [1])]}, "params must be a mapping"),
+    ],
+)
+def test_sweep_arguments_of_the_wrong_type_are_mdf_errors(kwargs, message):
+    """(they were TypeErrors, or a string record read letter by letter)"""
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import sweep
+
+    args = {"params": {"fn_neuron.a": [0.5]}, "steps": 3, "record": ["fn_neuron.V_out"], **kwargs}
+    with pytest.raises(MDFError, match=message):
+        sweep(FN, args.pop("params"), dt=0.05, **args)
+
+
+def test_open_dataset_of_a_missing_file(tmp_path):
+    pytest.importorskip("xarray")
+    from mdf_engine.sweep import open_dataset
+
+    with pytest.raises(MDFError, match="no such file"):
+        open_dataset(tmp_path / "nope.nc")

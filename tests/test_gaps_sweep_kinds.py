@@ -116,3 +116,39 @@ def test_an_integer_beyond_2_53_is_never_rounded(backend):
 def test_a_swept_parameter_is_not_a_record():
     with pytest.raises(MDFError, match="record 'n.r': a swept parameter is a coordinate"):
         sweep(_counter(0), {"n.r": [1, 2]}, steps=2, record=["n.c", "n.r"])
+
+
+def test_files_of_an_integer_record(tmp_path):
+    """A .nc file holds records as float64 (NetCDF-3 has no int64), written from memory or
+    while the sweep runs alike; a .npz saved from memory keeps int64. Both exact."""
+    from mdf_engine.sweep import open_dataset, save_dataset
+
+    model, params = _counter(2**40), {"n.r": [1.5, 2.0]}
+    ds = sweep(model, params, steps=3, record=["n.c"], backend="interpreted")
+    save_dataset(ds, tmp_path / "m.nc")
+    save_dataset(ds, tmp_path / "m.npz")
+    sweep(model, params, steps=3, record=["n.c"], backend="interpreted", output=tmp_path / "s.nc")
+    back = open_dataset(tmp_path / "m.nc")
+    pytest.importorskip("xarray").testing.assert_identical(back, open_dataset(tmp_path / "s.nc"))
+    assert back["n.c"].dtype == np.float64
+    np.testing.assert_array_equal(back["n.c"].values, ds["n.c"].values)
+    npz = open_dataset(tmp_path / "m.npz")["n.c"]
+    assert npz.dtype == np.int64
+    np.testing.assert_array_equal(npz.values, ds["n.c"].values)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_variant_integer_beyond_2_53_is_refused(backend):
+    """``max(a - 4, t)`` of a float ``(1, 1)`` and the int64 ``[2**53 + 1]``: the variable is a
+    float64 (it also holds floats), which does not hold that integer; the compiled chunk, whose
+    float slot holds it rounded, runs again on the interpreter, which refuses it."""
+    model = one_node(
+        {
+            "r": {"value": 1.5},
+            "a": {"value": "a + r", "default_initial_value": [[0.0]]},
+            "t": {"value": [2**53 + 1]},
+            "o": {"value": "max(a - 4, t)"},
+        }
+    )
+    with pytest.raises(MDFError, match=r"record 'n.o'.*beyond 2\*\*53"):
+        sweep(model, {"n.r": [0.5, 1.5]}, steps=3, record=["n.o"], backend=backend)

@@ -197,3 +197,34 @@ def test_psyneulink_exports_compile_without_python(name: str) -> None:
         for n, ports in want.items():
             for p, v in ports.items():
                 np.testing.assert_array_equal(np.asarray(got[n][p]), np.asarray(v))
+
+
+@pytest.mark.parametrize("dtype", [None, 9, 7])
+def test_bernoulli_bit_for_bit(dtype: int | None) -> None:
+    """Bernoulli against a state's probabilities draws numpy's uniform numbers from the
+    stream (1 where below p) in its output dtype on both backends; a probability outside
+    [0, 1] is the interpreted MDFError, before any draw."""
+    attrs = {} if dtype is None else {"dtype": dtype}
+    node = {
+        "functions": {"b": {"function": "onnx::Bernoulli", "args": {"input": "p", **attrs}}},
+        "parameters": {"p": {"default_initial_value": [0.1, 0.5, 0.9], "value": "p * 1.02"}},
+        "output_ports": {"b": {"value": "b"}, "p": {"value": "p"}},
+    }
+    m = graph_model({"n": node})
+    g = np.random.default_rng(SEED)
+    want, p = [], np.array([0.1, 0.5, 0.9])
+    kind = {None: np.float64, 9: np.bool_, 7: np.int64}[dtype]
+    for _ in range(STEPS):
+        p = p * 1.02
+        want.append({"b": (g.uniform(0.0, 1.0, size=3) < p).astype(kind), "p": p})
+    for backend in ("interpreted", "compiled"):
+        sim = Simulation(m, backend=backend, seed=SEED)
+        got = []
+        for _ in range(STEPS):
+            sim.evaluate()
+            got.append({k: np.array(v) for k, v in sim.outputs["n"].items()})
+        _same(got, want)
+        with pytest.raises(mdf_engine.MDFError, match="probabilities must lie in"):
+            for _ in range(30):  # (0.9 * 1.02**k passes 1 at k = 6)
+                sim.evaluate()
+    assert sim.runner.is_compiled and not sim.runner.python_calls, sim.runner.python_calls

@@ -101,6 +101,8 @@ def check_run_args(args: argparse.Namespace) -> None:
         check_steps(steps, f"--steps {steps}")
     if dt is not None and (not math.isfinite(dt) or dt <= 0):
         raise MDFError(f"--dt must be a finite number > 0, got {dt}")
+    if getattr(args, "max_cycles", 1) < 1:
+        raise MDFError(f"--max-cycles must be at least 1, got {args.max_cycles}")
     if duration is not None:
         if dt is None:
             raise MDFError("--duration needs --dt")

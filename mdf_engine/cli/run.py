@@ -51,7 +51,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         nargs="*",
         default=[],
         metavar="NODE.PORT",
-        help="record these ports/parameters at every step",
+        help="record these ports/parameters at every step (written by -o, drawn by --plot)",
     )
     r.add_argument("-o", "--output", default=None, help="write results (.csv, .npz, .json)")
     r.add_argument(

@@ -35,10 +35,24 @@ from .conv import (
 )
 
 
+def _relu_into(y: np.ndarray, relu_out: np.ndarray | None) -> np.ndarray:
+    """The engine's Relu of ``y``, in ``relu_out`` when given (of y's shape and dtype)."""
+    r = relu(y)[0]
+    if relu_out is None:
+        return r
+    if relu_out.shape != r.shape or relu_out.dtype != r.dtype:
+        raise ValueError(f"Conv: relu_out should be a {r.dtype} array of {r.shape}")
+    relu_out[...] = r
+    return relu_out
+
+
 def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     """A Conv and the Relu of its output bound once: ``consts`` is ``(known, value)`` per input
     X, W, B and ``attrs`` the Conv's attributes (as for :func:`~.conv.prepare_conv`). Returns
-    ``run(X, W=None, B=None) -> (Y, R)``, or None when W or B is not a known float array."""
+    ``run(X, W=None, B=None, *, relu_out=None) -> (Y, R)``, or None when W or B is not a known
+    float array. ``R`` is ``relu_out`` when given: an array of Y's shape and dtype (on the tile
+    kernels, C-contiguous: a Concat's part along its first axis longer than one qualifies)
+    that the Relu is written into."""
     w_known, W = consts[1]
     b_known, B = consts[2] if len(consts) > 2 else (True, None)
     if not (w_known and b_known) or not isinstance(W, np.ndarray) or W.dtype.kind != "f":
@@ -50,10 +64,12 @@ def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
         return None
     memo: dict[tuple, tuple] = {}
 
-    def run(X: Any, W_: Any = None, B_: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def run(
+        X: Any, W_: Any = None, B_: Any = None, *, relu_out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         if type(X) is not np.ndarray or X.dtype.kind != "f" or X.dtype.itemsize < 4:
             y = conv(X, W, B, **attrs)[0]
-            return y, relu(y)[0]
+            return y, _relu_into(y, relu_out)
         plan = memo.get((X.shape, X.dtype))
         if plan is None:
             group, g, method, shape5, out_shape = _conv_geometry(X, W, key, "Conv")
@@ -66,13 +82,16 @@ def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             plan = memo[(X.shape, X.dtype)] = (g, method, shape5, out_shape, w2, bias, macs, blas)
         g, method, shape5, out_shape, w2, bias, macs, blas = plan
         X = np.ascontiguousarray(X)
-        if method == "shift":
-            y, r = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(macs), True)
-            return y.reshape(out_shape), r.reshape(out_shape)
-        if method == "pointwise":
-            x3 = X.reshape(shape5[0], shape5[1], -1)
-            y, r = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs), True)
-            return y.reshape(out_shape), r.reshape(out_shape)
+        if method in ("shift", "pointwise"):
+            r = np.empty(out_shape, X.dtype) if relu_out is None else relu_out
+            if r.shape != out_shape:
+                raise ValueError(f"Conv: relu_out should be an array of {out_shape}")
+            if method == "shift":
+                y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(macs), r)
+            else:
+                x3 = X.reshape(shape5[0], shape5[1], -1)
+                y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs), r)
+            return y.reshape(out_shape), r
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
         else:
@@ -82,6 +101,6 @@ def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             except RuntimeError as e:  # BLAS unavailable (Numba's helper loads scipy's)
                 raise MDFError(f"Conv: {e}; the BLAS product needs scipy installed") from e
         y = y.reshape(out_shape)
-        return y, relu(y)[0]
+        return y, _relu_into(y, relu_out)
 
     return run

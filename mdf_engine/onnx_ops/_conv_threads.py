@@ -28,13 +28,16 @@ of the engine's products may use, BLAS's or these kernels'), and at most one per
 :data:`PART_MIN_MACS` multiply-adds. The compiled backend's convolutions run on its calling
 thread (nopython code cannot hand work to Python threads).
 
-``relu``: the ``*_relu`` entries also write the convolution's Relu into a second output of the
-same shape (the plan stage's Conv+Relu fusion: the Conv's own value stays readable); the values
-are the engine's Relu (:func:`~._conv_shift.relu_value`) of the first output's.
+``relu_out``: the ``*_relu`` entries and the shared ones given ``relu_out`` also write the
+convolution's Relu into that array (C-contiguous, the output's size and dtype: a new array, or
+a Concat's part) while each block of values is in cache (the Conv+Relu fusion: the Conv's own
+value stays readable); the values are the engine's Relu (:func:`~._conv_shift.relu_value`) of
+the output's, bit for bit.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import threading
@@ -117,8 +120,8 @@ def conv_threads(macs: int) -> int:
 
 
 @numba.njit(cache=True)
-def _shift_prepare(x, w, bias, group, k, s, d, pb, o, relu):
-    """The phase-split inputs, layout and outputs of a convolution by shifted slices."""
+def _shift_prepare(x, w, bias, group, k, s, d, pb, o):
+    """The phase-split inputs, layout and output of a convolution by shifted slices."""
     N, C = x.shape[0], x.shape[1]
     M = w.shape[0]
     cg = C // group
@@ -130,9 +133,8 @@ def _shift_prepare(x, w, bias, group, k, s, d, pb, o, relu):
         for g in range(group):
             phase_into(xps[n * group + g], x, n, g * cg, cg, s, pb, Q)
     out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
-    r = np.empty((N, M, o[0], o[1], o[2]) if relu else (0, 0, 0, 0, 0), dtype=x.dtype)
     total = shift_items_count(N, group, M // group, T, rows, Q[2])
-    return xps, offs, out, r, Q, T, rows, total, rows * Q[2] + vl
+    return xps, offs, out, Q, T, rows, total, rows * Q[2] + vl
 
 
 @numba.njit(cache=True, nogil=True)
@@ -147,10 +149,8 @@ def _shift_claim(state, total, xps, offs, w, bias, of, rf, acc, group, mg, o, Q,
 
 
 @numba.njit(cache=True)
-def _shift_serial(x, w, bias, group, k, s, d, pb, o, relu):
-    xps, offs, out, r, Q, T, rows, total, width = _shift_prepare(
-        x, w, bias, group, k, s, d, pb, o, relu
-    )
+def _shift_serial(x, w, bias, group, k, s, d, pb, o, r):
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
     wc = np.ascontiguousarray(w)
     bc = np.ascontiguousarray(bias)
     acc = np.empty((4, width), dtype=x.dtype)
@@ -159,7 +159,7 @@ def _shift_serial(x, w, bias, group, k, s, d, pb, o, relu):
     mg = w.shape[0] // group
     for i in range(total):
         shift_item(xps, offs, wc, bc, of, rf, acc, group, mg, o, Q, T, rows, i)
-    return out, r
+    return out
 
 
 @numba.njit(cache=True)
@@ -168,40 +168,62 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
     kd*kh*kw) plus ``bias`` (M,), with strides ``s``, dilations ``d``, pads ``pb`` before each
     axis and output shape ``o`` (see :mod:`._conv_shift`), on the calling thread. Returns (N,
     M, od, oh, ow) in x's dtype."""
-    return _shift_serial(x, w, bias, group, k, s, d, pb, o, False)[0]
+    return _shift_serial(x, w, bias, group, k, s, d, pb, o, np.empty((0,) * 5, x.dtype))
 
 
 @numba.njit(cache=True)
 def conv_shift_g(x, w, bias, g):
     """:func:`conv_shift` with the geometry array of ``conv._conv_geometry``."""
-    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], False)[0]
+    return conv_shift(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15])
 
 
 @numba.njit(cache=True)
-def conv_shift_relu_g(x, w, bias, g):
-    """:func:`conv_shift_g` and the Relu of its output: ``(y, relu(y))``."""
-    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], True)
+def conv_shift_relu_g(x, w, bias, g, r):
+    """:func:`conv_shift_g`, also writing the Relu of its output into ``r`` (C-contiguous, of
+    the output's shape (N, M, od, oh, ow) and x's dtype)."""
+    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], r)
+
+
+def _relu_target(relu_out: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """``relu_out`` as an array of ``shape`` to write into (a view: it must be C-contiguous,
+    of the output's size and dtype)."""
+    if (
+        type(relu_out) is not np.ndarray
+        or relu_out.dtype != dtype
+        or not relu_out.flags.c_contiguous
+        or relu_out.size != math.prod(shape)
+    ):
+        raise ValueError(f"Conv: relu_out should be a C-contiguous {dtype} array of {shape}")
+    return relu_out.reshape(shape)
 
 
 def conv_shift_shared(
-    x: np.ndarray, w: np.ndarray, bias: np.ndarray, g: np.ndarray, threads: int, relu: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`conv_shift_g` (and, with ``relu``, the Relu of its output, else an empty array)
-    on up to ``threads`` threads (:func:`conv_threads`); ``x`` (N, C, D, H, W) C-contiguous,
-    ``w`` (M, K) and ``bias`` (M,) C-contiguous in x's dtype."""
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    g: np.ndarray,
+    threads: int,
+    relu_out: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`conv_shift_g` on up to ``threads`` threads (:func:`conv_threads`); ``x`` (N, C,
+    D, H, W) C-contiguous, ``w`` (M, K) and ``bias`` (M,) C-contiguous in x's dtype. With
+    ``relu_out`` (C-contiguous, the output's size and dtype) the Relu of the output is written
+    into it as well."""
+    o = g[12:15]
+    if relu_out is not None:
+        relu_out = _relu_target(relu_out, (x.shape[0], w.shape[0], *o), x.dtype)
     if threads <= 1:
-        return conv_shift_relu_g(x, w, bias, g) if relu else (conv_shift_g(x, w, bias, g), None)
-    group, k, s, d, pb, o = int(g[15]), g[0:3], g[3:6], g[6:9], g[9:12], g[12:15]
-    xps, offs, out, r, Q, T, rows, total, width = _shift_prepare(
-        x, w, bias, group, k, s, d, pb, o, relu
-    )
-    of, rf = out.reshape(-1), r.reshape(-1)
-    mg = w.shape[0] // group
-    common = (xps, offs, w, bias, of, rf)
-    rest = (group, mg, o, Q, T, rows)
+        if relu_out is None:
+            return conv_shift_g(x, w, bias, g)
+        return conv_shift_relu_g(x, w, bias, g, relu_out)
+    group, k, s, d, pb = int(g[15]), g[0:3], g[3:6], g[6:9], g[9:12]
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
+    rf = np.empty(0, x.dtype) if relu_out is None else relu_out.reshape(-1)
+    common = (xps, offs, w, bias, out.reshape(-1), rf)
+    rest = (group, w.shape[0] // group, o, Q, T, rows)
     accs = np.empty((min(threads, total), 4, width), dtype=x.dtype)
     _share(_shift_claim, total, lambda j: common + (accs[j],) + rest, len(accs))
-    return out, r
+    return out
 
 
 # ---- 1x1 ------------------------------------------------------------------------------------
@@ -219,22 +241,22 @@ def _pointwise_claim(state, total, xf, offs, w, acc, rf, bias, P, chunk):
 
 
 @numba.njit(cache=True)
-def _pointwise_prepare(x, w, bias, has_bias, relu):
+def _pointwise_prepare(x, w, bias, has_bias):
     N, C, P = x.shape
     M = w.shape[0]
     out = np.empty((N, M, P), dtype=x.dtype)
-    r = np.empty((N, M, P) if relu else (0, 0, 0), dtype=x.dtype)
     gw = WIDE * VEC_BYTES // x.itemsize
     bc = np.ascontiguousarray(bias) if has_bias else np.zeros(M, dtype=x.dtype)
     chunk = max(gw, CHUNK_INPUT // C // gw * gw)
-    return out, r, bc, np.arange(C) * P, chunk, pointwise_items_count(N, M, P, chunk)
+    return out, bc, np.arange(C) * P, chunk, pointwise_items_count(N, M, P, chunk)
 
 
 @numba.njit(cache=True)
-def _pointwise_serial(x, w, bias, has_bias, relu):
+def _pointwise_serial(x, w, bias, has_bias, r):
     N, C, P = x.shape
     M = w.shape[0]
-    out, r, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias, relu)
+    relu = r.size > 0
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
     if P < VEC_BYTES // x.itemsize:  # too narrow for a vector: plain loops
         for n in range(N):
             for m in range(M):
@@ -246,13 +268,13 @@ def _pointwise_serial(x, w, bias, has_bias, relu):
                     out[n, m, t] = v
                     if relu:
                         r[n, m, t] = relu_value(v)
-        return out, r
+        return out
     acc = out.reshape((N * M, P))
     ra = r.reshape((N * M, P) if relu else (0, 0))
     wc = np.ascontiguousarray(w)
     for i in range(total):
         pointwise_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
-    return out, r
+    return out
 
 
 @numba.njit(cache=True)
@@ -263,38 +285,41 @@ def conv_pointwise_tiles(x, w, bias, has_bias):
     into the output's rows, the bias added in registers (see
     :func:`~._conv_shift.pointwise_item`), on the calling thread. Returns (N, M, P) in x's
     dtype."""
-    return _pointwise_serial(x, w, bias, has_bias, False)[0]
+    return _pointwise_serial(x, w, bias, has_bias, np.empty((0, 0, 0), x.dtype))
 
 
 @numba.njit(cache=True)
-def conv_pointwise_relu(x, w, bias, has_bias):
-    """:func:`conv_pointwise_tiles` and the Relu of its output: ``(y, relu(y))``."""
-    return _pointwise_serial(x, w, bias, has_bias, True)
+def conv_pointwise_relu(x, w, bias, has_bias, r):
+    """:func:`conv_pointwise_tiles`, also writing the Relu of its output into ``r``
+    (C-contiguous (N, M, P) in x's dtype)."""
+    return _pointwise_serial(x, w, bias, has_bias, r)
 
 
 def conv_pointwise_shared(
-    x: np.ndarray, w: np.ndarray, bias: np.ndarray, has_bias: bool, threads: int, relu=False
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`conv_pointwise_tiles` (and, with ``relu``, the Relu of its output, else an empty
-    array) on up to ``threads`` threads; ``x`` (N, C, P) C-contiguous, ``w`` (M, C) and
-    ``bias`` (M,) C-contiguous in x's dtype."""
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    has_bias: bool,
+    threads: int,
+    relu_out: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`conv_pointwise_tiles` on up to ``threads`` threads; ``x`` (N, C, P)
+    C-contiguous, ``w`` (M, C) and ``bias`` (M,) C-contiguous in x's dtype. With ``relu_out``
+    (C-contiguous, the output's size and dtype) the Relu of the output is written into it as
+    well."""
     N, C, P = x.shape
-    if threads <= 1 or P < VEC_BYTES // x.itemsize:
-        if relu:
-            return conv_pointwise_relu(x, w, bias, has_bias)
-        return conv_pointwise_tiles(x, w, bias, has_bias), None
     M = w.shape[0]
-    out, r, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias, relu)
-    args = (
-        x.reshape(-1),
-        offs,
-        w,
-        out.reshape(N * M, P),
-        r.reshape((N * M, P) if relu else (0, 0)),
-    )
-    args += (bc, P, chunk)
+    if relu_out is not None:
+        relu_out = _relu_target(relu_out, (N, M, P), x.dtype)
+    if threads <= 1 or P < VEC_BYTES // x.itemsize:
+        if relu_out is None:
+            return conv_pointwise_tiles(x, w, bias, has_bias)
+        return conv_pointwise_relu(x, w, bias, has_bias, relu_out)
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
+    ra = np.empty((0, 0), x.dtype) if relu_out is None else relu_out.reshape(N * M, P)
+    args = (x.reshape(-1), offs, w, out.reshape(N * M, P), ra, bc, P, chunk)
     _share(_pointwise_claim, total, lambda j: args, min(threads, total))
-    return out, r
+    return out
 
 
 # ---- the worker threads ---------------------------------------------------------------------

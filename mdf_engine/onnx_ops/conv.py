@@ -6,12 +6,15 @@ direct accumulation (depthwise-like groups and tiny problems, :func:`conv_direct
 product per image for a 1x1 convolution without stride, padding or groups
 (:func:`conv_pointwise`: vector tiles reading the input in place), vector tiles over shifted slices of the padded (and, for strides,
 phase-split) input for the others up to ``SHIFT_MAX_MACS`` multiply-adds
-(:func:`~._conv_shift.conv_shift`), and above that im2col tiles that stay in cache multiplied
+(:func:`~._conv_threads.conv_shift`), and above that im2col tiles that stay in cache multiplied
 straight into their block of the output (:func:`conv3d`), by :func:`~._im2col.gemm_small` for
 thin filters or small products or by BLAS (see :mod:`._im2col`); in :func:`conv3d` a bias is an
 extra filter column over a row of ones. The geometry of a call is memoized per shapes and
 attributes, and :func:`prepare_conv` binds a Conv with constant weights once for the
-interpreter's fast path. ConvTranspose lives in :mod:`.conv_transpose`.
+interpreter's fast path. Called from Python, the tile kernels share a large convolution with
+worker threads (:mod:`._conv_threads`: bitwise the one-thread values; the compiled backend's
+``conv_jit`` runs on its calling thread); :mod:`._conv_relu` binds a Conv with its Relu.
+ConvTranspose lives in :mod:`.conv_transpose`.
 """
 
 from __future__ import annotations
@@ -307,11 +310,11 @@ def conv_float(X, W, B, key, op) -> np.ndarray:
         y = conv_direct_g(x5, w2, bias, g)
     elif method == "shift":
         macs = x5.shape[0] * M * w2.shape[1] * math.prod(out_shape[2:])
-        y = conv_shift_shared(np.ascontiguousarray(x5), w2, bias, g, conv_threads(macs))[0]
+        y = conv_shift_shared(np.ascontiguousarray(x5), w2, bias, g, conv_threads(macs))
     elif method == "pointwise":
         x3 = np.ascontiguousarray(X).reshape(shape5[0], shape5[1], -1)
         macs = x5.shape[0] * M * w2.shape[1] * x3.shape[2]
-        y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs))[0]
+        y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs))
     else:
         pixels = math.prod(out_shape[2:])
         macs = x5.shape[0] * M * w2.shape[1] * pixels
@@ -381,10 +384,10 @@ def prepare_conv(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)
         elif method == "shift":
-            y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(own))[0]
+            y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(own))
         elif method == "pointwise":
             x3 = X.reshape(shape5[0], shape5[1], -1)
-            y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(own))[0]
+            y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(own))
         else:
             try:
                 with blas_threads_for(macs) if macs else nullcontext():

@@ -190,6 +190,46 @@ def maxpool_jit(
     return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(shape5), X)
 
 
+def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
+    """A MaxPool whose Indices nobody reads, bound once (see
+    :mod:`mdf_engine.interpreter_lean`): the returned ``run(X)`` gives a C-contiguous
+    float32/float64 ``X`` the values :func:`max_pool` gives it (the same plan and kernels, the
+    attributes read once, the plan memoized per shape); any other ``X`` goes to
+    :func:`max_pool`. None when the Indices are wanted or an attribute cannot be a key."""
+    if attrs.get("outputs_wanted") != 1:
+        return None
+    names = ("kernel_shape", "strides", "dilations", "pads")
+    key = tuple(hashable(attrs.get(n)) for n in names)
+    key += (attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    memo: dict[tuple, tuple] = {}
+
+    def run(X: Any) -> tuple[np.ndarray, ...]:
+        if type(X) is np.ndarray and X.flags.c_contiguous:
+            dt = X.dtype
+            if dt == _F32 or dt == _F64:
+                plan = memo.get(X.shape)
+                if plan is None:
+                    plan = memo[X.shape] = _maxpool_plan(X.shape, *key)
+                g, shape5, shape, size, values = plan
+                yf = np.empty(size, dtype=dt)
+                if values is not None:
+                    values(X.reshape(shape5), g, yf)
+                else:
+                    _maxpool_3d(X.reshape(shape5), g, 0, yf, _NO_INDEX, False)
+                return (yf.reshape(shape),)
+        return max_pool(X, **attrs)
+
+    return run
+
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+
 @onnx_op(
     "MaxPool",
     inputs=("X",),
@@ -197,6 +237,7 @@ def maxpool_jit(
     since=1,
     attributes={**POOL_ATTRS, "storage_order": 0},
     skips_outputs=True,
+    prepare=prepare_max_pool,
     jit=maxpool_jit,
 )
 def max_pool(

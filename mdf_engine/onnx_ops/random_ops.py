@@ -13,15 +13,16 @@ here) the output is the input and the mask is all true; in training mode element
 with probability ``ratio`` (kept where a uniform draw is >= ratio) and kept ones are scaled by
 ``1 / (1 - ratio)``; the mask (bool) says which were kept.
 
-Compiled loops (``backends/compiled/draws.py``): RandomNormal(Like) and RandomUniform(Like)
-with constant attributes draw in nopython code through the Numba twins below
-(:func:`_draw_normal`, :func:`_draw_uniform`), from the very ``numpy.random.Generator`` the
-interpreted kernels draw from (:func:`mdf_engine.randomness.compiled_stream`): Numba's
+Compiled loops (``backends/compiled/draws.py``): RandomNormal(Like), RandomUniform(Like) and
+Bernoulli with constant attributes draw in nopython code through the Numba twins below
+(:func:`_draw_normal`, :func:`_draw_uniform`, :func:`_draw_bernoulli`), from the very ``numpy.random.Generator`` the
+interpreted kernels draw from (``backends/compiled/draws.compiled_stream``): Numba's
 ``Generator.normal``/``uniform`` are numpy's algorithms on the same bit generator, so the numbers
 and the stream's state after them are numpy's, bit for bit (tests/test_random_compiled.py); a
 float32 output is the float64 draw rounded, as ``astype`` rounds it. A call with a ``seed``
-attribute gives the same values at every call: the compiled loop holds them as a constant. The
-other random operators are called through Python from the compiled loop.
+attribute gives the same values at every call: the compiled loop holds them as a constant (a
+seeded Bernoulli, whose values follow its input, is called through Python). Multinomial and
+Dropout are called through Python from the compiled loop.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba import objmode
 
 from ..errors import MDFError
 from ..randomness import generator
@@ -225,6 +227,32 @@ _BERNOULLI_DTYPES = {
 }
 
 
+def _bad_probabilities() -> None:
+    raise MDFError("Bernoulli: input probabilities must lie in [0, 1]")
+
+
+@numba.njit(cache=True)
+def _draw_bernoulli(rng, shape, like, p):
+    """0/1 of ``shape`` in ``like``'s dtype, 1 where a uniform draw from ``rng[0]`` is below
+    the probability ``p`` (the interpreted kernel's ``uniform(0, 1) < p``; a probability
+    outside [0, 1], or NaN, raises its MDFError before any draw)."""
+    flat_p = np.asarray(p).ravel()
+    for i in range(flat_p.size):
+        if not (flat_p[i] >= 0.0 and flat_p[i] <= 1.0):
+            with objmode():
+                _bad_probabilities()
+    g = rng[0]
+    out = np.empty(shape, like.dtype)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        flat[i] = g.uniform(0.0, 1.0) < flat_p[i]
+    return out
+
+
+#: the input is drawn against, never a constant checked once
+_BERNOULLI = (_draw_bernoulli, ("input",), None)
+
+
 @onnx_op(
     "Bernoulli",
     inputs=("input",),
@@ -232,6 +260,7 @@ _BERNOULLI_DTYPES = {
     outputs=("output",),
     since=15,
     python_only=True,
+    draw=_BERNOULLI,
 )
 def bernoulli(input: Any, *, dtype: Any = None, seed: Any = None) -> tuple:
     """0/1 draws, 1 with the probability given by each element of ``input`` (in [0, 1]); of

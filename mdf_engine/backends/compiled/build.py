@@ -26,7 +26,7 @@ from ...errors import MDFError, NotCompilable
 from ...plan import GraphPlan
 from ...plan.size import check_compile_size
 from . import small_products
-from .cache import files_digest, graph_key
+from .cache import engine_digest, files_digest, graph_key
 from .cache import load as cache_load
 from .cache import save as cache_save
 from .handover import Handover
@@ -383,7 +383,9 @@ _LOADED: dict[str, Any] = {}
 
 def load_generated(source: str, table: ConstantTable) -> Any:
     """Write a generated module and its constant table (unless there already) and import it."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    # (the engine's sources too: Numba's cache of a module of the same text compiled against
+    # another version of the helpers it calls, e.g. pybuiltins, must not be loaded)
+    digest = hashlib.sha256((source + engine_digest()).encode()).hexdigest()[:24]
     folder = cache_dir()
     path = folder / f"mdf_model_{digest}.py"
     if not path.exists():

@@ -65,6 +65,12 @@ def _engine_digest() -> str:
     return h.hexdigest()
 
 
+def engine_digest() -> str:
+    """The hash of the engine's sources (:func:`_engine_digest`), for names that must change
+    with the engine (a generated module whose machine code Numba caches next to it)."""
+    return _engine_digest()
+
+
 def graph_key(plan: GraphPlan, options: dict[str, Any]) -> str:
     """The key of a compiled graph: its content, the bound function versions and ``options``
     (initializer kinds, check_finite, swept and recorded values)."""

@@ -191,7 +191,7 @@ class CallEmitter:
                 out += lines
                 return None
             return self.value(cp.value, local)
-        drawn = draw_call(self, cp, slot)  # (random operators: draws.py)
+        drawn = draw_call(self, cp, slot, local)  # (random operators: draws.py)
         if drawn is not None:
             return drawn
         jit = has_kernel(cp) and not shape_from_values(cp)

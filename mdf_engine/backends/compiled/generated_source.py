@@ -166,6 +166,7 @@ ENGINE_NAMES = frozenset(HELPERS).union(
     run run_quiet run_batch inputs nsteps dt dt_given first_without_dt S useable total clock
     last_set ever thr logbuf logpos err P rec step has_dt i_ e_ k_ b S0 thr0 PT REC ERR
     range float int abs min max round pow sum len bool cache error_model parallel
+    no_cpython_wrapper no_cfunc_wrapper
     copy shape zeros int64 bool_ float64 view ascontiguousarray reshape dot array isfinite all
     nan inf""".split(),
     keyword.kwlist,
@@ -190,7 +191,7 @@ KEYWORDS = {
 }
 
 _ENGINE_NAME = re.compile(
-    r"^(?:[sacFI]\d+|PY\d+|node_\d+|a\d+_0|[tr]_\d+(?:_\d+)*|p_\d+_\d+|"
+    r"^(?:[sacFI]\d+|PY\d+|node_\d+|part_\d+|a\d+_0|[tr]_\d+(?:_\d+)*|p_\d+_\d+|"
     r"q_[a-z]+\d*(?:_\d+)?)$"
 )
 _ENGINE_COMMENT = re.compile(

@@ -63,6 +63,9 @@ class Generator(
         self.node_index = {nid: i for i, nid in enumerate(spec.node_ids)}
         #: why the schedule stays with graph-scheduler (node functions only), or None
         self.node_by_node: str | None = None
+        #: a large fixed-order loop's part functions (:mod:`.parts`), or None
+        self.parts: list | None = None
+        self.part_functions: list[str] = []
         try:
             table, roots, term, queue = encode(self.interp.scheduler, spec.node_ids)
             self.sched = SchedulerSource(

@@ -14,10 +14,11 @@ import re
 
 import numpy as np
 
+from . import parts as parts_
 from .draws import module_draws
 from .generated_source import check_source
 from .helpers import HELPERS
-from .layout import Role, Storage, scalar_load, scalar_store
+from .layout import Role, Slot, Storage, scalar_load, scalar_store
 from .runtime import (
     BATCH_ARGS,
     ERR_WIDTH,
@@ -74,9 +75,27 @@ class ModuleCodeEmitter:
                         f"np.ascontiguousarray({slot.var}).reshape({size})[k_]",
                     ]
         body += self.write_back(ind)
+        if self.static is not None:  # (only the locals it uses; a large loop in parts)
+            loop = body.index(f"{ind}for step in range(nsteps):")
+            body = parts_.localize(body, loop, self.parts, self._load_line, self._store_line)
         # (after the body: its held constants are array slots too)
         sig = parameters(RUN_ARGS, len(self.arrays), len(init_keys))
         return self.module_source(sig, objmode_entry(body) + body)
+
+    def _scalar_slots(self) -> dict[str, Slot]:
+        return {s.var: s for s in self.slots.values() if s.kind is Storage.SCALAR}
+
+    def _load_line(self, var: str) -> str:
+        """A local of ``run`` read from the state (a scalar slot or an ``ever`` flag)."""
+        if var.startswith("q_ev"):
+            return f"{var} = ever[{var[4:]}]"
+        return f"{var} = {scalar_load(self._scalar_slots()[var])}"
+
+    def _store_line(self, var: str) -> str:
+        """A local of ``run`` written to the state."""
+        if var.startswith("q_ev"):
+            return f"ever[{var[4:]}] = {var}"
+        return scalar_store(self._scalar_slots()[var], "")
 
     def static_schedule(self) -> list[list[int]] | None:
         """The fixed order of one update when every node runs under ``Always`` (or after one
@@ -91,13 +110,24 @@ class ModuleCodeEmitter:
         """One update of a graph with a fixed schedule, with no condition evaluated (and no
         log: :meth:`.schedule_log.ScheduleLog.decoded` writes it from the update count)."""
         out = [f"{ind}q_c0 = 1", f"{ind}q_c1 += 1"]
+        nodes: list[parts_.NodeCode] = []
         for members in sets:
             for m in members:
                 indexed = len(self.index_fields)
-                out += self.node_body(self.spec.node_ids[m], ind)
-                if self.spec.check_finite or len(self.index_fields) > indexed:
-                    # to the one write-back after the loop (a copy per node compiles slowly)
-                    out += [f"{ind}if err[0] != 0:", f"{ind}    break"]
+                lines = self.node_body(self.spec.node_ids[m], "        ")
+                checked = self.spec.check_finite or len(self.index_fields) > indexed
+                nodes.append(parts_.NodeCode(lines, checked))
+        self.parts = parts_.split(nodes) if ind == "        " else None
+        if self.parts:
+            self.part_functions = [
+                ln for p in self.parts for ln in parts_.function(p, self._with_locals)
+            ]
+            return out + [parts_.call(p, ind) for p in self.parts]
+        for n in nodes:
+            out += [ind + ln[8:] for ln in n.lines]
+            if n.checked:
+                # to the one write-back after the loop (a copy per node compiles slowly)
+                out += [f"{ind}if err[0] != 0:", f"{ind}    break"]
         return out
 
     def write_back(self, ind: str) -> list[str]:
@@ -163,7 +193,7 @@ class ModuleCodeEmitter:
             )
             for ln in run
         ]
-        return self._finish(header, run + quiet + self.batch_source())
+        return self._finish(header, self.part_functions + run + quiet + self.batch_source())
 
     def _finish(self, header: list[str], functions: list[str]) -> str:
         """The module: header, the constant table's names, kernel globals, ``functions``;

@@ -33,7 +33,7 @@ import numpy as np
 
 
 def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
-    from numba import literal_unroll, types
+    from numba import literal_unroll, njit, types
     from numba.extending import overload
 
     def _list(t):  # pragma: no cover - replaced by the overload in jitted code
@@ -183,6 +183,10 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
     def _pywon(a, b, ta, tb, greater):  # pragma: no cover
         return tb if (b > a if greater else b < a) else ta
 
+    @njit
+    def _beyond53(v):
+        return v > 9007199254740992 or v < -9007199254740992
+
     def _item(x):
         return x.dtype if isinstance(x, types.Array) else x
 
@@ -197,12 +201,14 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
         def won(a, b, ta, tb, greater):
             x, y = _one(a), _one(b)
             second = y > x if greater else y < x
-            if (second and second_int) or (not second and first_int):
-                if abs(y if second else x) > 9007199254740992:
-                    raise ValueError(
-                        "an integer beyond 2**53 won builtin max/min over a float (compiled "
-                        "code holds the value as a float)"
-                    )
+            # (each side on its own: ``y if second else x`` would be the float of the two)
+            if (second and second_int and _beyond53(y)) or (
+                not second and first_int and _beyond53(x)
+            ):
+                raise ValueError(
+                    "an integer beyond 2**53 won builtin max/min over a float (compiled "
+                    "code holds the value as a float)"
+                )
             return tb if second else ta
 
         return won
