@@ -45,6 +45,7 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -167,6 +168,8 @@ def _parts(name, ours, sim, mp, x) -> None:
     so = ort.SessionOptions()
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     so.enable_profiling = True
+    # (the profile goes to the temporary folder, never the current one; removed below)
+    so.profile_file_prefix = str(Path(tempfile.gettempdir()) / "cnn_speed_ort_profile")
     sess = ort.InferenceSession(mp.SerializeToString(), so, providers=["CPUExecutionProvider"])
     for _ in range(PART_CALLS):
         sess.run(None, {"input": x})
