@@ -133,7 +133,18 @@ def _check_yaml_nesting(text: str, loader: Any) -> None:
     opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
     closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth = 0
-    for event in yaml.parse(text, Loader=loader):
+    events = yaml.parse(text, Loader=loader)
+    while True:
+        try:
+            event = next(events, None)
+        except yaml.MarkedYAMLError as e:
+            # (PyYAML 6.0.4's scanner refuses 1,000 flow levels itself, before any event)
+            if "nesting depth" not in str(e.problem) or e.problem_mark is None:
+                raise
+            line = e.problem_mark.line + 1
+            raise MDFError(f"nesting deeper than {MAX_DEPTH} levels (line {line})") from None
+        if event is None:
+            return
         if isinstance(event, opening):
             depth += 1
             if depth > MAX_DEPTH:

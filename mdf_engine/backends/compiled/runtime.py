@@ -351,22 +351,28 @@ def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_ma
             return call_checked(fn, args, index_fields)
     try:
         return fn(*args)
-    except ValueError as e:  # (pybuiltins._like, helpers._put: a shape the slot cannot hold)
-        if str(e).startswith("an integer beyond 2**53"):  # (pybuiltins._pywon)
-            raise KindChanged(f"{e}; use backend='interpreted'") from None
-        if str(e) != "a value of another shape than its compiled slot":
-            raise
-        raise KindChanged(
-            "a value has another shape than in the compiled backend's warm-up (use "
-            "backend='interpreted')"
-        ) from None
-    except (IndexError, SystemError) as e:
-        # (a parallel batch reports an exception of its threads as a SystemError)
-        cause = e if isinstance(e, IndexError) else e.__cause__
-        mapped = index_error(cause, index_fields) if isinstance(cause, IndexError) else None
+    except (ValueError, IndexError, SystemError) as e:
+        # (a parallel batch reports an exception of its threads as a SystemError, caused by it)
+        mapped = _compiled_error(e.__cause__ if isinstance(e, SystemError) else e, index_fields)
         if mapped is None:
             raise
         raise mapped from None
+
+
+def _compiled_error(e: BaseException | None, index_fields: Any) -> MDFError | None:
+    """The MDFError for an exception that generated code raised on purpose, or None."""
+    if isinstance(e, ValueError):  # (pybuiltins, helpers._put: a value its slot cannot hold)
+        if str(e).startswith("an integer beyond 2**53"):  # (pybuiltins._pywon)
+            return KindChanged(f"{e}; use backend='interpreted'")
+        if str(e) == "a value of another shape than its compiled slot":
+            return KindChanged(
+                "a value has another shape than in the compiled backend's warm-up (use "
+                "backend='interpreted')"
+            )
+        return None
+    if isinstance(e, IndexError):
+        return index_error(e, index_fields)
+    return None
 
 
 def record_buffer(rows: int, keep: int, width: int) -> np.ndarray:
