@@ -249,21 +249,30 @@ def shape_array_nb(shape):
     return res
 
 
+@njit(cache=True, inline="always")
+def broadcast_nb(a_shape, b_shape):
+    """Two operands broadcast together, as the broadcasting cores take them: ``(shape, dims,
+    a_strides, b_strides)``, the result's shape, that shape as an int64 array, and each
+    operand's element strides (0 along a broadcast axis) in its C-contiguous flat form."""
+    shape = bshape_nb(a_shape, b_shape)
+    return shape, shape_array_nb(shape), bstrides_nb(a_shape, shape), bstrides_nb(b_shape, shape)
+
+
 @njit(cache=True)
 def arith_nb(code, A, B):
     """Broadcasting binary arithmetic on whole arrays (result in A's dtype)."""
     a = np.asarray(A)
     b = np.asarray(B)
-    shape = bshape_nb(a.shape, b.shape)
+    shape, dims, sa, sb = broadcast_nb(a.shape, b.shape)
     out = np.empty(shape, a.dtype)
     arith_core(
         code,
         np.ascontiguousarray(a).reshape(-1),
         np.ascontiguousarray(b).astype(a.dtype).reshape(-1),
         out.reshape(-1),
-        shape_array_nb(shape),
-        bstrides_nb(a.shape, shape),
-        bstrides_nb(b.shape, shape),
+        dims,
+        sa,
+        sb,
     )
     return out
 
@@ -273,15 +282,15 @@ def compare_nb(code, A, B):
     """Broadcasting comparison/logic on whole arrays (bool result)."""
     a = np.asarray(A)
     b = np.asarray(B)
-    shape = bshape_nb(a.shape, b.shape)
+    shape, dims, sa, sb = broadcast_nb(a.shape, b.shape)
     out = np.empty(shape, np.bool_)
     compare_core(
         code,
         np.ascontiguousarray(a).reshape(-1),
         np.ascontiguousarray(b).reshape(-1),
         out.reshape(-1),
-        shape_array_nb(shape),
-        bstrides_nb(a.shape, shape),
-        bstrides_nb(b.shape, shape),
+        dims,
+        sa,
+        sb,
     )
     return out

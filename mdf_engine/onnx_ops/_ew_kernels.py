@@ -29,6 +29,7 @@ from numba.extending import overload
 from ._ew_binary import (
     arith_core,
     arith_nb,
+    broadcast_nb,
     bshape_nb,
     bstrides_nb,
     compare_core,
@@ -47,6 +48,7 @@ __all__ = [
     "arith_nb",
     "axis_core",
     "axis_nb",
+    "broadcast_nb",
     "bshape_nb",
     "bstrides_nb",
     "classify_core",
