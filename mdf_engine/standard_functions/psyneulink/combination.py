@@ -40,21 +40,33 @@ def _weighted(v: np.ndarray, weights: Any, exponents: Any, item_axis: int) -> np
     return v
 
 
-@register(
-    "pnl",
-    "linearcombination",
-    inputs=("variable0",),
-    attributes={
+def _scaled(v: np.ndarray, scale: Any, offset: Any) -> np.ndarray:
+    """``v * scale + offset`` (an omitted scale is 1, an omitted offset 0)."""
+    return v * (1.0 if scale is None else f64(scale)) + (0.0 if offset is None else f64(offset))
+
+
+def _combined(v: np.ndarray, axis: int, op: str, scale: Any, offset: Any) -> np.ndarray:
+    """``v`` (2-d, already weighted) summed or multiplied along ``axis``, then scaled."""
+    return _scaled(v.sum(axis=axis) if op == "sum" else v.prod(axis=axis), scale, offset)
+
+
+#: the schema both functions share: one variable, the same attributes, one output
+_SCHEMA: dict[str, Any] = {
+    "inputs": ("variable0",),
+    "attributes": {
         "weights": None,
         "exponents": None,
         "operation": "sum",
         "scale": 1.0,
         "offset": 0.0,
     },
-    outputs=("out",),
-    since=SINCE,
-    python_only=True,
-)
+    "outputs": ("out",),
+    "since": SINCE,
+    "python_only": True,
+}
+
+
+@register("pnl", "linearcombination", **_SCHEMA)
 def linearcombination(
     variable0: Any,
     *,
@@ -67,30 +79,12 @@ def linearcombination(
     """Combine the items of variable0 (axis 0) elementwise; see the module docstring."""
     v = f64(variable0)
     op = _operation(operation, "linearcombination")
-    scale = 1.0 if scale is None else f64(scale)
-    offset = 0.0 if offset is None else f64(offset)
-    if v.ndim < 2:
-        return v * scale + offset
-    v = _weighted(v, weights, exponents, 0)
-    combined = v.sum(axis=0) if op == "sum" else v.prod(axis=0)
-    return combined * scale + offset
+    if v.ndim < 2:  # one item: nothing to combine
+        return _scaled(v, scale, offset)
+    return _combined(_weighted(v, weights, exponents, 0), 0, op, scale, offset)
 
 
-@register(
-    "pnl",
-    "reduce",
-    inputs=("variable0",),
-    attributes={
-        "weights": None,
-        "exponents": None,
-        "operation": "sum",
-        "scale": 1.0,
-        "offset": 0.0,
-    },
-    outputs=("out",),
-    since=SINCE,
-    python_only=True,
-)
+@register("pnl", "reduce", **_SCHEMA)
 def reduce(
     variable0: Any,
     *,
@@ -103,8 +97,4 @@ def reduce(
     """Combine the elements of each item of variable0 (axis 1 of it made 2-d)."""
     v = np.atleast_2d(f64(variable0))
     op = _operation(operation, "reduce")
-    v = _weighted(v, weights, exponents, 1)
-    combined = v.sum(axis=1) if op == "sum" else v.prod(axis=1)
-    return combined * (1.0 if scale is None else f64(scale)) + (
-        0.0 if offset is None else f64(offset)
-    )
+    return _combined(_weighted(v, weights, exponents, 1), 1, op, scale, offset)
