@@ -147,13 +147,22 @@ def supernode(
 ):
     """Convolution + bias + optional channel scale + requantize to 8 bits."""
     acc, step = conv_acc(x, w, x_min, x_max, w_min, w_max, stride, padding, depthwise)
+    return finish_conv(acc, step, bias, b_min, b_max, qint32_bias, out_min, out_max, scale, 0.0)
+
+
+def finish_conv(
+    acc, step, bias, b_min, b_max, qint32_bias: bool, out_min, out_max, scale, low: float
+):
+    """A quantized convolution's end, as the supernodes and the conv variants share it: the
+    int32 accumulator ``acc`` (of real step ``step``) plus the bias (one value, or one per output
+    channel), times the channel scales (in ``(low, 1]``), quantized to the output range."""
     d = acc.shape[3]
     b = bias_real(bias, b_min, b_max, qint32_bias)
     if b.size == 1:
         b = np.full(d, b[0], dtype=F32)
     if b.size != d:
         raise MDFError(f"bias must have {d} values (shape [1,1,1,{d}]), got {b.size}")
-    s = channel_scales(scale, d, 0.0)
+    s = channel_scales(scale, d, low)
     return requantize_channels(acc, step * s, b * s, out_min, out_max)
 
 

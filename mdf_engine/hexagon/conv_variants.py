@@ -27,12 +27,10 @@ from ..errors import MDFError
 from ._registry import hexop
 from .conv import (
     CONV_IN,
-    bias_real,
-    channel_scales,
     checked_u8,
     conv_acc,
     conv_geometry,
-    requantize_channels,
+    finish_conv,
 )
 from .quant import (
     F32,
@@ -67,15 +65,9 @@ GROUP_IN = (
 
 
 def _finish_conv(acc, step, bias, b_min, b_max, out_min, out_max, scale, low):
-    d = acc.shape[3]
-    b = as4d(bias)
-    br = bias_real(b, b_min, b_max, b.dtype != np.uint8)
-    if br.size == 1:
-        br = np.full(d, br[0], dtype=F32)
-    if br.size != d:
-        raise MDFError(f"bias must have {d} values (shape [1,1,1,{d}]), got {br.size}")
-    s = channel_scales(scale, d, low)
-    return requantize_channels(acc, step * s, br * s, out_min, out_max)
+    """:func:`.conv.finish_conv` with the bias read as quint8 or qint32 by its dtype."""
+    qint32_bias = as4d(bias).dtype != np.uint8
+    return finish_conv(acc, step, bias, b_min, b_max, qint32_bias, out_min, out_max, scale, low)
 
 
 @hexop("QuantizedGroupedConv2d_8x8p32to8", GROUP_IN, optional=("channel_scale",), padding="SAME")
@@ -201,30 +193,49 @@ OPT = ("channel_scale", "groups")
 TC_IN = TC16_IN + OPT
 
 
-def transpose_conv_acc(x, w, x_min, x_max, w_min, w_max, pad, stride):
-    xa, wa = checked_u8(x, "input"), checked_u8(w, "filter")
-    o, kh, kw, ci = wa.shape
-    if xa.shape[3] != ci:
+def _transpose_geometry(x_shape, w_shape, pad, stride) -> tuple[int, ...]:
+    """(stride h, stride w, pad top, bottom, left, right) of a transposed convolution of an
+    input ``x_shape`` [b,h,w,I] by a filter ``w_shape`` [O,H,W,I], checked: the depths agree,
+    the pads are >= 0 and leave an output."""
+    ci = w_shape[3]
+    if x_shape[3] != ci:
         raise MDFError(
-            f"transposed conv: input depth {xa.shape[3]} must equal the filter's I = "
-            f"{ci} (filter is [O,H,W,I], got {wa.shape})"
+            f"transposed conv: input depth {x_shape[3]} must equal the filter's I = "
+            f"{ci} (filter is [O,H,W,I], got {tuple(w_shape)})"
         )
     pt, pb, pl, pr = ilist(pad)
     if min(pt, pb, pl, pr) < 0:
         raise MDFError(f"transposed conv: pads must be >= 0, got {[pt, pb, pl, pr]}")
     _, sh, sw, _ = shape_of(stride)
-    n, ih, iw, _ = xa.shape
-    fh, fw = (ih - 1) * sh + kh, (iw - 1) * sw + kw
-    if pt + pb >= fh or pl + pr >= fw:
+    full_h, full_w = (x_shape[1] - 1) * sh + w_shape[1], (x_shape[2] - 1) * sw + w_shape[2]
+    if pt + pb >= full_h or pl + pr >= full_w:
         raise MDFError("transposed conv: the pads remove the whole output")
-    xz = xa.astype(np.int64) - zero_code(fval(x_min), fval(x_max))
-    wz = wa.astype(np.int64) - zero_code(fval(w_min), fval(w_max))
+    return sh, sw, pt, pb, pl, pr
+
+
+def _transpose_scatter(xz: np.ndarray, wz: np.ndarray, geometry: tuple[int, ...]) -> np.ndarray:
+    """The exact int64 sums of a transposed convolution of zero-shifted codes (module doc):
+    each input pixel's products with the filter [O,H,W,I] added over its window at the stride,
+    then the pads cropped (``geometry`` from :func:`_transpose_geometry`)."""
+    sh, sw, pt, pb, pl, pr = geometry
+    o, kh, kw, _ = wz.shape
+    n, ih, iw, _ = xz.shape
+    fh, fw = (ih - 1) * sh + kh, (iw - 1) * sw + kw
     full = np.zeros((n, fh, fw, o), np.int64)
     for a in range(kh):
         for c in range(kw):
             contrib = np.einsum("bijk,ok->bijo", xz, wz[:, a, c, :])
             full[:, a : a + (ih - 1) * sh + 1 : sh, c : c + (iw - 1) * sw + 1 : sw, :] += contrib
-    acc = full[:, pt : fh - pb, pl : fw - pr, :]
+    return full[:, pt : fh - pb, pl : fw - pr, :]
+
+
+def transpose_conv_acc(x, w, x_min, x_max, w_min, w_max, pad, stride):
+    """int32 accumulator and the product step of an 8x8 transposed convolution."""
+    xa, wa = checked_u8(x, "input"), checked_u8(w, "filter")
+    geometry = _transpose_geometry(xa.shape, wa.shape, pad, stride)
+    xz = xa.astype(np.int64) - zero_code(fval(x_min), fval(x_max))
+    wz = wa.astype(np.int64) - zero_code(fval(w_min), fval(w_max))
+    acc = _transpose_scatter(xz, wz, geometry)
     step = F32(step_u8(fval(x_min), fval(x_max)) * step_u8(fval(w_min), fval(w_max)))
     return np.ascontiguousarray(np.clip(acc, -(2**31), 2**31 - 1).astype(np.int32)), step
 
@@ -339,26 +350,8 @@ def quantized_transpose_conv2d_16x16p32to16(
     """Transposed convolution of quint16 operands, qint32 bias, quint16 output (module doc)."""
     xc, sx, zx = code_step(x, x_min, x_max)
     wc, sw_, zw = code_step(w, w_min, w_max)
-    o, kh, kw, ci = wc.shape
-    if xc.shape[3] != ci:
-        raise MDFError(
-            f"transposed conv: input depth {xc.shape[3]} must equal the filter's I = "
-            f"{ci} (filter is [O,H,W,I])"
-        )
-    pt, pb, pl, pr = ilist(pad)
-    _, sh, sw, _ = shape_of(stride)
-    n, ih, iw, _ = xc.shape
-    fh, fw = (ih - 1) * sh + kh, (iw - 1) * sw + kw
-    if min(pt, pb, pl, pr) < 0 or pt + pb >= fh or pl + pr >= fw:
-        raise MDFError(f"transposed conv: pads {[pt, pb, pl, pr]} must be >= 0 and leave an output")
-    xz, wz = xc - zx, wc - zw
-    full = np.zeros((n, fh, fw, o), np.int64)
-    for a in range(kh):
-        for c in range(kw):
-            full[:, a : a + (ih - 1) * sh + 1 : sh, c : c + (iw - 1) * sw + 1 : sw, :] += np.einsum(
-                "bijk,ok->bijo", xz, wz[:, a, c, :]
-            )
-    acc = full[:, pt : fh - pb, pl : fw - pr, :]
+    acc = _transpose_scatter(xc - zx, wc - zw, _transpose_geometry(xc.shape, wc.shape, pad, stride))
+    o = wc.shape[0]
     b = dequantize_q32(as4d(bias).astype(np.int64), fval(b_min), fval(b_max)).reshape(-1)
     if b.size not in (1, o):
         raise MDFError(f"bias must have {o} values, got {b.size}")
