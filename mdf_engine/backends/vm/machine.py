@@ -183,54 +183,36 @@ def _at(mode, i, size):
     return 0
 
 
+@njit(cache=True, inline="always")
+def _fields(code, pc):
+    """Row ``pc``'s fields after ``op``: ``sub, d, a, b, c, n, fl, e, f`` (:mod:`.ops`; inlined, so
+    each instruction loads only the fields it reads)."""
+    r = code[pc]
+    return r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]
+
+
 @njit(cache=True, error_model="numpy")
 def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarray) -> None:
     """Run ``code`` over the heap ``H`` until its HALT (see the module docstring)."""
     pc = 0
     while True:
         op = code[pc, 0]
+        s, d, a, b, c, n, fl, e, f = _fields(code, pc)
         if op == BIN:
-            s, d, a, b, n, fl = (
-                code[pc, 1],
-                code[pc, 2],
-                code[pc, 3],
-                code[pc, 4],
-                code[pc, 6],
-                code[pc, 7],
-            )
-            ma, mb, ea, eb = fl & 3, (fl >> 2) & 3, code[pc, 8], code[pc, 9]
+            ma, mb = fl & 3, (fl >> 2) & 3
             for i in range(n):
-                H[d + i] = _binary(s, H[a + _at(ma, i, ea)], H[b + _at(mb, i, eb)])
+                H[d + i] = _binary(s, H[a + _at(ma, i, e)], H[b + _at(mb, i, f)])
             pc += 1
         elif op == UN:
-            s, d, a, n, fl, ea = (
-                code[pc, 1],
-                code[pc, 2],
-                code[pc, 3],
-                code[pc, 6],
-                code[pc, 7],
-                code[pc, 8],
-            )
             ma = fl & 3
             for i in range(n):
-                H[d + i] = _unary(s, H[a + _at(ma, i, ea)])
+                H[d + i] = _unary(s, H[a + _at(ma, i, e)])
             pc += 1
         elif op == JZ:
-            if H[code[pc, 3]] == 0.0:
-                pc = code[pc, 2]
-            else:
-                pc += 1
+            pc = d if H[a] == 0.0 else pc + 1
         elif op == JMP:
-            pc = code[pc, 2]
+            pc = d
         elif op == WHERE:
-            d, a, b, c, n, fl = (
-                code[pc, 2],
-                code[pc, 3],
-                code[pc, 4],
-                code[pc, 5],
-                code[pc, 6],
-                code[pc, 7],
-            )
             ma, mb, mc = fl & 3, (fl >> 2) & 3, (fl >> 4) & 3
             for i in range(n):
                 H[d + i] = (
@@ -238,34 +220,25 @@ def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarra
                 )
             pc += 1
         elif op == CHK:
-            n = code[pc, 6]
-            i = int(H[code[pc, 4]])
+            i = int(H[b])
             if i < -n or i >= n:
                 err = meta[META_ERR]
                 if H[err] == 0.0:
                     H[err] = -3.0
-                    H[err + 1] = code[pc, 5]
+                    H[err + 1] = c
                     H[err + 2] = H[meta[META_STEP]]
                     H[err + 3] = i
                     H[err + 4] = n
-                    H[err + 5] = code[pc, 9]
+                    H[err + 5] = f
                 i = 0
             elif i < 0:
                 i += n
-            H[code[pc, 2]] = i
+            H[d] = i
             pc += 1
         elif op == LDX or op == STX:
-            d, a, b, c, n, fl = (
-                code[pc, 2],
-                code[pc, 3],
-                code[pc, 4],
-                code[pc, 5],
-                code[pc, 6],
-                code[pc, 7],
-            )
-            at = a + int(H[b]) * code[pc, 8]
+            at = a + int(H[b]) * e
             if c >= 0:
-                at += int(H[c]) * code[pc, 9]
+                at += int(H[c]) * f
             if op == LDX:
                 for t in range(n):
                     H[d + t] = H[at + t]
@@ -274,30 +247,22 @@ def execute(code: np.ndarray, H: np.ndarray, logbuf: np.ndarray, meta: np.ndarra
                 for t in range(n):
                     H[at + t] = H[d + _at(ma, t, 0)]
             pc += 1
-        elif op == DOT:
-            d, a, b, m, k, q = (
-                code[pc, 2],
-                code[pc, 3],
-                code[pc, 4],
-                code[pc, 5],
-                code[pc, 8],
-                code[pc, 9],
-            )
-            for i in range(m):
-                for j in range(q):
+        elif op == DOT:  # (c x e) @ (e x f)
+            for i in range(c):
+                for j in range(f):
                     acc = 0.0
-                    for t in range(k):
-                        acc += H[a + i * k + t] * H[b + t * q + j]
-                    H[d + i * q + j] = acc
+                    for t in range(e):
+                        acc += H[a + i * e + t] * H[b + t * f + j]
+                    H[d + i * f + j] = acc
             pc += 1
         elif op == RED:
-            H[code[pc, 2]] = _reduce(code[pc, 1], H, code[pc, 3], code[pc, 6])
+            H[d] = _reduce(s, H, a, n)
             pc += 1
         elif op == LOG:
-            logbuf[int(H[code[pc, 4]])] = int(H[code[pc, 3]])
+            logbuf[int(H[b])] = int(H[a])
             pc += 1
         elif op == LOGLEN:
-            H[code[pc, 2]] = logbuf.shape[0]
+            H[d] = logbuf.shape[0]
             pc += 1
         else:
             return
