@@ -3,13 +3,24 @@ product, pooling and the int32 -> uint8 requantization, all in integer arithmeti
 hardware uses it (products and sums of zero-point-shifted codes accumulate in int32).
 
 Tensors are BHWD (NHWC). Spatial padding is implicit: a padded tap holds the input's zero code,
-so it contributes (z - z) * w = 0 and is simply skipped.
+so it contributes (z - z) * w = 0 and is simply skipped: each loop over a window runs over
+the taps inside the input only (:func:`taps`).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def taps(o, stride, pad, k, size):  # pragma: no cover - compiled
+    """The taps ``[lo, hi)`` of a window of ``k`` taps at output position ``o`` that fall inside
+    an input axis of ``size`` (the others are padding, holding the zero code: they are
+    skipped); tap ``t`` reads input index ``o * stride - pad + t``."""
+    start = o * stride - pad
+    lo = max(0, -start)
+    return lo, max(lo, min(k, size - start))
 
 
 @numba.njit(cache=True)
@@ -29,14 +40,12 @@ def conv2d_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
         for i in range(oh):
             for j in range(ow):
                 acc = out[n, i, j]
-                for a in range(fh):
+                a0, a1 = taps(i, sh, pad_t, fh, ih)
+                b0, b1 = taps(j, sw, pad_l, fw, iw)
+                for a in range(a0, a1):
                     y = i * sh - pad_t + a
-                    if y < 0 or y >= ih:
-                        continue
-                    for b in range(fw):
+                    for b in range(b0, b1):
                         xx = j * sw - pad_l + b
-                        if xx < 0 or xx >= iw:
-                            continue
                         for c in range(din):
                             xs[c] = np.int32(x[n, y, xx, c]) - zx
                         for c in range(din):
@@ -57,14 +66,12 @@ def depthwise_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cove
     for n in range(nb):
         for i in range(oh):
             for j in range(ow):
-                for a in range(fh):
+                a0, a1 = taps(i, sh, pad_t, fh, ih)
+                b0, b1 = taps(j, sw, pad_l, fw, iw)
+                for a in range(a0, a1):
                     y = i * sh - pad_t + a
-                    if y < 0 or y >= ih:
-                        continue
-                    for b in range(fw):
+                    for b in range(b0, b1):
                         xx = j * sw - pad_l + b
-                        if xx < 0 or xx >= iw:
-                            continue
                         for c in range(din):
                             v = np.int32(x[n, y, xx, c]) - zx
                             for m in range(mult):
@@ -107,14 +114,12 @@ def pool_u8(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow, zx, step):  # pragma:
                     s = 0
                     s2 = 0.0
                     cnt = 0
-                    for a in range(kh):
+                    a0, a1 = taps(i, sh, pad_t, kh, ih)
+                    b0, b1 = taps(j, sw, pad_l, kw, iw)
+                    for a in range(a0, a1):
                         y = i * sh - pad_t + a
-                        if y < 0 or y >= ih:
-                            continue
-                        for b in range(kw):
+                        for b in range(b0, b1):
                             xx = j * sw - pad_l + b
-                            if xx < 0 or xx >= iw:
-                                continue
                             v = np.int32(x[n, y, xx, c])
                             if v > mx:
                                 mx = v
@@ -145,14 +150,12 @@ def pool_f(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
                     mx = -np.inf
                     s = 0.0
                     cnt = 0
-                    for a in range(kh):
+                    a0, a1 = taps(i, sh, pad_t, kh, ih)
+                    b0, b1 = taps(j, sw, pad_l, kw, iw)
+                    for a in range(a0, a1):
                         y = i * sh - pad_t + a
-                        if y < 0 or y >= ih:
-                            continue
-                        for b in range(kw):
+                        for b in range(b0, b1):
                             xx = j * sw - pad_l + b
-                            if xx < 0 or xx >= iw:
-                                continue
                             v = x[n, y, xx, c]
                             if v > mx:
                                 mx = v
