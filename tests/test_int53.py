@@ -52,8 +52,9 @@ CASES = [
     ("max(k, 1.5)", "restart"),
     ("max(c, a)", "error"),  # c wins beyond 2**53 at step 3
     ("max(t, k) - min(k, -1)", "compiled"),  # integers only: int64 kept
-    ("k // 1", "restart"),
-    ("c // 1", "error"),
+    ("k // 1", "compiled"),  # (an int64: a nonzero literal divisor, intdiv.py)
+    ("c // 1", "compiled"),
+    ("k // (c - c + 1)", "restart"),  # (a float64 where the divisor may be 0)
     ("t // 1 - k", "compiled"),
     ("k % 7", "compiled"),
     ("c", "compiled"),  # the counter crosses 2**53 (tier 0 hands over)

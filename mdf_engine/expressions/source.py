@@ -29,10 +29,13 @@ def to_source(
     Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
     inf/nan as in the interpreter, at the speed of a plain division). A subscript by
     indices (not slices) is ``index(value, indices)``: code that checks the bounds; ``int()``,
-    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``):
-    the semantics of docs/semantics.md, "One numeric semantics"."""
+    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``,
+    and ``_ifloordiv``, ``_imod`` inside the expression or by a nonzero literal: an int64 of two
+    integers, compiled/intdiv.py): the semantics of docs/semantics.md, "One numeric
+    semantics"."""
     emitter = Emitter(rename, call, const, index)
     emitter.checked = checked
+    emitter.top = expr.tree.body
     return emitter.emit(expr.tree.body)
 
 
@@ -52,6 +55,13 @@ def _negative_int_literal(node: ast.AST) -> bool:
         and isinstance(node.operand, ast.Constant)
         and type(node.operand.value) is int
     )
+
+
+def _nonzero_int_literal(node: ast.AST) -> bool:
+    """An integer literal other than 0 (``7``, ``-2``): ``k % 7`` is never a float."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0
 
 
 def _maybe_int(node: ast.AST) -> bool:
@@ -89,6 +99,9 @@ class Emitter:
         self.const = const
         self.index = index
         self.checked: Callable[[str, list[str]], str] | None = None
+        #: the whole expression: its own ``//``/``%`` of integers is numpy's float64 at a zero
+        #: divisor, as the interpreter's value then is; one inside it is an int64
+        self.top: ast.AST | None = None
 
     def emit(self, node: ast.AST) -> str:
         return getattr(self, "_" + type(node).__name__)(node)
@@ -116,6 +129,8 @@ class Emitter:
             right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
         if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
+            if node is not self.top or _nonzero_int_literal(node.right):
+                helper = "_i" + helper[1:]  # (an int64 of two integers: compiled/intdiv.py)
             return self.checked(helper, [left, right])
         if (
             self.checked is not None

@@ -2,7 +2,7 @@
 
 ``_scalar`` and ``_where`` give numpy's answers on Numba scalars; ``_ix1``/``_ix2``/``_ck``
 bounds-check subscripts; ``_fma(a, b, c)`` is ``a * b + c`` rounded once (LLVM's ``fma``:
-small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
+small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod`` (``intdiv.py``), ``_ipow``, ``_iadd``, ``_isub`` and
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
@@ -17,14 +17,13 @@ from typing import Any
 import numpy as np
 
 from ...errors import MDFError
-from .pybuiltins import _exact53  # (float64 of an int64 quotient: exact to 2**53)
 
 #: The helpers generated code imports, each defined (with its Numba overload) in
 #: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
 #: from this list and ``generated_source.ENGINE_NAMES`` admits it.
 HELPERS = tuple(
     "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
-    "_scalar _where _fma".split()
+    "_scalar _where _fma _ifloordiv _imod".split()
 )
 
 
@@ -33,6 +32,8 @@ def _make_helpers() -> dict[str, Any]:
     from numba import njit, types
     from numba.core.errors import TypingError
     from numba.extending import intrinsic, overload
+
+    from .intdiv import _floordiv, _ifloordiv, _imod, _mod  # noqa: F401 (in HELPERS: intdiv.py)
 
     def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
         return float(np.asarray(x))
@@ -167,12 +168,6 @@ def _make_helpers() -> dict[str, Any]:
     def _int(x, k, step, err):  # pragma: no cover
         return int(x)
 
-    def _floordiv(a, b):  # pragma: no cover
-        return a // b
-
-    def _mod(a, b):  # pragma: no cover
-        return a % b
-
     @overload(_int)
     def _int_ov(x, k, step, err):
         if isinstance(x, types.Integer):
@@ -297,30 +292,6 @@ def _make_helpers() -> dict[str, Any]:
             return x * y
 
         return imul
-
-    @overload(_floordiv)
-    def _floordiv_ov(a, b):
-        if _int_pair(a, b):
-            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
-            def int_floordiv(a, b):
-                if b == 0:
-                    return np.floor_divide(np.float64(a), np.float64(b))
-                return _exact53(a // b)
-
-            return int_floordiv
-        return lambda a, b: a // b
-
-    @overload(_mod)
-    def _mod_ov(a, b):
-        if _int_pair(a, b):
-
-            def int_mod(a, b):
-                if b == 0:
-                    return np.float64(np.nan)
-                return _exact53(a % b)
-
-            return int_mod
-        return lambda a, b: a % b
 
     @overload(_ix1)
     def _ix1_ov(x, i, k, step, err):

@@ -60,7 +60,7 @@ class ValueEmitter:
             return f"{value}[{', '.join(checked)}]"
 
         def checked(helper: str, operands: list[str]) -> str:
-            if helper in ("_floordiv", "_mod", "_ipow"):  # no error: numpy's float64 answers
+            if helper == "_ipow":  # no error: numpy's float64 answers
                 return f"{helper}({', '.join(operands)})"
             k = len(self.index_fields)
             self.index_fields.append(where)

@@ -1,0 +1,150 @@
+"""Integer ``//`` and ``%`` in generated code, and the 2**53 guard where an integer is held as
+a float (docs/compiled.md, "Integers beyond 2**53").
+
+On the interpreted backend ``k // n`` and ``k % n`` of two integers are Python integers, or
+numpy's float64 ``inf``/``nan`` when ``n`` is 0 (docs/semantics.md, "One numeric semantics").
+Numba needs one type per expression, so generated code writes them two ways
+(``expressions/source.py`` chooses):
+
+- ``_ifloordiv``/``_imod`` (inside a larger expression, or a divisor that is a nonzero
+  literal): an int64, so ``(k % 7) * k`` or ``t + k // 3`` (``t`` an int64 array) stay exact
+  integers as on the interpreted backend. A zero divisor, where the interpreter's answer turns
+  into a float, stops the run (``err`` -8); ``-2**63 // -1`` is an integer overflow (-5).
+- ``_floordiv``/``_mod`` (the whole expression, with a divisor that may be 0): a float64,
+  numpy's answer at 0; the quotient is exact in a float64 up to 2**53, beyond it the run
+  stops (``err`` -7) where the float would round it.
+
+Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//`` and
+``%`` in both forms. Every helper takes the field number ``k``, the step and the ``err`` row
+(``runtime.ERR_WIDTH``): a stop names the field and the step, and
+``runtime.reported_error`` makes it a ``KindChanged`` (the run is handed to the interpreted
+backend: ``handback.py``). :func:`beyond53` records -7 for ``pybuiltins._pywon`` too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: ``err[0]`` of an integer held as a float beyond 2**53, and of an integer ``//``/``%`` by
+#: zero inside an expression (field number and step in ``err[1:3]``)
+BEYOND_53, INT_BY_ZERO = -7, -8
+#: 2**53: float64 holds every integer up to it exactly
+TWO53 = 9007199254740992
+
+
+def _make() -> tuple[Any, Any, Any, Any, Any]:
+    from numba import njit, types
+    from numba.extending import overload
+
+    i64_min = np.int64(-(2**63))
+
+    @njit
+    def beyond53(v, k, step, err):
+        """Whether the integer ``v`` is beyond 2**53 (then err -7, if no error yet)."""
+        if v > TWO53 or v < -TWO53:
+            if err[0] == 0:
+                err[0] = BEYOND_53
+                err[1] = k
+                err[2] = step
+            return True
+        return False
+
+    @njit
+    def _stop(code, k, step, err):
+        if err[0] == 0:
+            err[0] = code
+            err[1] = k
+            err[2] = step
+
+    def _floordiv(a, b, k, step, err):  # pragma: no cover - replaced by the overloads
+        return a // b
+
+    def _mod(a, b, k, step, err):  # pragma: no cover
+        return a % b
+
+    def _ifloordiv(a, b, k, step, err):  # pragma: no cover
+        return a // b
+
+    def _imod(a, b, k, step, err):  # pragma: no cover
+        return a % b
+
+    def _pair(a, b):
+        return isinstance(a, types.Integer) and isinstance(b, types.Integer)
+
+    def _plain(floor: bool):
+        if floor:
+            return lambda a, b, k, step, err: a // b
+        return lambda a, b, k, step, err: a % b
+
+    @overload(_floordiv)
+    def _floordiv_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return _plain(True)
+
+        def float_floordiv(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if y == 0:  # numpy's float64 answer (inf, -inf or nan), as interpreted
+                return np.floor_divide(np.float64(x), np.float64(y))
+            if x == i64_min and y == -1:
+                _stop(-5, k, step, err)
+                return 0.0
+            q = x // y
+            beyond53(q, k, step, err)
+            return np.float64(q)
+
+        return float_floordiv
+
+    @overload(_mod)
+    def _mod_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return _plain(False)
+
+        def float_mod(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if y == 0:
+                return np.float64(np.nan)
+            r = x % y if y != -1 else np.int64(0)
+            beyond53(r, k, step, err)
+            return np.float64(r)
+
+        return float_mod
+
+    @overload(_ifloordiv)
+    def _ifloordiv_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return _plain(True)
+
+        def int_floordiv(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if y == 0:
+                _stop(INT_BY_ZERO, k, step, err)
+                return np.int64(0)
+            if x == i64_min and y == -1:
+                _stop(-5, k, step, err)
+                return np.int64(0)
+            return x // y
+
+        return int_floordiv
+
+    @overload(_imod)
+    def _imod_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return _plain(False)
+
+        def int_mod(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            if y == 0:
+                _stop(INT_BY_ZERO, k, step, err)
+                return np.int64(0)
+            if y == -1:
+                return np.int64(0)
+            return x % y
+
+        return int_mod
+
+    return beyond53, _floordiv, _mod, _ifloordiv, _imod
+
+
+beyond53, _floordiv, _mod, _ifloordiv, _imod = _make()
