@@ -57,11 +57,21 @@ def _negative_int_literal(node: ast.AST) -> bool:
     )
 
 
-def _nonzero_int_literal(node: ast.AST) -> bool:
-    """An integer literal other than 0 (``7``, ``-2``): ``k % 7`` is never a float."""
+def _literal_value(node: ast.AST) -> int | None:
+    """The integer an integer literal (``7``, ``-2``) spells, else None."""
+    sign = 1
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value != 0
+        sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
+def _int_literal(node: ast.AST, least: int | None = None) -> bool:
+    """An integer literal other than 0 (``7``, ``-2``: ``k % 7`` is never a float), or one of at
+    least ``least`` (``k ** 2``)."""
+    v = _literal_value(node)
+    return v is not None and (v != 0 if least is None else v >= least)
 
 
 def _maybe_int(node: ast.AST) -> bool:
@@ -129,7 +139,7 @@ class Emitter:
             right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
         if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
-            if node is not self.top or _nonzero_int_literal(node.right):
+            if node is not self.top or _int_literal(node.right):
                 helper = "_i" + helper[1:]  # (an int64 of two integers: compiled/intdiv.py)
             return self.checked(helper, [left, right])
         if (
@@ -138,7 +148,12 @@ class Emitter:
             and _maybe_int(node.left)
             and _maybe_int(node.right)
         ):
-            return self.checked("_ipow", [left, right])
+            whole = node is self.top and not _int_literal(node.right, 0)
+            lit = [_literal_value(x) for x in (node.left, node.right)]
+            if None not in lit:  # (the interpreter's int, or its float beyond 62 bits)
+                a, b = lit
+                whole = not (b >= 0 and (abs(a) <= 1 or b * abs(a).bit_length() <= 62))
+            return self.checked("_ipow" if whole else "_iipow", [left, right])
         if (
             self.checked is not None
             and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))

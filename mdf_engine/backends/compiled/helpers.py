@@ -2,7 +2,7 @@
 
 ``_scalar`` and ``_where`` give numpy's answers on Numba scalars; ``_ix1``/``_ix2``/``_ck``
 bounds-check subscripts; ``_fma(a, b, c)`` is ``a * b + c`` rounded once (LLVM's ``fma``:
-small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod`` (``intdiv.py``), ``_ipow``, ``_iadd``, ``_isub`` and
+small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod``, ``_ipow`` (``intdiv.py``), ``_iadd``, ``_isub`` and
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
@@ -23,7 +23,7 @@ from ...errors import MDFError
 #: from this list and ``generated_source.ENGINE_NAMES`` admits it.
 HELPERS = tuple(
     "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
-    "_scalar _where _fma _ifloordiv _imod".split()
+    "_scalar _where _fma _ifloordiv _imod _iipow".split()
 )
 
 
@@ -33,7 +33,7 @@ def _make_helpers() -> dict[str, Any]:
     from numba.core.errors import TypingError
     from numba.extending import intrinsic, overload
 
-    from .intdiv import _floordiv, _ifloordiv, _imod, _mod  # noqa: F401 (in HELPERS: intdiv.py)
+    from .intdiv import _floordiv, _ifloordiv, _iipow, _imod, _ipow, _mod  # noqa: F401
 
     def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
         return float(np.asarray(x))
@@ -217,31 +217,6 @@ def _make_helpers() -> dict[str, Any]:
 
     def _imul(a, b, k, step, err):  # pragma: no cover
         return a * b
-
-    def _ipow(a, b):  # pragma: no cover
-        return a**b
-
-    @overload(_ipow)
-    def _ipow_ov(a, b):
-        if not _int_pair(a, b):
-            return lambda a, b: a**b
-
-        def ipow(a, b):
-            # as the interpreted backend: exact while the result fits in 62 bits, else
-            # float64 (a float64 either way here)
-            x, y = np.int64(a), np.int64(b)
-            if y < 0:
-                return np.float64(x) ** np.float64(y)
-            ax = -x if x < 0 else x
-            bits, t = 0, ax
-            while t > 0:
-                bits += 1
-                t >>= 1
-            if ax <= 1 or y * bits <= 62:
-                return np.float64(x**y)
-            return np.float64(x) ** np.float64(y)
-
-        return ipow
 
     # the checks below compute nothing that overflows (Numba's wrapped integer results do
     # not support checking after the fact)

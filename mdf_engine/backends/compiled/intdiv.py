@@ -1,4 +1,4 @@
-"""Integer ``//`` and ``%`` in generated code, and the 2**53 guard where an integer is held as
+"""Integer ``//``, ``%`` and ``**`` in generated code, and the 2**53 guard where an integer is held as
 a float (docs/compiled.md, "Integers beyond 2**53").
 
 On the interpreted backend ``k // n`` and ``k % n`` of two integers are Python integers, or
@@ -14,8 +14,14 @@ Numba needs one type per expression, so generated code writes them two ways
   numpy's answer at 0; the quotient is exact in a float64 up to 2**53, beyond it the run
   stops (``err`` -7) where the float would round it.
 
-Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//`` and
-``%`` in both forms. Every helper takes the field number ``k``, the step and the ``err`` row
+``a ** b`` of two integers is exact on the interpreted backend while the result fits in 62
+bits (and ``b >= 0``), else a float64. ``_ipow`` (the whole expression) is a float64, and an
+exact result beyond 2**53 stops the run (-7); ``_iipow`` (inside an expression, or a
+nonnegative literal exponent) is an int64, and a result the interpreter gives as a float
+stops it (-8).
+
+Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//``,
+``%`` and ``**`` in every form. Every helper takes the field number ``k``, the step and the ``err`` row
 (``runtime.ERR_WIDTH``): a stop names the field and the step, and
 ``runtime.reported_error`` makes it a ``KindChanged`` (the run is handed to the interpreted
 backend: ``handback.py``). :func:`beyond53` records -7 for ``pybuiltins._pywon`` too.
@@ -27,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-#: ``err[0]`` of an integer held as a float beyond 2**53, and of an integer ``//``/``%`` by
-#: zero inside an expression (field number and step in ``err[1:3]``)
+#: ``err[0]`` of an integer held as a float beyond 2**53, and of an integer operation whose
+#: answer is a float on the interpreter (by zero, a negative or too large power) where the
+#: compiled code holds an int64 (field number and step in ``err[1:3]``)
 BEYOND_53, INT_BY_ZERO = -7, -8
 #: 2**53: float64 holds every integer up to it exactly
 TWO53 = 9007199254740992
@@ -144,7 +151,56 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
 
         return int_mod
 
-    return beyond53, _floordiv, _mod, _ifloordiv, _imod
+    def _ipow(a, b, k, step, err):  # pragma: no cover
+        return a**b
+
+    @overload(_ipow)
+    def _ipow_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return lambda a, b, k, step, err: a**b
+
+        def ipow(a, b, k, step, err):
+            # as the interpreted backend: exact while the result fits in 62 bits, else
+            # float64; a float64 either way here, so an exact result beyond 2**53 stops
+            x, y = np.int64(a), np.int64(b)
+            if y < 0:
+                return np.float64(x) ** np.float64(y)
+            ax = -x if x < 0 else x
+            bits, t = 0, ax
+            while t > 0:
+                bits += 1
+                t >>= 1
+            if ax <= 1 or y * bits <= 62:
+                p = x**y
+                beyond53(p, k, step, err)
+                return np.float64(p)
+            return np.float64(x) ** np.float64(y)
+
+        return ipow
+
+    def _iipow(a, b, k, step, err):  # pragma: no cover
+        return a**b
+
+    @overload(_iipow)
+    def _iipow_ov(a, b, k, step, err):
+        if not _pair(a, b):
+            return lambda a, b, k, step, err: a**b
+
+        def int_pow(a, b, k, step, err):
+            x, y = np.int64(a), np.int64(b)
+            ax = -x if x < 0 else x
+            bits, t = 0, ax
+            while t > 0:
+                bits += 1
+                t >>= 1
+            if y < 0 or not (ax <= 1 or y * bits <= 62):  # (a float on the interpreter)
+                _stop(INT_BY_ZERO, k, step, err)
+                return np.int64(0)
+            return x**y
+
+        return int_pow
+
+    return beyond53, _floordiv, _mod, _ifloordiv, _imod, _ipow, _iipow
 
 
-beyond53, _floordiv, _mod, _ifloordiv, _imod = _make()
+beyond53, _floordiv, _mod, _ifloordiv, _imod, _ipow, _iipow = _make()

@@ -27,7 +27,7 @@ MAX_PASSES_PER_UPDATE = 10_000_000
 #: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
 #: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, -6: a non-integer
 #: for a value that was an integer in the warm-up, -7: an integer beyond 2**53 held as a float,
-#: -8: an integer ``//``/``%`` by zero inside an expression (intdiv.py), with field and step
+#: -8: an integer ``//``/``%``/``**`` whose answer is a float there (intdiv.py), with field and step
 #: in ``err[1:3]``; -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
@@ -215,8 +215,9 @@ def reported_error(
     if err[0] == INT_BY_ZERO:
         k, step = int(err[1]), int(err[2])
         return KindChanged(
-            f"{prefix}an integer // or % by zero at step {step}, whose float inf/nan the "
-            "compiled code holds as an integer here (the interpreted backend gives the float)",
+            f"{prefix}an integer //, % or ** whose answer is a float at step {step} (by zero, "
+            "to a negative power or beyond 62 bits), where the compiled code holds an integer "
+            "(the interpreted backend gives the float)",
             index_fields[k],
         )
     if err[0] == -4:

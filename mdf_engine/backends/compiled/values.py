@@ -60,8 +60,6 @@ class ValueEmitter:
             return f"{value}[{', '.join(checked)}]"
 
         def checked(helper: str, operands: list[str]) -> str:
-            if helper == "_ipow":  # no error: numpy's float64 answers
-                return f"{helper}({', '.join(operands)})"
             k = len(self.index_fields)
             self.index_fields.append(where)
             return f"{helper}({', '.join(operands)}, {k}, q_c2, err)"

@@ -53,6 +53,7 @@ _NP_REDUCE.update({"amin": "min", "mean": "mean"})
 #: generated code's helpers of two operands (the rest of their arguments report errors)
 _HELPERS = {"_iadd": "add", "_isub": "sub", "_imul": "mul", "_ipow": "pow"}
 _HELPERS.update({"_floordiv": "floordiv", "_mod": "mod", "_ifloordiv": "floordiv", "_imod": "mod"})
+_HELPERS["_iipow"] = "pow"
 
 
 class ExpressionTranslator:
