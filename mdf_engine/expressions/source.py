@@ -57,6 +57,17 @@ def _negative_int_literal(node: ast.AST) -> bool:
     )
 
 
+#: the generated code's helper of each comparison (compiled/intdiv.py)
+_COMPARE_HELPERS = {
+    ast.Lt: "_clt",
+    ast.LtE: "_cle",
+    ast.Gt: "_cgt",
+    ast.GtE: "_cge",
+    ast.Eq: "_ceq",
+    ast.NotEq: "_cne",
+}
+
+
 def _literal_value(node: ast.AST) -> int | None:
     """The integer an integer literal (``7``, ``-2``) spells, else None."""
     sign = 1
@@ -172,6 +183,13 @@ class Emitter:
         return "(" + op.join(self.emit(v) for v in node.values) + ")"
 
     def _Compare(self, node):
+        if (
+            self.checked is not None
+            and len(node.ops) == 1
+            and (_maybe_int(node.left) or _maybe_int(node.comparators[0]))
+        ):  # (an integer beyond 2**53 and a float: compiled/intdiv.py guards the float64 test)
+            helper = _COMPARE_HELPERS[type(node.ops[0])]
+            return self.checked(helper, [self.emit(node.left), self.emit(node.comparators[0])])
         parts = [self.emit(node.left)]
         for o, c in zip(node.ops, node.comparators):
             parts += [CMP_SRC[type(o)], self.emit(c)]

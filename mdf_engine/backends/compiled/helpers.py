@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from ...errors import MDFError
+from .intdiv import HELPERS as INT_HELPERS
 
 #: The helpers generated code imports, each defined (with its Numba overload) in
 #: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
 #: from this list and ``generated_source.ENGINE_NAMES`` admits it.
 HELPERS = tuple(
-    "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
-    "_scalar _where _fma _ifloordiv _imod _iipow".split()
-)
+    "_bscalar _cast _ck _iadd _imul _int _iscalar _isub _ix1 _ix2 _put _scalar _where _fma".split()
+) + tuple(INT_HELPERS)  # (integer //, %, ** and comparisons with floats: intdiv.py)
 
 
 def _make_helpers() -> dict[str, Any]:
@@ -32,8 +32,6 @@ def _make_helpers() -> dict[str, Any]:
     from numba import njit, types
     from numba.core.errors import TypingError
     from numba.extending import intrinsic, overload
-
-    from .intdiv import _floordiv, _ifloordiv, _iipow, _imod, _ipow, _mod  # noqa: F401
 
     def _scalar(x):  # pragma: no cover - replaced by the overload in jitted code
         return float(np.asarray(x))
@@ -420,7 +418,7 @@ def _make_helpers() -> dict[str, Any]:
         return None
 
     del njit
-    made = locals()
+    made = {**locals(), **INT_HELPERS}
     return {name: made[name] for name in HELPERS}
 
 

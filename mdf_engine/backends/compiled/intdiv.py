@@ -200,7 +200,55 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
 
         return int_pow
 
-    return beyond53, _floordiv, _mod, _ifloordiv, _imod, _ipow, _iipow
+    @njit
+    def inexact_pair(i, f, k, step, err):
+        """Whether comparing the integer ``i`` with the float ``f`` in float64 may differ from
+        Python's exact comparison (both beyond 2**53: then err -7, if no error yet)."""
+        if (i > TWO53 or i < -TWO53) and (f >= TWO53 or f <= -TWO53):
+            return beyond53(i, k, step, err)
+        return False
+
+    def _compare(name: str, plain: Any) -> Any:
+        def stub(a, b, k, step, err):  # pragma: no cover
+            return plain(a, b)
+
+        stub.__name__ = name
+
+        @overload(stub)
+        def ov(a, b, k, step, err):
+            int_float = isinstance(a, types.Integer) and isinstance(b, types.Float)
+            float_int = isinstance(a, types.Float) and isinstance(b, types.Integer)
+            if int_float:
+
+                def guarded_if(a, b, k, step, err):
+                    inexact_pair(a, b, k, step, err)
+                    return plain(a, b)
+
+                return guarded_if
+            if float_int:
+
+                def guarded_fi(a, b, k, step, err):
+                    inexact_pair(b, a, k, step, err)
+                    return plain(a, b)
+
+                return guarded_fi
+            return lambda a, b, k, step, err: plain(a, b)
+
+        return stub
+
+    ops = {
+        "_clt": lambda a, b: a < b,
+        "_cle": lambda a, b: a <= b,
+        "_cgt": lambda a, b: a > b,
+        "_cge": lambda a, b: a >= b,
+        "_ceq": lambda a, b: a == b,
+        "_cne": lambda a, b: a != b,
+    }
+    compares = {name: _compare(name, njit(f)) for name, f in ops.items()}
+    made = {"_ifloordiv": _ifloordiv, "_imod": _imod, "_ipow": _ipow, "_iipow": _iipow}
+    made.update(_floordiv=_floordiv, _mod=_mod, **compares)
+    return beyond53, inexact_pair, made
 
 
-beyond53, _floordiv, _mod, _ifloordiv, _imod, _ipow, _iipow = _make()
+#: the helpers of this module that generated code imports (``helpers.HELPERS`` lists them)
+beyond53, inexact_pair, HELPERS = _make()

@@ -37,7 +37,7 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
     from numba import literal_unroll, types
     from numba.extending import overload
 
-    from .intdiv import beyond53
+    from .intdiv import beyond53, inexact_pair
 
     def _list(t):  # pragma: no cover - replaced by the overload in jitted code
         return np.array(list(t))
@@ -206,6 +206,10 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
                 beyond53(y, k, step, err)
             elif not second and first_int:
                 beyond53(x, k, step, err)
+            elif first_int:  # (a float won: its float64 test may not be Python's exact one)
+                inexact_pair(x, y, k, step, err)
+            elif second_int:
+                inexact_pair(y, x, k, step, err)
             return tb if second else ta
 
         return won

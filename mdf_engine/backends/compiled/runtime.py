@@ -208,8 +208,8 @@ def reported_error(
     if err[0] == BEYOND_53:
         k, step = int(err[1]), int(err[2])
         return KindChanged(
-            f"{prefix}an integer beyond 2**53 at step {step}, which the compiled code holds as a "
-            "float64 here (it would round it; the interpreted backend keeps it exact)",
+            f"{prefix}an integer beyond 2**53 at step {step}, which the compiled code holds or "
+            "compares as a float64 here (rounded; the interpreted backend keeps it exact)",
             index_fields[k],
         )
     if err[0] == INT_BY_ZERO:
