@@ -384,7 +384,7 @@ def _project(value: Any, ep: Any, where: str) -> Any:
     """A PsyNeuLink projection: the sender's value times the edge's matrix."""
     try:
         return np.matmul(value, ep.matrix)
-    except ValueError as e:
+    except (ValueError, TypeError, OverflowError) as e:  # e.g. an int beyond float range
         raise MDFError(
             f"cannot apply the projection matrix: {e}", f"{where}.edges.{ep.id}"
         ) from None
