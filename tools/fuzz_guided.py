@@ -298,7 +298,7 @@ def mutate(rng: random.Random, inp: Input, kinds: list[str], functions: list[str
         for _ in range(rng.choice([1, 1, 2, 3])):
             try:
                 proto, what = fuzz_onnx.mutate(rng, proto)
-            except (ValueError, TypeError) as e:  # onnx.helper refused the change
+            except (ValueError, TypeError, IndexError, KeyError) as e:  # onnx.helper refused the change
                 what = f"(mutation refused by onnx.helper: {type(e).__name__})"
             new.what.append(what)
         new.data = proto

@@ -235,7 +235,7 @@ def mutate(rng: random.Random, model: ModelProto) -> tuple[ModelProto, str]:
         node.attribute.remove(a)
         node.attribute.append(_attribute(a.name, val))
         return m, f"attribute {node.op_type}.{a.name} = {val!a}"
-    if kind == "input_dtype":
+    if kind == "input_dtype" and len(g.input):
         vi = rng.choice(list(g.input))
         vi.type.tensor_type.elem_type = rng.choice(DTYPES)
         return m, f"input {vi.name!a} dtype {vi.type.tensor_type.elem_type}"
@@ -295,3 +295,97 @@ def mutate(rng: random.Random, model: ModelProto) -> tuple[ModelProto, str]:
             return m, f"If branch {a.name} mutated"
         return m, "subgraph: none"
     return m, f"{kind}: not applicable"
+
+
+def compare(ours: dict, ref: dict, model: ModelProto) -> str:
+    """'' when our outputs are onnxruntime's (rtol 1e-4, atol 1e-5), else the first
+    difference. A model holding NaN or inf constants is compared where both are finite:
+    which of NaN and inf a sum of infinities, a padded ``inf * 0`` or a max over NaN gives
+    differs between kernels (docs/semantics.md, "Numeric faults follow numpy")."""
+    nonfinite = any(
+        t.data_type in (TensorProto.FLOAT, TensorProto.DOUBLE)
+        and not np.isfinite(numpy_helper.to_array(t)).all()
+        for t in model.graph.initializer
+    )
+    flags = [a.i for n in model.graph.node for a in n.attribute if a.name == "keepdims"]
+    if any(f not in (0, 1) for f in flags):
+        # onnxruntime reads keepdims other than 1 as 0, ONNX's reference evaluator (and we)
+        # as true: the spec defines 0 and 1 only
+        return ""
+    for k, v in ref.items():
+        got, v = np.asarray(ours.get(k)), np.asarray(v)
+        if got.shape != v.shape:
+            return f"{k!a}: shape {got.shape} vs {v.shape}"
+        if nonfinite:
+            keep = np.isfinite(got) & np.isfinite(v)
+            got, v = got[keep], v[keep]
+        if not np.allclose(got, v, rtol=1e-4, atol=1e-5, equal_nan=True):
+            return f"{k!a}: {got!r:.80} vs {v!r:.80}"
+    return ""
+
+
+def mutant(seed: int, number: int, models: dict[str, ModelProto]) -> tuple[ModelProto, str]:
+    """Mutant ``number`` of ``seed``: one to three mutations of a seed network."""
+    rng = random.Random(f"onnx:{seed}:{number}")
+    m = models[rng.choice(sorted(models))]
+    whats = []
+    for _ in range(rng.choice([1, 1, 2, 3])):
+        try:
+            m, what = mutate(rng, m)
+        except (ValueError, TypeError, IndexError, KeyError) as e:  # onnx.helper refused the change
+            what = f"(refused by onnx.helper: {type(e).__name__})"
+        whats.append(what)
+    return m, "; ".join(whats)
+
+
+def smoke(seed: int, mutants: int, folder: Any) -> tuple[list[str], dict]:
+    """In-process (the test suite's budget): each mutant imported (``import_model``, as
+    ``mdf import`` does) and, with feeds, run (``run_onnx``) and compared with onnxruntime
+    where onnxruntime runs it. Returns the problems (an exception other than MDFError, a
+    multi-line error, a difference from onnxruntime) and the count of each outcome."""
+    import collections
+    import contextlib
+    import io
+
+    from mdf_engine import MDFError
+    from mdf_engine.onnx_io import import_model, run_onnx
+
+    models = seeds()
+    problems, counts = [], collections.Counter()
+    for n in range(mutants):
+        m, what = mutant(seed, n, models)
+        path = str(folder / f"m{n}.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        fd = feeds(m, random.Random(n))
+        try:
+            with np.errstate(all="ignore"):
+                import_model(path)
+                ours = run_onnx(path, fd) if fd is not None else None
+            counts["ok"] += 1
+        except MDFError as e:
+            counts["error"] += 1
+            if "\n" in str(e) or f"m{n}.onnx" not in str(e):
+                problems.append(f"{n} {what!a}: unclear error {str(e)[:200]!a}")
+            continue
+        except Exception as e:  # noqa: BLE001 - exactly what the smoke test looks for
+            problems.append(f"{n} {what!a}: {type(e).__name__}: {str(e)[:200]!a}")
+            continue
+        if ours is None:
+            continue
+        try:
+            import onnxruntime as ort
+
+            with contextlib.redirect_stderr(io.StringIO()):
+                opts = ort.SessionOptions()
+                opts.log_severity_level = 4
+                sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+                ref = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, fd)))
+        except Exception:  # noqa: BLE001 - onnxruntime refusing a mutant is no finding
+            counts["onnxruntime refused"] += 1
+            continue
+        diff = compare(ours, ref, m)
+        counts["differ" if diff else "agree"] += 1
+        if diff:
+            problems.append(f"{n} {what!a}: differs from onnxruntime: {diff}")
+    return problems, dict(counts)
