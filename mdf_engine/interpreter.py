@@ -353,7 +353,7 @@ class InterpretedGraph:
             if ep.has_weight:
                 try:
                     value = ep.weight * value
-                except (ValueError, TypeError) as e:
+                except (ValueError, TypeError, OverflowError) as e:  # (an int beyond float)
                     raise MDFError(
                         f"cannot apply the weight: {type(e).__name__}: {e}",
                         f"{self.plan.where}.edges.{ep.id}.parameters.weight",

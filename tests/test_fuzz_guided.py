@@ -35,6 +35,33 @@ def test_a_projection_of_an_int_beyond_float_range_is_one_clean_line(tmp_path, b
     assert "projection matrix" in text
 
 
+@pytest.mark.parametrize("backend", ["interpreted", "compiled"])
+def test_an_edge_weight_beyond_float_range_is_one_clean_line(tmp_path, backend):
+    """An edge ``weight`` of 10**400 (a JSON integer) times a float: an internal
+    OverflowError (found comparing the backends over conditions)."""
+    src = ROOT / "tests/data/wild/psyneulink/v0.21.0.0/chain_conditions.json"
+    data = json.loads(src.read_text())
+    edge = "MappingProjection_from_A_RESULT__to_B_InputPort_0_"
+    data["chain_conditions"]["graphs"]["chain_conditions"]["edges"][edge]["parameters"] = {
+        "weight": 10**400
+    }
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(MDFError, match=rf"w\.json: .*edges\.{edge}\.parameters\.weight: "):
+        Simulation(str(path), backend=backend).run(steps=3)
+
+
+def test_a_model_without_graphs_is_refused_naming_its_file(tmp_path):
+    """``Simulation(path)`` of a model whose ``graphs`` is empty (or ``graph=`` naming none of
+    them): the MDFError named no file (the CLI added it)."""
+    path = tmp_path / "none.json"
+    path.write_text(json.dumps({"m": {"format": "ModECI MDF v0.4", "graphs": {}}}))
+    with pytest.raises(MDFError, match=r"^\S*none\.json: graphs: the model has no graphs$"):
+        Simulation(str(path))
+    with pytest.raises(MDFError, match=r"varied_matrix_sizes_edges\.json: graphs: no graph 'x'"):
+        Simulation(str(PNL_EDGES), graph="x")
+
+
 def test_onnx_api_errors_name_the_file(tmp_path):
     """``import_model``/``run_onnx`` of a path: the MDFError names the file (``mdf import``
     named it, the API did not)."""
