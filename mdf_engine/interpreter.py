@@ -353,7 +353,7 @@ class InterpretedGraph:
             if ep.has_weight:
                 try:
                     value = ep.weight * value
-                except (ValueError, TypeError) as e:
+                except (ValueError, TypeError, OverflowError) as e:  # (an int beyond float)
                     raise MDFError(
                         f"cannot apply the weight: {type(e).__name__}: {e}",
                         f"{self.plan.where}.edges.{ep.id}.parameters.weight",
@@ -384,7 +384,7 @@ def _project(value: Any, ep: Any, where: str) -> Any:
     """A PsyNeuLink projection: the sender's value times the edge's matrix."""
     try:
         return np.matmul(value, ep.matrix)
-    except ValueError as e:
+    except (ValueError, TypeError, OverflowError) as e:  # e.g. an int beyond float range
         raise MDFError(
             f"cannot apply the projection matrix: {e}", f"{where}.edges.{ep.id}"
         ) from None
