@@ -18,6 +18,7 @@ outputs from before that step, as PsyNeuLink runs a consideration set (docs/sema
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +33,8 @@ from .plan.initializer import initializer_targets
 from .psyneulink_files import to_port_shape
 
 _UNSET = object()
+#: the worker threads of shared kernels, when an ONNX op has loaded them (never imported here)
+_POOL = "mdf_engine.onnx_ops._threads_pool"
 #: The most time steps one evaluate() may take before the run is stopped as endless.
 MAX_TIME_STEPS_PER_UPDATE = 100_000
 
@@ -225,6 +228,9 @@ class InterpretedGraph:
                     step(time_increment)
                     ran.add(nid)
             self.evaluations += 1
+            pool = sys.modules.get(_POOL)
+            if pool is not None:  # the kernels' worker threads need not spin until the next
+                pool.rest()
             return
         before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):

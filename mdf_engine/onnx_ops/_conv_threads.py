@@ -7,7 +7,7 @@ A convolution by shifted slices or a 1x1 one is a list of items, each a block of
 :func:`conv_pointwise_tiles`, used by the compiled backend's ``conv_jit`` and for small
 convolutions) run the items in order on the calling thread. From Python,
 :func:`conv_shift_shared` and :func:`conv_pointwise_shared` share the items of a convolution of
-at least two :data:`PART_MIN_MACS` with up to ``threads - 1`` worker threads: every thread,
+at least :data:`SHARE_MIN_MACS` with up to ``threads - 1`` worker threads: every thread,
 the caller included, takes the next item from one atomic counter (nopython code, no GIL) until
 none is left, and the caller then waits only for the items a worker has taken and not yet
 finished (the worker threads, their spinning and their count: :mod:`._threads_pool`). A worker that the machine has not scheduled yet takes nothing and costs nothing
@@ -25,7 +25,7 @@ outputs (filters, positions, images, groups) are shared out, never a sum.
 ``NUMBA_NUM_THREADS``; the 1-thread column of benchmarks/cnn_speed.py sets it to 1), at most
 ``MDF_ENGINE_BLAS_THREADS`` when that is set (:func:`~._blas.thread_cap`: the most threads one
 of the engine's products may use, BLAS's or these kernels'), and at most one per
-:data:`PART_MIN_MACS` multiply-adds. The compiled backend's convolutions run on its calling
+:data:`PART_MIN_MACS` multiply-adds (two from :data:`SHARE_MIN_MACS` on). The compiled backend's convolutions run on its calling
 thread (nopython code cannot hand work to Python threads).
 
 ``relu_out``: the ``*_relu`` entries and the shared ones given ``relu_out`` also write the
@@ -58,12 +58,18 @@ from ._threads_pool import _workers, fetch_add, numba_threads, share, threads_fo
 #: A convolution is shared with one more thread per this many multiply-adds (~25-40 us of one
 #: core on the vector tiles; handing it to a worker costs the caller ~10 us).
 PART_MIN_MACS = 1 << 20
+#: Convolutions of fewer multiply-adds run on the calling thread alone (SqueezeNet's smallest
+#: shared ones, 48 -> 192 1x1 at 13x13, have 1.56 M: ~60 us of one core; the small CNN's
+#: 16 -> 32 3x3 at 16x16, 1.18 M, is not shared).
+SHARE_MIN_MACS = 1_500_000
 
 
 def conv_threads(macs: int) -> int:
     """The most threads a convolution of ``macs`` multiply-adds called from Python uses now
     (see the module docstring)."""
-    return threads_for(macs, PART_MIN_MACS)
+    if macs < SHARE_MIN_MACS:
+        return 1
+    return threads_for(max(macs, 2 * PART_MIN_MACS), PART_MIN_MACS)
 
 
 # ---- shifted slices -------------------------------------------------------------------------
