@@ -18,12 +18,12 @@ outputs from before that step, as PsyNeuLink runs a consideration set (docs/sema
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from . import interpreter_lean as lean_mod
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .interpreter_fused import fuse
@@ -33,8 +33,6 @@ from .plan.initializer import initializer_targets
 from .psyneulink_files import to_port_shape
 
 _UNSET = object()
-#: the worker threads of shared kernels, when an ONNX op has loaded them (never imported here)
-_POOL = "mdf_engine.onnx_ops._threads_pool"
 #: The most time steps one evaluate() may take before the run is stopped as endless.
 MAX_TIME_STEPS_PER_UPDATE = 100_000
 
@@ -228,9 +226,7 @@ class InterpretedGraph:
                     step(time_increment)
                     ran.add(nid)
             self.evaluations += 1
-            pool = sys.modules.get(_POOL)
-            if pool is not None:  # the kernels' worker threads need not spin until the next
-                pool.rest()
+            lean_mod.rest_workers()
             return
         before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):
@@ -271,7 +267,11 @@ class InterpretedGraph:
         edges (no weight or matrix, every sender run before) delivered as ``run_node`` does,
         then its lean runner; other nodes (and ``check_finite``) go through ``run_node``."""
         if self._program is None or self._program[0] is not steps:
+            par = not (self.check_finite or self.plan.psyneulink)  # (else run_node's)
             prog = [(nodes, t, [(n, self._step_of(n)) for n in nodes]) for nodes, t in steps]
+            if par:  # independent nodes of a step overlap (interpreter_lean.parallel_step)
+                group = lean_mod.parallel_program
+                prog = [(n, t, group(self.plan, self._lean, b)) for n, t, b in prog]
             self._program = (steps, prog)
         return self._program[1]
 

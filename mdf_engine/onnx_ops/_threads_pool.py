@@ -243,6 +243,21 @@ def _workers(n: int) -> list[queue.SimpleQueue]:
         return _queues[:n]
 
 
+_local = threading.local()
+
+
+def while_sharing(run: Callable[[], None] | None) -> Callable[[], None] | None:
+    """Set the calling thread's *hook* (None clears it) and return the one it replaces if
+    that was never run. The next :func:`share` on this thread with a worker to share with
+    hands its task out, runs the hook (once) instead of starting on its items, then takes
+    what is left of them: the interpreter runs the other nodes of a time step there, nodes
+    that read nothing the kernel writes (:func:`mdf_engine.interpreter_lean.parallel_step`),
+    while a worker starts on the items."""
+    prev = getattr(_local, "hook", None)
+    _local.hook = run
+    return prev
+
+
 def rest() -> None:
     """Tell the spinning workers that no task follows soon (the end of an interpreted
     update): they sleep on their queues at once instead of spinning out their time."""
@@ -259,7 +274,20 @@ def share(claim: Callable[..., None], total: int, args_of: Callable[[int], tuple
     for q, t in zip(_workers(n - 1), tasks):
         q.put(t)
     _board[0] += 1
-    claim(state, total, *args_of(0))
+    hook = getattr(_local, "hook", None)
+    if hook is not None:
+        _local.hook = None
+        try:
+            hook()
+        finally:
+            _finish(claim, state, total, args_of(0), tasks)
+        return
+    _finish(claim, state, total, args_of(0), tasks)
+
+
+def _finish(claim: Callable[..., None], state: np.ndarray, total: int, args: tuple, tasks: list):
+    """The caller's part of :func:`share`: take the items left, wait for the workers' last."""
+    claim(state, total, *args)
     if state[1] < total and not _spin_below(state, 1, total, _budget[1]):
         for t in tasks:  # a worker still has items: it has started, and will finish them
             if t.started:
