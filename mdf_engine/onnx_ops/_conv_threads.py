@@ -53,7 +53,14 @@ from ._conv_shift import (
     shift_layout,
 )
 from ._conv_simd import VEC_BYTES, WIDE
-from ._threads_pool import _workers, fetch_add, numba_threads, share, threads_for  # noqa: F401
+from ._threads_pool import (  # noqa: F401 - (_workers, numba_threads: re-exported)
+    _workers,
+    fetch_add,
+    numba_threads,
+    share,
+    threads_for,
+    watch,
+)
 
 #: A convolution is shared with one more thread per this many multiply-adds (~25-40 us of one
 #: core on the vector tiles; handing it to a worker costs the caller ~10 us).
@@ -94,12 +101,15 @@ def _shift_prepare(x, w, bias, group, k, s, d, pb, o):
 
 
 @numba.njit(cache=True, nogil=True)
-def _shift_claim(state, total, xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows):
-    """Take items of a shared convolution by shifted slices until none is left."""
+def _shift_claim(
+    state, total, board, seen, budget, xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows
+):
+    """Take items of a shared convolution by shifted slices until none is left, then
+    :func:`~._threads_pool.watch` for the next task."""
     while True:
         i = fetch_add(state, 0)
         if i >= total:
-            return
+            return watch(board, seen, budget)
         shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, i)
         fetch_add(state, 1)
 
@@ -186,12 +196,13 @@ def conv_shift_shared(
 
 
 @numba.njit(cache=True, nogil=True)
-def _pointwise_claim(state, total, xf, offs, w, acc, rf, bias, P, chunk):
-    """Take items of a shared 1x1 convolution until none is left."""
+def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bias, P, chunk):
+    """Take items of a shared 1x1 convolution until none is left, then
+    :func:`~._threads_pool.watch` for the next task."""
     while True:
         i = fetch_add(state, 0)
         if i >= total:
-            return
+            return watch(board, seen, budget)
         pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, i)
         fetch_add(state, 1)
 

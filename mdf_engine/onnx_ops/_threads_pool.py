@@ -37,7 +37,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numba
 import numpy as np
@@ -53,6 +52,8 @@ from ._blas import thread_cap
 WORKER_SPIN_US = 200
 #: How long the caller watches a worker finish its last items before it sleeps on its event.
 CALLER_SPIN_US = 100
+#: How long the caller waits for a worker to start before it runs a hook (:func:`share`).
+START_SPIN_US = 50
 
 
 @intrinsic
@@ -118,6 +119,17 @@ def _spin_while(arr, i, value, budget):
 
 
 @numba.njit(cache=True, nogil=True)
+def watch(board, seen, budget):
+    """What a claim loop does once no item is left: on a worker (``budget`` > 0), watch the
+    task counter ``board[0]`` while it is ``seen`` for at most ``budget`` counter cycles,
+    without going back to Python (and the GIL) in between; returns whether it changed (a new
+    task was handed out, or :func:`rest` was called)."""
+    if budget <= 0:
+        return False
+    return _spin_while(board, 0, seen, budget) != seen
+
+
+@numba.njit(cache=True, nogil=True)
 def _spin_below(arr, i, value, budget):
     """Watch ``arr[i]`` while it is below ``value``, for at most ``budget`` counter cycles;
     returns whether it reached ``value``."""
@@ -171,11 +183,13 @@ class _Task:
         self.done = threading.Event()
         self.error: BaseException | None = None
 
-    def run(self) -> None:
+    def run(self) -> bool:
+        """Run the claim loop (and its watch); returns whether the watch saw a new task."""
         self.started = True
         args, self.args = self.args, ()
+        found = False
         try:
-            self.claim(*args)
+            found = self.claim(*args)
         except BaseException as e:  # noqa: BLE001 - handed to the calling thread
             self.error = e
         finally:
@@ -184,6 +198,7 @@ class _Task:
             # again (~400 page faults, 0.3-0.7 ms of system time per SqueezeNet conv1)
             del args
             self.done.set()
+        return bool(found)
 
 
 _queues: list[queue.SimpleQueue] = []
@@ -191,8 +206,10 @@ _pid = [0]
 _lock = threading.Lock()
 #: [tasks handed out so far]: what an idle worker watches (see the module docstring)
 _board = np.zeros(1, dtype=np.int64)
-#: [worker spin, caller spin] in counter cycles, measured once per process
+#: [worker spin, caller spin, start spin] in counter cycles, measured once per process
 _budget: list[int] = []
+#: each worker's current spin (cycles), adapted by its loop (see :func:`_serve`)
+_spins: list[int] = []
 
 
 def _calibrate() -> None:
@@ -201,29 +218,32 @@ def _calibrate() -> None:
     time.sleep(0.002)
     rate = (_now_cycles() - c0) / max(time.perf_counter() - t0, 1e-4)  # per second
     rate = max(rate, 1e6)  # a counter that does not tick: short spins, then the events
-    _budget[:] = [int(rate * WORKER_SPIN_US * 1e-6), int(rate * CALLER_SPIN_US * 1e-6)]
+    _budget[:] = [
+        int(rate * WORKER_SPIN_US * 1e-6),
+        int(rate * CALLER_SPIN_US * 1e-6),
+        int(rate * START_SPIN_US * 1e-6),
+    ]
 
 
-def _serve(q: queue.SimpleQueue) -> None:
-    """A worker's loop: run the tasks of its queue; between them spin, then sleep. A spin that
-    found no task halves the next one (down to 1/16), one that found a task doubles it back:
-    on a busy machine, where the caller is often descheduled between two kernels, a worker
-    spins less."""
-    board, budget = _board, _budget[0]
+def _serve(q: queue.SimpleQueue, k: int) -> None:
+    """Worker ``k``'s loop: run the tasks of its queue. A task's claim loop watches for the
+    next task before it returns (:func:`watch`, ``_spins[k]`` cycles): when one came, the
+    worker takes it from its queue, else it sleeps on the queue. A watch that timed out halves
+    the next one (down to 1/16), one that saw a task doubles it back: on a busy machine, where
+    the caller is often descheduled between two kernels, a worker spins less."""
+    found = True
     while True:
-        full = _budget[0]
-        seen = int(board[0])
-        try:
-            task = q.get_nowait()
-        except queue.Empty:
-            _spin_while(board, 0, seen, budget)
+        task = None
+        if found:
             try:
                 task = q.get_nowait()
-                budget = min(full, 2 * budget)
             except queue.Empty:
-                budget = max(full // 16, budget // 2)
-                task = q.get()
-        task.run()
+                pass
+        if task is None:
+            task = q.get()
+        found = task.run()
+        full, now = _budget[0], _spins[k]
+        _spins[k] = min(full, 2 * now) if found else max(full // 16, now // 2)
         del task
 
 
@@ -232,13 +252,16 @@ def _workers(n: int) -> list[queue.SimpleQueue]:
     with _lock:
         if _pid[0] != os.getpid():
             _queues.clear()
+            _spins.clear()
             _pid[0] = os.getpid()
         if not _budget:
             _calibrate()
         while len(_queues) < n:
             q: queue.SimpleQueue = queue.SimpleQueue()
-            name = f"mdf-engine-worker-{len(_queues) + 1}"
-            threading.Thread(target=_serve, args=(q,), name=name, daemon=True).start()
+            k = len(_queues)
+            _spins.append(_budget[0])
+            name = f"mdf-engine-worker-{k + 1}"
+            threading.Thread(target=_serve, args=(q, k), name=name, daemon=True).start()
             _queues.append(q)
         return _queues[:n]
 
@@ -265,33 +288,45 @@ def rest() -> None:
         _board[0] += 1
 
 
-def share(claim: Callable[..., None], total: int, args_of: Callable[[int], tuple], n: int) -> Any:
-    """Run ``claim(state, total, *args_of(j))`` on the calling thread (j = 0) and on ``n - 1``
-    workers (see the module docstring); returns once all ``total`` items are done. An error of
-    a worker's claim is raised here."""
+def share(claim: Callable[..., bool], total: int, args_of: Callable[[int], tuple], n: int) -> None:
+    """Run ``claim(state, total, board, seen, budget, *args_of(j))`` on the calling thread
+    (j = 0, ``budget`` 0) and on ``n - 1`` workers (see the module docstring; a claim ends
+    with ``return watch(board, seen, budget)``); returns once all ``total`` items are done. An
+    error of a worker's claim is raised here."""
     state = np.zeros(2, dtype=np.int64)
-    tasks = [_Task(claim, (state, total) + args_of(j)) for j in range(1, n)]
-    for q, t in zip(_workers(n - 1), tasks):
+    queues = _workers(n - 1)
+    seen = int(_board[0]) + 1  # (the counter once these tasks are handed out)
+    tasks = [
+        _Task(claim, (state, total, _board, seen, _spins[j]) + args_of(j + 1)) for j in range(n - 1)
+    ]
+    for q, t in zip(queues, tasks):
         q.put(t)
-    _board[0] += 1
+    _board[0] = seen
+    mine = (state, total, _board, seen, 0) + args_of(0)
     hook = getattr(_local, "hook", None)
     if hook is not None:
         _local.hook = None
+        if tasks:  # let a worker take the GIL, dispatch its claim and start (nogil) first:
+            # the hook is Python, which would keep a worker waiting for the GIL throughout
+            _spin_while(state, 0, 0, _budget[2])
         try:
             hook()
         finally:
-            _finish(claim, state, total, args_of(0), tasks)
+            _finish(claim, mine, tasks)
         return
-    _finish(claim, state, total, args_of(0), tasks)
+    _finish(claim, mine, tasks)
 
 
-def _finish(claim: Callable[..., None], state: np.ndarray, total: int, args: tuple, tasks: list):
-    """The caller's part of :func:`share`: take the items left, wait for the workers' last."""
-    claim(state, total, *args)
+def _finish(claim: Callable[..., bool], args: tuple, tasks: list) -> None:
+    """The caller's part of :func:`share`: take the items left, wait for the workers' last
+    (spinning, then polling: a worker's task is done when its items are, its event set only
+    once its watch ends)."""
+    claim(*args)
+    state, total = args[0], args[1]
     if state[1] < total and not _spin_below(state, 1, total, _budget[1]):
         for t in tasks:  # a worker still has items: it has started, and will finish them
-            if t.started:
-                t.done.wait()
+            while t.started and state[1] < total and not t.done.is_set():
+                t.done.wait(0.0002)
     for t in tasks:
         if t.error is not None and t.done.is_set():
             raise t.error

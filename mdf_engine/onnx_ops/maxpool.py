@@ -23,7 +23,7 @@ from ._maxpool_rows import maxpool2d_rows, maxpool2d_values
 from ._pool_common import POOL_ATTRS, clip_taps
 from ._spatial import geometry_array, hashable, ints, lift3, unpack_geometry, window_geometry
 from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
-from ._threads_pool import fetch_add, share, threads_for
+from ._threads_pool import fetch_add, share, threads_for, watch
 
 #: A MaxPool is shared with one more thread per this many input values (~30 us of one core),
 #: in items of planes of about :data:`ITEM_VALUES` input values (see :func:`_shared_values`).
@@ -112,13 +112,13 @@ def _claim_of(step: int):
     is the planes ``i * per`` to ``(i + 1) * per`` (each plane's values as on one thread)."""
 
     @numba.njit(cache=True, nogil=True)
-    def claim(state, total, x, g, yf, per):
+    def claim(state, total, board, seen, budget, x, g, yf, per):
         k, s, d, pb, o = unpack_geometry(g)
         planes = x.shape[0] * x.shape[1]
         while True:
             i = fetch_add(state, 0)
             if i >= total:
-                return
+                return watch(board, seen, budget)
             maxpool2d_values(x, k, s, d, pb, o, yf, step, i * per, min(i * per + per, planes))
             fetch_add(state, 1)
 
