@@ -3,7 +3,7 @@ thread (issue 22, goal 5: at default threading onnxruntime runs an inference on 
 
 A shared kernel is a list of ``total`` items (a convolution's blocks of filters over chunks of
 positions: :mod:`._conv_threads`; a MaxPool's planes: :mod:`.maxpool`) and a nopython, ``nogil``
-*claim* loop ``claim(state, total, *args)`` that takes the next item from one atomic counter
+*claim* loop ``claim(state, total, board, seen, budget, *args)`` that takes the next item from one atomic counter
 (``state[0]``, :func:`fetch_add`) until none is left and counts each finished one in
 ``state[1]``. :func:`share` runs it on the calling thread and on up to ``threads - 1`` worker
 threads (plain Python threads of the engine, started on first use, again after a fork); the
@@ -16,12 +16,13 @@ thread of a fork-join region to be scheduled, as a ``prange`` (or BLAS) region d
 on a lock and is woken by another costs tens to hundreds of microseconds before it runs (the
 idle virtual CPU must be woken by the host), about as long as one of SqueezeNet's shared
 kernels. So both sides spin for a bounded time, in nopython code that holds no GIL, before
-they sleep: a worker that finished a task watches a counter that :func:`share` increments
-with each task it hands out (:data:`WORKER_SPIN_US`, the gap between two shared kernels of an
-inference being the caller's Python and its unshared kernels; :func:`rest`, called at the end
-of an interpreted update, sends them to sleep at once), and the caller waits for a
-worker's last items by watching ``state[1]`` (:data:`CALLER_SPIN_US`, a few items' time)
-before it waits on the task's event. Spinning costs CPU time that a fork-join pool spends too
+they sleep: a worker's claim loop, once no item is left, watches a counter that :func:`share`
+increments with each task it hands out (:func:`watch`, :data:`WORKER_SPIN_US`: the gap between
+two shared kernels of an inference is the caller's Python and its unshared kernels); it
+returns to Python, and takes the GIL, only when a task came or the time is up (:func:`rest`,
+called at the end of an interpreted update, sends the workers to sleep at once). The caller
+waits for a worker's last items by watching ``state[1]`` (:data:`CALLER_SPIN_US`, a few
+items' time) before it polls the task's event. Spinning costs CPU time that a fork-join pool spends too
 (onnxruntime's threads spin after each run); a busy machine bounds it by the same times.
 
 **How many threads** (:func:`threads_for`): Numba's thread count of the calling thread
