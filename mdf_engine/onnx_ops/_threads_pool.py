@@ -250,6 +250,8 @@ def _serve(q: queue.SimpleQueue, k: int) -> None:
 
 def _workers(n: int) -> list[queue.SimpleQueue]:
     """The queues of ``n`` worker threads (started on first use, again after a fork)."""
+    if len(_queues) >= n and _pid[0] == os.getpid():  # (no lock: they exist, nothing changes)
+        return _queues[:n]
     with _lock:
         if _pid[0] != os.getpid():
             _queues.clear()
