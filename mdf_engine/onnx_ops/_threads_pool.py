@@ -304,7 +304,7 @@ def share(claim: Callable[..., bool], total: int, args_of: Callable[[int], tuple
     ]
     for q, t in zip(queues, tasks):
         q.put(t)
-    _board[0] = seen
+    _board[0] += 1  # (another caller thread's share in between: a watcher wakes at once)
     mine = (state, total, _board, seen, 0) + args_of(0)
     hook = getattr(_local, "hook", None)
     if hook is not None:
