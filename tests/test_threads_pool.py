@@ -292,3 +292,30 @@ def test_a_hook_runs_once_while_a_worker_has_the_items(threads):
     tp.while_sharing(left)
     ct.conv_pointwise_tiles(x, w, b, True)  # not shared: the hook stays
     assert tp.while_sharing(None) is left
+
+
+def test_two_calling_threads_share_at_once(threads):
+    """Two user threads running shared kernels at the same time (one pool of workers, one
+    task counter) each get the one-thread values."""
+    import threading
+
+    threads(2)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 24, 700)).astype(np.float32)
+    w = rng.standard_normal((20, 24)).astype(np.float32)
+    b = rng.standard_normal(20).astype(np.float32)
+    want = ct.conv_pointwise_tiles(x, w, b, True)
+    bad: list = []
+
+    def loop() -> None:
+        for _ in range(200):
+            got = ct.conv_pointwise_shared(x, w, b, True, 2)
+            if got.tobytes() != want.tobytes():
+                bad.append(got)
+
+    runners = [threading.Thread(target=loop) for _ in range(2)]
+    for t in runners:
+        t.start()
+    for t in runners:
+        t.join(60)
+    assert not any(t.is_alive() for t in runners) and not bad
