@@ -427,7 +427,7 @@ def parallel_step(steps: list[tuple[str, Callable[[float | None], None]]]):
 
     def step(dt: float | None) -> None:
         pool = sys.modules.get(POOL)
-        if pool is None:
+        if pool is None or pool.numba_threads() == 1:  # (nothing is shared on one thread)
             first(dt)
             for s in rest:
                 s(dt)

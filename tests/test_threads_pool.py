@@ -128,7 +128,7 @@ def test_parallel_steps_equal_one_thread_the_general_path_and_onnxruntime(thread
         # the fire modules' expand pairs and the Relu pairs after them
         assert _parallel_steps(sim) == 6
         runs[n] = got
-    assert any(overlapped) and not all(overlapped)  # (one thread: nothing is shared)
+    assert any(overlapped) and not all(overlapped)  # (a step of Relus shares nothing)
     threads(1)
     slow, key, _, _ = _sim(mp, fast=False)
     for k, x in enumerate(xs):
