@@ -267,6 +267,51 @@ def pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item):
                 rf[r + j, t] = relu_value(acc[r + j, t])
 
 
+@numba.njit(cache=True)
+def conv_shift_into(x, w, bias, g, y):
+    """The convolution by shifted slices of ``x`` (N, C, D, H, W) (geometry array ``g`` of
+    ``conv._conv_geometry``; ``w`` (M, K), ``bias`` (M,) in x's dtype) written straight into
+    ``y``, a C-contiguous array of the output's size (a compiled value's slot): the items of
+    ``_conv_threads.conv_shift`` run in the same order on the calling thread, so the values
+    are bit for bit that kernel's."""
+    group = g[15]
+    k, s, d, pb, o = g[0:3], g[3:6], g[6:9], g[9:12], g[12:15]
+    N, C = x.shape[0], x.shape[1]
+    M = w.shape[0]
+    if y.size != N * M * o[0] * o[1] * o[2]:
+        raise ValueError("a value of another shape than its compiled slot")
+    cg = C // group
+    Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
+    vl = VEC_BYTES // x.itemsize
+    nph = s[0] * s[1] * s[2]
+    xps = np.empty((N * group, nph * cg * Q[0] * Q[1] * Q[2] + WIDE * vl + pb[2]), dtype=x.dtype)
+    for n in range(N):
+        for gi in range(group):
+            phase_into(xps[n * group + gi], x, n, gi * cg, cg, s, pb, Q)
+    total = shift_items_count(N, group, M // group, T, rows, Q[2])
+    acc = np.empty((4, rows * Q[2] + vl), dtype=x.dtype)
+    wc = np.ascontiguousarray(w)
+    bc = np.ascontiguousarray(bias)
+    of = y.reshape(-1)
+    rf = np.empty(0, dtype=x.dtype)
+    for i in range(total):
+        shift_item(xps, offs, wc, bc, of, rf, acc, group, M // group, o, Q, T, rows, i)
+    return y
+
+
+@numba.njit(cache=True)
+def into_slot(y, Y):
+    """``y``, or (given ``Y``, a compiled value's slot of y's size) ``Y`` with y copied into it."""
+    if Y is None:
+        return y
+    if Y.size != y.size:
+        raise ValueError("a value of another shape than its compiled slot")
+    yf, Yf = y.reshape(-1), Y.reshape(-1)
+    for i in range(yf.size):
+        Yf[i] = yf[i]
+    return Y
+
+
 #: Above this many multiply-adds per image and group, im2col and a BLAS product (which may run
 #: on several threads) take a convolution; below it this kernel does, at any stride: on one
 #: thread it is faster than im2col + BLAS on every convolution of SqueezeNet and of the small

@@ -1,6 +1,8 @@
 """Which nodes a backend may run as one: a Conv whose output only a Relu reads (onnxruntime
-fuses them the same way; in an ONNX import they are two MDF nodes), and a Concat whose inputs
-are all such Relus (SqueezeNet's Fire modules), which the Relus may write in place.
+fuses them the same way; in an ONNX import they are two MDF nodes), a BatchNormalization whose
+output only a Relu reads (:func:`bn_relu_pairs`: the Relu computed in the normalization's
+pass), and a Concat whose inputs are all Conv -> Relu pairs' Relus (SqueezeNet's Fire modules),
+which the Relus may write in place.
 
 A pair is decided here, once per plan, from the plan alone; running it is the backend's
 business (the interpreter: :mod:`mdf_engine.interpreter_lean`). Fusing never changes a value:
@@ -87,6 +89,38 @@ def _only_output(node: NodePlan, name: str) -> str | None:
 
 def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
     """The Conv -> Relu pairs of ``plan`` that may run as one (see the module docstring)."""
+    return _relu_pairs(plan, "onnx::Conv", lambda call: True)
+
+
+def inference_bn(call: CallPlan) -> bool:
+    """Whether a BatchNormalization call gives its value ``Y`` alone, in inference mode: no
+    ``training_mode`` or a constant 0, and its first output only (not kept as a tuple)."""
+    if call.keep_tuple or call.outputs_wanted not in (None, 1):
+        return False
+    mode = dict(call.args).get("training_mode")
+    if mode is None:
+        return True
+    if mode.expr is not None or isinstance(mode.const, (list, tuple, dict, str)):
+        return False
+    try:
+        return mode.const is not None and float(mode.const) == 0
+    except (TypeError, ValueError):
+        return False
+
+
+def bn_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
+    """The BatchNormalization -> Relu pairs of ``plan`` that may run as one: the same rules
+    as a Conv -> Relu pair (see the module docstring), with an inference-mode
+    BatchNormalization whose value is its output ``Y`` alone in place of the Conv. (The
+    fields named ``conv`` are the BatchNormalization node's.) The backends compute the Relu
+    in the same pass as the normalization, each value bit for bit what its node computes,
+    and both nodes keep their own values."""
+    return _relu_pairs(plan, "onnx::BatchNormalization", inference_bn)
+
+
+def _relu_pairs(plan: GraphPlan, op: str, accept) -> list[ConvRelu]:
+    """The pairs of a node of one call of ``op`` (that ``accept`` takes) and the Relu that
+    alone reads its output."""
     if plan.scheduling_mode != "standard" or plan.psyneulink:
         return []
     conds = plan.graph.conditions
@@ -98,10 +132,10 @@ def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
     for nid, node in plan.nodes.items():
         if nid in own:
             continue
-        conv = _single_call(node, "onnx::Conv")
-        if conv is None:
+        first = _single_call(node, op)
+        if first is None or not accept(first[1]):
             continue
-        port = _only_output(node, conv[0])
+        port = _only_output(node, first[0])
         edges = readers.get((nid, port), []) if port is not None else []
         if len(edges) != 1:
             continue
@@ -116,7 +150,7 @@ def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
         x = dict(relu[1].args).get("X")
         if x is None or x.expr is None or _bare(x.text, x.expr.tree) != ep.receiver_port:
             continue
-        pairs.append(ConvRelu(nid, conv[0], port, ep.receiver, relu[0], ep.receiver_port, ep.id))
+        pairs.append(ConvRelu(nid, first[0], port, ep.receiver, relu[0], ep.receiver_port, ep.id))
     return pairs
 
 
