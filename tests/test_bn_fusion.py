@@ -89,7 +89,29 @@ def test_bn_relu_fused_on_both_backends_equals_the_general_path(opset):
     runner = comp.runner
     assert runner.is_compiled, runner.fallback_reason
     source = Path(runner._quiet_fn.py_func.__code__.co_filename).read_text()
-    # the Conv and BN kernels write their slots (no new array and copy); a fused BN writes
-    # its Relu's slot too, and that Relu's node calls nothing
-    assert len(re.findall(r"^\s+F\d+\(.*, a\d+\)$", source, re.M)) >= 2 * 2
-    assert len(re.findall(r"^\s+F\d+\(.*, a\d+, a\d+\)$", source, re.M)) == 2 * 2
+    calls = [ln.strip() for ln in source.splitlines() if re.match(r"\s+F\d+\(.*\)$", ln)]
+    # (each in run and run_quiet) the first Conv writes its value, its BN's and that one's
+    # Relu's (the shifted-slice kernel), the second its value and its BN's (direct kernel);
+    # the BN of the sum writes its value and its Relu's
+    assert sum(c.endswith(", True))") for c in calls) == 2
+    assert sum(c.endswith(", False))") for c in calls) == 2
+    assert sum(re.search(r", a\d+, a\d+\)$", c) is not None for c in calls) == 2
+
+
+def test_conv_kernel_writes_into_a_slot_as_it_returns_a_new_array():
+    """The compiled Conv kernel with and without its slot, on each of its kernels (direct,
+    shifted slices, 1x1 products)."""
+    from mdf_engine.onnx_ops.conv import conv_jit
+
+    rng = np.random.default_rng(3)
+    for cin, cout, k, size in [(2, 3, 3, 5), (4, 8, 3, 12), (16, 8, 1, 9)]:
+        x = rng.standard_normal((1, cin, size, size)).astype(np.float32)
+        w = rng.standard_normal((cout, cin, k, k)).astype(np.float32)
+        b = rng.standard_normal(cout).astype(np.float32)
+        p = np.array([k // 2] * 4)
+        one = np.array([1, 1])
+        args = (x, w, b, None, one, 1, np.array([k, k]), p, one)
+        y = conv_jit(*args)
+        into = np.full_like(y, np.nan)
+        assert conv_jit(*args, into) is into
+        assert into.tobytes() == y.tobytes()

@@ -118,9 +118,27 @@ def bn_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
     return _relu_pairs(plan, "onnx::BatchNormalization", inference_bn)
 
 
-def _relu_pairs(plan: GraphPlan, op: str, accept) -> list[ConvRelu]:
-    """The pairs of a node of one call of ``op`` (that ``accept`` takes) and the Relu that
-    alone reads its output."""
+def conv_bn_pairs(plan: GraphPlan) -> list[ConvRelu]:
+    """The Conv -> BatchNormalization pairs of ``plan`` (the same rules as a Conv -> Relu
+    pair, with an inference-mode BatchNormalization whose input ``X`` is the edge's port in
+    place of the Relu; the fields named ``relu`` are its). The compiled backend computes the
+    normalization (and, when it is paired with a Relu too, the Relu) of each value as its
+    convolution kernel writes it, each value bit for bit what its node computes."""
+    return _relu_pairs(
+        plan, "onnx::Conv", lambda call: True, "onnx::BatchNormalization", inference_bn
+    )
+
+
+def _relu_pairs(
+    plan: GraphPlan,
+    op: str,
+    accept,
+    reader_op: str = "onnx::Relu",
+    reader_accept=lambda call: True,
+) -> list[ConvRelu]:
+    """The pairs of a node of one call of ``op`` (that ``accept`` takes) and the node of one
+    call of ``reader_op`` (that ``reader_accept`` takes; a Relu) that alone reads its output
+    as its input ``X``."""
     if plan.scheduling_mode != "standard" or plan.psyneulink:
         return []
     conds = plan.graph.conditions
@@ -144,8 +162,8 @@ def _relu_pairs(plan: GraphPlan, op: str, accept) -> list[ConvRelu]:
             continue
         if sum(e.receiver_port == ep.receiver_port for e in plan.incoming[ep.receiver]) != 1:
             continue
-        relu = _single_call(plan.nodes[ep.receiver], "onnx::Relu")
-        if relu is None or relu[1].input_names[:1] != ["X"]:
+        relu = _single_call(plan.nodes[ep.receiver], reader_op)
+        if relu is None or relu[1].input_names[:1] != ["X"] or not reader_accept(relu[1]):
             continue
         x = dict(relu[1].args).get("X")
         if x is None or x.expr is None or _bare(x.text, x.expr.tree) != ep.receiver_port:

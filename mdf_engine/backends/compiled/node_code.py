@@ -14,20 +14,11 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import ParameterPlan
-from ...plan.fusion import bn_relu_pairs, inference_bn
+from .into import IntoEmitter
 from .layout import Role, Slot, SlotKey, Storage, output_key, value_key
 
-#: The registered ONNX functions whose Numba kernel takes its value's slot as a trailing
-#: argument ``Y`` and writes the value there (no new array, no copy into the slot): Conv's and
-#: BatchNormalization's (the latter also the Relu of a fused pair, ``R``).
-INTO_KERNELS = frozenset({"onnx::Conv", "onnx::BatchNormalization"})
-#: Write kernels' values into their slots and fuse BatchNormalization -> Relu pairs (tests
-#: compare against the generated code without them by turning this off).
-WRITE_INTO_SLOTS = True
-_SLOT_VAR = re.compile(r"\ba\d+\b")
 
-
-class NodeCodeEmitter:
+class NodeCodeEmitter(IntoEmitter):
     """The code of one node's run: edges into input ports, input reads, functions,
     parameters (first values, Euler steps, conditions), outputs, Threshold values and
     NaN/inf checks."""
@@ -111,105 +102,6 @@ class NodeCodeEmitter:
                 out.append(f"{ind}    err[0] = 1; err[1] = {i}; err[2] = q_c2; err[3] = {k}")
         out.append(f"{ind}q_ev{i} = True")
         return out
-
-    def kernel_into(
-        self, nid: str, i: int, pp: ParameterPlan, slot: Slot, names: dict[str, str], ind: str
-    ) -> list[str] | None:
-        """The code of a parameter whose kernel writes its value straight into its slot
-        (:data:`INTO_KERNELS`): the kernel called with the slot as its trailing argument, and
-        for the BatchNormalization of a fused pair (``plan.fusion.bn_relu_pairs``) the Relu's
-        slot after it, the Relu computed in the same pass; for that Relu, no code (its value is
-        written). None when the parameter is computed the general way. Each value is bit for
-        bit what the kernel gives (the same kernels; the Relu the engine's)."""
-        pairs = self._into_pairs()
-        if (nid, pp.id) in pairs["relus"]:
-            return []
-        if not self._into_ok(nid, pp, slot):
-            return None
-        cp = pp.call
-        relu = pairs["bns"].get(nid)
-        outs = [slot.var] if relu is None else [slot.var, relu.var]
-        lines: list[str] = []
-        node = self.plan.nodes[nid]
-        tag = f"{i}_{len(node.functions) + node.parameters.index(pp)}"
-        expr = self.call(cp, names, lines, ind, tag, slot, fuse=False, into=outs)
-        tail = ", " + ", ".join(outs) + ")"
-        if expr is None or not expr.startswith("F") or tail not in expr:
-            if relu is not None:
-                raise NotCompilable(f"{node.where}.{pp.id}: no kernel writes its Relu's value")
-            return None  # (not a Numba kernel's call: the general way)
-        head = " ".join(lines) + " " + expr[: expr.rindex(tail)]
-        if set(_SLOT_VAR.findall(head)) & set(outs):  # (an input is the slot written)
-            if relu is None:
-                return None
-            raise NotCompilable(f"{node.where}.{pp.id}: its kernel would read its own slot")
-        return [*lines, f"{ind}{expr}"]
-
-    def _into_ok(self, nid: str, pp: ParameterPlan, slot: Slot) -> bool:
-        """Whether parameter ``pp`` of ``nid`` is one call of a kernel of
-        :data:`INTO_KERNELS` giving one value (BatchNormalization in inference mode), computed
-        at every run of its node into ``slot``, a whole float array of its own."""
-        cp = pp.call
-        return (
-            self._into_slot(slot)
-            and cp is not None
-            and cp.schema is not None
-            and not pp.stateful
-            and pp.derivative is None
-            and not pp.conditions
-            and pp.value is None
-            and (nid, pp.id) not in self.swept
-            and cp.schema.namespace == "onnx"
-            and cp.schema.name in INTO_KERNELS
-            and not cp.keep_tuple
-            and cp.outputs_wanted in (None, 1)
-            and (cp.schema.name != "onnx::BatchNormalization" or inference_bn(cp))
-        )
-
-    def _into_slot(self, slot: Slot) -> bool:
-        """Whether a kernel may write a value into ``slot``: a whole float array of its own."""
-        return (
-            WRITE_INTO_SLOTS
-            and slot.kind is Storage.ARRAY
-            and not slot.seq
-            and not slot.alts
-            and _SLOT_VAR.fullmatch(slot.var) is not None
-            and self.slot_dtype(slot) in ("float32", "float64")
-        )
-
-    def _into_pairs(self) -> dict[str, dict]:
-        """The fused BatchNormalization -> Relu pairs of this graph's code, decided once:
-        ``bns`` maps a BatchNormalization node to its Relu's slot, ``relus`` holds the Relus'
-        (node, parameter). Only under a fixed schedule in one loop, where each runs once per
-        update, the Relu after its normalization, and without NaN checks (which would stop a
-        run between the two); both values whole float arrays of one shape and dtype."""
-        memo = getattr(self, "_into_pairs_memo", None)
-        if memo is not None:
-            return memo
-        bns: dict[str, Slot] = {}
-        relus: set[tuple[str, str]] = set()
-        static = self.static
-        if static is not None and self.node_by_node is None and not self.spec.check_finite:
-            runs = [m for members in static for m in members]
-            for pair in bn_relu_pairs(self.plan):
-                a, b = self.node_index[pair.conv], self.node_index[pair.relu]
-                if runs.count(a) != 1 or runs.count(b) != 1 or runs.index(a) > runs.index(b):
-                    continue
-                s_bn = self.slots[value_key(pair.conv, pair.conv_param)]
-                s_relu = self.slots[value_key(pair.relu, pair.relu_param)]
-                if not (self._into_slot(s_bn) and self._into_slot(s_relu)):
-                    continue
-                if s_bn.var == s_relu.var or tuple(s_bn.shape) != tuple(s_relu.shape):
-                    continue
-                if self.slot_dtype(s_bn) != self.slot_dtype(s_relu):
-                    continue
-                bn = next(q for q in self.plan.nodes[pair.conv].parameters if q.id == pair.conv_param)
-                if not self._into_ok(pair.conv, bn, s_bn):
-                    continue
-                bns[pair.conv] = s_relu
-                relus.add((pair.relu, pair.relu_param))
-        self._into_pairs_memo = {"bns": bns, "relus": relus}
-        return self._into_pairs_memo
 
     def zero(self, slot: Slot) -> str:
         """The literal 0 in the kind of a slot's numbers: an integer for integers, else a
