@@ -204,6 +204,8 @@ class IntoEmitter:
                 continue
             if s_relu.var == bn[1].var or tuple(s_relu.shape) != tuple(bn[1].shape):
                 continue
+            if (pair.relu, pair.relu_param) in self.swept:  # (its value comes from a sweep)
+                continue
             if self.slot_dtype(s_relu) != self.slot_dtype(bn[1]):
                 continue
             relu_of[pair.conv] = s_relu
