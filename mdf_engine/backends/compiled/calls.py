@@ -154,11 +154,14 @@ class CallEmitter:
         tag: str,
         slot: Slot | None = None,
         fuse: bool = True,
+        into: list[str] | None = None,
     ) -> str | None:
         """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
         is where the value goes, whose kind a function without a Numba kernel must return.
         None when the code appended to ``out`` already wrote the value into ``slot`` (a
-        sequence item by item, or element-wise when ``fuse``)."""
+        sequence item by item, or element-wise when ``fuse``). ``into``: slots passed after
+        the attributes to a Numba kernel that writes its value there (``node_code.
+        INTO_KERNELS``); the call's text then ends with them."""
         fused = self.call_elementwise(cp, names, slot, ind) if fuse else None
         if fused is not None:
             out += fused
@@ -213,7 +216,9 @@ class CallEmitter:
             for a, default in cp.schema.attributes.items()
         ]
         if fn is None:
-            return self.python_call(cp, args, out, ind, tag, slot)
+            return None if into else self.python_call(cp, args, out, ind, tag, slot)
+        if into:
+            return f"{fn}({', '.join(args + into)})"
         if len(cp.schema.outputs) > 1:
             if cp.schema.extra.get("skips_outputs"):  # (MaxPool) told how many are used
                 args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
