@@ -292,15 +292,37 @@ def constantofshape_like_jit(input, value, like):
         if s < 0:
             raise ValueError("ConstantOfShape: dims must be >= 0")
     check_like(want, like, "ConstantOfShape: " + SHAPE_CHANGED)
-    out = np.empty_like(like)
-    if value is None:
-        out[...] = 0
-    else:
-        v = _flat(value)
-        if v.size != 1:
-            raise ValueError("ConstantOfShape: value must have one element")
-        out[...] = v[0]
-    return out
+    return _filled(value, like)
+
+
+def _filled(value, like):  # pragma: no cover - replaced by the overload
+    """``like``'s shape and dtype (a number's) holding ``value``'s one element (None: 0)."""
+
+
+@overload(_filled)
+def _filled_ov(value, like):
+    none = value is None or isinstance(value, (types.NoneType, types.Omitted))
+    if isinstance(like, (types.Number, types.Boolean)):
+        if none:
+            return lambda value, like: 0.0  # (float32's 0, held as a float64 number)
+        return lambda value, like: _one(value)
+    if none:
+        return lambda value, like: np.zeros_like(like)
+
+    def filled(value, like):
+        out = np.empty_like(like)
+        out[...] = _one(value)
+        return out
+
+    return filled
+
+
+@numba.njit(cache=True)
+def _one(value):
+    v = _flat(value)
+    if v.size != 1:
+        raise ValueError("ConstantOfShape: value must have one element")
+    return v[0]
 
 
 def _onnx_code(like):  # pragma: no cover - replaced by the overload
@@ -335,8 +357,21 @@ def _given_code_ov(to):
 
 @overload(_onnx_code)
 def _onnx_code_ov(like):
-    code = _CODES.get(str(like.dtype), -1)
+    if isinstance(like, (types.Number, types.Boolean)):  # a number slot's: float64, int64, bool
+        code = 9 if isinstance(like, types.Boolean) else 7 if isinstance(like, types.Integer) else 11
+    else:
+        code = _CODES.get(str(like.dtype), -1)
     return lambda like: code
+
+
+def _dtype_of(like):  # pragma: no cover - replaced by the overload
+    """``like``'s dtype (a number's type)."""
+
+
+@overload(_dtype_of)
+def _dtype_of_ov(like):
+    dt = like if isinstance(like, (types.Number, types.Boolean)) else like.dtype
+    return lambda like: dt
 
 
 def _convert(src, out):  # pragma: no cover - replaced by the overload
@@ -364,7 +399,7 @@ def _convert_ov(src, out):
 def _cast_into(input, like):
     src = _flat(input)
     check_like(_dims(input), like, "Cast: " + SHAPE_CHANGED)
-    out = np.empty(src.size, like.dtype)
+    out = np.empty(src.size, _dtype_of(like))
     _convert(src, out)
     return _shaped(out, like)
 
@@ -372,9 +407,32 @@ def _cast_into(input, like):
 @numba.njit(cache=True)
 def cast_like_jit(input, to, like):
     """Cast (opsets 6-18) to ``to``, an ONNX type number that must be ``like``'s dtype's."""
-    if _given_code(to) != _onnx_code(like):
-        raise ValueError("Cast: the compiled backend holds this data type as another")
-    return _cast_into(input, like)
+    return _cast_to(input, _given_code(to), like)
+
+
+def _cast_to(input, code, like):  # pragma: no cover - replaced by the overload
+    """``input`` cast to the ONNX type ``code``, which must be ``like``'s."""
+
+
+@overload(_cast_to)
+def _cast_to_ov(input, code, like):
+    if isinstance(like, types.Float):
+
+        def to_number(input, code, like):
+            if code == 1:  # float32, held as a float64 number: round it so
+                return np.float64(_cast_into(input, np.float32(0)))
+            if code != 11:
+                raise ValueError("Cast: the compiled backend holds this data type as another")
+            return _cast_into(input, like)
+
+        return to_number
+
+    def to_like(input, code, like):
+        if code != _onnx_code(like):
+            raise ValueError("Cast: the compiled backend holds this data type as another")
+        return _cast_into(input, like)
+
+    return to_like
 
 
 @numba.njit(cache=True)

@@ -98,8 +98,19 @@ def _flat_ov(x):
     raise TypingError(f"not an array: {x}")
 
 
+def _like_dims(like):  # pragma: no cover
+    """``like``'s shape as int64[:] (a number, a number slot's template: ``()``)."""
+
+
+@overload(_like_dims)
+def _like_dims_ov(like):
+    return lambda like: _dims(like)
+
+
 @overload(_shaped)
 def _shaped_ov(flat, like):
+    if isinstance(like, (types.Number, types.Boolean)):
+        return lambda flat, like: flat[0]  # (a number: the template of a number slot)
     if not isinstance(like, types.Array):
         raise TypingError(f"not an array: {like}")
     if like.ndim == 0:
@@ -114,11 +125,20 @@ def _shaped_ov(flat, like):
 
 
 @numba.njit(cache=True)
+def prod(dims):
+    """The product of int64[:] ``dims``."""
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+@numba.njit(cache=True)
 def same_dims(want, like):
-    """Whether the shape ``want`` (int64[:]) is ``like``'s."""
-    if len(want) != like.ndim:
+    """Whether the shape ``want`` (int64[:]) is ``like``'s (a number's: ``()``)."""
+    d = _like_dims(like)
+    if len(want) != len(d):
         return False
-    d = _dims(like)
     for i in range(len(want)):
         if want[i] != d[i]:
             return False
@@ -191,15 +211,6 @@ def copy_view(data, offset, vshape, vstrides, like):
     """A new array of ``like``'s shape holding the strided view of ``data`` (see
     :func:`strided_copy`)."""
     src = _flat(data)
-    out = np.empty(like.size, src.dtype)
+    out = np.empty(prod(_like_dims(like)), src.dtype)
     strided_copy(src, offset, vshape, vstrides, out)
     return _shaped(out, like)
-
-
-@numba.njit(cache=True)
-def prod(dims):
-    """The product of int64[:] ``dims``."""
-    n = 1
-    for d in dims:
-        n *= d
-    return n

@@ -227,15 +227,16 @@ class CallEmitter:
     def like_template(self, cp: CallPlan, slot: Slot | None) -> str | None:
         """For a kernel registered with ``jit_like=True`` (its result's shape, from values
         such as Reshape's ``shape``, is the warm-up's), the last argument it takes: an array of
-        its result's shape and dtype (the array slot itself, or a 0-d constant for a number
-        slot); None for any other call, or a slot of another kind (then Python calls it)."""
+        its result's shape and dtype (the array slot itself; for a number slot a number of its
+        kind, and the kernel returns a number); None for any other call, or a slot of another
+        kind (then Python calls it)."""
         if cp.schema is None or not cp.schema.extra.get("jit_like") or slot is None:
             return None
         if slot.alts or slot.seq or slot.kind not in (Storage.ARRAY, Storage.SCALAR):
             return None
         if slot.kind is Storage.ARRAY:
             return slot.var
-        return self.consts.array(np.zeros((), dtype=self.slot_dtype(slot)))
+        return {"bool": "False", "int64": self.consts.literal(0)}.get(slot.dtype, "0.0")
 
     def typed_constant(self, value: Any) -> str | None:
         """A constant argument of a function that computes by its inputs' dtype, in that
