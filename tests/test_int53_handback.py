@@ -90,7 +90,11 @@ STOPS = [
     ("max(c, a)", True, "an integer beyond 2**53"),  # c wins beyond 2**53 at the 4th call
     ("k // ((c - B - 1) ** 2 + 1)", True, "an integer beyond 2**53"),  # (k // 1 at the 4th)
     ("255 ** min(c - B + 6, 7)", True, "an integer beyond 2**53"),  # 255 ** 7 at the 4th
-    ("c // (c - B - 1) + 1", False, "an integer //, % or ** whose answer is a float"),  # 0 at the 4th call
+    (
+        "c // (c - B - 1) + 1",
+        False,
+        "an integer //, % or ** whose answer is a float",
+    ),  # 0 at the 4th call
     ("c % (B + 1 - c) * 2", False, "an integer //, % or ** whose answer is a float"),
     # (an element-wise loop over t: k % 0 was Numba's 0 there, silently)
     ("t * 1 + k % (B + 1 - c)", False, "an integer //, % or ** whose answer is a float"),

@@ -50,8 +50,11 @@ def _cases():
         if c.domain not in ("", "ai.onnx") or c.op not in OPS:
             continue
         if any(
-            isinstance(x, np.ndarray) and (x.dtype.kind in "OUSV" or x.dtype.itemsize == 2)
-            and x.dtype.kind == "f" or isinstance(x, np.ndarray) and x.dtype.kind in "OUSV"
+            isinstance(x, np.ndarray)
+            and (x.dtype.kind in "OUSV" or x.dtype.itemsize == 2)
+            and x.dtype.kind == "f"
+            or isinstance(x, np.ndarray)
+            and x.dtype.kind in "OUSV"
             for x in c.inputs
         ):
             continue  # (strings, float16: never in a compiled slot)

@@ -358,7 +358,9 @@ def _given_code_ov(to):
 @overload(_onnx_code)
 def _onnx_code_ov(like):
     if isinstance(like, (types.Number, types.Boolean)):  # a number slot's: float64, int64, bool
-        code = 9 if isinstance(like, types.Boolean) else 7 if isinstance(like, types.Integer) else 11
+        code = (
+            9 if isinstance(like, types.Boolean) else 7 if isinstance(like, types.Integer) else 11
+        )
     else:
         code = _CODES.get(str(like.dtype), -1)
     return lambda like: code
