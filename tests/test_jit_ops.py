@@ -20,7 +20,7 @@ from mdf_engine.registry import REGISTRY
 #: the ops whose kernels ``_reshape_jit`` / ``_index_jit`` give
 OPS = set(
     "Reshape Squeeze Unsqueeze Flatten Expand Tile Transpose Concat Shape Size ConstantOfShape "
-    "Cast CastLike Gather Slice".split()
+    "Cast CastLike Gather Slice Trilu Range".split()
 )
 
 
