@@ -20,7 +20,7 @@ from mdf_engine.registry import REGISTRY
 #: the ops whose kernels ``_reshape_jit`` / ``_index_jit`` give
 OPS = set(
     "Reshape Squeeze Unsqueeze Flatten Expand Tile Transpose Concat Shape Size ConstantOfShape "
-    "Cast CastLike Gather Slice".split()
+    "Cast CastLike Gather Slice Trilu Range".split()
 )
 
 
@@ -131,3 +131,43 @@ def test_registry_has_kernels() -> None:
         if s.jit is None and ".variants." not in s.kernel.__module__  # (adapters: Python)
     ]
     assert not missing, missing
+
+
+def _gather_model():
+    from mdf_engine.model import Graph, InputPort, Model, Node, OutputPort, Parameter
+
+    node = Node(
+        id="pick",
+        input_ports=[InputPort(id="i", shape=[1])],
+        parameters=[
+            Parameter(id="data", value=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+            Parameter(id="g", function="onnx::Gather", args={"data": "data", "indices": "i"}),
+            Parameter(id="r", function="onnx::Reshape", args={"data": "g", "shape": "s"}),
+            Parameter(id="s", value=[-1]),
+        ],
+        output_ports=[OutputPort(id="out", value="r")],
+    )
+    return Model(id="m", graphs=[Graph(id="g", nodes=[node])], onnx_opset_version=13)
+
+
+def test_compiled_gather_reshape_and_a_bad_index() -> None:
+    """Gather with its indices from an input port and a Reshape by a parameter compile without
+    a Python call, give the interpreted values, and a bad index stops a later run with one
+    line on both backends."""
+    from mdf_engine import Simulation
+    from mdf_engine.errors import MDFError
+
+    sims = {b: Simulation(_gather_model(), backend=b) for b in ("interpreted", "compiled")}
+    for k in ([1], [0], [-1]):
+        outs = {}
+        for b, sim in sims.items():
+            sim.run(steps=3, initializer={"i": np.array(k, dtype=np.int64)})
+            outs[b] = np.asarray(sim.value("pick", "out"))
+        assert outs["compiled"].tobytes() == outs["interpreted"].tobytes()
+        assert outs["compiled"].dtype == outs["interpreted"].dtype
+    runner = sims["compiled"].runner
+    assert runner.is_compiled and runner.python_calls == [], runner.fallback_reason
+    for b, sim in sims.items():
+        with pytest.raises(MDFError) as e:
+            sim.run(steps=1, initializer={"i": np.array([2], dtype=np.int64)})
+        assert "\n" not in str(e.value) and "Gather" in str(e.value), (b, str(e.value))

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from ..limits import check_elements
 from . import onnx_op
+from ._creation_jit import range_like_jit, trilu_jit
 from ._reshape_jit import constantofshape_like_jit
 from .cast import onnx_dtype
 
@@ -177,6 +178,7 @@ def eyelike(input, *, dtype=None, k=0):
     attributes={"upper": 1},
     outputs=("output",),
     since=14,
+    jit=trilu_jit,
 )
 def trilu(input, k=None, *, upper=1):
     """The upper (``upper=1``) or lower triangle of each matrix in the last two axes of
@@ -195,7 +197,14 @@ def _range_core(start, delta, n, out):
     return out
 
 
-@onnx_op("Range", inputs=("start", "limit", "delta"), outputs=("output",), since=11)
+@onnx_op(
+    "Range",
+    inputs=("start", "limit", "delta"),
+    outputs=("output",),
+    since=11,
+    jit=range_like_jit,
+    jit_like=True,
+)
 def range_(start, limit, delta):
     """``start, start + delta, ...`` up to (excluding) ``limit``; scalar inputs of one type."""
     s, l, d = (np.asarray(v) for v in (start, limit, delta))

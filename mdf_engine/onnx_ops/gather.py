@@ -37,7 +37,7 @@ def _gather_core(x, idx, outer, n, inner):
         if j < 0:
             j += n
         if j < 0 or j >= n:
-            raise IndexError("Gather: an index is out of range")
+            raise IndexError("Gather index out of range")
     for o in range(outer):
         for t in range(m):
             j = idx[t]

@@ -241,7 +241,9 @@ class CallEmitter:
             return None
         if slot.kind is Storage.ARRAY:
             return slot.var
-        return {"bool": "False", "int64": self.consts.literal(0)}.get(slot.dtype, "0.0")
+        if slot.dtype == "bool":
+            return "False"
+        return self.consts.literal(0 if slot.dtype == "int64" else 0.0)
 
     def typed_constant(self, value: Any) -> str | None:
         """A constant argument of a function that computes by its inputs' dtype, in that
