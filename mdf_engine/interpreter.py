@@ -57,10 +57,8 @@ class NodeState:
         mode = next(ip.reduce for ip in self.plan.inputs if ip.id == port_id)
         if mode == "overwrite":
             self.pending[port_id] = value
-        elif mode == "add":
-            self.pending[port_id] = cur + value
         else:
-            self.pending[port_id] = cur * value
+            self.pending[port_id] = _combine(cur, value, mode, self.plan.where, port_id)
 
     def lookup(self, name: str) -> Any:
         """Current value of a port, parameter, function or output port by id."""
@@ -361,7 +359,7 @@ class InterpretedGraph:
             if self.plan.psyneulink:
                 value = to_port_shape(value, self._port_shapes.get((nid, ep.receiver_port)))
                 if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
-                    value = held[ep.receiver_port] + value  # external input one of them
+                    value = _combine(held[ep.receiver_port], value, "add", st.plan.where, ep.receiver_port)  # fmt: skip  # external input one of them
             st.set_input(ep.receiver_port, value)
         (self._lean[nid] or evaluate_node)(st, dt)
         if self.check_finite:
@@ -378,6 +376,17 @@ class InterpretedGraph:
             evaluate_node(probe, None)
             self._initial[nid] = dict(probe.outputs)
         return self._initial[nid]
+
+
+def _combine(a: Any, b: Any, mode: str, where: str, port: str) -> Any:
+    """Two values arriving at one port, added or multiplied (or an MDFError naming it)."""
+    try:
+        return a + b if mode == "add" else a * b
+    except (ValueError, TypeError, OverflowError) as e:
+        raise MDFError(
+            f"cannot combine the values arriving here: {type(e).__name__}: {e}",
+            f"{where}.input_ports.{port}",
+        ) from None
 
 
 def _project(value: Any, ep: Any, where: str) -> Any:
