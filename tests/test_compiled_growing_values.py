@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 
 from mdf_engine import Simulation
-from mdf_engine.errors import MDFError
 from mdf_engine.loader import from_dict
 
 WILD = Path(__file__).resolve().parent / "data" / "wild"
@@ -235,15 +234,21 @@ def test_a_cached_start_hands_over_too() -> None:
     assert runner.mode == "compiled" and runner.handover is None
 
 
-def test_a_step_without_dt_after_the_hand_over_is_refused_not_broadcast() -> None:
+def test_a_step_without_dt_after_the_hand_over_is_handed_back_not_broadcast() -> None:
     """Without a time step the interpreter gives ``x`` its ``(2,)`` initial value again; the
-    compiled slot holds ``(2, 2)``: the run stops with an error naming what to do."""
-    model = from_dict(_euler_model([1.0, 2.0]))
-    sim = Simulation(model, backend="compiled")
-    sim.run(steps=5, dt=0.1)
-    assert sim.runner.mode == "compiled" and sim.runner.handover is None
-    with pytest.raises(MDFError, match="another shape than in the compiled backend's warm-up"):
+    compiled slot holds ``(2, 2)``: the interpreted backend replays the compiled steps and runs
+    it (handback.py), with its values and shapes."""
+    sims = {}
+    for backend in ("interpreted", "compiled"):
+        sim = sims[backend] = Simulation(from_dict(_euler_model([1.0, 2.0])), backend=backend)
+        sim.run(steps=5, dt=0.1)
+        if backend == "compiled":
+            assert sim.runner.mode == "compiled" and sim.runner.handover is None
         sim.evaluate()
+    assert "another shape" in sims["compiled"].runner.fallback_reason
+    got, want = (np.asarray(sims[b].value("n", "x")) for b in ("compiled", "interpreted"))
+    assert got.shape == want.shape == (2,)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize(

@@ -611,9 +611,7 @@ class Guided:
                 inp.args["backend"] = rng.choice(["hexagon", "interpreted", "compiled"])
             return inp
         src, data, ext = rng.choice(self.mdf)
-        surface = rng.choice(
-            ["run", "run", "run", "sweep", "sweep-api", "draw", "oracle", "info"]
-        )
+        surface = rng.choice(["run", "run", "run", "sweep", "sweep-api", "draw", "oracle", "info"])
         return Input("mdf", src, surface, data, ext, default_args(rng, surface, data), [])
 
     def pick(self) -> Input:

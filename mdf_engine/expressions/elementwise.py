@@ -9,7 +9,7 @@ from typing import Any
 
 from .functions import BUILTIN_FUNCTIONS, MATH_FUNCTIONS, MODULES
 from .parse import Expr
-from .source import Emitter
+from .source import Emitter, _int_literal
 
 #: Functions, as :func:`to_source` names them, that act on each element on its own (numpy
 #: ufuncs and their math counterparts): an expression made of them, arithmetic and single
@@ -49,6 +49,16 @@ def to_element_source(
         return None
 
 
+def _safe_operand(node: ast.BinOp) -> bool:
+    """A ``//``, ``%`` or ``**`` whose right operand is a literal for which an element of
+    integers gives the interpreter's kind (a nonzero divisor, a nonnegative exponent, a
+    float): a number that may be 0 gives the interpreter's float only in checked code."""
+    r = node.right
+    if isinstance(r, ast.Constant) and type(r.value) is float:
+        return True
+    return _int_literal(r, 0 if isinstance(node.op, ast.Pow) else None)
+
+
 class _ElementEmitter(Emitter):
     def __init__(self, element: Callable[[str], str | None], const: Callable[[Any], str]):
         super().__init__(element, lambda n: n, const)
@@ -64,6 +74,8 @@ class _ElementEmitter(Emitter):
     def _BinOp(self, node):
         if isinstance(node.op, ast.MatMult):
             raise _NotElementwise
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)) and not _safe_operand(node):
+            raise _NotElementwise  # (integers by 0 or to a power: a float, intdiv.py checks)
         return super()._BinOp(node)
 
     def _Compare(self, node):

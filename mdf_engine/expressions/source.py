@@ -29,10 +29,13 @@ def to_source(
     Python's operators: the code must be jitted with ``error_model='numpy'`` (x/0 gives
     inf/nan as in the interpreter, at the speed of a plain division). A subscript by
     indices (not slices) is ``index(value, indices)``: code that checks the bounds; ``int()``,
-    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``):
-    the semantics of docs/semantics.md, "One numeric semantics"."""
+    ``//`` and ``%`` are ``checked(helper, operands)`` (``_int``, ``_floordiv``, ``_mod``,
+    and ``_ifloordiv``, ``_imod`` inside the expression or by a nonzero literal: an int64 of two
+    integers, compiled/intdiv.py): the semantics of docs/semantics.md, "One numeric
+    semantics"."""
     emitter = Emitter(rename, call, const, index)
     emitter.checked = checked
+    emitter.top = expr.tree.body
     return emitter.emit(expr.tree.body)
 
 
@@ -52,6 +55,34 @@ def _negative_int_literal(node: ast.AST) -> bool:
         and isinstance(node.operand, ast.Constant)
         and type(node.operand.value) is int
     )
+
+
+#: the generated code's helper of each comparison (compiled/intdiv.py)
+_COMPARE_HELPERS = {
+    ast.Lt: "_clt",
+    ast.LtE: "_cle",
+    ast.Gt: "_cgt",
+    ast.GtE: "_cge",
+    ast.Eq: "_ceq",
+    ast.NotEq: "_cne",
+}
+
+
+def _literal_value(node: ast.AST) -> int | None:
+    """The integer an integer literal (``7``, ``-2``) spells, else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign, node = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
+
+
+def _int_literal(node: ast.AST, least: int | None = None) -> bool:
+    """An integer literal other than 0 (``7``, ``-2``: ``k % 7`` is never a float), or one of at
+    least ``least`` (``k ** 2``)."""
+    v = _literal_value(node)
+    return v is not None and (v != 0 if least is None else v >= least)
 
 
 def _maybe_int(node: ast.AST) -> bool:
@@ -89,6 +120,9 @@ class Emitter:
         self.const = const
         self.index = index
         self.checked: Callable[[str, list[str]], str] | None = None
+        #: the whole expression: its own ``//``/``%`` of integers is numpy's float64 at a zero
+        #: divisor, as the interpreter's value then is; one inside it is an int64
+        self.top: ast.AST | None = None
 
     def emit(self, node: ast.AST) -> str:
         return getattr(self, "_" + type(node).__name__)(node)
@@ -116,6 +150,8 @@ class Emitter:
             right = self.const(float(-node.right.operand.value))  # Numba's int power raises at 0
         if self.checked is not None and isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             helper = "_floordiv" if isinstance(node.op, ast.FloorDiv) else "_mod"
+            if node is not self.top or _int_literal(node.right):
+                helper = "_i" + helper[1:]  # (an int64 of two integers: compiled/intdiv.py)
             return self.checked(helper, [left, right])
         if (
             self.checked is not None
@@ -123,7 +159,12 @@ class Emitter:
             and _maybe_int(node.left)
             and _maybe_int(node.right)
         ):
-            return self.checked("_ipow", [left, right])
+            whole = node is self.top and not _int_literal(node.right, 0)
+            lit = [_literal_value(x) for x in (node.left, node.right)]
+            if None not in lit:  # (the interpreter's int, or its float beyond 62 bits)
+                a, b = lit
+                whole = not (b >= 0 and (abs(a) <= 1 or b * abs(a).bit_length() <= 62))
+            return self.checked("_ipow" if whole else "_iipow", [left, right])
         if (
             self.checked is not None
             and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult))
@@ -142,6 +183,13 @@ class Emitter:
         return "(" + op.join(self.emit(v) for v in node.values) + ")"
 
     def _Compare(self, node):
+        if (
+            self.checked is not None
+            and len(node.ops) == 1
+            and (_maybe_int(node.left) or _maybe_int(node.comparators[0]))
+        ):  # (an integer beyond 2**53 and a float: compiled/intdiv.py guards the float64 test)
+            helper = _COMPARE_HELPERS[type(node.ops[0])]
+            return self.checked(helper, [self.emit(node.left), self.emit(node.comparators[0])])
         parts = [self.emit(node.left)]
         for o, c in zip(node.ops, node.comparators):
             parts += [CMP_SRC[type(o)], self.emit(c)]

@@ -38,6 +38,7 @@ from .build import (
     numba_failure,
 )
 from .draws import stream_for
+from .handback import History, hand_back
 from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, Storage, fresh_state
 from .quick import QuickEvaluate, quick_from
@@ -118,6 +119,8 @@ class CompiledGraph(StateReads):
         self.first_steps: Handover | None = None
         self.handover: Handover | None = None
         self.handed_over = False
+        #: the calls to replay on the interpreter when a later run stops (handback.py)
+        self.history = History()
 
     #: see :class:`mdf_engine.backends.base.Runner`
     finished = False
@@ -207,7 +210,11 @@ class CompiledGraph(StateReads):
         q = self._quick
         if q is not None and time_increment is None and q.fits(self, initializer):
             try:  # (errors as run_steps gives them after a first call)
-                return self._raise_error(q.run(self.call_jitted, self.log))
+                self._raise_error(q.run(self.call_jitted, self.log))
+                return self.history.add(1, None, initializer, True)
+            except PythonCallFailed as e:  # (the interpreter runs it: handback.py)
+                hand_back(self, e)
+                self._give_up(str(e))
             except EVALUATION_ERRORS as e:
                 raise (
                     e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
@@ -268,11 +275,12 @@ class CompiledGraph(StateReads):
             try:
                 self._run_compiled(steps, dt, initializer, first_without_dt)
                 self.handed_over = False
+                self.history.add(steps, dt, initializer, first_without_dt)
                 return
             except PythonCallFailed as e:
-                if not first:
-                    raise
-                # nothing of this run has been seen yet: run it again, interpreted
+                # the interpreter replays the calls since it held the state, then runs this
+                # one (a first run: no calls, it runs again interpreted): handback.py
+                hand_back(self, e)
                 self._give_up(str(e))
             except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
                 if not first or isinstance(e, MDFError):

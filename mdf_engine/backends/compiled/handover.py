@@ -95,6 +95,7 @@ def hand_over(runner: Any) -> None:
     )
     runner.handover = None
     runner.handed_over = True
+    runner.history.clear()  # (the interpreter held this state: handback.py)
 
 
 def write_state(state: dict[str, Any], layout: Layout, interp: Any, plan: GraphPlan) -> str | None:

@@ -2,12 +2,12 @@
 
 ``_scalar`` and ``_where`` give numpy's answers on Numba scalars; ``_ix1``/``_ix2``/``_ck``
 bounds-check subscripts; ``_fma(a, b, c)`` is ``a * b + c`` rounded once (LLVM's ``fma``:
-small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod``, ``_ipow``, ``_iadd``, ``_isub`` and
+small matrix products summed as this machine's BLAS sums them, ``small_products``); ``_int``, ``_floordiv``, ``_mod``, ``_ipow`` (``intdiv.py``), ``_iadd``, ``_isub`` and
 ``_imul`` give integers the semantics of docs/semantics.md ("One numeric semantics"), the same
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
 :func:`index_error` turns a bounds failure into the MDFError the user sees. ``_put(dst, src)``
-is ``dst[...] = src`` for one- and two-dimensional slots, written as loops that compile fast.
+is ``dst[...] = src`` written as loops that compile fast (:mod:`.copies`).
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from typing import Any
 import numpy as np
 
 from ...errors import MDFError
-from .pybuiltins import _exact53  # (float64 of an int64 quotient: exact to 2**53)
+from .intdiv import HELPERS as INT_HELPERS
 
 #: The helpers generated code imports, each defined (with its Numba overload) in
 #: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
 #: from this list and ``generated_source.ENGINE_NAMES`` admits it.
 HELPERS = tuple(
-    "_bscalar _cast _ck _floordiv _iadd _imul _int _ipow _iscalar _isub _ix1 _ix2 _mod _put "
-    "_scalar _where _fma".split()
-)
+    "_bscalar _cast _ck _iadd _imul _int _iscalar _isub _ix1 _ix2 _put _scalar _where _fma".split()
+) + tuple(INT_HELPERS)  # (integer //, %, ** and comparisons with floats: intdiv.py)
 
 
 def _make_helpers() -> dict[str, Any]:
@@ -167,12 +166,6 @@ def _make_helpers() -> dict[str, Any]:
     def _int(x, k, step, err):  # pragma: no cover
         return int(x)
 
-    def _floordiv(a, b):  # pragma: no cover
-        return a // b
-
-    def _mod(a, b):  # pragma: no cover
-        return a % b
-
     @overload(_int)
     def _int_ov(x, k, step, err):
         if isinstance(x, types.Integer):
@@ -222,31 +215,6 @@ def _make_helpers() -> dict[str, Any]:
 
     def _imul(a, b, k, step, err):  # pragma: no cover
         return a * b
-
-    def _ipow(a, b):  # pragma: no cover
-        return a**b
-
-    @overload(_ipow)
-    def _ipow_ov(a, b):
-        if not _int_pair(a, b):
-            return lambda a, b: a**b
-
-        def ipow(a, b):
-            # as the interpreted backend: exact while the result fits in 62 bits, else
-            # float64 (a float64 either way here)
-            x, y = np.int64(a), np.int64(b)
-            if y < 0:
-                return np.float64(x) ** np.float64(y)
-            ax = -x if x < 0 else x
-            bits, t = 0, ax
-            while t > 0:
-                bits += 1
-                t >>= 1
-            if ax <= 1 or y * bits <= 62:
-                return np.float64(x**y)
-            return np.float64(x) ** np.float64(y)
-
-        return ipow
 
     # the checks below compute nothing that overflows (Numba's wrapped integer results do
     # not support checking after the fact)
@@ -298,30 +266,6 @@ def _make_helpers() -> dict[str, Any]:
 
         return imul
 
-    @overload(_floordiv)
-    def _floordiv_ov(a, b):
-        if _int_pair(a, b):
-            # integers by zero: numpy's float64 answer (inf, -inf or nan), as interpreted
-            def int_floordiv(a, b):
-                if b == 0:
-                    return np.floor_divide(np.float64(a), np.float64(b))
-                return _exact53(a // b)
-
-            return int_floordiv
-        return lambda a, b: a // b
-
-    @overload(_mod)
-    def _mod_ov(a, b):
-        if _int_pair(a, b):
-
-            def int_mod(a, b):
-                if b == 0:
-                    return np.float64(np.nan)
-                return _exact53(a % b)
-
-            return int_mod
-        return lambda a, b: a % b
-
     @overload(_ix1)
     def _ix1_ov(x, i, k, step, err):
         if isinstance(x, types.Array) and x.ndim >= 1 and isinstance(i, types.Integer):
@@ -358,20 +302,8 @@ def _make_helpers() -> dict[str, Any]:
             return ix2
         return None
 
-    def _put(dst, src):  # pragma: no cover
-        dst[...] = src
-
-    def _narrowing(dst, src):
-        """Whether storing ``src`` (a Numba type) into the array type ``dst`` would drop
-        what the interpreted backend keeps: a float into an integer or boolean slot (Numba
-        truncates), an integer into a boolean one. Such a value's kind changed after the
-        warm-up; typing fails (the graph runs interpreted) instead of a silent wrong number."""
-        item = src.dtype if isinstance(src, types.Array) else src
-        if isinstance(dst.dtype, types.Boolean):
-            return not isinstance(item, types.Boolean)
-        if isinstance(dst.dtype, types.Integer):
-            return not isinstance(item, (types.Integer, types.Boolean))
-        return False
+    from .copies import _put  # noqa: F401 (returned by name below; its overload: copies.py)
+    from .copies import narrowing as _narrowing
 
     def _cast(dst, x):  # pragma: no cover
         return x
@@ -385,72 +317,6 @@ def _make_helpers() -> dict[str, Any]:
                 "after the compiled backend's warm-up"
             )
         return lambda dst, x: x
-
-    @overload(_put)
-    def _put_ov(dst, src):
-        # dst[...] = src as plain loops: Numba's own slice assignment of an array compiles
-        # its shape-error message (string formatting) at every new call site, seconds each
-        if not isinstance(dst, types.Array):
-            return None
-        if _narrowing(dst, src):
-            raise TypingError(
-                f"a {src} value for a {dst.dtype} value of the model: its kind changed "
-                "after the compiled backend's warm-up"
-            )
-
-        if (
-            isinstance(src, types.Array)
-            and src.ndim == dst.ndim > 2
-            and src.layout == "C"
-            and dst.layout == "C"
-        ):
-
-            def copyn(dst, src):  # a CNN's activations: one flat loop (Numba's N-D slice
-                if dst.shape == src.shape:  # assignment iterates index by index, ~4x slower)
-                    d = dst.reshape(-1)
-                    s = src.reshape(-1)
-                    for i in range(d.size):
-                        d[i] = s[i]
-                else:
-                    dst[...] = src
-
-            return copyn
-        if not isinstance(src, types.Array) or src.ndim != dst.ndim or dst.ndim not in (1, 2):
-
-            def assign(dst, src):  # a scalar (no shape check to compile), or Numba's own
-                dst[...] = src  # broadcasting across dimensions
-
-            return assign
-        contiguous = src.layout == "C"  # then it is dst itself or does not overlap it
-
-        if dst.ndim == 1:
-
-            def copy1(dst, src):
-                s = src if contiguous else src.copy()
-                n = dst.shape[0]
-                if s.shape[0] != n and s.shape[0] != 1:
-                    raise ValueError("a value of another shape than its compiled slot")
-                if s.shape[0] == 1:
-                    for i in range(n):
-                        dst[i] = s[0]
-                else:
-                    for i in range(n):
-                        dst[i] = s[i]
-
-            return copy1
-
-        def copy2(dst, src):
-            s = src if contiguous else src.copy()
-            n, m = dst.shape[0], dst.shape[1]
-            if (s.shape[0] != n and s.shape[0] != 1) or (s.shape[1] != m and s.shape[1] != 1):
-                raise ValueError("a value of another shape than its compiled slot")
-            i_step = 1 if s.shape[0] == n else 0
-            j_step = 1 if s.shape[1] == m else 0
-            for i in range(n):
-                for j in range(m):
-                    dst[i, j] = s[i * i_step, j * j_step]
-
-        return copy2
 
     def _fma(a, b, c):  # pragma: no cover - replaced by the overload in jitted code
         from .small_products import exact_fma
@@ -474,7 +340,7 @@ def _make_helpers() -> dict[str, Any]:
         return None
 
     del njit
-    made = locals()
+    made = {**locals(), **INT_HELPERS}
     return {name: made[name] for name in HELPERS}
 
 

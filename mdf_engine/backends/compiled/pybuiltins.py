@@ -14,10 +14,11 @@ argument's; compiled code returns its one element as a scalar (numpy's promotion
 and, where the arguments differ in kind, ``_pywon`` gives the tag of the one that won, which
 the value's slot keeps (variants.py) to read it back as that argument's kind.
 
-``_pywon(a, b, ta, tb, greater)`` is the tag of the argument ``_pymax(a, b)``
+``_pywon(a, b, ta, tb, greater, k, step, err)`` is the tag of the argument ``_pymax(a, b)``
 (``greater``) or ``_pymin(a, b)`` returns: ``tb`` when ``b`` wins, else ``ta`` (a value whose
-kind is the argument that won, variants.py); an integer of more than 53 bits winning over a
-float raises ValueError, since its slot holds it as a float.
+kind is the argument that won, variants.py); an integer beyond 2**53 winning over a float
+stops the run (``err`` -7 naming the field ``k``: ``intdiv.beyond53``), since its slot holds
+it as a float.
 
 ``_like(dst, x)`` is ``x`` in the dtype of the float array slot ``dst`` when ``x`` is an
 integer or boolean array: a value's initial value written as integers (``[-60]``) and its
@@ -33,8 +34,10 @@ import numpy as np
 
 
 def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
-    from numba import literal_unroll, njit, types
+    from numba import literal_unroll, types
     from numba.extending import overload
+
+    from .intdiv import beyond53, inexact_pair
 
     def _list(t):  # pragma: no cover - replaced by the overload in jitted code
         return np.array(list(t))
@@ -180,35 +183,33 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
     overload(_pymax)(_choose(True))
     overload(_pymin)(_choose(False))
 
-    def _pywon(a, b, ta, tb, greater):  # pragma: no cover
+    def _pywon(a, b, ta, tb, greater, k, step, err):  # pragma: no cover
         return tb if (b > a if greater else b < a) else ta
-
-    @njit
-    def _beyond53(v):
-        return v > 9007199254740992 or v < -9007199254740992
 
     def _item(x):
         return x.dtype if isinstance(x, types.Array) else x
 
     @overload(_pywon)
-    def _pywon_ov(a, b, ta, tb, greater):
+    def _pywon_ov(a, b, ta, tb, greater, k, step, err):
         if not all(isinstance(x, (*scalar, types.Array)) for x in (a, b)):
             return None
         ints = [isinstance(_item(x), (types.Integer, types.Boolean)) for x in (a, b)]
         # an integer winning over a float is held in a float slot: exact to 2**53
         first_int, second_int = ints[0] and not ints[1], ints[1] and not ints[0]
 
-        def won(a, b, ta, tb, greater):
+        def won(a, b, ta, tb, greater, k, step, err):
             x, y = _one(a), _one(b)
             second = y > x if greater else y < x
-            # (each side on its own: ``y if second else x`` would be the float of the two)
-            if (second and second_int and _beyond53(y)) or (
-                not second and first_int and _beyond53(x)
-            ):
-                raise ValueError(
-                    "an integer beyond 2**53 won builtin max/min over a float (compiled "
-                    "code holds the value as a float)"
-                )
+            # (each side on its own: ``y if second else x`` would be the float of the two;
+            # beyond53 writes err -7 naming the field ``k``)
+            if second and second_int:
+                beyond53(y, k, step, err)
+            elif not second and first_int:
+                beyond53(x, k, step, err)
+            elif first_int:  # (a float won: its float64 test may not be Python's exact one)
+                inexact_pair(x, y, k, step, err)
+            elif second_int:
+                inexact_pair(y, x, k, step, err)
             return tb if second else ta
 
         return won
@@ -217,24 +218,3 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
 
 
 _list, _pymax, _pymin, _like, _pywon = _make_helpers()
-
-
-def _make_exact53() -> Any:
-    from numba import njit
-
-    @njit
-    def _exact53(q):
-        if q > 9007199254740992 or q < -9007199254740992:
-            raise ValueError(
-                "an integer beyond 2**53 from // or % (compiled code holds it as a float)"
-            )
-        return np.float64(q)
-
-    return _exact53
-
-
-#: ``float64(q)`` of an integer quotient or remainder (``helpers._floordiv``, ``_mod``: their
-#: integer answer shares a float64 type with numpy's answer of a division by zero), or a
-#: ValueError when ``q`` is beyond 2**53, where the float would round it
-#: (``runtime.call_checked`` makes it an error, or a first run's restart on the interpreter)
-_exact53 = _make_exact53()

@@ -19,13 +19,15 @@ import numpy as np
 from ...errors import MDFError, NotCompilable
 from ...registry import REGISTRY
 from .helpers import index_error
+from .intdiv import BEYOND_53, INT_BY_ZERO
 from .layout import SLOT_DTYPES, Storage, array_dtype, kind_of, scalar_dtype
 
 #: Passes of the scheduler's loop after which one update is reported as never ending.
 MAX_PASSES_PER_UPDATE = 10_000_000
 #: Length of a compiled run's ``err`` row: ``err[0]`` says what stopped it (-2: an update that
 #: never ended; -5: integer overflow, -4: int() beyond 64 bits or of NaN, -6: a non-integer
-#: for a value that was an integer in the warm-up, with field and step
+#: for a value that was an integer in the warm-up, -7: an integer beyond 2**53 held as a float,
+#: -8: an integer ``//``/``%``/``**`` whose answer is a float there (intdiv.py), with field and step
 #: in ``err[1:3]``; -3: an index out of bounds, with field, step, index, size and axis in
 #: ``err[1:6]``; > 0: a NaN/inf under check_finite, with node, step and value in ``err[1:4]``)
 ERR_WIDTH = 8
@@ -203,6 +205,21 @@ def reported_error(
             f"whole number at step {step} (use backend='interpreted')",
             index_fields[k],
         )
+    if err[0] == BEYOND_53:
+        k, step = int(err[1]), int(err[2])
+        return KindChanged(
+            f"{prefix}an integer beyond 2**53 at step {step}, which the compiled code holds or "
+            "compares as a float64 here (rounded; the interpreted backend keeps it exact)",
+            index_fields[k],
+        )
+    if err[0] == INT_BY_ZERO:
+        k, step = int(err[1]), int(err[2])
+        return KindChanged(
+            f"{prefix}an integer //, % or ** whose answer is a float at step {step} (by zero, "
+            "to a negative power or beyond 62 bits), where the compiled code holds an integer "
+            "(the interpreted backend gives the float)",
+            index_fields[k],
+        )
     if err[0] == -4:
         k, step = int(err[1]), int(err[2])
         return MDFError(
@@ -229,9 +246,11 @@ def reported_error(
 
 def first_failure(errs: np.ndarray) -> int | None:
     """The batch row whose ``err`` row is reported (of the first kind that occurred, in the
-    order overflow, int(), index, endless update, NaN/inf: the first such row), or None."""
+    order overflow, a kind that changed, int(), index, endless update, NaN/inf: the first
+    such row), or None."""
     code = errs[:, 0]
-    for failed in (code == -5, code == -6, code == -4, code == -3, code == -2, code > 0):
+    kinds = (-5, -6, BEYOND_53, INT_BY_ZERO, -4, -3, -2)
+    for failed in (*(code == c for c in kinds), code > 0):
         bad = np.nonzero(failed)[0]
         if bad.size:
             return int(bad[0])
@@ -361,9 +380,7 @@ def call_checked(fn: Callable[..., Any], args: tuple, index_fields: Any, blas_ma
 
 def _compiled_error(e: BaseException | None, index_fields: Any) -> MDFError | None:
     """The MDFError for an exception that generated code raised on purpose, or None."""
-    if isinstance(e, ValueError):  # (pybuiltins, helpers._put: a value its slot cannot hold)
-        if str(e).startswith("an integer beyond 2**53"):  # (pybuiltins._pywon)
-            return KindChanged(f"{e}; use backend='interpreted'")
+    if isinstance(e, ValueError):  # (pybuiltins._like: a value its slot cannot hold)
         if str(e) == "a value of another shape than its compiled slot":
             return KindChanged(
                 "a value has another shape than in the compiled backend's warm-up (use "

@@ -436,6 +436,8 @@ def assign_variant(gen: Any, dst: Slot, expr: str, ind: str) -> str:
         if len(found) != len(leaves):
             raise NotCompilable(f"{what}: max()/min() arguments do not match")
         counter = iter(range(len(leaves)))
+        k = len(gen.index_fields)  # (an integer beyond 2**53 winning stops the run: err -7)
+        gen.index_fields.append(what)
 
         def tag_of(node: ast.AST) -> str:
             if _is_generated_pick(node):
@@ -443,7 +445,7 @@ def assign_variant(gen: Any, dst: Slot, expr: str, ind: str) -> str:
                 greater = node.func.id == "_pymax"
                 return (
                     f"_pywon({ast.unparse(a)}, {ast.unparse(b)}, {tag_of(a)}, "
-                    f"{tag_of(b)}, {greater})"
+                    f"{tag_of(b)}, {greater}, {k}, q_c2, err)"
                 )
             leaf = leaves[next(counter)]
             if isinstance(leaf, SlotKey):

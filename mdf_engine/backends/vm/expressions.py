@@ -52,7 +52,9 @@ _NP_REDUCE = {"sum": "sum", "prod": "prod", "max": "max", "amax": "max", "min": 
 _NP_REDUCE.update({"amin": "min", "mean": "mean"})
 #: generated code's helpers of two operands (the rest of their arguments report errors)
 _HELPERS = {"_iadd": "add", "_isub": "sub", "_imul": "mul", "_ipow": "pow"}
-_HELPERS.update({"_floordiv": "floordiv", "_mod": "mod"})
+_HELPERS.update({"_floordiv": "floordiv", "_mod": "mod", "_ifloordiv": "floordiv", "_imod": "mod"})
+_HELPERS["_iipow"] = "pow"
+_HELPERS.update({f"_c{op}": op for op in ("lt", "le", "gt", "ge", "eq", "ne")})
 
 
 class ExpressionTranslator:
