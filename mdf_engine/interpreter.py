@@ -26,6 +26,7 @@ import numpy as np
 from . import interpreter_lean as lean_mod
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
+from .expressions.operators import combine
 from .interpreter_fused import fuse
 from .interpreter_lean import Replay, lean_node, replay_step, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
@@ -59,7 +60,7 @@ class NodeState:
         if mode == "overwrite":
             self.pending[port_id] = value
         else:
-            self.pending[port_id] = _combine(cur, value, mode, self.plan.where, port_id)
+            self.pending[port_id] = combine(cur, value, mode, self.plan.where, port_id)
 
     def lookup(self, name: str) -> Any:
         """Current value of a port, parameter, function or output port by id."""
@@ -365,7 +366,7 @@ class InterpretedGraph:
             if self.plan.psyneulink:
                 value = to_port_shape(value, self._port_shapes.get((nid, ep.receiver_port)))
                 if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
-                    value = _combine(held[ep.receiver_port], value, "add", st.plan.where, ep.receiver_port)  # fmt: skip  # external input one of them
+                    value = combine(held[ep.receiver_port], value, "add", st.plan.where, ep.receiver_port)  # fmt: skip  # external input one of them
             st.set_input(ep.receiver_port, value)
         (self._lean[nid] or evaluate_node)(st, dt)
         if self.check_finite:
@@ -382,17 +383,6 @@ class InterpretedGraph:
             evaluate_node(probe, None)
             self._initial[nid] = dict(probe.outputs)
         return self._initial[nid]
-
-
-def _combine(a: Any, b: Any, mode: str, where: str, port: str) -> Any:
-    """Two values arriving at one port, added or multiplied (or an MDFError naming it)."""
-    try:
-        return a + b if mode == "add" else a * b
-    except (ValueError, TypeError, OverflowError) as e:
-        raise MDFError(
-            f"cannot combine the values arriving here: {type(e).__name__}: {e}",
-            f"{where}.input_ports.{port}",
-        ) from None
 
 
 def _project(value: Any, ep: Any, where: str) -> Any:
