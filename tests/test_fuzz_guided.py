@@ -79,6 +79,11 @@ def test_onnx_api_errors_name_the_file(tmp_path):
         with pytest.raises(MDFError) as e:
             call()
         assert "missing_input.onnx" in str(e.value) and "nope" in str(e.value)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    relu = tmp_path / "relu.onnx"
+    relu.write_bytes(helper.make_model(g).SerializeToString())
+    with pytest.raises(MDFError, match=r"relu\.onnx: feed 'x' is not an array"):
+        run_onnx(str(relu), {"x": [[1], [2, 3]]})  # (a ragged feed was numpy's ValueError)
     with pytest.raises(MDFError, match="no_such.onnx: no such ONNX file"):
         import_model(str(tmp_path / "no_such.onnx"))
 
