@@ -84,7 +84,7 @@ def test_onnx_api_errors_name_the_file(tmp_path):
     relu.write_bytes(helper.make_model(g).SerializeToString())
     with pytest.raises(MDFError, match=r"relu\.onnx: feed 'x' is not an array"):
         run_onnx(str(relu), {"x": [[1], [2, 3]]})  # (a ragged feed was numpy's ValueError)
-    with pytest.raises(MDFError, match="no_such.onnx: no such ONNX file"):
+    with pytest.raises(MDFError, match="no_such.onnx: no ONNX file at this path"):
         import_model(str(tmp_path / "no_such.onnx"))
 
 

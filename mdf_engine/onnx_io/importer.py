@@ -69,7 +69,7 @@ def load_proto(source: Any) -> Any:
     if isinstance(source, (str, os.PathLike)):
         path = str(source)
         if not os.path.exists(path):
-            raise MDFError("no such ONNX file", source=path)
+            raise MDFError("no ONNX file at this path", source=path)
         try:
             return onnx.load(path)
         except Exception as e:  # onnx raises DecodeError and friends
