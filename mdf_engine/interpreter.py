@@ -26,6 +26,7 @@ import numpy as np
 from . import interpreter_lean as lean_mod
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
+from .expressions.operators import combine
 from .interpreter_fused import fuse
 from .interpreter_lean import Replay, lean_node, replay_step, static_schedule
 from .plan import GraphPlan, NodePlan, ParameterPlan
@@ -58,10 +59,8 @@ class NodeState:
         mode = next(ip.reduce for ip in self.plan.inputs if ip.id == port_id)
         if mode == "overwrite":
             self.pending[port_id] = value
-        elif mode == "add":
-            self.pending[port_id] = cur + value
         else:
-            self.pending[port_id] = cur * value
+            self.pending[port_id] = combine(cur, value, mode, self.plan.where, port_id)
 
     def lookup(self, name: str) -> Any:
         """Current value of a port, parameter, function or output port by id."""
@@ -367,7 +366,7 @@ class InterpretedGraph:
             if self.plan.psyneulink:
                 value = to_port_shape(value, self._port_shapes.get((nid, ep.receiver_port)))
                 if ep.receiver_port in held:  # PsyNeuLink sums a port's afferents, the
-                    value = held[ep.receiver_port] + value  # external input one of them
+                    value = combine(held[ep.receiver_port], value, "add", st.plan.where, ep.receiver_port)  # fmt: skip  # external input one of them
             st.set_input(ep.receiver_port, value)
         (self._lean[nid] or evaluate_node)(st, dt)
         if self.check_finite:

@@ -79,7 +79,12 @@ def test_onnx_api_errors_name_the_file(tmp_path):
         with pytest.raises(MDFError) as e:
             call()
         assert "missing_input.onnx" in str(e.value) and "nope" in str(e.value)
-    with pytest.raises(MDFError, match="no_such.onnx: no such ONNX file"):
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    relu = tmp_path / "relu.onnx"
+    relu.write_bytes(helper.make_model(g).SerializeToString())
+    with pytest.raises(MDFError, match=r"relu\.onnx: feed 'x' is not an array"):
+        run_onnx(str(relu), {"x": [[1], [2, 3]]})  # (a ragged feed was numpy's ValueError)
+    with pytest.raises(MDFError, match="no_such.onnx: no ONNX file at this path"):
         import_model(str(tmp_path / "no_such.onnx"))
 
 
@@ -114,3 +119,23 @@ def test_yaml_twists_and_special_numbers_load_or_are_refused_cleanly(tmp_path):
             load(path)
         except MDFError as e:
             assert "\n" not in str(e) and path.name in str(e), (src, str(e)[:300])
+
+
+@pytest.mark.parametrize(
+    "path, key, value",
+    [
+        ("modeci_examples/IAF_net3.json", "spike_input", 10**400),
+        ("psyneulink/v0.18.0.0/fan_in.json", "C_InputPort_0", {}),
+        ("psyneulink/v0.15.3.0/tests_model_varied_matrix_sizes.json", "B_InputPort_0", []),
+    ],
+)
+def test_an_initializer_value_that_does_not_combine_is_one_clean_line(path, key, value):
+    """An ``--initializer`` value added to (or multiplied by) an edge's value at one port: a
+    dict, an empty list, an int beyond float range were internal errors (TypeError,
+    ValueError, OverflowError); now an MDFError naming the input port."""
+    src = ROOT / "tests/data/wild" / path
+    with pytest.raises(MDFError) as e:
+        Simulation(str(src)).run(steps=3, initializer={key: value})
+    text = str(e.value)
+    assert "\n" not in text and src.name in text and f".input_ports.{key}: " in text
+    assert "cannot combine the values arriving here" in text

@@ -61,6 +61,7 @@ import fuzz_structure as fs  # noqa: E402
 #: sweep()'s arguments, named by the errors about them (or by their first words)
 SWEEP_ARGS = (
     "sweep",
+    "a list design",
     "chunk",
     "workers",
     "steps",

@@ -228,7 +228,7 @@ def _difference(a: dict, b: dict) -> str:
             ov = a[node][port]
             try:
                 x, y = np.asarray(ov, dtype=float), np.asarray(rv, dtype=float)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # (an int beyond float: as text)
                 if str(ov) != str(rv):
                     return f"{node!a}.{port!a}: {ov!r:.60} vs {rv!r:.60}"
                 continue

@@ -33,6 +33,20 @@ def too_big(n: float, what: str) -> None:
         raise MDFError(f"{what} would have {n:.3g} elements; the limit is {MAX_RESULT_ELEMENTS}")
 
 
+def combine(a: Any, b: Any, mode: str, node: str, port: str) -> Any:
+    """Two values arriving at input port ``port`` of the node at field path ``node``, added
+    (``mode="add"``) or multiplied; values that do not combine (an initializer's dict or empty
+    list against an edge's array, an int beyond float range) are an MDFError naming the port,
+    not numpy's or Python's own exception."""
+    try:
+        return a + b if mode == "add" else a * b
+    except (ValueError, TypeError, OverflowError) as e:
+        raise MDFError(
+            f"cannot combine the values arriving here: {type(e).__name__}: {e}",
+            f"{node}.input_ports.{port}",
+        ) from None
+
+
 def _check_broadcast(a: Any, b: Any) -> None:
     if (
         isinstance(a, np.ndarray)

@@ -69,7 +69,7 @@ def load_proto(source: Any) -> Any:
     if isinstance(source, (str, os.PathLike)):
         path = str(source)
         if not os.path.exists(path):
-            raise MDFError("no such ONNX file", source=path)
+            raise MDFError("no ONNX file at this path", source=path)
         try:
             return onnx.load(path)
         except Exception as e:  # onnx raises DecodeError and friends
@@ -345,7 +345,12 @@ def _run_onnx(source: Any, feeds: Mapping[str, Any], backend: str) -> dict:
     missing = [k for k in meta["inputs"] if k not in feeds]
     if missing:
         raise MDFError(f"no feed for ONNX graph input '{missing[0]}'")
-    init = {meta["inputs"][k]: np.asarray(v) for k, v in feeds.items()}
+    init = {}
+    for k, v in feeds.items():
+        try:
+            init[meta["inputs"][k]] = np.asarray(v)
+        except (ValueError, TypeError, OverflowError) as e:  # a ragged list
+            raise MDFError(f"feed '{k}' is not an array: {e}") from None
     sim = Simulation(model, backend=backend)
     sim.evaluate(initializer=init)
     out = {}
