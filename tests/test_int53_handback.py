@@ -75,6 +75,8 @@ def _same(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         "(k // 2) * 2 + k % 2",
         "(c - 9007199254740992) ** 2 * k + 1",  # (** of integers: an int64 too)
         "k ** 1 - 2 ** 3",
+        # comparisons of an int and a float: float64 is exact here (c reaches 2**53 + 2)
+        "(c == 9007199254740994.0) + (c > 1e17) * 2 + (k < 2.0**60) * 4",
     ],
 )
 def test_integer_floordiv_and_mod_stay_int64_in_larger_expressions(value):
@@ -90,8 +92,14 @@ STOPS = [
     ("max(c, a)", True, "an integer beyond 2**53"),  # c wins beyond 2**53 at the 4th call
     ("k // ((c - B - 1) ** 2 + 1)", True, "an integer beyond 2**53"),  # (k // 1 at the 4th)
     ("255 ** min(c - B + 6, 7)", True, "an integer beyond 2**53"),  # 255 ** 7 at the 4th
-    ("c // (c - B - 1) + 1", False, "an integer //, % or ** whose answer is a float"),  # 0 at the 4th call
+    (
+        "c // (c - B - 1) + 1",
+        False,
+        "an integer //, % or ** whose answer is a float",
+    ),  # 0 at the 4th call
     ("c % (B + 1 - c) * 2", False, "an integer //, % or ** whose answer is a float"),
+    # (c = 2**53 + 1 rounds to the float 2**53: float64 says not greater, Python says greater)
+    ("(c > 9007199254740992.0) * 3", True, "an integer beyond 2**53"),
     # (an element-wise loop over t: k % 0 was Numba's 0 there, silently)
     ("t * 1 + k % (B + 1 - c)", False, "an integer //, % or ** whose answer is a float"),
 ]

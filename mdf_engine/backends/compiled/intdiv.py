@@ -203,9 +203,11 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
     @njit
     def inexact_pair(i, f, k, step, err):
         """Whether comparing the integer ``i`` with the float ``f`` in float64 may differ from
-        Python's exact comparison (both beyond 2**53: then err -7, if no error yet)."""
-        if (i > TWO53 or i < -TWO53) and (f >= TWO53 or f <= -TWO53):
-            return beyond53(i, k, step, err)
+        Python's exact comparison (then err -7, if no error yet). Rounding is monotonic, so
+        the float64 test differs only where ``i`` rounds to ``f`` without being equal to it."""
+        if (i > TWO53 or i < -TWO53) and np.float64(i) == f:
+            if f >= 9.223372036854775808e18 or np.int64(f) != i:
+                return beyond53(i, k, step, err)
         return False
 
     def _compare(name: str, plain: Any) -> Any:
