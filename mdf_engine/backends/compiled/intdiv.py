@@ -20,6 +20,10 @@ exact result beyond 2**53 stops the run (-7); ``_iipow`` (inside an expression, 
 nonnegative literal exponent) is an int64, and a result the interpreter gives as a float
 stops it (-8).
 
+``_i53(x, ...)`` is ``x``, stopping the run (-7) when it is an integer beyond 2**53: a branch
+of ``a if c else b`` whose other branch may be a float (Numba makes both one type, a float64;
+the interpreter keeps the integer), unless that branch is an integer literal.
+
 Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//``,
 ``%`` and ``**`` in every form. Every helper takes the field number ``k``, the step and the ``err`` row
 (``runtime.ERR_WIDTH``): a stop names the field and the step, and
@@ -238,6 +242,20 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
 
         return stub
 
+    def _i53(x, k, step, err):  # pragma: no cover
+        return x
+
+    @overload(_i53)
+    def _i53_ov(x, k, step, err):
+        if isinstance(x, types.Integer):
+
+            def guarded(x, k, step, err):
+                beyond53(x, k, step, err)
+                return x
+
+            return guarded
+        return lambda x, k, step, err: x
+
     ops = {
         "_clt": lambda a, b: a < b,
         "_cle": lambda a, b: a <= b,
@@ -247,7 +265,13 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
         "_cne": lambda a, b: a != b,
     }
     compares = {name: _compare(name, njit(f)) for name, f in ops.items()}
-    made = {"_ifloordiv": _ifloordiv, "_imod": _imod, "_ipow": _ipow, "_iipow": _iipow}
+    made = {
+        "_ifloordiv": _ifloordiv,
+        "_imod": _imod,
+        "_ipow": _ipow,
+        "_iipow": _iipow,
+        "_i53": _i53,
+    }
     made.update(_floordiv=_floordiv, _mod=_mod, **compares)
     return beyond53, inexact_pair, made
 
