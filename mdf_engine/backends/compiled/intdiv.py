@@ -1,5 +1,6 @@
-"""Integer ``//``, ``%`` and ``**`` in generated code, and the 2**53 guard where an integer is held as
-a float (docs/compiled.md, "Integers beyond 2**53").
+"""Where an integer meets a float64 in generated code: integer ``//``, ``%`` and ``**``,
+comparisons of an integer and a float, conditionals with a float branch, each the
+interpreter's exact answer or a stop (docs/compiled.md, "Integers beyond 2**53").
 
 On the interpreted backend ``k // n`` and ``k % n`` of two integers are Python integers, or
 numpy's float64 ``inf``/``nan`` when ``n`` is 0 (docs/semantics.md, "One numeric semantics").
@@ -24,9 +25,14 @@ stops it (-8).
 of ``a if c else b`` whose other branch may be a float (Numba makes both one type, a float64;
 the interpreter keeps the integer), unless that branch is an integer literal.
 
+``_clt`` ... ``_cne`` (``<`` ... ``!=``) of an integer scalar and a float scalar compare in
+float64, which is Python's exact answer unless the integer, beyond 2**53, rounds to the float
+without being equal to it (rounding is monotonic): that stops the run (-7, :func:`inexact_pair`,
+which ``pybuiltins._pywon`` calls too). Arrays compare as numpy does, on both backends.
+
 Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//``,
-``%`` and ``**`` in every form. Every helper takes the field number ``k``, the step and the ``err`` row
-(``runtime.ERR_WIDTH``): a stop names the field and the step, and
+``%``, ``**`` and comparisons in every form. Every helper takes the field number ``k``, the
+step and the ``err`` row (``runtime.ERR_WIDTH``): a stop names the field and the step, and
 ``runtime.reported_error`` makes it a ``KindChanged`` (the run is handed to the interpreted
 backend: ``handback.py``). :func:`beyond53` records -7 for ``pybuiltins._pywon`` too.
 """
