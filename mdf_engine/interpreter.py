@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import interpreter_lean as lean_mod
 from . import op_state
 from .errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .interpreter_fused import fuse
@@ -225,6 +226,7 @@ class InterpretedGraph:
                     step(time_increment)
                     ran.add(nid)
             self.evaluations += 1
+            lean_mod.rest_workers()
             return
         before_step = self.plan.psyneulink
         for k, ts in enumerate(self.scheduler.run()):
@@ -265,7 +267,11 @@ class InterpretedGraph:
         edges (no weight or matrix, every sender run before) delivered as ``run_node`` does,
         then its lean runner; other nodes (and ``check_finite``) go through ``run_node``."""
         if self._program is None or self._program[0] is not steps:
+            par = not (self.check_finite or self.plan.psyneulink)  # (else run_node's)
             prog = [(nodes, t, [(n, self._step_of(n)) for n in nodes]) for nodes, t in steps]
+            if par:  # independent nodes of a step overlap (interpreter_lean.parallel_step)
+                group = lean_mod.parallel_program
+                prog = [(n, t, group(self.plan, self._lean, b)) for n, t, b in prog]
             self._program = (steps, prog)
         return self._program[1]
 
@@ -353,7 +359,7 @@ class InterpretedGraph:
             if ep.has_weight:
                 try:
                     value = ep.weight * value
-                except (ValueError, TypeError) as e:
+                except (ValueError, TypeError, OverflowError) as e:  # (an int beyond float)
                     raise MDFError(
                         f"cannot apply the weight: {type(e).__name__}: {e}",
                         f"{self.plan.where}.edges.{ep.id}.parameters.weight",
@@ -384,7 +390,7 @@ def _project(value: Any, ep: Any, where: str) -> Any:
     """A PsyNeuLink projection: the sender's value times the edge's matrix."""
     try:
         return np.matmul(value, ep.matrix)
-    except ValueError as e:
+    except (ValueError, TypeError, OverflowError) as e:  # e.g. an int beyond float range
         raise MDFError(
             f"cannot apply the projection matrix: {e}", f"{where}.edges.{ep.id}"
         ) from None

@@ -5,6 +5,8 @@ is exactly what the nodes compute one by one; only where and when changes.
   (the Relu node's own bound call on that array) and leaves it in a cell; the Relu node takes
   it when the value it reads *is* that array (the same object: nothing ran in between that
   could have made another), else it calls the kernel itself. Both nodes keep their own values.
+* **BatchNormalization -> Relu**: the same, the normalization's kernel writing the Relu of
+  each value in the same pass (:func:`~mdf_engine.onnx_ops.normalization.prepare_bn_relu`).
 * **Concat of such Relus**: once a Concat has run on the Relus' values, the shapes of its parts
   and of its value are known; from then on each Relu writes its value straight into its part
   of a new array of the Concat's shape (a view, C-contiguous: nothing before the axis is longer
@@ -23,11 +25,14 @@ import numpy as np
 
 from .interpreter_lean import BoundCall, LeanNode
 from .plan import GraphPlan
-from .plan.fusion import concat_of_relus, conv_relu_pairs
+from .plan.fusion import bn_relu_pairs, concat_of_relus, conv_relu_pairs
 
 #: A Relu that is part of a Concat is written in place into the Concat's array rather than by
 #: the Conv's kernel beside its value.
 CONCAT_IN_PLACE = True
+#: A BatchNormalization -> Relu pair computes the Relu in the normalization's pass (tests
+#: compare against the unfused run by turning this off).
+FUSE_BN_RELU = True
 
 
 class _FusedRelu:
@@ -129,9 +134,10 @@ class _FusedConcat:
 
 
 class _ConvAndRelu:
-    """The Conv call of a fused pair whose kernel also writes the Relu of its value
-    (:func:`~mdf_engine.onnx_ops._conv_relu.prepare_conv_relu`, the Relu bit for bit the
-    engine's): the value is the convolution, the Relu goes to the cell."""
+    """The Conv (or BatchNormalization) call of a fused pair whose kernel also writes the Relu
+    of its value (:func:`~mdf_engine.onnx_ops._conv_relu.prepare_conv_relu`,
+    :func:`~mdf_engine.onnx_ops.normalization.prepare_bn_relu`; the Relu bit for bit the
+    engine's): the value is the convolution (normalization), the Relu goes to the cell."""
 
     __slots__ = ("both", "cell", "first")
 
@@ -175,9 +181,43 @@ def _one_by_one(conv: BoundCall) -> bool:
     return isinstance(w, np.ndarray) and w.ndim >= 3 and all(d == 1 for d in w.shape[2:])
 
 
+def _fuse_bn_relu(plan: GraphPlan, lean: dict[str, LeanNode | None]) -> int:
+    """Bind the BatchNormalization -> Relu pairs of ``plan`` (``plan.fusion.bn_relu_pairs``)
+    whose nodes are lean and whose normalization has constant parameters: its call computes
+    the Relu in the same pass, into the cell the Relu node takes it from (see
+    :class:`_FusedRelu`). Returns how many Relus now run within their normalization."""
+    n = 0
+    for pair in bn_relu_pairs(plan):
+        bn, relu = lean.get(pair.conv), lean.get(pair.relu)
+        if bn is None or relu is None or bn.then is not None:
+            continue
+        call, bn_call = relu.call_of(pair.relu_param), bn.call_of(pair.conv_param)
+        if not isinstance(call, BoundCall) or call.first != pair.relu_port:
+            continue
+        if not isinstance(bn_call, BoundCall) or bn_call.first is None:
+            continue
+        from .onnx_ops.normalization import prepare_bn_relu
+
+        both = bn_call.prepared(prepare_bn_relu)
+        if both is None:
+            continue
+        cell: list = [None, None]
+        relu.replace_call(pair.relu_param, _FusedRelu(call, cell, pair.relu_port))
+        bn.replace_call(pair.conv_param, _ConvAndRelu(both, cell))
+        n += 1
+    return n
+
+
 def fuse(plan: GraphPlan, lean: dict[str, LeanNode | None]) -> int:
     """Bind the fused nodes of ``plan`` whose nodes are all lean; returns how many nodes now
     run within another (Relus, and Concats that are their Relus' array)."""
+    if not FUSE_BN_RELU:
+        return _fuse_conv_relu(plan, lean)
+    return _fuse_bn_relu(plan, lean) + _fuse_conv_relu(plan, lean)
+
+
+def _fuse_conv_relu(plan: GraphPlan, lean: dict[str, LeanNode | None]) -> int:
+    """The Conv -> Relu pairs and Concats of them (see :func:`fuse`)."""
     pairs = []
     for pair in conv_relu_pairs(plan):
         conv, relu = lean.get(pair.conv), lean.get(pair.relu)

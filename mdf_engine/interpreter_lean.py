@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -378,6 +379,78 @@ def replay_step(
             else:
                 pending[rp] = cur * v
         run(st, dt)
+
+    return step
+
+
+#: the worker threads of shared kernels (:mod:`mdf_engine.onnx_ops._threads_pool`), looked up
+#: in ``sys.modules`` only: a graph without such kernels never imports them
+POOL = "mdf_engine.onnx_ops._threads_pool"
+
+
+def rest_workers() -> None:
+    """The end of an update: the kernels' worker threads, if loaded, need not spin for more
+    work (:func:`~mdf_engine.onnx_ops._threads_pool.rest`)."""
+    pool = sys.modules.get(POOL)
+    if pool is not None:
+        pool.rest()
+
+
+def parallel_program(
+    plan: GraphPlan, lean: dict[str, Any], steps: list[tuple[str, Callable]]
+) -> list[tuple[str, Callable]]:
+    """The bound steps of one replayed time step, those of two or more lean nodes none of
+    which is fed by another (see :func:`parallel_step`) run by the first one's step (the
+    others' steps then do nothing)."""
+    here = {n for n, _ in steps}
+    if len(steps) < 2 or any(
+        lean.get(n) is None or any(ep.sender in here for ep in plan.incoming[n]) for n in here
+    ):
+        return steps
+    return [(steps[0][0], parallel_step(steps))] + [(n, _nothing) for n, _ in steps[1:]]
+
+
+def _nothing(dt: float | None) -> None:
+    """The step of a node that a :func:`parallel_step` runs."""
+
+
+def parallel_step(steps: list[tuple[str, Callable[[float | None], None]]]):
+    """One time step of independent nodes (none reads another's value in the step), run so
+    that the first node's shared kernel, if it has one, overlaps the others: when it hands its
+    items to a worker thread, the calling thread runs the other nodes' steps meanwhile (their
+    Python, their own kernels), then takes what is left of its items
+    (:func:`~mdf_engine.onnx_ops._threads_pool.while_sharing`). Each node computes exactly what
+    it computes alone; a fire module's 1x1 and 3x3 expand convolutions (SqueezeNet) are such a
+    step. Errors are those of the nodes one after another: the first node's, else the first of
+    the others'."""
+    first, rest = steps[0][1], [s for _, s in steps[1:]]
+
+    def step(dt: float | None) -> None:
+        pool = sys.modules.get(POOL)
+        if pool is None or pool.numba_threads() == 1:  # (nothing is shared on one thread)
+            first(dt)
+            for s in rest:
+                s(dt)
+            return
+        errors: list[BaseException] = []
+
+        def others() -> None:
+            for s in rest:
+                try:
+                    s(dt)
+                except BaseException as e:  # noqa: BLE001 - raised after the first node
+                    errors.append(e)
+                    return
+
+        pool.while_sharing(others)
+        try:
+            first(dt)
+        finally:
+            left = pool.while_sharing(None)
+        if left is not None:  # the first node shared nothing: the others run now
+            left()
+        if errors:
+            raise errors[0]
 
     return step
 

@@ -196,17 +196,19 @@ class Model:
     metadata: dict | None = None
 
     def get_graph(self, id: str | None = None) -> Graph:
+        """The graph ``id`` (the first one when None); an MDFError names the model's file."""
         from .errors import MDFError
 
+        source = getattr(self, "_source", None)  # (set by the loader on a model from a file)
         if not self.graphs:
-            raise MDFError("the model has no graphs", "graphs")
+            raise MDFError("the model has no graphs", "graphs", source)
         if id is None:
             return self.graphs[0]
         for g in self.graphs:
             if g.id == id:
                 return g
         raise MDFError(
-            f"no graph '{id}' (graphs: {', '.join(g.id for g in self.graphs)})", "graphs"
+            f"no graph '{id}' (graphs: {', '.join(g.id for g in self.graphs)})", "graphs", source
         )
 
     def to_dict(self) -> dict:

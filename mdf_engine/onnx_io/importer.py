@@ -69,7 +69,7 @@ def load_proto(source: Any) -> Any:
     if isinstance(source, (str, os.PathLike)):
         path = str(source)
         if not os.path.exists(path):
-            raise MDFError(f"no ONNX file '{path}'")
+            raise MDFError("no such ONNX file", source=path)
         try:
             return onnx.load(path)
         except Exception as e:  # onnx raises DecodeError and friends
@@ -129,13 +129,18 @@ def _value_info(vi: Any) -> tuple[tuple[int, ...] | None, str | None]:
 
 
 def import_model(source: Any, model_id: str | None = None) -> Model:
-    """An MDF :class:`Model` (one graph) from an ONNX file path or ``onnx.ModelProto``."""
-    proto = load_proto(source)
+    """An MDF :class:`Model` (one graph) from an ONNX file path or ``onnx.ModelProto``; an
+    MDFError names the file."""
+    from ..simulation import name_file
     from .step_import import import_stateful, stateful_metadata  # stateful exports: their state
 
-    if (meta := stateful_metadata(proto)) is not None:
-        return import_stateful(proto, meta, model_id)
-    return import_graph(proto, model_id).model
+    try:
+        proto = load_proto(source)
+        if (meta := stateful_metadata(proto)) is not None:
+            return import_stateful(proto, meta, model_id)
+        return import_graph(proto, model_id).model
+    except MDFError as e:
+        raise name_file(e, source) from None
 
 
 @dataclass
@@ -313,6 +318,15 @@ def import_graph(proto: Any, model_id: str | None = None) -> Imported:
 def run_onnx(source: Any, feeds: Mapping[str, Any], backend: str = "interpreted") -> dict:
     """Import an ONNX model and run it once in our engine; results keyed by the ONNX graph's
     output names (``feeds`` keyed by its input names)."""
+    from ..simulation import name_file
+
+    try:
+        return _run_onnx(source, feeds, backend)
+    except MDFError as e:
+        raise name_file(e, source) from None
+
+
+def _run_onnx(source: Any, feeds: Mapping[str, Any], backend: str) -> dict:
     from ..simulation import Simulation
 
     model = source if isinstance(source, Model) else import_model(source)

@@ -170,6 +170,26 @@ def shift_items_count(N, group, mg, T, rows, Wq):
 
 
 @numba.njit(cache=True)
+def item_run(xps, offs, w, bias, acc, group, mg, Q, T, rows, item):
+    """The sums of item ``item`` of :func:`shift_item` into ``acc``; returns where they go:
+    the image ``n``, group ``g``, first filter ``m`` (within the group) and filter count
+    ``nf`` of its block, and its positions ``t0 .. t0 + tc`` of the grid."""
+    blocks = filter_blocks(mg)
+    step = rows * Q[2]
+    chunks = (T + step - 1) // step
+    b = item % blocks
+    c = item // blocks
+    ng = c // chunks
+    t0 = (c - ng * chunks) * step
+    tc = min(step, T - t0)
+    n = ng // group
+    g = ng - n * group
+    m, nf = block_start(b, mg)
+    _filters(xps[ng], offs, w, acc, bias, g * mg + m, nf, offs.size, t0, tc)
+    return n, g, m, nf, t0, tc
+
+
+@numba.njit(cache=True)
 def shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, item):
     """Item ``item`` of a convolution by shifted slices (see the module docstring): block ``b``
     (:func:`block_start`) of the filters of group ``g`` over chunk ``c`` of the positions
@@ -180,20 +200,8 @@ def shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, item):
     (:func:`relu_value`; empty: none), ``acc`` a (4, ``rows * Q[2]`` + one vector) buffer of
     the calling thread; the layout is :func:`shift_layout`'s."""
     M = w.shape[0]
-    K = offs.size
     Hq, Wq = Q[1], Q[2]
-    blocks = filter_blocks(mg)
-    step = rows * Wq
-    chunks = (T + step - 1) // step
-    b = item % blocks
-    c = item // blocks
-    ng = c // chunks
-    t0 = (c - ng * chunks) * step
-    tc = min(step, T - t0)
-    n = ng // group
-    g = ng - n * group
-    m, nf = block_start(b, mg)
-    _filters(xps[ng], offs, w, acc, bias, g * mg + m, nf, K, t0, tc)
+    n, g, m, nf, t0, tc = item_run(xps, offs, w, bias, acc, group, mg, Q, T, rows, item)
     for j in range(nf):
         aj = acc[j]
         base = (n * M + g * mg + m + j) * o[0] * o[1] * o[2]
@@ -265,6 +273,62 @@ def pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item):
         for j in range(nf):
             for t in range(p0, p0 + pc):
                 rf[r + j, t] = relu_value(acc[r + j, t])
+
+
+@numba.njit(cache=True)
+def shift_setup(x, w, g):
+    """What the items of a convolution by shifted slices of ``x`` (geometry array ``g`` of
+    ``conv._conv_geometry``, filters ``w`` (M, K)) read, on the calling thread: the
+    phase-split input, the filter rows' offsets, the layout (:func:`shift_layout`), the item
+    count and an accumulator buffer."""
+    group = g[15]
+    k, s, d, pb, o = g[0:3], g[3:6], g[6:9], g[9:12], g[12:15]
+    N, C = x.shape[0], x.shape[1]
+    cg = C // group
+    Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
+    vl = VEC_BYTES // x.itemsize
+    nph = s[0] * s[1] * s[2]
+    xps = np.empty((N * group, nph * cg * Q[0] * Q[1] * Q[2] + WIDE * vl + pb[2]), dtype=x.dtype)
+    for n in range(N):
+        for gi in range(group):
+            phase_into(xps[n * group + gi], x, n, gi * cg, cg, s, pb, Q)
+    total = shift_items_count(N, group, w.shape[0] // group, T, rows, Q[2])
+    acc = np.empty((4, rows * Q[2] + vl), dtype=x.dtype)
+    return xps, offs, Q, T, rows, total, acc
+
+
+@numba.njit(cache=True)
+def conv_shift_into(x, w, bias, g, y):
+    """The convolution by shifted slices of ``x`` (N, C, D, H, W) (geometry array ``g`` of
+    ``conv._conv_geometry``; ``w`` (M, K), ``bias`` (M,) in x's dtype) written straight into
+    ``y``, a C-contiguous array of the output's size (a compiled value's slot): the items of
+    ``_conv_threads.conv_shift`` run in the same order on the calling thread, so the values
+    are bit for bit that kernel's."""
+    group, o = g[15], g[12:15]
+    M = w.shape[0]
+    if y.size != x.shape[0] * M * o[0] * o[1] * o[2]:
+        raise ValueError("a value of another shape than its compiled slot")
+    xps, offs, Q, T, rows, total, acc = shift_setup(x, w, g)
+    wc = np.ascontiguousarray(w)
+    bc = np.ascontiguousarray(bias)
+    of = y.reshape(-1)
+    rf = np.empty(0, dtype=x.dtype)
+    for i in range(total):
+        shift_item(xps, offs, wc, bc, of, rf, acc, group, M // group, o, Q, T, rows, i)
+    return y
+
+
+@numba.njit(cache=True)
+def into_slot(y, Y):
+    """``y``, or (given ``Y``, a compiled value's slot of y's size) ``Y`` with y copied into it."""
+    if Y is None:
+        return y
+    if Y.size != y.size:
+        raise ValueError("a value of another shape than its compiled slot")
+    yf, Yf = y.reshape(-1), Y.reshape(-1)
+    for i in range(yf.size):
+        Yf[i] = yf[i]
+    return Y
 
 
 #: Above this many multiply-adds per image and group, im2col and a BLAS product (which may run

@@ -7,10 +7,10 @@ A convolution by shifted slices or a 1x1 one is a list of items, each a block of
 :func:`conv_pointwise_tiles`, used by the compiled backend's ``conv_jit`` and for small
 convolutions) run the items in order on the calling thread. From Python,
 :func:`conv_shift_shared` and :func:`conv_pointwise_shared` share the items of a convolution of
-at least two :data:`PART_MIN_MACS` with up to ``threads - 1`` worker threads: every thread,
+at least :data:`SHARE_MIN_MACS` with up to ``threads - 1`` worker threads: every thread,
 the caller included, takes the next item from one atomic counter (nopython code, no GIL) until
 none is left, and the caller then waits only for the items a worker has taken and not yet
-finished. A worker that the machine has not scheduled yet takes nothing and costs nothing
+finished (the worker threads, their spinning and their count: :mod:`._threads_pool`). A worker that the machine has not scheduled yet takes nothing and costs nothing
 (when it runs, it finds the counter spent): on a busy machine the caller does the work alone
 instead of waiting for every thread of a fork-join region to be scheduled, as a ``prange``
 (or BLAS) region does (the 16 ms convolution of issue 22 on two OpenBLAS threads at load; a
@@ -25,7 +25,7 @@ outputs (filters, positions, images, groups) are shared out, never a sum.
 ``NUMBA_NUM_THREADS``; the 1-thread column of benchmarks/cnn_speed.py sets it to 1), at most
 ``MDF_ENGINE_BLAS_THREADS`` when that is set (:func:`~._blas.thread_cap`: the most threads one
 of the engine's products may use, BLAS's or these kernels'), and at most one per
-:data:`PART_MIN_MACS` multiply-adds. The compiled backend's convolutions run on its calling
+:data:`PART_MIN_MACS` multiply-adds (two from :data:`SHARE_MIN_MACS` on). The compiled backend's convolutions run on its calling
 thread (nopython code cannot hand work to Python threads).
 
 ``relu_out``: the ``*_relu`` entries and the shared ones given ``relu_out`` also write the
@@ -38,20 +38,10 @@ the output's, bit for bit.
 from __future__ import annotations
 
 import math
-import os
-import queue
-import threading
-from collections.abc import Callable
-from typing import Any
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
-from numba.np.ufunc.parallel import _iget_num_threads
 
-from ._blas import thread_cap
 from ._conv_shift import (
     CHUNK_INPUT,
     phase_into,
@@ -63,57 +53,30 @@ from ._conv_shift import (
     shift_layout,
 )
 from ._conv_simd import VEC_BYTES, WIDE
+from ._threads_pool import (  # noqa: F401 - (_workers, numba_threads: re-exported)
+    _workers,
+    fetch_add,
+    numba_threads,
+    share,
+    threads_for,
+    watch,
+)
 
 #: A convolution is shared with one more thread per this many multiply-adds (~25-40 us of one
 #: core on the vector tiles; handing it to a worker costs the caller ~10 us).
 PART_MIN_MACS = 1 << 20
-
-
-@intrinsic
-def _fetch_add(typingctx, arr, i):
-    """``arr[i] += 1`` as one atomic (sequentially consistent) operation on an int64 array;
-    returns the value before."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.int64 and arr.ndim == 1):
-        return None
-
-    def codegen(context, builder, signature, args):
-        a = context.make_array(signature.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.int64)
-        ptr = builder.gep(a.data, [idx])
-        return builder.atomic_rmw("add", ptr, ir.Constant(ir.IntType(64), 1), "seq_cst")
-
-    return types.int64(arr, i), codegen
-
-
-@numba.njit(cache=True)
-def _numba_threads():
-    return _iget_num_threads()
-
-
-_launched: list[bool] = []
-
-
-def numba_threads() -> int:
-    """Numba's thread count of the calling thread (``numba.get_num_threads()``, which costs
-    ~5 us a call; after that first call, which starts Numba's threading layer that the jitted
-    form calls into, ~0.1 us)."""
-    if not _launched:
-        _launched.append(True)
-        return numba.get_num_threads()
-    return _numba_threads()
+#: Convolutions of fewer multiply-adds run on the calling thread alone (SqueezeNet's smallest
+#: shared ones, 48 -> 192 1x1 at 13x13, have 1.56 M: ~60 us of one core; the small CNN's
+#: 16 -> 32 3x3 at 16x16, 1.18 M, is not shared).
+SHARE_MIN_MACS = 1_500_000
 
 
 def conv_threads(macs: int) -> int:
     """The most threads a convolution of ``macs`` multiply-adds called from Python uses now
     (see the module docstring)."""
-    if macs < 2 * PART_MIN_MACS:
+    if macs < SHARE_MIN_MACS:
         return 1
-    n = min(numba_threads(), macs // PART_MIN_MACS)
-    if n > 1:
-        cap = thread_cap()
-        if cap and cap < n:
-            n = cap
-    return max(n, 1)
+    return threads_for(max(macs, 2 * PART_MIN_MACS), PART_MIN_MACS)
 
 
 # ---- shifted slices -------------------------------------------------------------------------
@@ -138,14 +101,17 @@ def _shift_prepare(x, w, bias, group, k, s, d, pb, o):
 
 
 @numba.njit(cache=True, nogil=True)
-def _shift_claim(state, total, xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows):
-    """Take items of a shared convolution by shifted slices until none is left."""
+def _shift_claim(
+    state, total, board, seen, budget, xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows
+):
+    """Take items of a shared convolution by shifted slices until none is left, then
+    :func:`~._threads_pool.watch` for the next task."""
     while True:
-        i = _fetch_add(state, 0)
+        i = fetch_add(state, 0)
         if i >= total:
-            return
+            return watch(board, seen, budget)
         shift_item(xps, offs, w, bias, of, rf, acc, group, mg, o, Q, T, rows, i)
-        _fetch_add(state, 1)
+        fetch_add(state, 1)
 
 
 @numba.njit(cache=True)
@@ -222,7 +188,7 @@ def conv_shift_shared(
     common = (xps, offs, w, bias, out.reshape(-1), rf)
     rest = (group, w.shape[0] // group, o, Q, T, rows)
     accs = np.empty((min(threads, total), 4, width), dtype=x.dtype)
-    _share(_shift_claim, total, lambda j: common + (accs[j],) + rest, len(accs))
+    share(_shift_claim, total, lambda j: common + (accs[j],) + rest, len(accs))
     return out
 
 
@@ -230,14 +196,15 @@ def conv_shift_shared(
 
 
 @numba.njit(cache=True, nogil=True)
-def _pointwise_claim(state, total, xf, offs, w, acc, rf, bias, P, chunk):
-    """Take items of a shared 1x1 convolution until none is left."""
+def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bias, P, chunk):
+    """Take items of a shared 1x1 convolution until none is left, then
+    :func:`~._threads_pool.watch` for the next task."""
     while True:
-        i = _fetch_add(state, 0)
+        i = fetch_add(state, 0)
         if i >= total:
-            return
+            return watch(board, seen, budget)
         pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, i)
-        _fetch_add(state, 1)
+        fetch_add(state, 1)
 
 
 @numba.njit(cache=True)
@@ -318,71 +285,5 @@ def conv_pointwise_shared(
     out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
     ra = np.empty((0, 0), x.dtype) if relu_out is None else relu_out.reshape(N * M, P)
     args = (x.reshape(-1), offs, w, out.reshape(N * M, P), ra, bc, P, chunk)
-    _share(_pointwise_claim, total, lambda j: args, min(threads, total))
+    share(_pointwise_claim, total, lambda j: args, min(threads, total))
     return out
-
-
-# ---- the worker threads ---------------------------------------------------------------------
-
-
-class _Task:
-    """One worker's share of a convolution: the claim loop and its arguments."""
-
-    __slots__ = ("claim", "args", "started", "done", "error")
-
-    def __init__(self, claim: Callable[..., None], args: tuple) -> None:
-        self.claim = claim
-        self.args = args
-        self.started = False
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        self.started = True
-        try:
-            self.claim(*self.args)
-        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
-            self.error = e
-        finally:
-            self.done.set()
-
-
-_queues: list[queue.SimpleQueue] = []
-_pid = [0]
-_lock = threading.Lock()
-
-
-def _serve(q: queue.SimpleQueue) -> None:
-    while True:
-        q.get().run()
-
-
-def _workers(n: int) -> list[queue.SimpleQueue]:
-    """The queues of ``n`` worker threads (started on first use, again after a fork)."""
-    with _lock:
-        if _pid[0] != os.getpid():
-            _queues.clear()
-            _pid[0] = os.getpid()
-        while len(_queues) < n:
-            q: queue.SimpleQueue = queue.SimpleQueue()
-            name = f"mdf-engine-conv-{len(_queues) + 1}"
-            threading.Thread(target=_serve, args=(q,), name=name, daemon=True).start()
-            _queues.append(q)
-        return _queues[:n]
-
-
-def _share(claim: Callable[..., None], total: int, args_of: Callable[[int], tuple], n: int) -> Any:
-    """Run ``claim(state, total, *args_of(j))`` on the calling thread (j = 0) and on ``n - 1``
-    workers (see the module docstring); returns once all ``total`` items are done."""
-    state = np.zeros(2, dtype=np.int64)
-    tasks = [_Task(claim, (state, total) + args_of(j)) for j in range(1, n)]
-    for q, t in zip(_workers(n - 1), tasks):
-        q.put(t)
-    claim(state, total, *args_of(0))
-    if state[1] < total:  # a worker still has items: it has started, and will finish them
-        for t in tasks:
-            if t.started:
-                t.done.wait()
-    for t in tasks:
-        if t.error is not None and t.done.is_set():
-            raise t.error

@@ -15,9 +15,10 @@ from ._pool_common import U, clip_taps, list_borders, window_span
 
 
 @numba.njit(cache=True, inline="always")
-def maxpool2d_values(x, k, s, d, pb, o, yf, step):
-    """MaxPool's values only (a node without the Indices output) of a (N, C, 1, H, W) input
-    with no window wholly in the padding, into the flat ``yf``. Per output row: the maxima
+def maxpool2d_values(x, k, s, d, pb, o, yf, step, p0, p1):
+    """MaxPool's values only (a node without the Indices output) of the planes ``p0`` to
+    ``p1`` (a plane: one image's channel) of a (N, C, 1, H, W) input with no window wholly in
+    the padding, into the flat ``yf``. Per output row: the maxima
     down the columns of its vertical window (whole input rows, unit stride, into a one-row
     buffer that stays in L1), then the windows along that buffer: the border ones clipped,
     the interior ones by one select loop. ``step`` is a constant of the caller: 1 or 2 for
@@ -40,7 +41,7 @@ def maxpool2d_values(x, k, s, d, pb, o, yf, step):
     xf = x.reshape(-1)
     dW = dh * W
     none = np.empty(1, dtype=np.int64)
-    for pl in range(N * C):
+    for pl in range(p0, p1):
         base = pl * H * W
         for i in range(oh):
             b0 = r0s[i]

@@ -1,6 +1,7 @@
 """Argument handling shared by the recurrent ONNX operators (RNN, GRU, LSTM): validation and
 layout normalisation of the inputs (:class:`RecurrentInputs`), the activation attributes as
-kernel codes (:func:`activation_tables`), and the attributes the three have in common.
+kernel codes (:func:`activation_tables`), and the schema the three have in common
+(:func:`schema`).
 
 Supported: directions forward/reverse/bidirectional, every activation of the ONNX list
 (Relu Tanh Sigmoid Affine LeakyRelu ThresholdedRelu ScaledTanh HardSigmoid Elu Softsign
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ..registry import REQUIRED
+from ._recurrent_jit import PYTHON_ATTRIBUTES
 from ._recurrent_kernels import ACT_CODES, ACT_PARAMS
 
 
@@ -122,6 +124,7 @@ class RecurrentInputs:
         direction: str,
         layout: int,
     ):
+        self.op = op
         X = np.asarray(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
@@ -197,7 +200,20 @@ class RecurrentInputs:
         T, Bt, I = self.X.shape
         return np.dot(self.X.reshape(T * Bt, I), self.W[d].T).reshape(T, Bt, self.W.shape[1])
 
-    def finish(self, ys: list[np.ndarray], states: list[list[np.ndarray]]) -> tuple:
+    def activations(
+        self, names: Any, alpha: Any, beta: Any, defaults: tuple[str, ...]
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The activation attributes as kernel codes, one ``(codes, alphas, betas)`` per
+        direction, with ``defaults`` (one name per activation of a direction) when omitted."""
+        return activation_tables(
+            names, alpha, beta, len(defaults), defaults, len(self.dirs), self.op
+        )
+
+    def finish(self, per_direction: list[tuple[np.ndarray, ...]]) -> tuple:
+        """The op's outputs from each direction's ``(Y, *final states)`` (its time loop's
+        result): ``Y`` ``[T, D, B, H]`` and each final state ``[D, B, H]``, in ``layout``."""
+        ys = [r[0] for r in per_direction]
+        states = [[r[i] for r in per_direction] for i in range(1, len(per_direction[0]))]
         if len(ys) == 1:  # one direction: new unit axes are free views
             Y = ys[0][:, None]
             outs = [s[0][None] for s in states]
@@ -218,3 +234,24 @@ COMMON_ATTRIBUTES = {
     "direction": "forward",
     "hidden_size": REQUIRED,
 }
+
+#: the inputs the three ops share (LSTM adds ``initial_c`` and ``P``), all but three optional
+INPUTS = ("X", "W", "R", "B", "sequence_lens", "initial_h")
+
+
+def schema(
+    jit: Any, outputs: tuple[str, ...], attributes: dict, extra_inputs: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The ``onnx_op`` keywords of a recurrent op: the shared inputs (and ``extra_inputs``,
+    optional too), :data:`COMMON_ATTRIBUTES` with the op's own ``attributes`` and ``layout``,
+    opset 7, and its ``jit`` form, which computes with the default activations only (a call
+    naming any activation attribute goes through the Python kernel)."""
+    return {
+        "inputs": INPUTS + extra_inputs,
+        "optional": INPUTS[3:] + extra_inputs,
+        "attributes": {**COMMON_ATTRIBUTES, **attributes, "layout": 0},
+        "outputs": outputs,
+        "since": 7,
+        "jit": jit,
+        "jit_unless": PYTHON_ATTRIBUTES,
+    }

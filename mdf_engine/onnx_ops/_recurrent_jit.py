@@ -103,6 +103,27 @@ def state(s, nd, Bt, H, layout, dtype):
 
 
 @numba.njit(cache=True)
+def inputs(X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, gates):
+    """What every recurrent op reads first, in the form its time loops take:
+    ``(x, W, R, B, lens, h0, nd)``: the sequence ``[seq, batch, input]``, the weights and biases
+    in its dtype (``B`` zeros ``[nd, 2 * gates * hidden]`` when omitted), each batch entry's
+    length, the initial hidden state ``[nd, batch, hidden]`` and the number of directions."""
+    x = sequence(X, layout)
+    dt = x.dtype
+    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
+    nd = n_directions(direction)
+    return (
+        x,
+        weights(W, dt),
+        weights(R, dt),
+        biases(B, nd, 2 * gates * H, dt),
+        lengths(sequence_lens, T, Bt),
+        state(initial_h, nd, Bt, H, layout, dt),
+        nd,
+    )
+
+
+@numba.njit(cache=True)
 def project(X, Wd):
     """``X @ Wd^T`` for every time step at once, as ``[T, B, G*H]``."""
     T, Bt, I = X.shape

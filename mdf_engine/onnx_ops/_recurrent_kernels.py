@@ -80,6 +80,24 @@ def _act(x: float, code: int, alpha: float, beta: float) -> float:
     return math.log1p(math.exp(x))
 
 
+# ------------------------------------------------------------------------------- time loops
+@numba.njit(cache=True)
+def longest(lens):
+    """The number of time steps a direction's loop runs: the longest entry's length (0 for an
+    empty batch)."""
+    n = 0
+    for b in range(lens.shape[0]):
+        n = max(n, lens[b])
+    return n
+
+
+@numba.njit(cache=True)
+def time_index(length, k, reverse):
+    """The time index of loop step ``k`` for a batch entry of ``length`` steps: ``k`` forwards;
+    backwards, each entry starts from its own last valid step (``length - 1``)."""
+    return length - 1 - k if reverse else k
+
+
 # ---------------------------------------------------------------------------------- kernels
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 split in two for an exact n*ln2 subtraction

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
+from . import _reshape_jit as J
 from . import onnx_op
 
 #: ONNX TensorProto data types of the spec's era, by enum value.
@@ -126,14 +127,28 @@ def cast_array(x: Any, to: Any) -> np.ndarray:
         return a.astype(dt)
 
 
-@onnx_op("Cast", inputs=("input",), attributes={"to": 1}, outputs=("output",), since=6)
+@onnx_op(
+    "Cast",
+    inputs=("input",),
+    attributes={"to": 1},
+    outputs=("output",),
+    since=6,
+    jit=J.cast_like_jit,
+    jit_like=True,
+)
 def cast(input, *, to=1):
     """Convert to the ONNX data type ``to`` (enum number or name)."""
     return (cast_array(input, to),)
 
 
 @onnx_op(
-    "Cast", inputs=("input",), attributes={"to": 1, "saturate": 1}, outputs=("output",), since=19
+    "Cast",
+    inputs=("input",),
+    attributes={"to": 1, "saturate": 1},
+    outputs=("output",),
+    since=19,
+    jit=J.cast19_like_jit,
+    jit_like=True,
 )
 def cast_v19(input, *, to=1, saturate=1):
     """Cast; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
@@ -147,7 +162,14 @@ def _castlike(input: Any, target_type: Any) -> np.ndarray:
     return cast_array(input, t.dtype.name)
 
 
-@onnx_op("CastLike", inputs=("input", "target_type"), outputs=("output",), since=15)
+@onnx_op(
+    "CastLike",
+    inputs=("input", "target_type"),
+    outputs=("output",),
+    since=15,
+    jit=J.castlike_like_jit,
+    jit_like=True,
+)
 def castlike(input, target_type):
     """Cast ``input`` to the element type of ``target_type`` (only its dtype is read)."""
     return (_castlike(input, target_type),)
@@ -159,6 +181,8 @@ def castlike(input, target_type):
     attributes={"saturate": 1},
     outputs=("output",),
     since=19,
+    jit=J.castlike19_like_jit,
+    jit_like=True,
 )
 def castlike_v19(input, target_type, *, saturate=1):
     """CastLike; ``saturate`` only concerns float8 targets, which are outside the spec's era."""

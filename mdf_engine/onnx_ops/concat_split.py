@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..errors import MDFError
 from . import onnx_op
 from ._axes import int_values, norm_axis
+from ._reshape_jit import concat_like_jit
 
 
 def _concat(inputs: tuple, axis: int) -> np.ndarray:
@@ -31,26 +31,14 @@ def _concat(inputs: tuple, axis: int) -> np.ndarray:
         raise MDFError(f"Concat: shapes {[a.shape for a in arrs]} differ off axis {ax}") from e
 
 
-@numba.njit(cache=True)
-def concat_jit(*inputs_then_axis):
-    """nopython Concat (compiled backend): the inputs, then the ``axis`` attribute."""
-    arrs = inputs_then_axis[:-1]
-    ax = int(inputs_then_axis[-1])
-    nd = arrs[0].ndim
-    if ax < -nd or ax >= nd:
-        raise ValueError("Concat: axis out of range")
-    if ax < 0:
-        ax += nd
-    return np.concatenate(arrs, axis=ax)
-
-
 @onnx_op(
     "Concat",
     inputs=("inputs",),
     variadic=True,
     attributes={"axis": 1},
     outputs=("concat_result",),
-    jit=concat_jit,
+    jit=concat_like_jit,
+    jit_like=True,
 )
 def concat_v1(*inputs, axis=1):
     """Join the inputs along ``axis`` (default 1 at opset 1)."""
@@ -64,7 +52,8 @@ def concat_v1(*inputs, axis=1):
     attributes={"axis": 0},
     outputs=("concat_result",),
     since=4,
-    jit=concat_jit,
+    jit=concat_like_jit,
+    jit_like=True,
 )
 def concat(*inputs, axis=0):
     """Join the inputs along ``axis`` (negative counts from the end)."""

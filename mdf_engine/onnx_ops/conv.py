@@ -30,7 +30,8 @@ import numpy as np
 from ..errors import MDFError
 from . import as_array, onnx_op
 from ._blas import blas_threads_for
-from ._conv_shift import use_shift
+from ._conv_bn import conv_shift_bn_into, finish
+from ._conv_shift import conv_shift_into, use_shift
 from ._conv_threads import (
     conv_pointwise_shared,
     conv_pointwise_tiles,
@@ -409,10 +410,11 @@ JIT_OWN_MACS = 1 << 22
 
 
 @numba.njit(cache=True)
-def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
+def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides, Y=None, BN=None):
     """nopython Conv of a float X (N, C, D1[, D2[, D3]]) for the compiled backend: the
     geometry worked out in nopython (:mod:`._spatial_jit`), then the kernel :func:`conv_float`
-    would pick; the output in X's dtype (W and B converted to it)."""
+    would pick; the output in X's dtype (W and B converted to it), or written into ``Y`` (then
+    given ``BN``, a fused BatchNormalization (and Relu) too: :mod:`._conv_bn`)."""
     x5 = as5d_nb(X)
     sp = spatial_nb(X)
     wsp = spatial_nb(W)
@@ -448,8 +450,12 @@ def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
     o0, o1, o2 = g[12], g[13], g[14]
     pixels = o0 * o1 * o2
     if M // grp <= 4 or N * M * taps * pixels <= DIRECT_MAX_MACS:
-        return shaped_like_nb(conv_direct_g(x5, w2, bias, g), X)
+        return finish(conv_direct_g(x5, w2, bias, g), X, Y, BN)
     if use_shift(g, (M // grp) * taps * pixels):
+        if BN is not None:
+            return conv_shift_bn_into(x5, w2, bias, g, Y, BN)
+        if Y is not None:  # (the compiled value's slot: no new array, no copy)
+            return conv_shift_into(x5, w2, bias, g, Y)
         return shaped_like_nb(conv_shift_g(x5, w2, bias, g), X)
     pointwise = grp == 1
     for i in range(15):
@@ -460,7 +466,7 @@ def conv_jit(X, W, B, auto_pad, dilations, group, kernel_shape, pads, strides):
         y = conv_pointwise(x3, w2, bias, has_bias, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
     else:
         y = conv3d_g(x5, w2, bias, has_bias, g, JIT_OWN_MACS).reshape((N, M, o0, o1, o2))
-    return shaped_like_nb(y, X)
+    return finish(y, X, Y, BN)
 
 
 @onnx_op(

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from ..limits import check_elements
 from . import onnx_op
+from ._reshape_jit import constantofshape_like_jit
 from .cast import onnx_dtype
 
 
@@ -136,7 +137,13 @@ def constant(
 
 
 @onnx_op(
-    "ConstantOfShape", inputs=("input",), attributes={"value": None}, outputs=("output",), since=9
+    "ConstantOfShape",
+    inputs=("input",),
+    attributes={"value": None},
+    outputs=("output",),
+    since=9,
+    jit=constantofshape_like_jit,
+    jit_like=True,
 )
 def constantofshape(input, *, value=None):
     """A tensor of shape ``input`` filled with the one-element ``value`` (default float32 0)."""

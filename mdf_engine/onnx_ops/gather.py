@@ -25,6 +25,7 @@ from ._index_common import (
     reduction_code,
     scatter_one,
 )
+from ._shape_jit import _dims, _flat, _ints, _shaped, check_like, norm_axis
 
 
 @numba.njit(cache=True)
@@ -36,7 +37,7 @@ def _gather_core(x, idx, outer, n, inner):
         if j < 0:
             j += n
         if j < 0 or j >= n:
-            raise IndexError("Gather index out of range")
+            raise IndexError("Gather: an index is out of range")
     for o in range(outer):
         for t in range(m):
             j = idx[t]
@@ -49,7 +50,38 @@ def _gather_core(x, idx, outer, n, inner):
     return out
 
 
-@onnx_op("Gather", inputs=("data", "indices"), attributes={"axis": 0}, outputs=("output",))
+@numba.njit(cache=True)
+def gather_like_jit(data, indices, axis, like):
+    """nopython Gather (compiled backend; ``like``: the result's shape, see ``_shape_jit``)."""
+    xd = _dims(data)
+    ind = _ints(indices)
+    ax = norm_axis(np.int64(axis), len(xd))
+    if ax < 0:
+        raise ValueError("Gather: axis is out of range")
+    outer = 1
+    inner = 1
+    for d in range(len(xd)):
+        if d < ax:
+            outer *= xd[d]
+        elif d > ax:
+            inner *= xd[d]
+    idd = _dims(indices)
+    want = np.empty(len(xd) - 1 + len(idd), np.int64)
+    want[:ax] = xd[:ax]
+    want[ax : ax + len(idd)] = idd
+    want[ax + len(idd) :] = xd[ax + 1 :]
+    check_like(want, like, "Gather: the result's shape is not the compiled backend's warm-up's")
+    return _shaped(_gather_core(_flat(data), ind, outer, xd[ax], inner), like)
+
+
+@onnx_op(
+    "Gather",
+    inputs=("data", "indices"),
+    attributes={"axis": 0},
+    outputs=("output",),
+    jit=gather_like_jit,
+    jit_like=True,
+)
 def gather(data, indices, *, axis=0):
     """Take the slices of ``data`` at ``indices`` along ``axis`` (negative indices wrap)."""
     x = np.asarray(data)

@@ -12,8 +12,8 @@ import numpy as np
 
 from . import _recurrent_jit as rj
 from . import onnx_op
-from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
-from ._recurrent_kernels import apply_activation, recur
+from ._recurrent_inputs import RecurrentInputs, schema
+from ._recurrent_kernels import apply_activation, longest, recur, time_index
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -28,15 +28,12 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
     rh = np.zeros((B, H), dtype=xw.dtype)
     sc = np.empty(2 * H, dtype=xw.dtype)
     one = F(1.0)
-    maxlen = 0
-    for b in range(B):
-        maxlen = max(maxlen, lens[b])
-    for k in range(maxlen):
+    for k in range(longest(lens)):
         recur(Rzr, h, zr)
         for b in range(B):
             if k >= lens[b]:
                 continue
-            t = lens[b] - 1 - k if reverse else k
+            t = time_index(lens[b], k, reverse)
             g, x = zr[b], xw[t, b]
             for j in range(2 * H):
                 g[j] += x[j] + bias[j]
@@ -51,7 +48,7 @@ def _gru_dir(xw, bias, R, rbh, h0, lens, reverse, lbr, codes, alphas, betas, cli
         for b in range(B):
             if k >= lens[b]:  # past this entry's length: keep its h
                 continue
-            t = lens[b] - 1 - k if reverse else k
+            t = time_index(lens[b], k, reverse)
             g, x, c = zr[b], xw[t, b], hh[b]
             if lbr:
                 for j in range(H):
@@ -87,17 +84,14 @@ def gru_jit(
 ):
     """nopython GRU with its default activations (Sigmoid, Tanh), omitted inputs ``None``;
     returns ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
-    x = rj.sequence(X, layout)
-    dt = x.dtype
-    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
-    nd = rj.n_directions(direction)
-    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 6 * H, dt)
-    lens = rj.lengths(sequence_lens, T, Bt)
-    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    H = int(hidden)
+    x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
+        X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 3
+    )
     cl = 0.0 if clip is None else float(clip)
     codes, alphas, betas = np.array([2, 1], dtype=np.int64), np.zeros(2), np.zeros(2)
-    Y = np.empty((T, nd, Bt, H), dtype=dt)
-    Yh = np.empty((nd, Bt, H), dtype=dt)
+    Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
+    Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
         rb = Bc[d, 3 * H :]
         bias = Bc[d, : 3 * H].copy()
@@ -122,16 +116,7 @@ def gru_jit(
     return rj.output_y(Y, layout), rj.output_state(Yh, layout)
 
 
-@onnx_op(
-    "GRU",
-    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
-    optional=("B", "sequence_lens", "initial_h"),
-    attributes={**COMMON_ATTRIBUTES, "linear_before_reset": 0, "layout": 0},
-    outputs=("Y", "Y_h"),
-    since=7,
-    jit=gru_jit,
-    jit_unless=rj.PYTHON_ATTRIBUTES,
-)
+@onnx_op("GRU", **schema(gru_jit, ("Y", "Y_h"), {"linear_before_reset": 0}))
 def gru(
     X: Any,
     W: Any,
@@ -153,29 +138,27 @@ def gru(
     p = RecurrentInputs(
         "GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
     )
-    acts = activation_tables(
-        activations, activation_alpha, activation_beta, 2, ("Sigmoid", "Tanh"), len(p.dirs), "GRU"
-    )
+    acts = p.activations(activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh"))
     cl = float(clip) if clip else 0.0
     H = p.H
-    ys, hs = [], []
+    outs = []
     for d, rev in enumerate(p.dirs):
         wb, rb = p.B[d, : 3 * H], p.B[d, 3 * H :]
         bias = wb.copy()
         bias[: 2 * H] += rb[: 2 * H]
-        Y, h = _gru_dir(
-            p.project(d),
-            bias,
-            p.R[d],
-            np.ascontiguousarray(rb[2 * H :]),
-            p.h0[d],
-            p.lens,
-            rev,
-            bool(linear_before_reset),
-            *acts[d],
-            cl,
-            p.bits(2 * H),
+        outs.append(
+            _gru_dir(
+                p.project(d),
+                bias,
+                p.R[d],
+                np.ascontiguousarray(rb[2 * H :]),
+                p.h0[d],
+                p.lens,
+                rev,
+                bool(linear_before_reset),
+                *acts[d],
+                cl,
+                p.bits(2 * H),
+            )
         )
-        ys.append(Y)
-        hs.append(h)
-    return p.finish(ys, [hs])
+    return p.finish(outs)

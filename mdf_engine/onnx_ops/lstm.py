@@ -14,8 +14,8 @@ import numpy as np
 from ..errors import MDFError
 from . import _recurrent_jit as rj
 from . import onnx_op
-from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
-from ._recurrent_kernels import apply_activation, recur
+from ._recurrent_inputs import RecurrentInputs, schema
+from ._recurrent_kernels import apply_activation, longest, recur, time_index
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -33,15 +33,12 @@ def _lstm_dir(
     # without peepholes the i, o, f gates (one activation, contiguous) go through one call
     fused = (not has_p) and (not input_forget)
     one = F(1.0)
-    maxlen = 0
-    for b in range(B):
-        maxlen = max(maxlen, lens[b])
-    for k in range(maxlen):
+    for k in range(longest(lens)):
         recur(R, h, rh)
         for b in range(B):
             if k >= lens[b]:  # past this entry's length: keep its h and c
                 continue
-            t = lens[b] - 1 - k if reverse else k
+            t = time_index(lens[b], k, reverse)
             g, x, cb = rh[b], xw[t, b], c[b]
             for j in range(4 * H):
                 g[j] += x[j] + bias[j]
@@ -99,13 +96,11 @@ def lstm_jit(
 ):
     """nopython LSTM with its default activations (Sigmoid, Tanh, Tanh), omitted inputs
     ``None``; returns ``(Y, Y_h, Y_c)`` (see :mod:`._recurrent_jit`)."""
-    x = rj.sequence(X, layout)
-    dt = x.dtype
-    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
-    nd = rj.n_directions(direction)
-    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 8 * H, dt)
-    lens = rj.lengths(sequence_lens, T, Bt)
-    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    H = int(hidden)
+    x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
+        X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 4
+    )
+    dt, T, Bt = x.dtype, x.shape[0], x.shape[1]
     c0 = rj.state(initial_c, nd, Bt, H, layout, dt)
     cl = 0.0 if clip is None else float(clip)
     codes, alphas, betas = np.array([2, 1, 1], dtype=np.int64), np.zeros(3), np.zeros(3)
@@ -143,13 +138,7 @@ def lstm_jit(
 
 @onnx_op(
     "LSTM",
-    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"),
-    optional=("B", "sequence_lens", "initial_h", "initial_c", "P"),
-    attributes={**COMMON_ATTRIBUTES, "input_forget": 0, "layout": 0},
-    outputs=("Y", "Y_h", "Y_c"),
-    since=7,
-    jit=lstm_jit,
-    jit_unless=rj.PYTHON_ATTRIBUTES,
+    **schema(lstm_jit, ("Y", "Y_h", "Y_c"), {"input_forget": 0}, ("initial_c", "P")),
 )
 def lstm(
     X: Any,
@@ -174,14 +163,8 @@ def lstm(
     p = RecurrentInputs(
         "LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
     )
-    acts = activation_tables(
-        activations,
-        activation_alpha,
-        activation_beta,
-        3,
-        ("Sigmoid", "Tanh", "Tanh"),
-        len(p.dirs),
-        "LSTM",
+    acts = p.activations(
+        activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh", "Tanh")
     )
     cl = float(clip) if clip else 0.0
     H = p.H
@@ -191,26 +174,25 @@ def lstm(
         P = np.asarray(P, dtype=p.dtype)
         if P.shape != (nd, 3 * H):
             raise MDFError(f"LSTM: P must have shape {(nd, 3 * H)}, got {P.shape}")
-    ys, hs, cs = [], [], []
+    outs = []
     for d, rev in enumerate(p.dirs):
         bias = p.B[d, : 4 * H] + p.B[d, 4 * H :]
         Pd = bias if P is None else np.ascontiguousarray(P[d])  # not read without peepholes
-        Y, h, c = _lstm_dir(
-            p.project(d),
-            bias,
-            p.R[d],
-            p.h0[d],
-            c0[d],
-            Pd,
-            P is not None,
-            p.lens,
-            rev,
-            bool(input_forget),
-            *acts[d],
-            cl,
-            p.bits(3 * H),
+        outs.append(
+            _lstm_dir(
+                p.project(d),
+                bias,
+                p.R[d],
+                p.h0[d],
+                c0[d],
+                Pd,
+                P is not None,
+                p.lens,
+                rev,
+                bool(input_forget),
+                *acts[d],
+                cl,
+                p.bits(3 * H),
+            )
         )
-        ys.append(Y)
-        hs.append(h)
-        cs.append(c)
-    return p.finish(ys, [hs, cs])
+    return p.finish(outs)

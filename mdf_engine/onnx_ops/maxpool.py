@@ -23,6 +23,12 @@ from ._maxpool_rows import maxpool2d_rows, maxpool2d_values
 from ._pool_common import POOL_ATTRS, clip_taps
 from ._spatial import geometry_array, hashable, ints, lift3, unpack_geometry, window_geometry
 from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
+from ._threads_pool import fetch_add, share, threads_for, watch
+
+#: A MaxPool is shared with one more thread per this many input values (~30 us of one core),
+#: in items of planes of about :data:`ITEM_VALUES` input values (see :func:`_shared_values`).
+PART_VALUES = 1 << 17
+ITEM_VALUES = 1 << 15
 
 
 @numba.njit(cache=True)
@@ -84,21 +90,56 @@ def _maxpool_y1(x, g, yf):
     """MaxPool values (see :func:`~._maxpool_rows.maxpool2d_values`) of adjacent taps (at most three) with
     stride 1 into the flat ``yf``; ``g`` is a plan's geometry (see :func:`_maxpool_plan`)."""
     k, s, d, pb, o = unpack_geometry(g)
-    maxpool2d_values(x, k, s, d, pb, o, yf, 1)
+    maxpool2d_values(x, k, s, d, pb, o, yf, 1, 0, x.shape[0] * x.shape[1])
 
 
 @numba.njit(cache=True)
 def _maxpool_y2(x, g, yf):
     """:func:`_maxpool_y1` for stride 2."""
     k, s, d, pb, o = unpack_geometry(g)
-    maxpool2d_values(x, k, s, d, pb, o, yf, 2)
+    maxpool2d_values(x, k, s, d, pb, o, yf, 2, 0, x.shape[0] * x.shape[1])
 
 
 @numba.njit(cache=True)
 def _maxpool_y0(x, g, yf):
     """:func:`_maxpool_y1` for any other 2-D window."""
     k, s, d, pb, o = unpack_geometry(g)
-    maxpool2d_values(x, k, s, d, pb, o, yf, 0)
+    maxpool2d_values(x, k, s, d, pb, o, yf, 0, 0, x.shape[0] * x.shape[1])
+
+
+def _claim_of(step: int):
+    """The claim loop (see :mod:`._threads_pool`) of the values kernel of ``step``: item ``i``
+    is the planes ``i * per`` to ``(i + 1) * per`` (each plane's values as on one thread)."""
+
+    @numba.njit(cache=True, nogil=True)
+    def claim(state, total, board, seen, budget, x, g, yf, per):
+        k, s, d, pb, o = unpack_geometry(g)
+        planes = x.shape[0] * x.shape[1]
+        while True:
+            i = fetch_add(state, 0)
+            if i >= total:
+                return watch(board, seen, budget)
+            maxpool2d_values(x, k, s, d, pb, o, yf, step, i * per, min(i * per + per, planes))
+            fetch_add(state, 1)
+
+    return claim
+
+
+_CLAIMS = {_maxpool_y1: _claim_of(1), _maxpool_y2: _claim_of(2), _maxpool_y0: _claim_of(0)}
+
+
+def _shared_values(values, x5: np.ndarray, g: np.ndarray, yf: np.ndarray) -> None:
+    """``values(x5, g, yf)`` (a values kernel of :func:`_maxpool_plan`), its planes shared
+    with worker threads when the input is large enough (:mod:`._threads_pool`: bitwise the
+    one-thread values, each plane computed by one thread as on one)."""
+    n = threads_for(x5.size, PART_VALUES)
+    if n <= 1:
+        values(x5, g, yf)
+        return
+    planes = x5.shape[0] * x5.shape[1]
+    per = max(1, ITEM_VALUES // max(x5.size // planes, 1))
+    total = -(-planes // per)
+    share(_CLAIMS[values], total, lambda j: (x5, g, yf, per), min(n, total))
 
 
 @numba.njit(cache=True)
@@ -217,7 +258,7 @@ def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
                 g, shape5, shape, size, values = plan
                 yf = np.empty(size, dtype=dt)
                 if values is not None:
-                    values(X.reshape(shape5), g, yf)
+                    _shared_values(values, X.reshape(shape5), g, yf)
                 else:
                     _maxpool_3d(X.reshape(shape5), g, 0, yf, _NO_INDEX, False)
                 return (yf.reshape(shape),)

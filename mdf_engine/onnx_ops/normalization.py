@@ -79,18 +79,65 @@ def _param(v: Any, n: int, name: str, op: str) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _bn_apply(x, scale, B, mean, var, eps):
-    """Inference batch normalization of x (N, C, L): ``y = x * a[c] + b[c]`` with
-    ``a = scale / sqrt(var + eps)`` and ``b = B - mean * a`` worked out in float64 and rounded
-    to x's dtype (the parameters may be x's dtype or float64)."""
-    N, C, L = x.shape
+def _bn_coefficients(x, scale, B, mean, var, eps):
+    """``a = scale / sqrt(var + eps)`` and ``b = B - mean * a`` per channel, worked out in
+    float64 and rounded to x's dtype (the parameters may be x's dtype or float64)."""
+    C = x.shape[1]
     a = np.empty(C, dtype=x.dtype)
     b = np.empty(C, dtype=x.dtype)
     for c in range(C):
         ac = float(scale[c]) / np.sqrt(float(var[c]) + eps)
         a[c] = ac
         b[c] = float(B[c]) - float(mean[c]) * ac
+    return a, b
+
+
+@numba.njit(cache=True)
+def _bn_apply(x, scale, B, mean, var, eps):
+    """Inference batch normalization of x (N, C, L): ``y = x * a[c] + b[c]`` with the
+    coefficients of :func:`_bn_coefficients`."""
+    a, b = _bn_coefficients(x, scale, B, mean, var, eps)
     return _affine_channels(x, a, b)
+
+
+@numba.njit(cache=True)
+def _affine_into(x, a, b, y, r):
+    """:func:`_affine_channels` of x (N, C, L) written into ``y`` (the same shape), and, unless
+    ``r`` is empty, the engine's ONNX Relu of each value into ``r`` in the same pass (``v``
+    above zero, else ``v * 0``: bit for bit the Relu node's value, -0.0 and NaN included)."""
+    N, C, L = x.shape
+    relu = r.size > 0
+    for n in range(N):
+        for c in range(C):
+            ac = a[c]
+            bc = b[c]
+            if relu:
+                for t in range(L):
+                    v = x[n, c, t] * ac + bc
+                    y[n, c, t] = v
+                    r[n, c, t] = v if v > 0 else v * 0
+            else:
+                for t in range(L):
+                    y[n, c, t] = x[n, c, t] * ac + bc
+
+
+@numba.njit(cache=True)
+def _bn_into_nb(X, scale, B, mean, var, epsilon, Y, R):
+    """Inference BatchNormalization of a float X written into ``Y`` (and, when ``R`` is not
+    empty, its Relu into ``R``): C-contiguous arrays of X's size (a compiled value's slot)."""
+    C = X.shape[1]
+    L = X.size // max(1, X.shape[0] * C)
+    if Y.size != X.size or (R.size > 0 and R.size != X.size):
+        raise ValueError("a value of another shape than its compiled slot")
+    x3 = np.ascontiguousarray(X).reshape((X.shape[0], C, L))
+    for v in (scale, B, mean, var):
+        if v.size != C:
+            raise ValueError("BatchNormalization: a parameter has not one value per channel")
+    s, b = np.asarray(scale).reshape(-1), np.asarray(B).reshape(-1)
+    m, v = np.asarray(mean).reshape(-1), np.asarray(var).reshape(-1)
+    ca, cb = _bn_coefficients(x3, s, b, m, v, float(epsilon))
+    r3 = R.reshape((X.shape[0], C, L)) if R.size > 0 else R.reshape((0, 0, 0))
+    _affine_into(x3, ca, cb, Y.reshape((X.shape[0], C, L)), r3)
 
 
 def _bn_params(vals: tuple, names: tuple, C: int, dt: np.dtype) -> tuple:
@@ -113,6 +160,39 @@ def _bn_infer(X, scale, B, mean, var, epsilon) -> np.ndarray:
     return y if y.dtype == X.dtype else y.astype(X.dtype)
 
 
+def prepare_bn_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
+    """An inference BatchNormalization and the Relu of its value bound once (the ``prepare=``
+    protocol of the interpreter's fused pairs, ``interpreter_fused.py``): ``consts`` is
+    ``(known, value)`` per input X, scale, B, mean, var, ``attrs`` the call's attributes.
+    Returns ``run(X, *constants) -> (Y, R)``: ``Y`` the node's value as :func:`_bn_infer`
+    gives it and ``R`` the engine's Relu of ``Y``, both bit for bit, computed in one pass; None
+    when a parameter is not a known constant or the call is in training mode."""
+    if attrs.get("training_mode", 0) or len(consts) != 5 or not all(k for k, _v in consts[1:]):
+        return None
+    vals = tuple(v for _k, v in consts[1:])
+    eps = float(attrs.get("epsilon", 1e-5))
+    memo: dict[tuple, tuple] = {}
+
+    def run(X: Any, *_rest: Any) -> tuple[np.ndarray, np.ndarray]:
+        if type(X) is not np.ndarray or X.dtype not in (np.float32, np.float64) or X.ndim < 2:
+            from .activations import relu  # (activations imports no normalization)
+
+            y = _bn_infer(X, *vals, eps)
+            return y, relu(y)[0]
+        x3 = _bn_view(np.ascontiguousarray(X))
+        coef = memo.get((x3.shape[1], X.dtype))
+        if coef is None:
+            names = ("scale", "B", "mean", "var")
+            s, b, m, v = _bn_params(vals, names, x3.shape[1], X.dtype)
+            coef = memo[(x3.shape[1], X.dtype)] = _bn_coefficients(x3, s, b, m, v, eps)
+        y = np.empty(X.shape, X.dtype)
+        r = np.empty(X.shape, X.dtype)
+        _affine_into(x3, coef[0], coef[1], y.reshape(x3.shape), r.reshape(x3.shape))
+        return y, r
+
+    return run
+
+
 @numba.njit(cache=True)
 def _bn_infer_nb(X, scale, B, mean, var, epsilon):
     """nopython :func:`_bn_infer` of a float X with (C,) parameters, in X's dtype."""
@@ -127,21 +207,49 @@ def _bn_infer_nb(X, scale, B, mean, var, epsilon):
 
 
 @numba.njit(cache=True)
-def bn9_jit(X, scale, B, mean, var, epsilon, momentum):
+def bn9_jit(X, scale, B, mean, var, epsilon, momentum, Y=None, R=None):
     """nopython inference BatchNormalization (opset 9; compiled backend): ``(Y,)``, as the
-    kernel gives (the compiled backend takes a several-output kernel's outputs from a tuple)."""
-    return (_bn_infer_nb(X, scale, B, mean, var, epsilon),)
+    kernel gives (the compiled backend takes a several-output kernel's outputs from a tuple).
+    Given ``Y`` (a C-contiguous array of X's shape and dtype: the value's compiled slot) the
+    value is written into it, and given ``R`` too the Relu of the value into ``R`` in the same
+    pass (a fused BatchNormalization -> Relu pair, ``plan.fusion.bn_relu_pairs``)."""
+    if Y is None:
+        return (_bn_infer_nb(X, scale, B, mean, var, epsilon),)
+    if R is None:
+        _bn_into_nb(X, scale, B, mean, var, epsilon, Y, np.empty((0, 0, 0), dtype=X.dtype))
+    else:
+        _bn_into_nb(X, scale, B, mean, var, epsilon, Y, R)
+    return (Y,)
 
 
 @numba.njit(cache=True)
-def bn14_jit(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode):
+def _copy_relu_into(y, Y, R):
+    """``y`` copied into ``Y`` and its Relu into ``R`` (when not None; see :func:`_affine_into`)."""
+    if Y.size != y.size or (R is not None and R.size != y.size):
+        raise ValueError("a value of another shape than its compiled slot")
+    yf, Yf = y.reshape(-1), Y.reshape(-1)
+    for i in range(yf.size):
+        Yf[i] = yf[i]
+    if R is not None:
+        Rf = R.reshape(-1)
+        for i in range(yf.size):
+            v = yf[i]
+            Rf[i] = v if v > 0 else v * 0
+
+
+@numba.njit(cache=True)
+def bn14_jit(X, scale, B, input_mean, input_var, epsilon, momentum, training_mode, Y=None, R=None):
     """nopython BatchNormalization (opset 14; compiled backend): ``(Y, running_mean,
     running_var)``; in inference mode the running statistics are the inputs (the model uses Y
     alone), in training mode Y is normalized by the batch statistics and the running ones are
-    updated as :func:`batch_normalization_14` does."""
+    updated as :func:`batch_normalization_14` does. ``Y`` and ``R`` as for :func:`bn9_jit`
+    (the value written into ``Y``, its Relu into ``R``)."""
     dt = input_mean.dtype
     if not training_mode:
-        y = _bn_infer_nb(X, scale, B, input_mean, input_var, epsilon)
+        if Y is None:
+            y = _bn_infer_nb(X, scale, B, input_mean, input_var, epsilon)
+        else:
+            y = bn9_jit(X, scale, B, input_mean, input_var, epsilon, momentum, Y, R)[0]
         return y, input_mean.reshape(-1).astype(dt), input_var.reshape(-1).astype(dt)
     C = X.shape[1]
     x3 = np.ascontiguousarray(X).reshape((X.shape[0], C, X.size // max(1, X.shape[0] * C)))
@@ -152,6 +260,9 @@ def bn14_jit(X, scale, B, input_mean, input_var, epsilon, momentum, training_mod
     mom = float(momentum)
     rm = input_mean.reshape(-1) * mom + bm * (1 - mom)
     rv = input_var.reshape(-1) * mom + bv * (1 - mom)
+    if Y is not None:
+        _copy_relu_into(y, Y, R)
+        return Y, rm.astype(dt), rv.astype(dt)
     return y, rm.astype(dt), rv.astype(dt)
 
 

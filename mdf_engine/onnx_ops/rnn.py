@@ -12,8 +12,8 @@ import numpy as np
 
 from . import _recurrent_jit as rj
 from . import onnx_op
-from ._recurrent_inputs import COMMON_ATTRIBUTES, RecurrentInputs, activation_tables
-from ._recurrent_kernels import apply_activation, recur
+from ._recurrent_inputs import RecurrentInputs, schema
+from ._recurrent_kernels import apply_activation, longest, recur, time_index
 
 
 @numba.njit(cache=True, error_model="numpy")
@@ -23,15 +23,12 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
     h = h0.copy()
     pre = np.zeros((B, H), dtype=xw.dtype)
     sc = np.empty(H, dtype=xw.dtype)
-    maxlen = 0
-    for b in range(B):
-        maxlen = max(maxlen, lens[b])
-    for k in range(maxlen):
+    for k in range(longest(lens)):
         recur(R, h, pre)
         for b in range(B):
             if k >= lens[b]:  # past this entry's length: keep its h
                 continue
-            t = lens[b] - 1 - k if reverse else k
+            t = time_index(lens[b], k, reverse)
             p, x = pre[b], xw[t, b]
             for j in range(H):
                 p[j] += x[j] + bias[j]
@@ -47,17 +44,14 @@ def rnn_jit(
 ):
     """nopython RNN with its default activation (Tanh), omitted inputs ``None``; returns
     ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
-    x = rj.sequence(X, layout)
-    dt = x.dtype
-    T, Bt, H = x.shape[0], x.shape[1], int(hidden)
-    nd = rj.n_directions(direction)
-    Wc, Rc, Bc = rj.weights(W, dt), rj.weights(R, dt), rj.biases(B, nd, 2 * H, dt)
-    lens = rj.lengths(sequence_lens, T, Bt)
-    h0 = rj.state(initial_h, nd, Bt, H, layout, dt)
+    H = int(hidden)
+    x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
+        X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 1
+    )
     cl = 0.0 if clip is None else float(clip)
     codes, alphas, betas = np.ones(1, dtype=np.int64), np.zeros(1), np.zeros(1)
-    Y = np.empty((T, nd, Bt, H), dtype=dt)
-    Yh = np.empty((nd, Bt, H), dtype=dt)
+    Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
+    Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
         y, h = _rnn_dir(
             rj.project(x, Wc[d]),
@@ -77,16 +71,7 @@ def rnn_jit(
     return rj.output_y(Y, layout), rj.output_state(Yh, layout)
 
 
-@onnx_op(
-    "RNN",
-    inputs=("X", "W", "R", "B", "sequence_lens", "initial_h"),
-    optional=("B", "sequence_lens", "initial_h"),
-    attributes={**COMMON_ATTRIBUTES, "layout": 0},
-    outputs=("Y", "Y_h"),
-    since=7,
-    jit=rnn_jit,
-    jit_unless=rj.PYTHON_ATTRIBUTES,
-)
+@onnx_op("RNN", **schema(rnn_jit, ("Y", "Y_h"), {}))
 def rnn(
     X: Any,
     W: Any,
@@ -107,24 +92,22 @@ def rnn(
     p = RecurrentInputs(
         "RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
     )
-    acts = activation_tables(
-        activations, activation_alpha, activation_beta, 1, ("Tanh",), len(p.dirs), "RNN"
-    )
+    acts = p.activations(activations, activation_alpha, activation_beta, ("Tanh",))
     cl = float(clip) if clip else 0.0
-    ys, hs = [], []
     H = p.H
-    for d, rev in enumerate(p.dirs):
-        Y, h = _rnn_dir(
-            p.project(d),
-            p.B[d, :H] + p.B[d, H:],
-            p.R[d],
-            p.h0[d],
-            p.lens,
-            rev,
-            *acts[d],
-            cl,
-            p.bits(H),
-        )
-        ys.append(Y)
-        hs.append(h)
-    return p.finish(ys, [hs])
+    return p.finish(
+        [
+            _rnn_dir(
+                p.project(d),
+                p.B[d, :H] + p.B[d, H:],
+                p.R[d],
+                p.h0[d],
+                p.lens,
+                rev,
+                *acts[d],
+                cl,
+                p.bits(H),
+            )
+            for d, rev in enumerate(p.dirs)
+        ]
+    )

@@ -24,8 +24,12 @@ import numpy as np
 
 from ..errors import MDFError
 from ..limits import check_elements
+from . import _reshape_jit as J
 from . import onnx_op
 from ._axes import int_values, norm_axis
+
+#: nopython twins told their result's shape (``jit_like``: see ``_shape_jit``)
+LIKE = {"jit_like": True}
 
 # ---------------------------------------------------------------- Reshape / Flatten
 
@@ -47,7 +51,14 @@ def _reshape(data: Any, shape: Any, allowzero: int) -> np.ndarray:
         raise MDFError(f"Reshape: cannot reshape {x.shape} into {tuple(target)}") from e
 
 
-@onnx_op("Reshape", inputs=("data", "shape"), outputs=("reshaped",), since=5)
+@onnx_op(
+    "Reshape",
+    inputs=("data", "shape"),
+    outputs=("reshaped",),
+    since=5,
+    jit=J.reshape5_like_jit,
+    **LIKE,
+)
 def reshape_v5(data, shape):
     """Reshape to ``shape`` (0 copies the input dim, -1 is inferred); a view when possible."""
     return (_reshape(data, shape, 0),)
@@ -59,32 +70,22 @@ def reshape_v5(data, shape):
     attributes={"allowzero": 0},
     outputs=("reshaped",),
     since=14,
+    jit=J.reshape_like_jit,
+    **LIKE,
 )
 def reshape(data, shape, *, allowzero=0):
     """Reshape; with ``allowzero`` a 0 in ``shape`` means an empty dim, not a copied one."""
     return (_reshape(data, shape, allowzero),)
 
 
-@numba.njit(cache=True)
-def flatten_jit(input, axis):
-    """nopython Flatten (compiled backend): a 2-D C-contiguous array."""
-    nd = input.ndim
-    ax = int(axis)
-    if ax < -nd or ax > nd:
-        raise ValueError("Flatten: axis out of range")
-    if ax < 0:
-        ax += nd
-    rows = 1
-    cols = 1
-    for i in range(nd):
-        if i < ax:
-            rows *= input.shape[i]
-        else:
-            cols *= input.shape[i]
-    return np.ascontiguousarray(input).reshape((rows, cols))
-
-
-@onnx_op("Flatten", inputs=("input",), attributes={"axis": 1}, outputs=("output",), jit=flatten_jit)
+@onnx_op(
+    "Flatten",
+    inputs=("input",),
+    attributes={"axis": 1},
+    outputs=("output",),
+    jit=J.flatten_like_jit,
+    **LIKE,
+)
 def flatten(input, *, axis=1):
     """2-D view: dims before ``axis`` become the rows, the rest the columns."""
     x = np.asarray(input)
@@ -111,13 +112,29 @@ def _squeeze(data: Any, axes: Any) -> np.ndarray:
     return x.reshape([s for i, s in enumerate(x.shape) if i not in ax])
 
 
-@onnx_op("Squeeze", inputs=("data",), attributes={"axes": None}, outputs=("squeezed",), since=11)
+@onnx_op(
+    "Squeeze",
+    inputs=("data",),
+    attributes={"axes": None},
+    outputs=("squeezed",),
+    since=11,
+    jit=J.squeeze_like_jit,
+    **LIKE,
+)
 def squeeze_v11(data, *, axes=None):
     """Remove the length-1 dims in ``axes`` (attribute; all length-1 dims when absent)."""
     return (_squeeze(data, axes),)
 
 
-@onnx_op("Squeeze", inputs=("data", "axes"), optional=("axes",), outputs=("squeezed",), since=13)
+@onnx_op(
+    "Squeeze",
+    inputs=("data", "axes"),
+    optional=("axes",),
+    outputs=("squeezed",),
+    since=13,
+    jit=J.squeeze_like_jit,
+    **LIKE,
+)
 def squeeze(data, axes=None):
     """Remove the length-1 dims in ``axes`` (input; all length-1 dims when absent)."""
     return (_squeeze(data, axes),)
@@ -136,13 +153,27 @@ def _unsqueeze(data: Any, axes: Any) -> np.ndarray:
     return x.reshape(shape)
 
 
-@onnx_op("Unsqueeze", inputs=("data",), attributes={"axes": None}, outputs=("expanded",))
+@onnx_op(
+    "Unsqueeze",
+    inputs=("data",),
+    attributes={"axes": None},
+    outputs=("expanded",),
+    jit=J.unsqueeze_like_jit,
+    **LIKE,
+)
 def unsqueeze_v1(data, *, axes=None):
     """Insert length-1 dims at ``axes`` (attribute, positions in the output)."""
     return (_unsqueeze(data, axes),)
 
 
-@onnx_op("Unsqueeze", inputs=("data", "axes"), outputs=("expanded",), since=13)
+@onnx_op(
+    "Unsqueeze",
+    inputs=("data", "axes"),
+    outputs=("expanded",),
+    since=13,
+    jit=J.unsqueeze_like_jit,
+    **LIKE,
+)
 def unsqueeze(data, axes):
     """Insert length-1 dims at ``axes`` (input, positions in the output)."""
     return (_unsqueeze(data, axes),)
@@ -151,20 +182,13 @@ def unsqueeze(data, axes):
 # ---------------------------------------------------------------- Transpose / Concat
 
 
-@numba.njit(cache=True)
-def transpose_jit(data, perm):
-    """nopython Transpose: ``perm`` a tuple of ints (or None to reverse the dims); a view."""
-    if perm is None:
-        return data.T
-    return np.transpose(data, perm)
-
-
 @onnx_op(
     "Transpose",
     inputs=("data",),
     attributes={"perm": None},
     outputs=("transposed",),
-    jit=transpose_jit,
+    jit=J.transpose_like_jit,
+    **LIKE,
 )
 def transpose(data, *, perm=None):
     """Permute the dims (reverse them when ``perm`` is absent); a strided view."""
@@ -180,7 +204,14 @@ def transpose(data, *, perm=None):
 # ---------------------------------------------------------------- Tile / Expand
 
 
-@onnx_op("Tile", inputs=("input", "repeats"), since=6, outputs=("output",))
+@onnx_op(
+    "Tile",
+    inputs=("input", "repeats"),
+    since=6,
+    outputs=("output",),
+    jit=J.tile_like_jit,
+    **LIKE,
+)
 def tile(input, repeats):
     """Repeat the input ``repeats[i]`` times along each dim i."""
     x = np.asarray(input)
@@ -191,7 +222,14 @@ def tile(input, repeats):
     return (np.tile(x, r),)
 
 
-@onnx_op("Expand", inputs=("input", "shape"), since=8, outputs=("output",))
+@onnx_op(
+    "Expand",
+    inputs=("input", "shape"),
+    since=8,
+    outputs=("output",),
+    jit=J.expand_like_jit,
+    **LIKE,
+)
 def expand(input, shape):
     """Broadcast the input against ``shape`` (both ways: the result may exceed ``shape``)."""
     x = input if isinstance(input, np.ndarray) else np.asarray(input)
@@ -213,14 +251,19 @@ def expand(input, shape):
 # ---------------------------------------------------------------- Shape / Size / Identity
 
 
-@onnx_op("Shape", inputs=("data",), outputs=("shape",))
+@onnx_op("Shape", inputs=("data",), outputs=("shape",), jit=J.shape_jit)
 def shape_v1(data):
     """The input's shape as a 1-D int64 tensor."""
     return (np.array(np.shape(data), dtype=np.int64),)
 
 
 @onnx_op(
-    "Shape", inputs=("data",), attributes={"start": 0, "end": None}, outputs=("shape",), since=15
+    "Shape",
+    inputs=("data",),
+    attributes={"start": 0, "end": None},
+    outputs=("shape",),
+    since=15,
+    jit=J.shape15_jit,
 )
 def shape(data, *, start=0, end=None):
     """The dims ``start:end`` of the input's shape (clamped; negative from the end), int64."""
@@ -233,7 +276,7 @@ def shape(data, *, start=0, end=None):
     return (np.array(s[b:e], dtype=np.int64),)
 
 
-@onnx_op("Size", inputs=("data",), outputs=("size",))
+@onnx_op("Size", inputs=("data",), outputs=("size",), jit=J.size_jit)
 def size(data):
     """The number of elements, as a 0-d int64 tensor."""
     return (np.array(np.size(data), dtype=np.int64),)

@@ -1,6 +1,8 @@
 """Which nodes a backend may run as one: a Conv whose output only a Relu reads (onnxruntime
-fuses them the same way; in an ONNX import they are two MDF nodes), and a Concat whose inputs
-are all such Relus (SqueezeNet's Fire modules), which the Relus may write in place.
+fuses them the same way; in an ONNX import they are two MDF nodes), a BatchNormalization whose
+output only a Relu reads (:func:`bn_relu_pairs`: the Relu computed in the normalization's
+pass), and a Concat whose inputs are all Conv -> Relu pairs' Relus (SqueezeNet's Fire modules),
+which the Relus may write in place.
 
 A pair is decided here, once per plan, from the plan alone; running it is the backend's
 business (the interpreter: :mod:`mdf_engine.interpreter_lean`). Fusing never changes a value:
@@ -87,6 +89,56 @@ def _only_output(node: NodePlan, name: str) -> str | None:
 
 def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
     """The Conv -> Relu pairs of ``plan`` that may run as one (see the module docstring)."""
+    return _relu_pairs(plan, "onnx::Conv", lambda call: True)
+
+
+def inference_bn(call: CallPlan) -> bool:
+    """Whether a BatchNormalization call gives its value ``Y`` alone, in inference mode: no
+    ``training_mode`` or a constant 0, and its first output only (not kept as a tuple)."""
+    if call.keep_tuple or call.outputs_wanted not in (None, 1):
+        return False
+    mode = dict(call.args).get("training_mode")
+    if mode is None:
+        return True
+    if mode.expr is not None or isinstance(mode.const, (list, tuple, dict, str)):
+        return False
+    try:
+        return mode.const is not None and float(mode.const) == 0
+    except (TypeError, ValueError):
+        return False
+
+
+def bn_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
+    """The BatchNormalization -> Relu pairs of ``plan`` that may run as one: the same rules
+    as a Conv -> Relu pair (see the module docstring), with an inference-mode
+    BatchNormalization whose value is its output ``Y`` alone in place of the Conv. (The
+    fields named ``conv`` are the BatchNormalization node's.) The backends compute the Relu
+    in the same pass as the normalization, each value bit for bit what its node computes,
+    and both nodes keep their own values."""
+    return _relu_pairs(plan, "onnx::BatchNormalization", inference_bn)
+
+
+def conv_bn_pairs(plan: GraphPlan) -> list[ConvRelu]:
+    """The Conv -> BatchNormalization pairs of ``plan`` (the same rules as a Conv -> Relu
+    pair, with an inference-mode BatchNormalization whose input ``X`` is the edge's port in
+    place of the Relu; the fields named ``relu`` are its). The compiled backend computes the
+    normalization (and, when it is paired with a Relu too, the Relu) of each value as its
+    convolution kernel writes it, each value bit for bit what its node computes."""
+    return _relu_pairs(
+        plan, "onnx::Conv", lambda call: True, "onnx::BatchNormalization", inference_bn
+    )
+
+
+def _relu_pairs(
+    plan: GraphPlan,
+    op: str,
+    accept,
+    reader_op: str = "onnx::Relu",
+    reader_accept=lambda call: True,
+) -> list[ConvRelu]:
+    """The pairs of a node of one call of ``op`` (that ``accept`` takes) and the node of one
+    call of ``reader_op`` (that ``reader_accept`` takes; a Relu) that alone reads its output
+    as its input ``X``."""
     if plan.scheduling_mode != "standard" or plan.psyneulink:
         return []
     conds = plan.graph.conditions
@@ -98,10 +150,10 @@ def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
     for nid, node in plan.nodes.items():
         if nid in own:
             continue
-        conv = _single_call(node, "onnx::Conv")
-        if conv is None:
+        first = _single_call(node, op)
+        if first is None or not accept(first[1]):
             continue
-        port = _only_output(node, conv[0])
+        port = _only_output(node, first[0])
         edges = readers.get((nid, port), []) if port is not None else []
         if len(edges) != 1:
             continue
@@ -110,13 +162,13 @@ def conv_relu_pairs(plan: GraphPlan) -> list[ConvRelu]:
             continue
         if sum(e.receiver_port == ep.receiver_port for e in plan.incoming[ep.receiver]) != 1:
             continue
-        relu = _single_call(plan.nodes[ep.receiver], "onnx::Relu")
-        if relu is None or relu[1].input_names[:1] != ["X"]:
+        relu = _single_call(plan.nodes[ep.receiver], reader_op)
+        if relu is None or relu[1].input_names[:1] != ["X"] or not reader_accept(relu[1]):
             continue
         x = dict(relu[1].args).get("X")
         if x is None or x.expr is None or _bare(x.text, x.expr.tree) != ep.receiver_port:
             continue
-        pairs.append(ConvRelu(nid, conv[0], port, ep.receiver, relu[0], ep.receiver_port, ep.id))
+        pairs.append(ConvRelu(nid, first[0], port, ep.receiver, relu[0], ep.receiver_port, ep.id))
     return pairs
 
 

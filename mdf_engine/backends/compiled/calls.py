@@ -154,11 +154,14 @@ class CallEmitter:
         tag: str,
         slot: Slot | None = None,
         fuse: bool = True,
+        into: list[str] | None = None,
     ) -> str | None:
         """Code computing a call's value (argument temporaries appended to ``out``); ``slot``
         is where the value goes, whose kind a function without a Numba kernel must return.
         None when the code appended to ``out`` already wrote the value into ``slot`` (a
-        sequence item by item, or element-wise when ``fuse``)."""
+        sequence item by item, or element-wise when ``fuse``). ``into``: slots passed after
+        the attributes to a Numba kernel that writes its value there (``node_code.
+        INTO_KERNELS``); the call's text then ends with them."""
         fused = self.call_elementwise(cp, names, slot, ind) if fuse else None
         if fused is not None:
             out += fused
@@ -194,7 +197,9 @@ class CallEmitter:
         drawn = draw_call(self, cp, slot, local)  # (random operators: draws.py)
         if drawn is not None:
             return drawn
-        jit = has_kernel(cp) and not shape_from_values(cp)
+        like = self.like_template(cp, slot)  # (a kernel told its result's shape and dtype)
+        jit = has_kernel(cp) and (like is not None or not shape_from_values(cp))
+        jit = jit and (like is not None or not cp.schema.extra.get("jit_like"))
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
@@ -213,12 +218,30 @@ class CallEmitter:
             for a, default in cp.schema.attributes.items()
         ]
         if fn is None:
-            return self.python_call(cp, args, out, ind, tag, slot)
+            return None if into else self.python_call(cp, args, out, ind, tag, slot)
+        if like is not None:
+            args.append(like)
+        if into:
+            return f"{fn}({', '.join(args + into)})"
         if len(cp.schema.outputs) > 1:
             if cp.schema.extra.get("skips_outputs"):  # (MaxPool) told how many are used
                 args.append(self.consts.literal(int(cp.outputs_wanted or len(cp.schema.outputs))))
             return self.kernel_outputs(cp, f"{fn}({', '.join(args)})", out, ind, tag, slot)
         return f"{fn}({', '.join(args)})"
+
+    def like_template(self, cp: CallPlan, slot: Slot | None) -> str | None:
+        """For a kernel registered with ``jit_like=True`` (its result's shape, from values
+        such as Reshape's ``shape``, is the warm-up's), the last argument it takes: an array of
+        its result's shape and dtype (the array slot itself; for a number slot a number of its
+        kind, and the kernel returns a number); None for any other call, or a slot of another
+        kind (then Python calls it)."""
+        if cp.schema is None or not cp.schema.extra.get("jit_like") or slot is None:
+            return None
+        if slot.alts or slot.seq or slot.kind not in (Storage.ARRAY, Storage.SCALAR):
+            return None
+        if slot.kind is Storage.ARRAY:
+            return slot.var
+        return {"bool": "False", "int64": self.consts.literal(0)}.get(slot.dtype, "0.0")
 
     def typed_constant(self, value: Any) -> str | None:
         """A constant argument of a function that computes by its inputs' dtype, in that

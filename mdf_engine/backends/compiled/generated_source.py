@@ -162,7 +162,8 @@ def load_constants(module_file: str) -> list[Any]:
 ENGINE_NAMES = frozenset(HELPERS).union(
     """math np numpy numba njit prange objmode _jit _python_kernel
     _like _list _pymax _pymin _pywon pybuiltins _draw draws rng
-    load_constants mdf_engine backends compiled generated_source runtime helpers T_ __file__
+    load_constants mdf_engine backends compiled generated_source runtime helpers pipeline T_
+    __file__
     run run_quiet run_batch inputs nsteps dt dt_given first_without_dt S useable total clock
     last_set ever thr logbuf logpos err P rec step has_dt i_ e_ k_ b S0 thr0 PT REC ERR
     range float int abs min max round pow sum len bool cache error_model parallel

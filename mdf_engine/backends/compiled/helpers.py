@@ -7,7 +7,7 @@ small matrix products summed as this machine's BLAS sums them, ``small_products`
 as the interpreted backend. A failed check writes the ``err`` row of the compiled loop (see
 ``runtime.ERR_WIDTH``) instead of raising, so that parallel sweeps report it too;
 :func:`index_error` turns a bounds failure into the MDFError the user sees. ``_put(dst, src)``
-is ``dst[...] = src`` for one- and two-dimensional slots, written as loops that compile fast.
+is ``dst[...] = src`` written as loops that compile fast (:mod:`.copies`).
 """
 
 from __future__ import annotations
@@ -302,20 +302,8 @@ def _make_helpers() -> dict[str, Any]:
             return ix2
         return None
 
-    def _put(dst, src):  # pragma: no cover
-        dst[...] = src
-
-    def _narrowing(dst, src):
-        """Whether storing ``src`` (a Numba type) into the array type ``dst`` would drop
-        what the interpreted backend keeps: a float into an integer or boolean slot (Numba
-        truncates), an integer into a boolean one. Such a value's kind changed after the
-        warm-up; typing fails (the graph runs interpreted) instead of a silent wrong number."""
-        item = src.dtype if isinstance(src, types.Array) else src
-        if isinstance(dst.dtype, types.Boolean):
-            return not isinstance(item, types.Boolean)
-        if isinstance(dst.dtype, types.Integer):
-            return not isinstance(item, (types.Integer, types.Boolean))
-        return False
+    from .copies import _put  # noqa: F401 (returned by name below; its overload: copies.py)
+    from .copies import narrowing as _narrowing
 
     def _cast(dst, x):  # pragma: no cover
         return x
@@ -329,72 +317,6 @@ def _make_helpers() -> dict[str, Any]:
                 "after the compiled backend's warm-up"
             )
         return lambda dst, x: x
-
-    @overload(_put)
-    def _put_ov(dst, src):
-        # dst[...] = src as plain loops: Numba's own slice assignment of an array compiles
-        # its shape-error message (string formatting) at every new call site, seconds each
-        if not isinstance(dst, types.Array):
-            return None
-        if _narrowing(dst, src):
-            raise TypingError(
-                f"a {src} value for a {dst.dtype} value of the model: its kind changed "
-                "after the compiled backend's warm-up"
-            )
-
-        if (
-            isinstance(src, types.Array)
-            and src.ndim == dst.ndim > 2
-            and src.layout == "C"
-            and dst.layout == "C"
-        ):
-
-            def copyn(dst, src):  # a CNN's activations: one flat loop (Numba's N-D slice
-                if dst.shape == src.shape:  # assignment iterates index by index, ~4x slower)
-                    d = dst.reshape(-1)
-                    s = src.reshape(-1)
-                    for i in range(d.size):
-                        d[i] = s[i]
-                else:
-                    dst[...] = src
-
-            return copyn
-        if not isinstance(src, types.Array) or src.ndim != dst.ndim or dst.ndim not in (1, 2):
-
-            def assign(dst, src):  # a scalar (no shape check to compile), or Numba's own
-                dst[...] = src  # broadcasting across dimensions
-
-            return assign
-        contiguous = src.layout == "C"  # then it is dst itself or does not overlap it
-
-        if dst.ndim == 1:
-
-            def copy1(dst, src):
-                s = src if contiguous else src.copy()
-                n = dst.shape[0]
-                if s.shape[0] != n and s.shape[0] != 1:
-                    raise ValueError("a value of another shape than its compiled slot")
-                if s.shape[0] == 1:
-                    for i in range(n):
-                        dst[i] = s[0]
-                else:
-                    for i in range(n):
-                        dst[i] = s[i]
-
-            return copy1
-
-        def copy2(dst, src):
-            s = src if contiguous else src.copy()
-            n, m = dst.shape[0], dst.shape[1]
-            if (s.shape[0] != n and s.shape[0] != 1) or (s.shape[1] != m and s.shape[1] != 1):
-                raise ValueError("a value of another shape than its compiled slot")
-            i_step = 1 if s.shape[0] == n else 0
-            j_step = 1 if s.shape[1] == m else 0
-            for i in range(n):
-                for j in range(m):
-                    dst[i, j] = s[i * i_step, j * j_step]
-
-        return copy2
 
     def _fma(a, b, c):  # pragma: no cover - replaced by the overload in jitted code
         from .small_products import exact_fma

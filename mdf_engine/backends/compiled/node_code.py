@@ -14,10 +14,11 @@ import numpy as np
 
 from ...errors import NotCompilable
 from ...plan import ParameterPlan
+from .into import IntoEmitter
 from .layout import Role, Slot, SlotKey, Storage, output_key, value_key
 
 
-class NodeCodeEmitter:
+class NodeCodeEmitter(IntoEmitter):
     """The code of one node's run: edges into input ports, input reads, functions,
     parameters (first values, Euler steps, conditions), outputs, Threshold values and
     NaN/inf checks."""
@@ -234,6 +235,9 @@ class NodeCodeEmitter:
         if slot.alts and swept is None and pp.value is not None and not pp.conditions:
             # (a value whose kind is the argument max()/min() chose sets its tag: variants.py)
             return [self.assign(slot, self.value(pp.value, names), ind), f"{ind}{unset} = 0.0"]
+        into = self.kernel_into(nid, i, pp, slot, names, ind)
+        if into is not None:  # (the kernel wrote the value into its slot, or its pair's did)
+            return [*into, f"{ind}{unset} = 0.0"]
         fused = self.fused_parameter(nid, pp, slot, names, ind)
         if (
             fused is None

@@ -218,4 +218,3 @@ def _make_helpers() -> tuple[Any, Any, Any, Any, Any]:
 
 
 _list, _pymax, _pymin, _like, _pywon = _make_helpers()
-

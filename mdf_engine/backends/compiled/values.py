@@ -206,6 +206,13 @@ class ValueEmitter:
             self.index_fields.append(self.slot_field(slot))
             return f"{ind}{slot.var} = _iscalar({expr}, {k}, q_c2, err)"
         if slot.kind is Storage.SCALAR:
+            src = self.slot_of_var.get(expr)  # (a float64 slot into one: no call to type)
+            if (
+                src is not None
+                and src.kind is Storage.SCALAR
+                and src.dtype == slot.dtype == "float64"
+            ):
+                return f"{ind}{slot.var} = {expr}"
             helper = "_bscalar" if slot.dtype == "bool" else "_scalar"
             return f"{ind}{slot.var} = {helper}({expr})"
         return self.copy_loop(slot, expr, ind) or f"{ind}_put({slot.var}, {expr})"

@@ -62,6 +62,17 @@ def _dirs(direction: Any, op: str) -> tuple[str, int]:
     return d, 2 if d == "bidirectional" else 1
 
 
+def _seed_inputs(
+    op: str, initial_h: Any, sequence_lens: Any, direction: Any, activations: Any, default: list
+) -> tuple[Any, Any, str, int, list[str]]:
+    """What the three seed ops read alike: ``(sequence_lens, initial_h)`` in the family's
+    order, the direction and its number of directions, and the activation names checked
+    against the seed's list (``default`` when ``activations`` is omitted)."""
+    lens, h0 = _order_state_inputs(initial_h, sequence_lens)
+    d, dirs = _dirs(direction, op)
+    return lens, h0, d, dirs, _names(activations if activations is not None else default, op)
+
+
 def _per_direction(names: list[str], per: int, dirs: int, op: str) -> list[list[str]]:
     if len(names) == per:
         names = names * dirs
@@ -114,9 +125,9 @@ def rnn_legacy(
     """RNN of seed 002: Ht = f(Xt Wi^T + Ht-1 Ri^T + Wbi + Rbi); ``activation`` is tanh
     (default) or ReLU (``activations`` per direction is also accepted); inputs in the seed's
     order (initial_h before sequence_lens; the later order is recognised by dtype)."""
-    lens, h0 = _order_state_inputs(initial_h, sequence_lens)
-    d, dirs = _dirs(direction, "RNN")
-    names = _names(activations if activations is not None else [activation or "tanh"], "RNN")
+    lens, h0, d, dirs, names = _seed_inputs(
+        "RNN", initial_h, sequence_lens, direction, activations, [activation or "tanh"]
+    )
     acts = [a for per in _per_direction(names, 1, dirs, "RNN") for a in per]
     return rnn(
         float_dtype(arr(X)),
@@ -166,10 +177,8 @@ def gru_legacy(
     ht = g(Wh Xt + rt * (Rh Ht-1 + Rbh) + Wbh) (``linear_before_reset=1``, the seed's form);
     Ht = (1 - zt) * ht + zt * Ht-1. Inputs in the seed's order (initial_h before
     sequence_lens)."""
-    lens, h0 = _order_state_inputs(initial_h, sequence_lens)
-    d, dirs = _dirs(direction, "GRU")
-    names = _names(
-        activations if activations is not None else ["sigmoid", "sigmoid", "tanh"], "GRU"
+    lens, h0, d, dirs, names = _seed_inputs(
+        "GRU", initial_h, sequence_lens, direction, activations, ["sigmoid", "sigmoid", "tanh"]
     )
     acts = []
     for f, r, g in _per_direction(names, 3, dirs, "GRU"):
@@ -225,11 +234,8 @@ def lstm_legacy(
     (a 3-name list f, g, h is read as i/o/f = f, cell = g, output = h); element-wise peepholes P
     [dirs, 3H] (i, o, f); ``clip`` bounds activation inputs; ``input_forget`` couples f = 1 - i.
     Outputs Y, Y_h, Y_c."""
-    lens, h0 = _order_state_inputs(initial_h, sequence_lens)
-    d, dirs = _dirs(direction, "LSTM")
-    names = _names(
-        activations if activations is not None else ["sigmoid", "sigmoid", "sigmoid", "tanh"],
-        "LSTM",
+    lens, h0, d, dirs, names = _seed_inputs(
+        "LSTM", initial_h, sequence_lens, direction, activations, ["sigmoid"] * 3 + ["tanh"]
     )
     per = 4 if len(names) in (4, 8) else 3
     acts = []
