@@ -75,6 +75,9 @@ def _same(got: list[np.ndarray], want: list[np.ndarray]) -> None:
         "(k // 2) * 2 + k % 2",
         "(c - 9007199254740992) ** 2 * k + 1",  # (** of integers: an int64 too)
         "k ** 1 - 2 ** 3",
+        # comparisons of an int and a float: float64 is exact here (c reaches 2**53 + 2)
+        "(c == 9007199254740994.0) + (c > 1e17) * 2 + (k < 2.0**60) * 4",
+        "k if c > 0 else 2",  # (a conditional of two integers)
     ],
 )
 def test_integer_floordiv_and_mod_stay_int64_in_larger_expressions(value):
@@ -96,6 +99,10 @@ STOPS = [
         "an integer //, % or ** whose answer is a float",
     ),  # 0 at the 4th call
     ("c % (B + 1 - c) * 2", False, "an integer //, % or ** whose answer is a float"),
+    # (c = 2**53 + 1 rounds to the float 2**53: float64 says not greater, Python says greater)
+    ("(c > 9007199254740992.0) * 3", True, "an integer beyond 2**53"),
+    # (the float branch makes both float64: c was rounded, silently)
+    ("c if c > 0 else 1.5", True, "an integer beyond 2**53"),
     # (an element-wise loop over t: k % 0 was Numba's 0 there, silently)
     ("t * 1 + k % (B + 1 - c)", False, "an integer //, % or ** whose answer is a float"),
 ]

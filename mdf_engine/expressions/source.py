@@ -196,7 +196,13 @@ class Emitter:
         return "(" + " ".join(parts) + ")"
 
     def _IfExp(self, node):
-        return f"({self.emit(node.body)} if {self.emit(node.test)} else {self.emit(node.orelse)})"
+        body, orelse = self.emit(node.body), self.emit(node.orelse)
+        if self.checked is not None:  # (a float branch makes both float64: compiled/intdiv.py)
+            if _maybe_int(node.body) and _literal_value(node.orelse) is None:
+                body = self.checked("_i53", [body])
+            if _maybe_int(node.orelse) and _literal_value(node.body) is None:
+                orelse = self.checked("_i53", [orelse])
+        return f"({body} if {self.emit(node.test)} else {orelse})"
 
     def _Subscript(self, node):
         value, sl = self.emit(node.value), node.slice

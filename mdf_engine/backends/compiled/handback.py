@@ -79,11 +79,18 @@ class History:
                 return
             self.calls.append([1, steps, dt, kept, first_without_dt])
             return
-        last = self.calls[-1] if self.calls else None
-        if last is not None and last[3] is None and last[1:] == [steps, dt, None, first_without_dt]:
-            last[0] += 1
-        else:
-            self.calls.append([1, steps, dt, None, first_without_dt])
+        calls = self.calls
+        if calls:  # (a loop of equal calls: one entry, counted; no list made per call)
+            last = calls[-1]
+            if (
+                last[1] == steps
+                and last[2] == dt
+                and last[3] is None
+                and last[4] == first_without_dt
+            ):
+                last[0] += 1
+                return
+        calls.append([1, steps, dt, None, first_without_dt])
 
     def _lose(self, why: str) -> None:
         self.calls, self.lost = [], why

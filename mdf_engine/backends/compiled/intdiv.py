@@ -1,5 +1,6 @@
-"""Integer ``//``, ``%`` and ``**`` in generated code, and the 2**53 guard where an integer is held as
-a float (docs/compiled.md, "Integers beyond 2**53").
+"""Where an integer meets a float64 in generated code: integer ``//``, ``%`` and ``**``,
+comparisons of an integer and a float, conditionals with a float branch, each the
+interpreter's exact answer or a stop (docs/compiled.md, "Integers beyond 2**53").
 
 On the interpreted backend ``k // n`` and ``k % n`` of two integers are Python integers, or
 numpy's float64 ``inf``/``nan`` when ``n`` is 0 (docs/semantics.md, "One numeric semantics").
@@ -20,9 +21,18 @@ exact result beyond 2**53 stops the run (-7); ``_iipow`` (inside an expression, 
 nonnegative literal exponent) is an int64, and a result the interpreter gives as a float
 stops it (-8).
 
+``_i53(x, ...)`` is ``x``, stopping the run (-7) when it is an integer beyond 2**53: a branch
+of ``a if c else b`` whose other branch may be a float (Numba makes both one type, a float64;
+the interpreter keeps the integer), unless that branch is an integer literal.
+
+``_clt`` ... ``_cne`` (``<`` ... ``!=``) of an integer scalar and a float scalar compare in
+float64, which is Python's exact answer unless the integer, beyond 2**53, rounds to the float
+without being equal to it (rounding is monotonic): that stops the run (-7, :func:`inexact_pair`,
+which ``pybuiltins._pywon`` calls too). Arrays compare as numpy does, on both backends.
+
 Operands that are not two integers (arrays, floats) take numpy's and Python's own ``//``,
-``%`` and ``**`` in every form. Every helper takes the field number ``k``, the step and the ``err`` row
-(``runtime.ERR_WIDTH``): a stop names the field and the step, and
+``%``, ``**`` and comparisons in every form. Every helper takes the field number ``k``, the
+step and the ``err`` row (``runtime.ERR_WIDTH``): a stop names the field and the step, and
 ``runtime.reported_error`` makes it a ``KindChanged`` (the run is handed to the interpreted
 backend: ``handback.py``). :func:`beyond53` records -7 for ``pybuiltins._pywon`` too.
 """
@@ -203,9 +213,11 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
     @njit
     def inexact_pair(i, f, k, step, err):
         """Whether comparing the integer ``i`` with the float ``f`` in float64 may differ from
-        Python's exact comparison (both beyond 2**53: then err -7, if no error yet)."""
-        if (i > TWO53 or i < -TWO53) and (f >= TWO53 or f <= -TWO53):
-            return beyond53(i, k, step, err)
+        Python's exact comparison (then err -7, if no error yet). Rounding is monotonic, so
+        the float64 test differs only where ``i`` rounds to ``f`` without being equal to it."""
+        if (i > TWO53 or i < -TWO53) and np.float64(i) == f:
+            if f >= 9.223372036854775808e18 or np.int64(f) != i:
+                return beyond53(i, k, step, err)
         return False
 
     def _compare(name: str, plain: Any) -> Any:
@@ -236,6 +248,20 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
 
         return stub
 
+    def _i53(x, k, step, err):  # pragma: no cover
+        return x
+
+    @overload(_i53)
+    def _i53_ov(x, k, step, err):
+        if isinstance(x, types.Integer):
+
+            def guarded(x, k, step, err):
+                beyond53(x, k, step, err)
+                return x
+
+            return guarded
+        return lambda x, k, step, err: x
+
     ops = {
         "_clt": lambda a, b: a < b,
         "_cle": lambda a, b: a <= b,
@@ -245,7 +271,13 @@ def _make() -> tuple[Any, Any, Any, Any, Any]:
         "_cne": lambda a, b: a != b,
     }
     compares = {name: _compare(name, njit(f)) for name, f in ops.items()}
-    made = {"_ifloordiv": _ifloordiv, "_imod": _imod, "_ipow": _ipow, "_iipow": _iipow}
+    made = {
+        "_ifloordiv": _ifloordiv,
+        "_imod": _imod,
+        "_ipow": _ipow,
+        "_iipow": _iipow,
+        "_i53": _i53,
+    }
     made.update(_floordiv=_floordiv, _mod=_mod, **compares)
     return beyond53, inexact_pair, made
 

@@ -386,6 +386,8 @@ class ExpressionTranslator:
             return x
         if name in _HELPERS:
             return self.binary(_HELPERS[name], self.expr(args[0]), self.expr(args[1]))
+        if name == "_i53":  # (its guard: tier 0 holds no integer beyond 2**53)
+            return self.expr(args[0])
         if name == "_fma" and len(args) == 3:  # (rounded twice here: docs/compiled.md, Tier 0)
             prod = self.binary("mul", self.expr(args[0]), self.expr(args[1]))
             return self.binary("add", prod, self.expr(args[2]))
