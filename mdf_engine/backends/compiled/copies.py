@@ -50,15 +50,17 @@ def _put_ov(dst, src):
     if (
         not isinstance(src, types.Array)
         or src.ndim == 0
+        or src.ndim > dst.ndim
         or (src.ndim != dst.ndim and dst.layout != "C")
     ):
+        # a scalar: no shape check to compile; a view; or a source with more axes, whose
+        # leading ones numpy (and Numba's assignment) drop when they have length 1: a
+        # (1, n) value for an (n,) slot, as PsyNeuLink's exports give
 
-        def assign(dst, src):  # a scalar: no shape check to compile (or a view)
+        def assign(dst, src):
             dst[...] = src
 
         return assign
-    if src.ndim > dst.ndim:
-        raise TypingError(f"a {src.ndim}-D value for a {dst.ndim}-D value of the model")
     if src.ndim == dst.ndim == 1:
         contiguous = src.layout == "C"  # then it is dst itself or does not overlap it
 
