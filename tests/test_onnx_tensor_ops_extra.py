@@ -311,12 +311,14 @@ def test_reduce_jit_from_nopython_code():
     jarg = onnx_ops.schema("ArgMax", 13).jit
     jtr = onnx_ops.schema("Transpose").jit
 
+    like = np.empty((5, 3, 4))  # (Transpose's jit takes its result's template: jit_like)
+
     @numba.njit
-    def user(x):
-        return (jsum(x, (0, 2), 0), jmax(x, (1,), 1, 0), jarg(x, 2, 0, 0), jtr(x, (2, 0, 1)))
+    def user(x, like):
+        return (jsum(x, (0, 2), 0), jmax(x, (1,), 1, 0), jarg(x, 2, 0, 0), jtr(x, (2, 0, 1), like))
 
     x = RNG.standard_normal((3, 4, 5))
-    s, m, a, t = user(x)
+    s, m, a, t = user(x, like)
     np.testing.assert_allclose(
         s, onnx_ops.run("ReduceSum", [x], {"axes": [0, 2], "keepdims": 0}, opset=11)[0]
     )

@@ -386,6 +386,12 @@ def _compiled_error(e: BaseException | None, index_fields: Any) -> MDFError | No
                 "a value has another shape than in the compiled backend's warm-up (use "
                 "backend='interpreted')"
             )
+        op, _, rest = str(e).partition(": ")
+        if rest == "the result's shape is not the compiled backend's warm-up's":
+            # (a shape op's nopython kernel, ``jit_like``: onnx_ops/_shape_jit.py)
+            return KindChanged(
+                f"onnx::{op} returned shape other than in the compiled backend's warm-up"
+            )
         return None
     if isinstance(e, IndexError):
         return index_error(e, index_fields)
