@@ -101,3 +101,23 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not -ndim <= axis < max(ndim, 1):
         raise MDFError(f"{what}={axis} is out of range for a tensor of rank {ndim}")
     return axis + ndim if axis < 0 else axis
+
+
+#: ONNX TensorProto data types of the spec's era, by enum value.
+ONNX_DTYPES: dict[int, Any] = {
+    1: np.float32,
+    2: np.uint8,
+    3: np.int8,
+    4: np.uint16,
+    5: np.int16,
+    6: np.int32,
+    7: np.int64,
+    8: np.str_,
+    9: np.bool_,
+    10: np.float16,
+    11: np.float64,
+    12: np.uint32,
+    13: np.uint64,
+    14: np.complex64,
+    15: np.complex128,
+}

@@ -11,6 +11,7 @@ from numba import types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
+from ._common import ONNX_DTYPES
 from ._shape_jit import (
     _dims,
     _flat,
@@ -329,19 +330,8 @@ def _onnx_code(like):  # pragma: no cover - replaced by the overload
     """The ONNX data type number of ``like``'s dtype."""
 
 
-_CODES = {
-    "float32": 1,
-    "uint8": 2,
-    "int8": 3,
-    "uint16": 4,
-    "int16": 5,
-    "int32": 6,
-    "int64": 7,
-    "bool": 9,
-    "float64": 11,
-    "uint32": 12,
-    "uint64": 13,
-}
+#: ONNX data type numbers by numpy dtype name (the inverse of ``ONNX_DTYPES``)
+_CODES = {np.dtype(t).name: code for code, t in ONNX_DTYPES.items()}
 
 
 def _given_code(to):  # pragma: no cover - replaced by the overload

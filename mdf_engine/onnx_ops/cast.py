@@ -17,25 +17,8 @@ import numpy as np
 from ..errors import MDFError
 from . import _reshape_jit as J
 from . import onnx_op
+from ._common import ONNX_DTYPES
 
-#: ONNX TensorProto data types of the spec's era, by enum value.
-ONNX_DTYPES: dict[int, Any] = {
-    1: np.float32,
-    2: np.uint8,
-    3: np.int8,
-    4: np.uint16,
-    5: np.int16,
-    6: np.int32,
-    7: np.int64,
-    8: np.str_,
-    9: np.bool_,
-    10: np.float16,
-    11: np.float64,
-    12: np.uint32,
-    13: np.uint64,
-    14: np.complex64,
-    15: np.complex128,
-}
 #: ONNX TensorProto data type names -> their enum value.
 DTYPE_NAMES = {
     "FLOAT": 1,
