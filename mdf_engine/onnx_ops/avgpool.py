@@ -299,8 +299,20 @@ def _sum3(dst, off, src, o0, o1, o2, step, n, m, update):
 
 
 def _sum_pool(
-    X, p, count_include_pad, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
-):
+    X: Any,
+    p: float,
+    count_include_pad: Any,
+    op: str,
+    *,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> np.ndarray:
+    """AveragePool (``p`` 0) or LpPool (``p`` > 0) of ``X`` with the window attributes of
+    ``POOL_ATTRS`` (the two ops' common attributes: each op passes them on as given)."""
     X = as_array(X)
     nsp, k, s, d, out, pb, pe = pool_window(
         X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
@@ -372,51 +384,14 @@ def avgpool_jit(X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, 
     attributes={**POOL_ATTRS, "count_include_pad": 0},
     jit=avgpool_jit,
 )
-def average_pool(
-    X: Any,
-    *,
-    auto_pad="NOTSET",
-    ceil_mode=0,
-    dilations=None,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
-    count_include_pad=0,
-) -> tuple[np.ndarray]:
+def average_pool(X: Any, *, count_include_pad=0, **window: Any) -> tuple[np.ndarray]:
     """Mean over each window; padding counted in the divisor only with count_include_pad."""
-    return (
-        _sum_pool(
-            X,
-            0.0,
-            count_include_pad,
-            kernel_shape,
-            strides,
-            dilations,
-            pads,
-            auto_pad,
-            ceil_mode,
-            "AveragePool",
-        ),
-    )
+    return (_sum_pool(X, 0.0, count_include_pad, "AveragePool", **window),)
 
 
 @onnx_op("LpPool", inputs=("X",), since=2, attributes={**POOL_ATTRS, "p": 2})
-def lp_pool(
-    X: Any,
-    *,
-    auto_pad="NOTSET",
-    ceil_mode=0,
-    dilations=None,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
-    p=2,
-) -> tuple[np.ndarray]:
+def lp_pool(X: Any, *, p=2, **window: Any) -> tuple[np.ndarray]:
     """``(sum |x|^p)^(1/p)`` over each window (padding contributes zeros)."""
     if float(p) <= 0:
         raise MDFError(f"LpPool: p should be positive, got {p}")
-    return (
-        _sum_pool(
-            X, float(p), 0, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, "LpPool"
-        ),
-    )
+    return (_sum_pool(X, float(p), 0, "LpPool", **window),)
