@@ -61,11 +61,9 @@ def conv2d_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
                 acc = out[n, i, j]
                 a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, fh, fw, ih, iw)
                 for a in range(a0, a1):
-                    y = y0 + a
                     for b in range(b0, b1):
-                        xx = x0 + b
                         for c in range(din):
-                            xs[c] = np.int32(x[n, y, xx, c]) - zx
+                            xs[c] = np.int32(x[n, y0 + a, x0 + b, c]) - zx
                         for c in range(din):
                             v = xs[c]
                             if v == 0:
@@ -86,11 +84,9 @@ def depthwise_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cove
             for j in range(ow):
                 a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, fh, fw, ih, iw)
                 for a in range(a0, a1):
-                    y = y0 + a
                     for b in range(b0, b1):
-                        xx = x0 + b
                         for c in range(din):
-                            v = np.int32(x[n, y, xx, c]) - zx
+                            v = np.int32(x[n, y0 + a, x0 + b, c]) - zx
                             for m in range(mult):
                                 out[n, i, j, c * mult + m] += v * (np.int32(w[a, b, c, m]) - zw)
     return out
@@ -133,10 +129,8 @@ def pool_u8(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow, zx, step):  # pragma:
                     cnt = 0
                     a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, kh, kw, ih, iw)
                     for a in range(a0, a1):
-                        y = y0 + a
                         for b in range(b0, b1):
-                            xx = x0 + b
-                            v = np.int32(x[n, y, xx, c])
+                            v = np.int32(x[n, y0 + a, x0 + b, c])
                             if v > mx:
                                 mx = v
                             s += v
@@ -168,10 +162,8 @@ def pool_f(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
                     cnt = 0
                     a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, kh, kw, ih, iw)
                     for a in range(a0, a1):
-                        y = y0 + a
                         for b in range(b0, b1):
-                            xx = x0 + b
-                            v = x[n, y, xx, c]
+                            v = x[n, y0 + a, x0 + b, c]
                             if v > mx:
                                 mx = v
                             s += v * v if kind == 2 else v
