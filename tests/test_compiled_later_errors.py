@@ -2,14 +2,18 @@
 later call's initializer or reached by the state) reports the error as the interpreted
 backend does for the same calls: naming the node and the field, one line
 (``compiled/handback.py``: the interpreter replays the calls and meets the failure itself).
-The oracle is the interpreted backend's own message (numpy's and the kernel's wording)."""
+A compiled sweep whose later parameter sets fail names the first failing set, the node and
+the field (``compiled/batch.py``). The oracle is the interpreted backend's own message (numpy's
+and the kernel's wording)."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from mdf_engine import Simulation
+from mdf_engine import Simulation, cli
 from mdf_engine.errors import MDFError
 
 
@@ -62,3 +66,22 @@ def test_a_later_run_names_the_node_as_the_interpreter(case, tmp_path, monkeypat
     assert got == want and "graphs.g.nodes.A.parameters.x" in got, (got, want)
     assert len(got_values) == len(calls) - 1 == len(want_values)
     np.testing.assert_array_equal(got_values, want_values)
+
+
+def test_a_sweep_names_the_parameter_set_and_the_node(tmp_path, monkeypatch, capsys):
+    """A compiled sweep whose later parameter sets index out of range (a parallel batch's
+    failure) gives the interpreted sweep's line, naming the first failing set."""
+    monkeypatch.setenv("MDF_ENGINE_CACHE", str(tmp_path / "cache"))
+    model = _model("k")
+    model["graphs"][0]["nodes"][0]["parameters"].insert(0, {"id": "k", "value": 1})
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(model))
+    lines = {}
+    for backend in ("interpreted", "compiled"):
+        args = ["sweep", str(path), "--set", "A.k=0:16:3", "--steps", "2", "--record", "A.o"]
+        rc = cli.main([*args, "--quiet", "--backend", backend, "-o", str(tmp_path / "s.npz")])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(err) == 1, err
+        lines[backend] = err[0]
+    assert "parameter set 1: " in lines["compiled"]
+    assert lines["compiled"].replace("parameter set 1: ", "") == lines["interpreted"], lines
