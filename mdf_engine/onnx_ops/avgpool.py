@@ -318,33 +318,7 @@ def _sum_pool(
         X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
     )
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
-    xf = float_in(X)
-    if nsp <= 2 and p == 0:
-        y = _avgpool2d_rows(
-            as5d(xf),
-            lift3(k, 1),
-            lift3(s, 1),
-            lift3(d, 1),
-            lift3(pb, 0),
-            lift3(out, 1),
-            lift3(hi, 1),
-            bool(count_include_pad),
-        )
-        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
-    if nsp <= 2:
-        y = _sumpool2d_rows(
-            as5d(xf),
-            lift3(k, 1),
-            lift3(s, 1),
-            lift3(d, 1),
-            lift3(pb, 0),
-            lift3(out, 1),
-            lift3(hi, 1),
-            bool(count_include_pad),
-            float(p),
-        )
-        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
-    y = _sumpool3d(
+    args = (
         as5d(float_in(X)),
         lift3(k, 1),
         lift3(s, 1),
@@ -353,9 +327,14 @@ def _sum_pool(
         lift3(out, 1),
         lift3(hi, 1),
         bool(count_include_pad),
-        float(p),
     )
-    return y.reshape(X.shape[:2] + out).astype(X.dtype)
+    if nsp <= 2 and p == 0:
+        y = _avgpool2d_rows(*args)
+    elif nsp <= 2:
+        y = _sumpool2d_rows(*args, float(p))
+    else:
+        y = _sumpool3d(*args, float(p))
+    return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
 
 
 @numba.njit(cache=True)
