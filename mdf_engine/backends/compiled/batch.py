@@ -137,7 +137,9 @@ def run_handed_over(
             runner.call_jitted(runner._quiet_fn, *arguments(RUN_ARGS, args))
         except (SystemError, *EVALUATION_ERRORS) as e:
             rows = (b,)
-            found = _replayed_error(e, runner, values, rows, steps, dt, initializer, first_without_dt)
+            found = _replayed_error(
+                e, runner, values, rows, steps, dt, initializer, first_without_dt
+            )
             if found is None:
                 raise
             raise found from None
