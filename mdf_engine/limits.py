@@ -16,6 +16,8 @@ from .errors import MDFError
 LIMITS = {
     "steps": ("MDF_ENGINE_MAX_STEPS", 100_000_000),
     "sweep_values": ("MDF_ENGINE_MAX_SWEEP_VALUES", 200_000_000),
+    # numbers one run keeps in its recorded traces (results.Results.record)
+    "record_values": ("MDF_ENGINE_MAX_RECORD_VALUES", 100_000_000),
     # numbers of the constant arrays the compiled backend copies into its state (a memory
     # bound; large arrays are not frozen into machine code): beyond it a graph runs interpreted
     "compiled_constants": ("MDF_ENGINE_MAX_COMPILED_CONSTANTS", 50_000_000),

@@ -1,0 +1,125 @@
+"""Audit 6 (docs/security.md): the output side, the terminal, ONNX input bounds, sweeps and
+numbers, attacked where audits 1-5 had not. One regression test per finding; each asserts
+either one clean MDFError line or the literal text matplotlib itself wrote (SVG text stays
+text: the oracle of what a reader sees)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from mdf_engine import MDFError, Simulation, cli
+from mdf_engine.viz.figures import new_figure
+
+MATH = "r$x^{2}$"  # mathtext would draw x squared
+BROKEN = "p$\\frac{$"  # mathtext would fail to parse
+
+
+def _svg_texts(path) -> list[str]:
+    """Every text matplotlib wrote into an SVG (``svg.fonttype: none``: text stays text)."""
+    root = ET.parse(path).getroot()
+    return ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+
+
+# ---------------------------------------------------------------- pictures
+
+
+@pytest.mark.parametrize(
+    "size, dpi, expect",
+    [
+        ((4, 4), float("nan"), "finite and positive"),
+        ((float("inf"), 3), 100, "finite and positive"),
+        ((4, 4), 1e6, r"4e\+06 x 4e\+06 pixels"),  # was numpy's MemoryError
+        ((1e5, 1e5), 100, "at most 32768 a side"),  # was matplotlib's ValueError
+        ((300, 300), 100, r"3e\+04 x 3e\+04 pixels"),  # 30,000 a side, 9e8 in all
+    ],
+)
+def test_a_figure_beyond_its_pixel_bound_is_one_clear_error(size, dpi, expect):
+    with pytest.raises(MDFError, match=expect):
+        new_figure(size, dpi)
+
+
+def test_mdf_draw_with_a_huge_size_is_a_usage_error_not_an_internal_one(tmp_path, capsys):
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(_chain(2)))
+    rc = cli.main(["draw", str(m), str(tmp_path / "d.png"), "--size", "1e5", "1e5"])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "internal error" not in err[0]
+    assert "--size or --dpi" in err[0] and not (tmp_path / "d.png").exists()
+
+
+def _chain(n: int, hostile: dict[int, str] | None = None, model_id: str = "m") -> dict:
+    ids = [(hostile or {}).get(i, f"n{i}") for i in range(n)]
+    nodes = {
+        nid: {"parameters": {"k": {"value": 1.0}}, "output_ports": {"o": {"value": "k"}}}
+        for nid in ids
+    }
+    graph = {"nodes": nodes}
+    return {model_id: {"format": "ModECI MDF v0.4", "graphs": {"g": graph}}}
+
+
+def test_the_compact_drawing_of_a_large_graph_shows_ids_literally(tmp_path):
+    # more than 40 nodes: viz.drawing_large drew ids and titles unescaped: a mathtext parse
+    # error ('$\frac{$') was an internal error, '$x^{2}$' drew x squared, ESC a missing glyph
+    from mdf_engine.viz.drawing import draw
+
+    m = tmp_path / "big.json"
+    m.write_text(json.dumps(_chain(45, {0: BROKEN, 44: MATH + "\x1b[31m"}, model_id=BROKEN)))
+    draw(str(m), str(tmp_path / "d.svg"))
+    texts = _svg_texts(tmp_path / "d.svg")
+    assert any(t.startswith(f"{BROKEN} / g") for t in texts), texts
+    assert any(BROKEN in t and r"r$x^{2}$\x1b[31" in t for t in texts), texts  # (clipped)
+
+
+def test_sweep_facets_and_families_show_parameter_ids_literally(tmp_path):
+    # three swept parameters: facets of heat maps, whose titles and heading were unescaped;
+    # one line per value of a second parameter: its legend was unescaped
+    from mdf_engine.viz.sweeps import plot_sweep
+
+    coords = {f"N.{BROKEN}": [0.0, 1.0], "N.q$": [0.0, 1.0, 2.0], f"N.{MATH}": [3.0, 4.0]}
+    data = {"N.o": np.arange(12.0).reshape(2, 3, 2)}
+    plot_sweep(data, tmp_path / "f.svg", coords=coords, title="t$x$")
+    texts = _svg_texts(tmp_path / "f.svg")
+    assert f"N.{MATH} = 3" in texts and f"N.{MATH} = 4" in texts, texts
+    assert "t$x$" in texts, texts
+    two = {k: coords[k] for k in list(coords)[:2]}
+    plot_sweep({"N.o": np.arange(6.0).reshape(2, 3)}, tmp_path / "l.svg", coords=two, x="N.q$")
+    texts = _svg_texts(tmp_path / "l.svg")
+    assert f"N.{BROKEN} = 0" in texts and f"N.{BROKEN} = 1" in texts, texts
+
+
+# ---------------------------------------------------------------- recorded traces
+
+
+def _growing() -> dict:
+    node = {
+        "parameters": {
+            "n": {"default_initial_value": 1, "value": "n * 4"},
+            "v": {"value": "np.ones(n)"},
+        },
+        "output_ports": {"o": {"value": "v"}, "s": {"value": "n"}},
+    }
+    return {"grow": {"format": "ModECI MDF v0.4", "graphs": {"g": {"nodes": {"A": node}}}}}
+
+
+def test_a_recording_beyond_the_record_limit_is_refused_after_its_first_step(tmp_path, monkeypatch):
+    # recorded traces grew without bound: `mdf run --plot` records every output port, so a
+    # model's large value times many steps filled memory before any error
+    m = tmp_path / "grow.json"
+    m.write_text(json.dumps(_growing()))
+    monkeypatch.setenv("MDF_ENGINE_MAX_RECORD_VALUES", "1000")
+    sim = Simulation(str(m), backend="interpreted")
+    # 4 numbers kept at the first step (time, n = 4, ones(4) ... ): 1000 steps would pass it
+    with pytest.raises(MDFError, match=r"for 1000 steps; the limit is 1e\+03.*RECORD_VALUES"):
+        sim.run(steps=1000, record=["A.o"])
+    # a value that grows: the projection holds at first, the count stops it later
+    sim = Simulation(str(m), backend="interpreted")
+    with pytest.raises(MDFError, match=r"after 5 steps; the limit is 1e\+03"):
+        sim.run(steps=8, record=["A.o", "A.s"])
+    monkeypatch.setenv("MDF_ENGINE_MAX_RECORD_VALUES", "2000")
+    res = Simulation(str(m), backend="interpreted").run(steps=5, record=["A.o", "A.s"])
+    assert [len(v) for v in res.traces["A.o"]] == [4**k for k in range(1, 6)]
+    assert res.recorded == 5 + sum(4**k for k in range(1, 6)) + 5
