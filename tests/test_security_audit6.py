@@ -123,3 +123,36 @@ def test_a_recording_beyond_the_record_limit_is_refused_after_its_first_step(tmp
     res = Simulation(str(m), backend="interpreted").run(steps=5, record=["A.o", "A.s"])
     assert [len(v) for v in res.traces["A.o"]] == [4**k for k in range(1, 6)]
     assert res.recorded == 5 + sum(4**k for k in range(1, 6)) + 5
+
+
+# ---------------------------------------------------------------- output files
+
+
+def _matmul_onnx(path) -> None:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.arange(4096, dtype=np.float32).reshape(64, 64), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    path.write_bytes(m.SerializeToString())
+    assert onnx.load(str(path)).graph.initializer[0].name == "w"
+
+
+@pytest.mark.parametrize("which", ["onnx", "inputs"])
+def test_mdf_import_never_writes_its_weights_file_over_a_file_it_reads(tmp_path, capsys, which):
+    # `mdf import out.weights.npz out.json` (an ONNX file under that name), or `--inputs
+    # out.weights.npz`: the sidecar of 4,096 weights replaced the input the user saved
+    net, feeds = tmp_path / "net.onnx", tmp_path / "feeds.npz"
+    _matmul_onnx(net)
+    np.savez(feeds, x=np.ones((1, 64), np.float32))
+    side = tmp_path / "out.weights.npz"
+    (net if which == "onnx" else feeds).rename(side)
+    before = side.read_bytes()
+    args = [str(side if which == "onnx" else net), str(tmp_path / "out.json")]
+    rc = cli.main(["import", *args] + (["--inputs", str(side)] if which == "inputs" else []))
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "refusing to overwrite" in err[0], err
+    assert side.read_bytes() == before and not (tmp_path / "out.json").exists()

@@ -141,6 +141,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise MDFError(
             "the output of 'mdf import' must be a .json, .yaml or .yml file", source=args.out
         )
+    _spare_inputs(os.path.join(os.path.dirname(args.out), sidecar_name(args.out)), args)
     model = import_model(args.model, model_id=args.id)
     if args.inputs is not None:
         set_inputs(model, read_feeds(args.inputs))
@@ -153,3 +154,19 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{model.onnx_opset_version}){side}"
         )
     return 0
+
+
+def _spare_inputs(side: str, args: argparse.Namespace) -> None:
+    """The weights file ``mdf import`` writes beside its output (``OUT.weights.npz``) is not a
+    file it reads (the ONNX file, ``--inputs``): writing it would destroy what the user saved."""
+    for what, path in (("ONNX", args.model), ("--inputs", args.inputs)):
+        try:
+            same = path is not None and os.path.samefile(side, path)
+        except (OSError, ValueError):  # one of them does not exist (yet)
+            same = False
+        if same:
+            raise MDFError(
+                f"its weights file {side!r} would be the {what} file it reads; refusing to "
+                "overwrite it (choose another output name)",
+                source=args.out,
+            )
