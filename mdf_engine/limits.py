@@ -97,3 +97,18 @@ def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
             f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
             f"the limit is {most} values (set {var} to allow more)"
         )
+
+
+#: worker processes a sweep's Dask LocalCluster may start, per CPU of the machine
+LOCAL_WORKERS_PER_CPU = 4
+
+
+def check_local_workers(workers: int) -> None:
+    """Refuse a LocalCluster of more worker processes than ``LOCAL_WORKERS_PER_CPU`` per CPU
+    (``workers=100000`` started processes until the machine stalled)."""
+    most = LOCAL_WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if workers > most:
+        raise MDFError(
+            f"workers={workers}: a local cluster runs at most {most} worker processes "
+            f"({LOCAL_WORKERS_PER_CPU} per CPU of this machine); use --cluster ADDRESS for more"
+        )

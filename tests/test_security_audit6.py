@@ -156,3 +156,65 @@ def test_mdf_import_never_writes_its_weights_file_over_a_file_it_reads(tmp_path,
     err = capsys.readouterr().err.strip().split("\n")
     assert rc == 2 and len(err) == 1 and "refusing to overwrite" in err[0], err
     assert side.read_bytes() == before and not (tmp_path / "out.json").exists()
+
+
+# ---------------------------------------------------------------- sweeps
+
+
+def _sweep_model(tmp_path, ports: int = 1):
+    outs = {f"o{i}": {"value": "k"} for i in range(ports)}
+    node = {"parameters": {"k": {"value": 1.0}}, "output_ports": outs}
+    m = tmp_path / "sw.json"
+    m.write_text(
+        json.dumps({"sw": {"format": "ModECI MDF v0.4", "graphs": {"g": {"nodes": {"A": node}}}}})
+    )
+    return m
+
+
+def test_a_local_cluster_of_absurdly_many_workers_is_refused_before_it_starts(tmp_path):
+    # workers=100000 started worker processes until the machine stalled (a hang, then the
+    # wall clock)
+    pytest.importorskip("dask.distributed")
+    from mdf_engine.limits import LOCAL_WORKERS_PER_CPU
+    from mdf_engine.sweep import sweep
+
+    m = _sweep_model(tmp_path)
+    with pytest.raises(
+        MDFError, match=f"at most .* worker processes \\({LOCAL_WORKERS_PER_CPU} per CPU"
+    ):
+        sweep(str(m), {"A.k": [0.0, 1.0]}, record=["A.o0"], cluster="local", workers=10**5)
+
+
+@pytest.mark.parametrize("chunk", ["0", "-3"])
+def test_mdf_sweep_chunk_zero_or_negative_is_refused_not_read_as_the_default(
+    tmp_path, capsys, chunk
+):
+    m = _sweep_model(tmp_path)
+    rc = cli.main(["sweep", str(m), "--set", "A.k=0:1:2", "--record", "A.o0", "--chunk", chunk])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "chunk must be a whole number >= 1" in err[0], err
+
+
+def test_a_streamed_npz_that_cannot_open_its_part_files_is_one_clean_error(tmp_path, monkeypatch):
+    # one temporary file per recorded variable: past the process's open-file limit (EMFILE)
+    # that was an internal OSError, and the part files made so far stayed behind
+    import errno
+
+    from mdf_engine import sweep_files
+    from mdf_engine.sweep import sweep
+
+    real, calls = sweep_files.tempfile.mkstemp, []
+
+    def mkstemp(*a, **k):  # the file, two parts, then the limit
+        calls.append(k)
+        if len(calls) > 3:
+            raise OSError(errno.EMFILE, "Too many open files")
+        return real(*a, **k)
+
+    monkeypatch.setattr(sweep_files.tempfile, "mkstemp", mkstemp)
+    m = _sweep_model(tmp_path, ports=5)
+    out = tmp_path / "s.npz"
+    record = [f"A.o{i}" for i in range(5)]
+    with pytest.raises(MDFError, match="s.npz': cannot write the file \\(Too many open files\\)"):
+        sweep(str(m), {"A.k": [0.0, 1.0]}, record=record, output=str(out), backend="interpreted")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sw.json"]
