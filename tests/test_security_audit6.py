@@ -218,3 +218,28 @@ def test_a_streamed_npz_that_cannot_open_its_part_files_is_one_clean_error(tmp_p
     with pytest.raises(MDFError, match="s.npz': cannot write the file \\(Too many open files\\)"):
         sweep(str(m), {"A.k": [0.0, 1.0]}, record=record, output=str(out), backend="interpreted")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sw.json"]
+
+
+# ---------------------------------------------------------------- ONNX operators' memory
+
+
+@pytest.mark.parametrize(
+    "op, inputs, attrs, expect",
+    [
+        # was numpy's MemoryError (or 7.5 GB really allocated) for a 2-element input
+        ("Pad", [np.ones(2), np.array([0, 10**9])], {}, "Pad's result would have 1e\\+09"),
+        ("OneHot", [np.array([0]), np.array(10**9), np.array([0.0, 1.0])], {}, "OneHot's result"),
+        # 2 x 10^6 cells along one axis: 26 s of Python and gigabytes of lists before
+        (
+            "Resize",
+            [np.ones((1, 1, 1, 2)), np.array([]), np.array([1.0, 1.0, 1.0, 1e6])],
+            {},
+            "an axis of 2000000 cells; the limit is 1048576",
+        ),
+    ],
+)
+def test_onnx_operators_check_their_result_size_before_allocating(op, inputs, attrs, expect):
+    from mdf_engine import onnx_ops
+
+    with pytest.raises(MDFError, match=expect):
+        onnx_ops.run(op, inputs, attrs)
