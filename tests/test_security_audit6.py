@@ -243,3 +243,30 @@ def test_onnx_operators_check_their_result_size_before_allocating(op, inputs, at
 
     with pytest.raises(MDFError, match=expect):
         onnx_ops.run(op, inputs, attrs)
+
+
+def test_mdf_import_never_writes_its_weights_file_over_the_models_external_data(tmp_path, capsys):
+    # the ONNX file keeps its weights in `out.weights.npz` (external_data): the import read
+    # them, then replaced that file with its own sidecar
+    onnx = pytest.importorskip("onnx")
+    net = tmp_path / "net.onnx"
+    _matmul_onnx(net)
+    mp = onnx.load(str(net))
+    onnx.save_model(
+        mp, str(net), save_as_external_data=True, location="out.weights.npz", size_threshold=0
+    )
+    side = tmp_path / "out.weights.npz"
+    before = side.read_bytes()
+    rc = cli.main(["import", str(net), str(tmp_path / "out.json")])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "keeps tensor 'w' in" in err[0], err
+    assert side.read_bytes() == before and not (tmp_path / "out.json").exists()
+    # named otherwise, the same file imports (the weights read from the external data)
+    assert cli.main(["import", str(net), str(tmp_path / "other.json")]) == 0
+    saved = np.load(tmp_path / "other.weights.npz")
+    assert np.array_equal(
+        next(iter(saved.values())),
+        onnx.numpy_helper.to_array(onnx.load(str(net)).graph.initializer[0])
+        .astype(np.float32)
+        .reshape(64, 64),
+    )
