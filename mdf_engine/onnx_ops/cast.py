@@ -118,6 +118,7 @@ def cast_array(x: Any, to: Any) -> np.ndarray:
     since=6,
     jit=J.cast_like_jit,
     jit_like=True,
+    jit_dtype="to",
 )
 def cast(input, *, to=1):
     """Convert to the ONNX data type ``to`` (enum number or name)."""
@@ -132,6 +133,7 @@ def cast(input, *, to=1):
     since=19,
     jit=J.cast19_like_jit,
     jit_like=True,
+    jit_dtype="to",
 )
 def cast_v19(input, *, to=1, saturate=1):
     """Cast; ``saturate`` only concerns float8 targets, which are outside the spec's era."""

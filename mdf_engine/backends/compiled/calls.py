@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import MDFError, NotCompilable
+from ...onnx_ops.cast import onnx_dtype
 from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
@@ -86,12 +87,7 @@ class CallEmitter:
         integers, bitwise and logical ops, indices, ...) would compute something else when an
         integer comes from a number slot or from an expression over slots."""
         for nid, np_ in self.plan.nodes.items():
-            st = self.interp.states[nid]
-            env = {
-                **st.inputs_read,
-                **{k: st.lookup(k) for k in st.params},
-                **{k: v for k, v in st.funcs.items() if v is not None},
-            }
+            env = self.warm_env(nid)
             calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
             calls += [
                 (f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call is not None
@@ -116,6 +112,36 @@ class CallEmitter:
                             f"{np_.where}.{where}: {cp.schema.name} gets {kind} input "
                             f"'{name}' {how}; the compiled backend holds it as float64"
                         )
+
+    def warm_env(self, nid: str) -> dict[str, Any]:
+        """The values of node ``nid``'s inputs, parameters and functions in the warm-up."""
+        st = self.interp.states[nid]
+        return {
+            **st.inputs_read,
+            **{k: st.lookup(k) for k in st.params},
+            **{k: v for k, v in st.funcs.items() if v is not None},
+        }
+
+    def narrow_numbers(self, cp: CallPlan, slot: Slot | None) -> dict[int, str]:
+        """The inputs of a call (by position) that the warm-up gave as a 0-d value of a dtype a
+        number slot holds as another (a uint8 zero point Cast from an integer, held as int64):
+        their dtype names. A call through Python gets them back in that dtype."""
+        nid = next((k.node for k, s in self.slots.items() if s is slot), None)
+        if nid is None or not cp.input_names:
+            return {}
+        fp = self.warm_env(nid)
+        try:
+            for name, vp in cp.args:
+                fp[name] = vp.evaluate(fp)
+        except Exception:  # noqa: BLE001 - (checked by _check_call_inputs already)
+            return {}
+        out = {}
+        for i, name in enumerate(cp.input_names):
+            v = fp.get(name) if name is not None else None
+            if isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0 and v.dtype.kind in "biuf":
+                if v.dtype.name not in ("float64", "int64", "bool", "uint64", "float16"):
+                    out[i] = v.dtype.name
+        return out
 
     def _typed_source(self, nid: str, name: str, args: Mapping[str, ValuePlan]) -> str | None:
         """None when the compiled code passes argument ``name`` of a call in node ``nid``
@@ -200,6 +226,7 @@ class CallEmitter:
         like = self.like_template(cp, slot)  # (a kernel told its result's shape and dtype)
         jit = has_kernel(cp) and (like is not None or not shape_from_values(cp))
         jit = jit and (like is not None or not cp.schema.extra.get("jit_like"))
+        jit = jit and not self.dtype_not_held(cp, slot)
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
@@ -244,6 +271,28 @@ class CallEmitter:
         if slot.dtype == "bool":
             return "False"
         return self.consts.literal(0 if slot.dtype == "int64" else 0.0)
+
+    def dtype_not_held(self, cp: CallPlan, slot: Slot | None) -> bool:
+        """A kernel registered with ``jit_dtype=ATTR`` (Cast: ``to``) whose ``ATTR`` is a
+        constant naming a data type that ``slot`` holds as another (a uint8 or float16 result
+        in an int64 number slot or a float32 array): its kernel would refuse it at run time
+        (and a first run restart interpreted), so the compiled loop calls it through Python,
+        which converts it as the warm-up did. A value ``ATTR`` is the kernel's to check."""
+        attr = cp.schema.extra.get("jit_dtype")
+        if attr is None or slot is None or slot.kind not in (Storage.ARRAY, Storage.SCALAR):
+            return False
+        given = dict(cp.args).get(attr)
+        if given is not None and given.expr is not None:
+            return False
+        to = given.const if given is not None else cp.schema.attributes.get(attr)
+        if isinstance(to, (str, bytes)):
+            return True  # (a type name: the kernel takes ONNX type numbers only)
+        try:
+            want = onnx_dtype(to).name
+        except (MDFError, TypeError, ValueError):
+            return True  # (the Python kernel says what is wrong)
+        held = self.slot_dtype(slot)
+        return want != held and not (slot.kind is Storage.SCALAR and want == "float32")
 
     def typed_constant(self, value: Any) -> str | None:
         """A constant argument of a function that computes by its inputs' dtype, in that
@@ -311,6 +360,11 @@ class CallEmitter:
                 f"function '{sch.name}' has no Numba kernel, and a call "
                 f"through Python with {why} is not compiled"
             )
+        for i, dtype in self.narrow_numbers(cp, slot).items():  # (a uint8 number: 0-d uint8)
+            t = f"t_{tag}_{len(cp.args) + i}"  # (after the argument temporaries)
+            kind = self.consts.array(np.zeros(1, dtype))
+            out += [f"{ind}{t} = {kind}.copy().reshape(())", f"{ind}{t}[()] = {args[i]}"]
+            args[i] = t
         var = self.python_kernel(cp, [slot], False)
         res = f"r_{tag}"
         out += [
