@@ -285,6 +285,8 @@ class CallEmitter:
         if given is not None and given.expr is not None:
             return False
         to = given.const if given is not None else cp.schema.attributes.get(attr)
+        if to is None:
+            return False  # (EyeLike's: the input's dtype)
         if isinstance(to, (str, bytes)):
             return True  # (a type name: the kernel takes ONNX type numbers only)
         try:
