@@ -18,7 +18,7 @@ from mdf_engine.registry import REGISTRY
 #: the ops whose kernels ``_jita_*`` give
 OPS = set(
     "Pad OneHot DepthToSpace SpaceToDepth GatherElements GatherND Scatter ScatterElements "
-    "ScatterND EyeLike Dropout".split()
+    "ScatterND EyeLike Dropout Split".split()
 )
 
 
@@ -33,11 +33,26 @@ CASES = [p for p in node_jit_cases(OPS) if not _random(p.values[0])]
 @pytest.mark.parametrize("case", CASES)
 def test_jit_equals_python_and_oracle(case) -> None:
     sch = onnx_ops.schema(case.op, case.opset)
-    if len(sch.outputs) == 1:
+    if len(sch.outputs) == 1 and not sch.extra.get("jit_parts"):
         check_jit_case(case)
         return
-    want = onnx_ops.run(case.op, case.inputs, case.attributes, opset=case.opset)
-    got = sch.jit(*_jit_args(sch, case))
+    attrs = dict(case.attributes)
+    if sch.extra.get("jit_parts") and "split" not in attrs and len(case.inputs) < 2:
+        attrs.setdefault("num_outputs", len(case.expected))  # (as onnx_ops.run is told)
+    want = onnx_ops.run(case.op, case.inputs, attrs, opset=case.opset)
+    args = _jit_args(sch, case)
+    if sch.extra.get("jit_parts"):  # (Split: the parts' slots, written by the kernel)
+        args[list(sch.attributes).index("num_outputs") - len(sch.attributes)] = attrs.get(
+            "num_outputs"
+        )
+        got = tuple(np.full_like(w, 7) for w in want)
+        sch.jit(*args, got)
+        last = got[-1].shape
+        wrong = got[:-1] + (np.zeros((last[0] + 1, *last[1:]), got[-1].dtype),)
+        with pytest.raises(ValueError):
+            sch.jit(*args, wrong)
+    else:
+        got = sch.jit(*args)
     for k, e in enumerate(case.expected):
         g, w = np.asarray(got[k]), np.asarray(want[k])
         assert g.dtype == w.dtype and g.shape == w.shape and g.tobytes() == w.tobytes(), k
@@ -86,6 +101,9 @@ X = np.arange(24.0).reshape(2, 3, 4)
         ("ScatterND", [X, np.array([[0, 1]]), np.ones((1, 3))], {}),
         ("EyeLike", [X], {}),
         ("Dropout", [X, np.array(1.5)], {}),
+        ("Split", [X, np.array([1, 1])], {"axis": 1}),
+        ("Split", [X, np.array([1, 3])], {"axis": 3}),
+        ("Split", [X], {"num_outputs": 0}),
     ],
 )
 def test_errors_as_the_python_kernel(op, inputs, attrs) -> None:
@@ -98,5 +116,7 @@ def test_errors_as_the_python_kernel(op, inputs, attrs) -> None:
     args += [attrs.get(a, d) for a, d in sch.attributes.items()]
     if sch.extra.get("jit_like"):
         args.append(np.zeros((1,)))
+    if sch.extra.get("jit_parts"):
+        args.append((np.zeros((2, 1, 4)), np.zeros((2, 1, 4))))
     with pytest.raises((ValueError, IndexError)):
         sch.jit(*args)

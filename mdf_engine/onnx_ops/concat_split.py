@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from . import onnx_op
 from ._axes import int_values, norm_axis
+from ._jita_split import split2_into_jit, split13_into_jit, split18_into_jit
 from ._reshape_jit import concat_like_jit
 
 
@@ -115,6 +116,8 @@ def _split_by(input: Any, split: Any, axis: Any, num_outputs: Any, parts=_equal_
     attributes={"axis": 0, "split": None, "num_outputs": None},
     outputs=("outputs",),
     since=2,
+    jit=split2_into_jit,
+    jit_parts=True,
 )
 def split_v2(input, *, axis=0, split=None, num_outputs=None):
     """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
@@ -129,6 +132,8 @@ def split_v2(input, *, axis=0, split=None, num_outputs=None):
     attributes={"axis": 0, "num_outputs": None},
     outputs=("outputs",),
     since=13,
+    jit=split13_into_jit,
+    jit_parts=True,
 )
 def split_v13(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
@@ -143,6 +148,8 @@ def split_v13(input, split=None, *, axis=0, num_outputs=None):
     attributes={"axis": 0, "num_outputs": None},
     outputs=("outputs",),
     since=18,
+    jit=split18_into_jit,
+    jit_parts=True,
 )
 def split(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` by ``split`` sizes, or into ``num_outputs`` parts of

@@ -18,11 +18,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ...errors import MDFError, NotCompilable
-from ...onnx_ops.cast import onnx_dtype
 from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
+from .call_slots import CallSlots
 from .draws import draw_call
 from .layout import Slot, Storage, numba_type, value_key
 from .runtime import _jit, _schema
@@ -76,7 +76,7 @@ def shape_from_values(cp: CallPlan) -> bool:
     return any(name in SHAPE_INPUTS and vp.expr is not None for name, vp in cp.args)
 
 
-class CallEmitter:
+class CallEmitter(CallSlots):
     """Code for calls of registered functions: Numba kernels as globals ``F<k>``, functions
     without one as ``PY<k>`` called through Python, argument temporaries, dtype checks."""
 
@@ -112,36 +112,6 @@ class CallEmitter:
                             f"{np_.where}.{where}: {cp.schema.name} gets {kind} input "
                             f"'{name}' {how}; the compiled backend holds it as float64"
                         )
-
-    def warm_env(self, nid: str) -> dict[str, Any]:
-        """The values of node ``nid``'s inputs, parameters and functions in the warm-up."""
-        st = self.interp.states[nid]
-        return {
-            **st.inputs_read,
-            **{k: st.lookup(k) for k in st.params},
-            **{k: v for k, v in st.funcs.items() if v is not None},
-        }
-
-    def narrow_numbers(self, cp: CallPlan, slot: Slot | None) -> dict[int, str]:
-        """The inputs of a call (by position) that the warm-up gave as a 0-d value of a dtype a
-        number slot holds as another (a uint8 zero point Cast from an integer, held as int64):
-        their dtype names. A call through Python gets them back in that dtype."""
-        nid = next((k.node for k, s in self.slots.items() if s is slot), None)
-        if nid is None or not cp.input_names:
-            return {}
-        fp = self.warm_env(nid)
-        try:
-            for name, vp in cp.args:
-                fp[name] = vp.evaluate(fp)
-        except Exception:  # noqa: BLE001 - (checked by _check_call_inputs already)
-            return {}
-        out = {}
-        for i, name in enumerate(cp.input_names):
-            v = fp.get(name) if name is not None else None
-            if isinstance(v, (np.ndarray, np.generic)) and v.ndim == 0 and v.dtype.kind in "biuf":
-                if v.dtype.name not in ("float64", "int64", "bool", "uint64", "float16"):
-                    out[i] = v.dtype.name
-        return out
 
     def _typed_source(self, nid: str, name: str, args: Mapping[str, ValuePlan]) -> str | None:
         """None when the compiled code passes argument ``name`` of a call in node ``nid``
@@ -227,6 +197,8 @@ class CallEmitter:
         jit = has_kernel(cp) and (like is not None or not shape_from_values(cp))
         jit = jit and (like is not None or not cp.schema.extra.get("jit_like"))
         jit = jit and not self.dtype_not_held(cp, slot)
+        parts = self.parts_of(slot) if cp.schema.extra.get("jit_parts") else None
+        jit = jit and (parts is not None or not cp.schema.extra.get("jit_parts"))
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
@@ -248,6 +220,9 @@ class CallEmitter:
             return None if into else self.python_call(cp, args, out, ind, tag, slot)
         if like is not None:
             args.append(like)
+        if parts is not None:  # (Split: the kernel writes its parts into their slots)
+            out.append(f"{ind}{fn}({', '.join(args)}, {parts})")
+            return None
         if into:
             return f"{fn}({', '.join(args + into)})"
         if len(cp.schema.outputs) > 1:
@@ -271,30 +246,6 @@ class CallEmitter:
         if slot.dtype == "bool":
             return "False"
         return self.consts.literal(0 if slot.dtype == "int64" else 0.0)
-
-    def dtype_not_held(self, cp: CallPlan, slot: Slot | None) -> bool:
-        """A kernel registered with ``jit_dtype=ATTR`` (Cast: ``to``) whose ``ATTR`` is a
-        constant naming a data type that ``slot`` holds as another (a uint8 or float16 result
-        in an int64 number slot or a float32 array): its kernel would refuse it at run time
-        (and a first run restart interpreted), so the compiled loop calls it through Python,
-        which converts it as the warm-up did. A value ``ATTR`` is the kernel's to check."""
-        attr = cp.schema.extra.get("jit_dtype")
-        if attr is None or slot is None or slot.kind not in (Storage.ARRAY, Storage.SCALAR):
-            return False
-        given = dict(cp.args).get(attr)
-        if given is not None and given.expr is not None:
-            return False
-        to = given.const if given is not None else cp.schema.attributes.get(attr)
-        if to is None:
-            return False  # (EyeLike's: the input's dtype)
-        if isinstance(to, (str, bytes)):
-            return True  # (a type name: the kernel takes ONNX type numbers only)
-        try:
-            want = onnx_dtype(to).name
-        except (MDFError, TypeError, ValueError):
-            return True  # (the Python kernel says what is wrong)
-        held = self.slot_dtype(slot)
-        return want != held and not (slot.kind is Storage.SCALAR and want == "float32")
 
     def typed_constant(self, value: Any) -> str | None:
         """A constant argument of a function that computes by its inputs' dtype, in that
