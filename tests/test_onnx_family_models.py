@@ -512,7 +512,9 @@ NO_REFERENCE = {
     "compiled_mix": "variadic Max (see variadic)",
 }
 #: families whose whole graph compiles to one Numba function (all ops have jit kernels)
-COMPILES = {"compiled_mix", "recurrent"}  # (RNN/GRU/LSTM have Numba kernels)
+#: (RNN/GRU/LSTM have Numba kernels; shape's Split, DepthToSpace/SpaceToDepth and creation's
+#: EyeLike too, since helper jitA)
+COMPILES = {"compiled_mix", "recurrent", "shape", "creation"}
 #: families not run on the compiled backend: all their ops have jit kernels, so it would
 #: compile each whole family (minutes cold on 2 cores); ``compiled_mix`` takes ops of each
 #: through it, and test_onnx_elementwise_mdf.py::test_jit_in_nopython checks their jit kernels
