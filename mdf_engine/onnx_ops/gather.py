@@ -162,59 +162,40 @@ def _scatter_elements(
     return out.reshape(x.shape)
 
 
-@onnx_op(
-    "Scatter",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0},
-    outputs=("output",),
-    since=9,
-    jit=scatter_like_jit,
-    jit_like=True,
-)
+#: the schema fields every Scatter/ScatterElements version shares (``jit_like``: a template)
+SCATTER = {"inputs": ("data", "indices", "updates"), "outputs": ("output",), "jit_like": True}
+#: the reductions of ScatterElements 16 (18 adds max and min)
+REDUCE16 = ("none", "add", "mul")
+
+
+@onnx_op("Scatter", attributes={"axis": 0}, since=9, jit=scatter_like_jit, **SCATTER)
 def scatter(data, indices, updates, *, axis=0):
     """Deprecated alias of ScatterElements without reduction."""
     return (_scatter_elements("Scatter", data, indices, updates, axis, 0),)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0},
-    outputs=("output",),
-    since=11,
-    jit=scatter_like_jit,
-    jit_like=True,
-)
+@onnx_op("ScatterElements", attributes={"axis": 0}, since=11, jit=scatter_like_jit, **SCATTER)
 def scatterelements_v11(data, indices, updates, *, axis=0):
     """A copy of ``data`` with ``updates`` written at ``indices`` along ``axis``."""
     return (_scatter_elements("ScatterElements", data, indices, updates, axis, 0),)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0, "reduction": "none"},
-    outputs=("output",),
-    since=16,
-    jit=scatterelements16_like_jit,
-    jit_like=True,
-)
+def _reduced(data, indices, updates, axis, reduction, allowed) -> tuple:
+    r = reduction_code(reduction, "ScatterElements", allowed)
+    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+
+
+#: ScatterElements' attributes from opset 16
+REDUCING = {"attributes": {"axis": 0, "reduction": "none"}, **SCATTER}
+
+
+@onnx_op("ScatterElements", since=16, jit=scatterelements16_like_jit, **REDUCING)
 def scatterelements_v16(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add or mul (in index order for duplicates)."""
-    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul"))
-    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+    return _reduced(data, indices, updates, axis, reduction, REDUCE16)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0, "reduction": "none"},
-    outputs=("output",),
-    since=18,
-    jit=scatterelements18_like_jit,
-    jit_like=True,
-)
+@onnx_op("ScatterElements", since=18, jit=scatterelements18_like_jit, **REDUCING)
 def scatterelements(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add, mul, max or min."""
-    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul", "max", "min"))
-    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+    return _reduced(data, indices, updates, axis, reduction, (*REDUCE16, "max", "min"))

@@ -79,46 +79,33 @@ def _scatternd(data: Any, indices: Any, updates: Any, reduction: int) -> np.ndar
     return out.reshape(x.shape)
 
 
-@onnx_op(
-    "ScatterND", inputs=("data", "indices", "updates"), since=11, jit=N.scatternd11_like_jit, **LIKE
-)
+#: ScatterND's inputs; its reductions from opset 16 (18 adds max and min)
+SCATTER = {"inputs": ("data", "indices", "updates"), **LIKE}
+REDUCE16 = ("none", "add", "mul")
+
+
+@onnx_op("ScatterND", since=11, jit=N.scatternd11_like_jit, **SCATTER)
 def scatternd_v11(data, indices, updates):
     """A copy of ``data`` with ``updates`` written at the index tuples of ``indices``."""
     return (_scatternd(data, indices, updates, 0),)
 
 
+def _reduced(data, indices, updates, reduction, allowed) -> tuple:
+    r = reduction_code(reduction, "ScatterND", allowed)
+    return (_scatternd(data, indices, updates, r),)
+
+
 @onnx_op(
-    "ScatterND",
-    inputs=("data", "indices", "updates"),
-    attributes={"reduction": "none"},
-    since=16,
-    jit=N.scatternd16_like_jit,
-    **LIKE,
+    "ScatterND", attributes={"reduction": "none"}, since=16, jit=N.scatternd16_like_jit, **SCATTER
 )
 def scatternd_v16(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add or mul."""
-    return (
-        _scatternd(
-            data, indices, updates, reduction_code(reduction, "ScatterND", ("none", "add", "mul"))
-        ),
-    )
+    return _reduced(data, indices, updates, reduction, REDUCE16)
 
 
 @onnx_op(
-    "ScatterND",
-    inputs=("data", "indices", "updates"),
-    attributes={"reduction": "none"},
-    since=18,
-    jit=N.scatternd18_like_jit,
-    **LIKE,
+    "ScatterND", attributes={"reduction": "none"}, since=18, jit=N.scatternd18_like_jit, **SCATTER
 )
 def scatternd(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add, mul, max or min."""
-    return (
-        _scatternd(
-            data,
-            indices,
-            updates,
-            reduction_code(reduction, "ScatterND", ("none", "add", "mul", "max", "min")),
-        ),
-    )
+    return _reduced(data, indices, updates, reduction, (*REDUCE16, "max", "min"))
