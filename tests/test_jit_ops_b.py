@@ -1,0 +1,114 @@
+"""The nopython twins (``jit=``) of the axis, reduction, normalisation, recurrent and other
+numeric ops (helper jitB: ``onnx_ops/_jitb_*.py``) against their Python kernels and against the
+ONNX package's backend node test cases (the oracle).
+
+Each case is called as the compiled backend calls the kernel (``backends/compiled/calls.py``):
+the inputs (0-d ones as numbers, as number slots hold them), the attributes in schema order
+(string lists as tuples, number lists as arrays), and for a kernel registered with ``jit_like``
+an array of the result's shape and dtype. A kernel made by ``_ew_kernels.jit_entry`` (which runs
+its Python kernel when called from Python) is called from one small jitted function per op.
+Every output must equal the Python kernel's bit for bit (dtype, shape, bytes) and the case's
+expected output; a ``jit_like`` kernel refuses a template of another shape.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from onnx_cases import compare, load_skips, node_cases
+
+from mdf_engine import onnx_ops
+
+REDUCE = "L1 L2 LogSum LogSumExp Max Mean Min Prod Sum SumSquare".split()
+#: the ops whose every case runs here
+OPS = {
+    "Softmax",
+    "LogSoftmax",
+    "Hardmax",
+    "ArgMax",
+    "ArgMin",
+    "RNN",
+    "GRU",
+    "LSTM",
+    *(f"Reduce{r}" for r in REDUCE),
+}
+
+
+def _arg(v):
+    """An attribute as the compiled code passes it."""
+    if isinstance(v, list):
+        if v and all(isinstance(e, str) for e in v):
+            return tuple(v)
+        return np.asarray(v, dtype=np.int64 if all(isinstance(e, int) for e in v) else None)
+    return v
+
+
+def _jit_args(sch, case):
+    args = [x.item() if isinstance(x, np.ndarray) and x.ndim == 0 else x for x in case.inputs]
+    if not sch.variadic:
+        args += [None] * (len(sch.inputs) - len(args))
+    args += [_arg(case.attributes.get(n, d)) for n, d in sch.attributes.items()]
+    return args
+
+
+_CALLERS: dict = {}
+
+
+def _call(sch, args):
+    """The kernel called from nopython code (a dispatcher directly)."""
+    fn = sch.jit
+    if isinstance(fn, numba.core.registry.CPUDispatcher):
+        return fn(*args)
+    key = (id(fn), len(args))
+    if key not in _CALLERS:
+        names = ", ".join(f"a{k}" for k in range(len(args)))
+        ns = {"fn": fn}
+        exec(f"def caller({names}):\n    return fn({names})\n", ns)
+        _CALLERS[key] = numba.njit(ns["caller"])
+    return _CALLERS[key](*args)
+
+
+def _usable(c) -> bool:
+    arrays = [x for x in [*c.inputs, *c.expected] if isinstance(x, np.ndarray)]
+    if any(x.dtype.kind in "OUSVc" or x.dtype.name in ("float16", "bfloat16") for x in arrays):
+        return False  # (strings, float16: never in a compiled slot)
+    return "FLOAT8" not in c.name and c.expected[0] is not None
+
+
+def _cases():
+    skips = load_skips()
+    return [
+        pytest.param(c, id=c.name)
+        for c in node_cases()
+        if c.name not in skips and c.domain in ("", "ai.onnx") and c.op in OPS and _usable(c)
+    ]
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_jit_equals_python_and_oracle(case) -> None:
+    sch = onnx_ops.schema(case.op, case.opset)
+    assert sch.jit is not None, f"{case.op} (opset {case.opset}) has no jit kernel"
+    want = [np.asarray(w) for w in onnx_ops.run(case.op, case.inputs, case.attributes, case.opset)]
+    args = _jit_args(sch, case)
+    like = sch.extra.get("jit_like")
+    if like:
+        w = want[0]
+        args.append(np.zeros(w.shape, w.dtype) if w.ndim else w.dtype.type(0).item())
+    got = _call(sch, args)
+    got = [np.asarray(g) for g in (got if isinstance(got, tuple) else (got,))]
+    for g, w in zip(got, want):
+        if not w.ndim:  # a number slot holds float64, int64 or bool
+            g = g.astype(w.dtype)
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        assert g.tobytes() == w.tobytes(), np.max(np.abs(g - w))
+    compare(case, got)
+    if like and want[0].ndim:  # another shape than the warm-up's: refused
+        args[-1] = np.zeros((want[0].shape[0] + 1, *want[0].shape[1:]), want[0].dtype)
+        with pytest.raises(ValueError):
+            _call(sch, args)
+
+
+def test_every_op_has_cases() -> None:
+    seen = {p.values[0].op for p in _cases()}
+    assert seen == OPS, OPS - seen
