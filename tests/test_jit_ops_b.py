@@ -112,3 +112,69 @@ def test_jit_equals_python_and_oracle(case) -> None:
 def test_every_op_has_cases() -> None:
     seen = {p.values[0].op for p in _cases()}
     assert seen == OPS, OPS - seen
+
+
+def _recurrent(op: str, gates: int, bidir: bool, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    T, B, I, H, nd = 4, 3, 2, 5, 2 if bidir else 1
+    out = [
+        rng.standard_normal((T, B, I)),
+        rng.standard_normal((nd, gates * H, I)) * 0.5,
+        rng.standard_normal((nd, gates * H, H)) * 0.5,
+        rng.standard_normal((nd, 2 * gates * H)) * 0.1,
+        np.array([4, 2, 3], dtype=np.int32),
+        rng.standard_normal((nd, B, H)),
+    ]
+    return [x if x.dtype.kind == "i" else x.astype(np.float32) for x in out]
+
+
+@pytest.mark.parametrize(
+    "op,gates,attrs",
+    [
+        (
+            "RNN",
+            1,
+            {
+                "activations": ["LeakyRelu", "ScaledTanh"],
+                "activation_alpha": [0.3, 0.7],
+                "activation_beta": [1.5],
+                "direction": "bidirectional",
+            },
+        ),
+        (
+            "GRU",
+            3,
+            {
+                "activations": ["HardSigmoid", "Softsign"],
+                "activation_alpha": [0.25],
+                "activation_beta": [0.4],
+                "linear_before_reset": 1,
+                "clip": 2.0,
+            },
+        ),
+        (
+            "LSTM",
+            4,
+            {
+                "activations": ["Sigmoid", "Elu", "Tanh"],
+                "activation_alpha": [0.8],
+                "direction": "reverse",
+            },
+        ),
+    ],
+)
+def test_recurrent_activations(op, gates, attrs) -> None:
+    """The recurrent twins take the activation attributes (before: a Python call): the values
+    of the Python kernel bit for bit, and onnxruntime's."""
+    from onnx_cases import ort_run
+
+    inputs = _recurrent(op, gates, attrs.get("direction") == "bidirectional", len(op))
+    attrs = {**attrs, "hidden_size": 5}
+    sch = onnx_ops.schema(op, 14)
+    want = onnx_ops.run(op, inputs, attrs, 14)
+    case = type("C", (), {"inputs": inputs, "attributes": attrs})
+    got = _call(sch, _jit_args(sch, case))
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.tobytes() == w.tobytes()
+    for g, o in zip(got, ort_run(op, inputs, attrs, len(want), opset=14)):
+        np.testing.assert_allclose(g, o, rtol=1e-5, atol=1e-6)

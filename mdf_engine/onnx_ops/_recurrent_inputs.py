@@ -24,7 +24,6 @@ import numpy as np
 
 from ..errors import MDFError
 from ..registry import REQUIRED
-from ._recurrent_jit import PYTHON_ATTRIBUTES
 from ._recurrent_kernels import ACT_CODES, ACT_PARAMS
 
 
@@ -244,8 +243,7 @@ def schema(
 ) -> dict[str, Any]:
     """The ``onnx_op`` keywords of a recurrent op: the shared inputs (and ``extra_inputs``,
     optional too), :data:`COMMON_ATTRIBUTES` with the op's own ``attributes`` and ``layout``,
-    opset 7, and its ``jit`` form, which computes with the default activations only (a call
-    naming any activation attribute goes through the Python kernel)."""
+    opset 7, and its ``jit`` form."""
     return {
         "inputs": INPUTS + extra_inputs,
         "optional": INPUTS[3:] + extra_inputs,
@@ -253,5 +251,4 @@ def schema(
         "outputs": outputs,
         "since": 7,
         "jit": jit,
-        "jit_unless": PYTHON_ATTRIBUTES,
     }

@@ -82,14 +82,14 @@ def gru_jit(
     linear_before_reset,
     layout,
 ):
-    """nopython GRU with its default activations (Sigmoid, Tanh), omitted inputs ``None``;
+    """nopython GRU (default activations Sigmoid, Tanh), omitted inputs ``None``;
     returns ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
     H = int(hidden)
     x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
         X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 3
     )
     cl = 0.0 if clip is None else float(clip)
-    codes, alphas, betas = np.array([2, 1], dtype=np.int64), np.zeros(2), np.zeros(2)
+    codes, alphas, betas = rj.activation_tables(activations, alpha, beta, (2, 1), nd)
     Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
     Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
@@ -105,9 +105,9 @@ def gru_jit(
             lens,
             rj.is_reverse(direction, d),
             linear_before_reset != 0,
-            codes,
-            alphas,
-            betas,
+            codes[d],
+            alphas[d],
+            betas[d],
             cl,
             rj.work_bits(x, 2 * H),
         )

@@ -42,14 +42,14 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
 def rnn_jit(
     X, W, R, B, sequence_lens, initial_h, alpha, beta, activations, clip, direction, hidden, layout
 ):
-    """nopython RNN with its default activation (Tanh), omitted inputs ``None``; returns
+    """nopython RNN (default activation Tanh), omitted inputs ``None``; returns
     ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
     H = int(hidden)
     x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
         X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 1
     )
     cl = 0.0 if clip is None else float(clip)
-    codes, alphas, betas = np.ones(1, dtype=np.int64), np.zeros(1), np.zeros(1)
+    codes, alphas, betas = rj.activation_tables(activations, alpha, beta, (1,), nd)
     Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
     Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
@@ -60,9 +60,9 @@ def rnn_jit(
             h0[d],
             lens,
             rj.is_reverse(direction, d),
-            codes,
-            alphas,
-            betas,
+            codes[d],
+            alphas[d],
+            betas[d],
             cl,
             rj.work_bits(x, H),
         )
