@@ -31,6 +31,12 @@ OPS = {
     "RNN",
     "GRU",
     "LSTM",
+    "CumSum",
+    "HardSwish",
+    "InstanceNormalization",
+    "MeanVarianceNormalization",
+    "LpNormalization",
+    "LRN",
     *(f"Reduce{r}" for r in REDUCE),
 }
 

@@ -148,7 +148,10 @@ def hardswish(X):
     return ((x * unary(K.HSIGMOID, x, 1.0 / 6.0, 0.5, name="HardSwish")).astype(x.dtype),)
 
 
-onnx_op("HardSwish", inputs=("X",), since=14)(hardswish)
+hardswish_jit = K.jit_entry(
+    lambda X: X * K.unary_nb(K.HSIGMOID, X, 1.0 / 6.0, 0.5, 0.0), "hardswish_jit", hardswish, 1
+)
+onnx_op("HardSwish", inputs=("X",), since=14, jit=hardswish_jit)(hardswish)
 
 
 # ---- Clip --------------------------------------------------------------------------------------
