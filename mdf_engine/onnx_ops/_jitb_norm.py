@@ -16,6 +16,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
+from ._jitb_reduce import kept_first
 from ._reshape_jit import SHAPE_CHANGED
 from ._shape_jit import (
     _dims,
@@ -111,13 +112,7 @@ def _moved_last(src, dims, red):
     """``src`` (shape ``dims``) with the dims flagged in ``red`` moved last (in order), as
     rows ``(R, L)``; and the element strides that put such rows back (see :func:`_put_back`)."""
     nd = len(dims)
-    perm = np.empty(nd, np.int64)
-    p = 0
-    for want in (False, True):
-        for i in range(nd):
-            if red[i] == want:
-                perm[p] = i
-                p += 1
+    perm = kept_first(red)
     x = np.empty(src.size, src.dtype)
     strided_copy(src, 0, dims[perm], c_strides(dims)[perm], x)
     L = 1

@@ -253,6 +253,21 @@ def kept_dims(dims, red, keepdims):
 
 
 @numba.njit(cache=True)
+def kept_first(red):
+    """The permutation putting the dims not flagged in ``red`` first, then the flagged ones
+    (each group in order)."""
+    nd = len(red)
+    perm = np.empty(nd, np.int64)
+    p = 0
+    for want in (False, True):
+        for i in range(nd):
+            if red[i] == want:
+                perm[p] = i
+                p += 1
+    return perm
+
+
+@numba.njit(cache=True)
 def blocked(src, dims, red):
     """``(x, outer, n, inner)``: ``src`` (C order, shape ``dims``) with the reduced dims as one
     contiguous block, transposed (kept dims first) only when they are not adjacent."""
@@ -268,13 +283,7 @@ def blocked(src, dims, red):
         return src, src.size, 1, 1
     if last - first + 1 == cnt:
         return src, prod(dims[:first]), prod(dims[first : last + 1]), prod(dims[last + 1 :])
-    perm = np.empty(nd, np.int64)
-    p = 0
-    for want in (False, True):
-        for i in range(nd):
-            if red[i] == want:
-                perm[p] = i
-                p += 1
+    perm = kept_first(red)
     strides = c_strides(dims)
     x = np.empty(src.size, src.dtype)
     strided_copy(src, 0, dims[perm], strides[perm], x)

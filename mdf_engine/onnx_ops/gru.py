@@ -124,22 +124,10 @@ def gru(
     B: Any = None,
     sequence_lens: Any = None,
     initial_h: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    linear_before_reset: int = 0,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX GRU (gate order z, r, h); returns ``Y``, ``Y_h``."""
-    p = RecurrentInputs(
-        "GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
-    )
-    acts = p.activations(activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh"))
-    cl = float(clip) if clip else 0.0
+    p = RecurrentInputs("GRU", 3, X, W, R, B, sequence_lens, initial_h, attrs, ("Sigmoid", "Tanh"))
     H = p.H
     outs = []
     for d, rev in enumerate(p.dirs):
@@ -155,9 +143,9 @@ def gru(
                 p.h0[d],
                 p.lens,
                 rev,
-                bool(linear_before_reset),
-                *acts[d],
-                cl,
+                bool(attrs.get("linear_before_reset", 0)),
+                *p.acts[d],
+                p.clip,
                 p.bits(2 * H),
             )
         )

@@ -149,24 +149,12 @@ def lstm(
     initial_h: Any = None,
     initial_c: Any = None,
     P: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    input_forget: int = 0,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX LSTM (gate order i, o, f, c; peepholes i, o, f); returns ``Y``, ``Y_h``, ``Y_c``."""
     p = RecurrentInputs(
-        "LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
+        "LSTM", 4, X, W, R, B, sequence_lens, initial_h, attrs, ("Sigmoid", "Tanh", "Tanh")
     )
-    acts = p.activations(
-        activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh", "Tanh")
-    )
-    cl = float(clip) if clip else 0.0
     H = p.H
     c0 = p.state(initial_c, "initial_c", "LSTM")
     nd = len(p.dirs)
@@ -189,9 +177,9 @@ def lstm(
                 P is not None,
                 p.lens,
                 rev,
-                bool(input_forget),
-                *acts[d],
-                cl,
+                bool(attrs.get("input_forget", 0)),
+                *p.acts[d],
+                p.clip,
                 p.bits(3 * H),
             )
         )

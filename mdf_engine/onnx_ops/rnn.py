@@ -79,21 +79,10 @@ def rnn(
     B: Any = None,
     sequence_lens: Any = None,
     initial_h: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX RNN: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)``; returns ``Y``, ``Y_h``."""
-    p = RecurrentInputs(
-        "RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
-    )
-    acts = p.activations(activations, activation_alpha, activation_beta, ("Tanh",))
-    cl = float(clip) if clip else 0.0
+    p = RecurrentInputs("RNN", 1, X, W, R, B, sequence_lens, initial_h, attrs, ("Tanh",))
     H = p.H
     return p.finish(
         [
@@ -104,8 +93,8 @@ def rnn(
                 p.h0[d],
                 p.lens,
                 rev,
-                *acts[d],
-                cl,
+                *p.acts[d],
+                p.clip,
                 p.bits(H),
             )
             for d, rev in enumerate(p.dirs)
