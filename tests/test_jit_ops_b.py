@@ -33,6 +33,7 @@ OPS = {
     "LSTM",
     "CumSum",
     "HardSwish",
+    "Det",
     "InstanceNormalization",
     "MeanVarianceNormalization",
     "LpNormalization",
@@ -120,9 +121,9 @@ def test_jit_equals_python_and_oracle(case) -> None:
         args.append(np.zeros(w.shape, w.dtype) if w.ndim else w.dtype.type(0).item())
     got = _call(sch, args)
     got = [np.asarray(g) for g in (got if isinstance(got, tuple) else (got,))]
+    # (a number slot holds float64, int64 or bool; the interpreter's 0-d value is stored so)
+    got = [g.astype(w.dtype) if not w.ndim else g for g, w in zip(got, want)]
     for g, w in zip(got, want):
-        if not w.ndim:  # a number slot holds float64, int64 or bool
-            g = g.astype(w.dtype)
         assert (g.dtype, g.shape) == (w.dtype, w.shape)
         assert g.tobytes() == w.tobytes(), np.max(np.abs(g - w))
     compare(case, got)
