@@ -44,6 +44,8 @@ import numpy as np
 
 from ._conv_shift import (
     CHUNK_INPUT,
+    block_start,
+    filter_blocks,
     phase_into,
     pointwise_item,
     pointwise_items_count,
@@ -52,7 +54,14 @@ from ._conv_shift import (
     shift_items_count,
     shift_layout,
 )
-from ._conv_simd import VEC_BYTES, WIDE
+from ._conv_simd import (
+    VEC_BYTES,
+    WIDE,
+    tile_1_1_relu,
+    tile_1_wide_relu,
+    tile_4_1_relu,
+    tile_4_wide_relu,
+)
 from ._threads_pool import (  # noqa: F401 - (_workers, numba_threads: re-exported)
     _workers,
     fetch_add,
@@ -195,6 +204,52 @@ def conv_shift_shared(
 # ---- 1x1 ------------------------------------------------------------------------------------
 
 
+@numba.njit(cache=True)
+def _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item):
+    """:func:`~._conv_shift.pointwise_item` with ``rf`` (acc's shape) given: the same items
+    and sums, the Relu of each value written beside it by the tiles' last step, from the
+    registers (:func:`~._conv_simd._tile`'s ``relu``), not by a second loop over ``acc``."""
+    M, C = w.shape
+    vl = VEC_BYTES // xf.itemsize
+    gw = WIDE * vl
+    blocks = filter_blocks(M)
+    chunks = (P + chunk - 1) // chunk
+    b = item % blocks
+    c = item // blocks
+    n = c // chunks
+    p0 = (c - n * chunks) * chunk
+    pc = min(chunk, P - p0)
+    nw = pc // gw
+    n1 = (pc - nw * gw) // vl
+    rest = pc - nw * gw - n1 * vl
+    t0 = n * C * P + p0
+    m, nf = block_start(b, M)
+    r = n * M + m
+    if nf == 4:
+        if nw > 0:
+            tile_4_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, p0, nw, rf)
+        if n1 > 0:
+            tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1, rf)
+        if rest > 0:
+            tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1, rf)
+    else:
+        if nw > 0:
+            tile_1_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, p0, nw, rf)
+        if n1 > 0:
+            tile_1_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1, rf)
+        if rest > 0:
+            tile_1_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1, rf)
+
+
+@numba.njit(cache=True)
+def _pw_item(xf, offs, w, acc, rf, bias, P, chunk, item):
+    """Item ``item`` of a 1x1 convolution, with its Relu when ``rf`` is not empty."""
+    if rf.size > 0:
+        _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item)
+    else:
+        pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item)
+
+
 @numba.njit(cache=True, nogil=True)
 def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bias, P, chunk):
     """Take items of a shared 1x1 convolution until none is left, then
@@ -203,7 +258,7 @@ def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bi
         i = fetch_add(state, 0)
         if i >= total:
             return watch(board, seen, budget)
-        pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, i)
+        _pw_item(xf, offs, w, acc, rf, bias, P, chunk, i)
         fetch_add(state, 1)
 
 
@@ -240,7 +295,7 @@ def _pointwise_serial(x, w, bias, has_bias, r):
     ra = r.reshape((N * M, P) if relu else (0, 0))
     wc = np.ascontiguousarray(w)
     for i in range(total):
-        pointwise_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
+        _pw_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
     return out
 
 
