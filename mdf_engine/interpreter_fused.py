@@ -66,7 +66,7 @@ class _FusedRelu:
 class _ConcatBuffer:
     """The array a Concat of fused Relus will be, filled part by part by the Relus."""
 
-    __slots__ = ("n", "axis", "layouts", "buf", "cur", "parts")
+    __slots__ = ("n", "axis", "layouts", "buf", "cur", "parts", "arrays")
 
     #: layouts kept (an input of ever new shapes starts over past this)
     KEEP = 64
@@ -80,6 +80,10 @@ class _ConcatBuffer:
         #: the layout ``buf`` was made for (its parts are that layout's only)
         self.cur: tuple | None = None
         self.parts: list[np.ndarray | None] = [None] * n
+        from .onnx_ops._recycle import Recycler  # (ONNX graphs only)
+
+        #: the arrays handed out, again once nothing refers to them
+        self.arrays = Recycler()
 
     def part(self, k: int, x: np.ndarray) -> np.ndarray | None:
         """A new part ``k`` to write a Relu of ``x`` into, or None (no layout known for
@@ -95,7 +99,8 @@ class _ConcatBuffer:
         whole, dt, index = lay
         buf = self.buf
         if buf is None or self.parts[k] is not None or self.cur is not lay:  # a new update's
-            buf = self.buf = np.empty(whole, dt)  # first part (or another layout's)
+            self.buf = None  # (not a reference that keeps it from the recycler)
+            buf = self.buf = self.arrays.empty(whole, dt)  # first part (or another layout's)
             self.cur = lay
             self.parts = [None] * self.n
         return buf[index[k]]
