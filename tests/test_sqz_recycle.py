@@ -40,7 +40,7 @@ def test_an_array_is_handed_out_again_only_when_nothing_refers_to_it():
 
 
 @pytest.mark.parametrize("n", [1, 2])
-def test_recycled_and_fused_values_equal_the_general_path(n, threads, monkeypatch):
+def test_recycled_and_fused_values_equal_the_general_path(n, threads, monkeypatch):  # noqa: F811
     threads(n)
     mp = _fires()
     sess = ort.InferenceSession(mp.SerializeToString(), providers=["CPUExecutionProvider"])
