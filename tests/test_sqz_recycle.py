@@ -75,3 +75,25 @@ def test_recycled_and_fused_values_equal_the_general_path(n, threads, monkeypatc
     for v, copy in held:
         assert v.tobytes() == copy.tobytes()
     assert again > 0  # a Conv's arrays were handed out again
+
+
+@pytest.mark.parametrize("pixels", [70, 81, 169, 125])  # a last group of 1, 2, 3, 4 vectors
+def test_pointwise_relu_tiles_equal_the_plain_tiles_and_the_engines_relu(pixels):
+    from mdf_engine import onnx_ops
+    from mdf_engine.onnx_ops import _conv_threads as ct
+
+    rng = np.random.default_rng(pixels)
+    x = rng.standard_normal((2, 6, pixels)).astype(np.float32)
+    x[:, :, 3] = 0.0  # exact zeros: the Relu of -0.0 and 0.0 as the engine's
+    w = rng.standard_normal((9, 6)).astype(np.float32)  # blocks of 4, 4 and 1 filters
+    b = rng.standard_normal(9).astype(np.float32)
+    plain = ct.conv_pointwise_tiles(x, w, b, True)
+    relu = onnx_ops.run("Relu", [plain], {})[0]
+    for n in (1, 3):
+        y, r = np.full_like(plain, np.nan), np.full_like(plain, np.nan)
+        got = ct.conv_pointwise_shared(x, w, b, True, n, r, y)
+        assert np.shares_memory(got, y)
+        assert np.array_equal(y.view(np.int32), plain.view(np.int32))
+        assert np.array_equal(r.view(np.int32), relu.view(np.int32))
+    exp = np.einsum("mc,ncp->nmp", w.astype(np.float64), x.astype(np.float64)) + b[:, None]
+    np.testing.assert_allclose(plain, exp, rtol=1e-5, atol=1e-5)

@@ -57,6 +57,7 @@ from ._conv_shift import (
 from ._conv_simd import (
     VEC_BYTES,
     WIDE,
+    _tile,
     tile_1_1_relu,
     tile_1_wide_relu,
     tile_4_1_relu,
@@ -224,11 +225,35 @@ def conv_shift_shared(
 # ---- 1x1 ------------------------------------------------------------------------------------
 
 
+#: Four filters by two and by three vectors, with the Relu step: the last pixels of a chunk in
+#: one group of registers (:func:`_tail_4`).
+_tile_4_2_relu = _tile(4, 2, True)
+_tile_4_3_relu = _tile(4, 3, True)
+
+
+@numba.njit(cache=True)
+def _tail_4(xf, offs, w, acc, bias, m, r, C, t0, a0, tv, rf):
+    """The ``tv`` (1 .. :data:`~._conv_simd.WIDE`) vectors of four filters from pixel ``a0``
+    (input ``t0``) in one group of registers, with the Relu step."""
+    if tv == 1:
+        tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    elif tv == 2:
+        _tile_4_2_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    elif tv == 3:
+        _tile_4_3_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    else:
+        tile_4_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+
+
 @numba.njit(cache=True)
 def _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item):
     """:func:`~._conv_shift.pointwise_item` with ``rf`` (acc's shape) given: the same items
     and sums, the Relu of each value written beside it by the tiles' last step, from the
-    registers (:func:`~._conv_simd._tile`'s ``relu``), not by a second loop over ``acc``."""
+    registers (:func:`~._conv_simd._tile`'s ``relu``), not by a second loop over ``acc``. The
+    pixels after a chunk's last full group of four filters by ``WIDE`` vectors are one group
+    of as many vectors as they need, ending at the chunk's last pixel (overlapping the group
+    before, whose values it writes again, equal), where single vectors kept only four sums in
+    registers (a 13 x 13 layer's 169 pixels: 41 of them)."""
     M, C = w.shape
     vl = VEC_BYTES // xf.itemsize
     gw = WIDE * vl
@@ -248,6 +273,11 @@ def _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item):
     if nf == 4:
         if nw > 0:
             tile_4_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, p0, nw, rf)
+        tail = pc - nw * gw
+        if nw > 0 and tail > 0:
+            tv = (tail + vl - 1) // vl
+            _tail_4(xf, offs, w, acc, bias, m, r, C, t0 + pc - tv * vl, p0 + pc - tv * vl, tv, rf)
+            return
         if n1 > 0:
             tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1, rf)
         if rest > 0:
