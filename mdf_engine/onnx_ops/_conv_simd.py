@@ -71,7 +71,7 @@ def _tile(nf: int, nb: int, relu: bool = False):
     ``relu`` it takes one more argument last, ``rel`` (acc's shape and dtype), and writes the
     engine's Relu of each value (``v`` above zero, else ``v * 0``) there too."""
 
-    def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel=None):
+    def typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel):
         if not _accepts(xp, offs, w, acc, bias, (m, am, K, t0, a0, nq)):
             return None
         if relu != (rel is not None) or (relu and rel != acc):
@@ -155,7 +155,18 @@ def _tile(nf: int, nb: int, relu: bool = False):
 
         return sig, codegen
 
-    tile.__name__ = f"tile_{nf}_{nb}"
+    # (no default argument: Numba's lowering of an intrinsic's call would look it up)
+    if relu:
+
+        def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel):
+            return typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel)
+
+    else:
+
+        def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq):
+            return typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, None)
+
+    tile.__name__ = f"tile_{nf}_{nb}" + ("_relu" if relu else "")
     return intrinsic(tile)
 
 
