@@ -72,6 +72,9 @@ class History:
             self._lose(f"it has run more than {REPLAY_UPDATES} updates compiled")
             return
         if initializer:
+            if self.calls and _repeats(self.calls[-1], steps, dt, initializer, first_without_dt):
+                self.calls[-1][0] += 1  # (the same arrays, bit for bit: no copy kept)
+                return
             kept = {k: np.array(v, copy=True) for k, v in initializer.items()}
             self.numbers += sum(v.size for v in kept.values())
             if self.numbers > REPLAY_NUMBERS:
@@ -94,6 +97,21 @@ class History:
 
     def _lose(self, why: str) -> None:
         self.calls, self.lost = [], why
+
+
+def _repeats(last: list, steps: int, dt: Any, initializer: Mapping[str, Any], first: bool) -> bool:
+    """Whether a call equals the kept call ``last``: its numeric arrays equal bit for bit
+    (a copy costs a page fault per 4 KB of new memory: 13 us a call for a 32x32 image)."""
+    kept = last[3]
+    if kept is None or last[1:3] != [steps, dt] or last[4] != first or kept.keys() != initializer.keys():
+        return False
+    for k, v in initializer.items():
+        w = kept[k]
+        if type(v) is not np.ndarray or v.dtype.kind not in "biufc" or v.dtype != w.dtype:
+            return False
+        if v.shape != w.shape or v.tobytes() != w.tobytes():
+            return False
+    return True
 
 
 def hand_back(graph: Any, error: MDFError) -> None:
