@@ -52,6 +52,19 @@ def phase_into(out, x, n, c0, cg, s, pb, Q):
     C = x.shape[1]
     out[:] = 0
     xf = x.reshape(-1)
+    if s[0] == 1 and s[1] == 1 and s[2] == 1:  # (one phase: the padded input, row by row)
+        j0 = pb[2]
+        j1 = min(Q[2], W + pb[2])
+        z0, z1 = max(pb[0], 0), min(Q[0], D + pb[0])
+        i0, i1 = max(pb[1], 0), min(Q[1], H + pb[1])
+        for c in range(cg):
+            for zq in range(z0, z1):
+                for iq in range(i0, i1):
+                    src = (((n * C + c0 + c) * D + zq - pb[0]) * H + iq - pb[1]) * W - pb[2]
+                    dst = ((c * Q[0] + zq) * Q[1] + iq) * Q[2]
+                    for jq in range(j0, j1):
+                        out[U(dst + jq)] = xf[U(src + jq)]
+        return
     ph = 0
     for p0 in range(s[0]):
         for p1 in range(s[1]):
