@@ -46,13 +46,11 @@ from ._conv_shift import (
     CHUNK_INPUT,
     block_start,
     filter_blocks,
-    phase_into,
     pointwise_item,
     pointwise_items_count,
     relu_value,
     shift_item,
-    shift_items_count,
-    shift_layout,
+    shift_prepare,
 )
 from ._conv_simd import (
     VEC_BYTES,
@@ -96,19 +94,10 @@ def conv_threads(macs: int) -> int:
 def _shift_prepare(x, w, bias, group, k, s, d, pb, o, y):
     """The phase-split inputs, layout and output (``y``, or a new array when ``y`` is empty)
     of a convolution by shifted slices."""
-    N, C = x.shape[0], x.shape[1]
     M = w.shape[0]
-    cg = C // group
-    Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
-    vl = VEC_BYTES // x.itemsize
-    nph = s[0] * s[1] * s[2]
-    xps = np.empty((N * group, nph * cg * Q[0] * Q[1] * Q[2] + WIDE * vl + pb[2]), dtype=x.dtype)
-    for n in range(N):
-        for g in range(group):
-            phase_into(xps[n * group + g], x, n, g * cg, cg, s, pb, Q)
-    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype) if y.size == 0 else y
-    total = shift_items_count(N, group, M // group, T, rows, Q[2])
-    return xps, offs, out, Q, T, rows, total, rows * Q[2] + vl
+    xps, offs, Q, T, rows, total, width = shift_prepare(x, M, group, k, s, d, pb, o)
+    out = np.empty((x.shape[0], M, o[0], o[1], o[2]), dtype=x.dtype) if y.size == 0 else y
+    return xps, offs, out, Q, T, rows, total, width
 
 
 @numba.njit(cache=True, nogil=True)

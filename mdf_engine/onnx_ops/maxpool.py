@@ -197,11 +197,13 @@ def _maxpool_plan(
 
 @numba.njit(cache=True)
 def maxpool_jit(
-    X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, storage_order, wanted
+    X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, storage_order, wanted, Y=None
 ):
     """nopython MaxPool for the compiled backend: ``(Y, Indices)`` by the kernels
     :func:`max_pool` picks (the geometry from :mod:`._spatial_jit`); with ``wanted`` 1 (the
-    node uses Y alone) the Indices are left uncomputed."""
+    node uses Y alone) the Indices are neither computed nor given their shape (one
+    uninitialised element), and given ``Y`` (a C-contiguous compiled slot of Y's size,
+    ``backends/compiled/into.py``) the values are written there: no new array, no copy."""
     x5 = as5d_nb(X)
     sp = spatial_nb(X)
     if kernel_shape is None:
@@ -212,8 +214,13 @@ def maxpool_jit(
     rows = sp.size <= 2 and not _some_window_in_padding(k, s, d, pb, o, x5.shape[3], x5.shape[4])
     g[15] = 1 if rows else 0
     size = N * C * o[0] * o[1] * o[2]
-    yf = np.empty(size, dtype=x5.dtype)
-    idf = np.empty(size, dtype=np.int64)
+    if Y is None:
+        yf = np.empty(size, dtype=x5.dtype)
+    else:
+        if Y.size != size:
+            raise ValueError("a value of another shape than its compiled slot")
+        yf = Y.reshape(-1)
+    idf = np.empty(1 if wanted == 1 else size, dtype=np.int64)
     order = attr_int(storage_order, 0)
     if wanted == 1:
         if not rows:
@@ -229,7 +236,8 @@ def maxpool_jit(
     else:
         _maxpool_3d(x5, g, order, yf, idf, True)
     shape5 = (N, C, o[0], o[1], o[2])
-    return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(shape5), X)
+    ishape = (1, 1, 1, 1, 1) if wanted == 1 else shape5
+    return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(ishape), X)
 
 
 def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
