@@ -723,17 +723,6 @@ def cond_time_interval():
     return comp, {a: ONE[:3]}
 
 
-@model
-def cond_trial_counts():
-    """B at trials 1 and 3 (Any of AtTrial), C after 2 trials (AfterNTrials(2)); each trial
-    ends after one pass (AfterNPasses(1)); 4 trials."""
-    comp, a, b, c = chain3("tc")
-    comp.scheduler.add_condition(b, pnl.Any(pnl.AtTrial(1), pnl.AtTrial(3)))
-    comp.scheduler.add_condition(c, pnl.AfterNTrials(2))
-    comp.termination_processing = {pnl.TimeScale.TRIAL: pnl.AfterNPasses(1)}
-    return comp, {a: ONE}
-
-
 def _mdf_nodes(mdf: dict) -> dict:
     nodes = {}
 
