@@ -348,6 +348,23 @@ _STANDARD_PORTS = {
 }
 
 
+#: functions the export calls by name whose state is the node's ``previous_value`` parameter
+#: (it does not pass it)
+_STATE_FUNCTIONS = ("interactiveactivationintegrator", "ornsteinuhlenbeckintegrator")
+
+
+def _with_state(n: Node, fs: list[Function]) -> list[Function]:
+    """The node's functions with ``previous_value`` passed where PsyNeuLink keeps it."""
+    if n.get("parameters", "previous_value") is None:
+        return fs
+    return [
+        replace(f, args={**(f.args or {}), "previous_value": "previous_value"})
+        if f.function in _STATE_FUNCTIONS and "previous_value" not in (f.args or {})
+        else f
+        for f in fs
+    ]
+
+
 def _with_metadata_args(f: Function) -> Function:
     names = _METADATA_ARGS.get(str(f.function), ())
     md = f.metadata or {}
@@ -388,11 +405,14 @@ def mechanism_values(graph: Graph) -> Graph:
       node's final function read it clipped (PsyNeuLink clips after the function);
     * a standard output port ``<node>_MEAN`` (``variance``, ``MEDIAN``, ``standard_deviation``,
       ``MAX_VAL``, ``MAX_ABS_VAL``, ``MAX_INDICATOR``, ``MAX_ABS_INDICATOR``) whose value is the
-      plain function is that statistic of it, as PsyNeuLink computes the port.
+      plain function is that statistic of it, as PsyNeuLink computes the port;
+    * an integrator called by name whose state is the node's ``previous_value`` (interactive
+      activation, Ornstein-Uhlenbeck) is passed that state (from its ``default_initial_value``:
+      a composition's run starts the interactive activation integrator at 0, not ``rest``).
     """
     nodes = []
     for n in graph.nodes:
-        fs = [_with_metadata_args(f) for f in n.functions]
+        fs = _with_state(n, [_with_metadata_args(f) for f in n.functions])
         finals = _final_functions(n)
         bounds = _clip_bounds(n)
         ports = []

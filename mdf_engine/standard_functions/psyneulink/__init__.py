@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing a family registers its kernels)
     control,
     drift_diffusion,
     integrators,
+    more_integrators,
     objective,
     transfer,
 )
