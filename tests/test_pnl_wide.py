@@ -24,10 +24,39 @@ WIDE = sorted(
 )
 
 #: Files whose export lost what PsyNeuLink ran (strict xfail: a fix shows), and why
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "wide_rtm_integrator": "the export writes auto 1 and hetero 0 for a recurrent mechanism "
+    "given an explicit matrix: the matrix PsyNeuLink used is not in the file",
+    "wide_kwta": "KWTAMechanism's k-winners-take-all offset of its input (k_value, threshold, "
+    "ratio) is not in the export: only its Logistic and the recurrent port are",
+    "wide_nested_pathway": "PsyNeuLink 0.21 drops the projections into and out of a nested "
+    "composition (docs/pnl.md): the inner nodes read nothing",
+    "wide_ddm_integrator": "the export writes the DriftDiffusionIntegrator's clipping "
+    "functions with threshold [0], and PsyNeuLink's DDM runs its integrator to the threshold "
+    "within one execution (execute_until_finished), which the file does not say",
+    "wide_cond_any_all_not": "a node that never runs: PsyNeuLink reports its initial value "
+    "(its function of its default input) as its output, the engine's outputs hold None for "
+    "it (the backends' outputs, not owned here)",
+}
 
 #: Files the engine refuses: (what the one-line error says, why)
-REFUSED: dict[str, tuple[str, str]] = {}
+REFUSED: dict[str, tuple[str, str]] = {
+    "wide_int_dual_adaptive": (
+        "unknown function 'dualadaptiveintegrator'",
+        "its two running averages (short and long term) are not in the file, which keeps one "
+        "previous_value",
+    ),
+}
+
+#: Ports compared with a wider relative tolerance, and why
+LOOSE: dict[str, dict[str, float]] = {
+    "wide_ddm_analytical": {
+        # drift 0 (trial 3) is taken as 0.01: PsyNeuLink's float64 evaluation of the moment
+        # formula loses digits there (9e-9 relative); the engine computes the formula's exact
+        # value (standard_functions/psyneulink/drift_diffusion.py)
+        "ddma_RT_CORRECT_VARIANCE": 1e-7,
+    },
+}
 
 
 @pytest.mark.parametrize("backend", ["interpreted", "compiled"])
@@ -42,7 +71,7 @@ def test_wide_export_matches_psyneulink(path, backend, request):
         assert "\n" not in str(err.value)
         return
     sim, oracle, got = run_file(path, backend)
-    _compare(oracle, got, path.stem)
+    _compare(oracle, got, path.stem, LOOSE.get(path.stem))
 
 
 def test_wide_corpus_is_wide():

@@ -87,13 +87,20 @@ def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
     return sim, oracle, got
 
 
-def _compare(oracle: dict, got: list, name: str) -> None:
+def _compare(oracle: dict, got: list, name: str, loose: dict[str, float] | None = None) -> None:
+    """Every output port and the time steps of every trial; ``loose``: ports compared with
+    a wider relative tolerance (where PsyNeuLink's own float64 evaluation loses digits)."""
     nested = "nested_execution" in oracle
     for t, (trial, (outs, steps, times)) in enumerate(zip(oracle["trials"], got)):
         lost = LOSSY.get(name.split("/")[-1], ((), ""))[0]
         for port, want in trial.items():
             assert port in outs, f"trial {t}: no output port {port}"
             if _drawn_at_random(port, trial) or port.split("_")[0] in lost:
+                continue
+            if loose and port in loose:
+                np.testing.assert_allclose(
+                    np.ravel(outs[port]), np.ravel(want), rtol=loose[port], err_msg=port
+                )
                 continue
             assert_port_matches(outs[port], want, f"{name} trial {t} {port}")
         want_steps = oracle["execution"][t]
