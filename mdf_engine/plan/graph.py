@@ -11,14 +11,8 @@ import numpy as np
 from ..errors import MDFError
 from ..expressions import names_in
 from ..model import Graph, Model, Node, Parameter
-from ..psyneulink_files import (
-    ddm_outputs,
-    edge_matrices,
-    fold_projection_nodes,
-    mechanism_values,
-    recurrent_projections,
-    older_writer,
-)
+from ..psyneulink_files import ddm_outputs, edge_matrices, fold_projection_nodes, older_writer
+from ..psyneulink_mechanisms import mechanism_values, recurrent_projections
 from .calls import plan_call, preferred_namespace
 from .conventions import fresh_parameters_in_calls, number_bare_output_ports
 from .libraries import expression_functions, graph_function_names, load_function_libraries

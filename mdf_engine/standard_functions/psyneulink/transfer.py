@@ -5,6 +5,11 @@
 * ``logistic = scale / (1 + exp(-gain*(variable0 + bias - x_0))) + offset`` (``offset`` is
   *outside* the exponential, unlike the standard ``logistic``)
 * ``exponential = scale*exp(rate*variable0 + bias) + offset``
+* ``tanh = scale*tanh(gain*(variable0 + bias - x_0) + offset)``
+* ``relu = scale*max(x, leak*x) + offset`` with ``x = gain*(variable0 - bias)``
+* ``gaussian = scale*exp(-(variable0 - bias)**2 / (2*sd**2)) / sqrt(2*pi*sd) + offset``
+* ``identity = variable0``; ``softmax``: per item, ``exp(gain*v) / sum``, or its largest
+  value (``output`` "MAX_VAL") or an indicator of it ("MAX_INDICATOR")
 """
 
 from __future__ import annotations
