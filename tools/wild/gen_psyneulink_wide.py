@@ -322,7 +322,9 @@ def int_dual_adaptive():
 @model
 def int_interactive_activation():
     """InteractiveActivationIntegrator with rate, decay, rest, max and min, 3 calls."""
-    f = pnl.InteractiveActivationIntegrator(rate=0.6, decay=0.2, rest=0.05, max_val=1.0, min_val=-0.5)
+    f = pnl.InteractiveActivationIntegrator(
+        rate=0.6, decay=0.2, rest=0.05, max_val=1.0, min_val=-0.5
+    )
     return one_integrator("iai", f, ONE, 3)
 
 
@@ -362,7 +364,9 @@ def ddm_integrator():
     """DDM with a DriftDiffusionIntegrator (noise 0), run to its threshold (WhenFinished)."""
     d = pnl.DDM(
         name="ddmi",
-        function=pnl.DriftDiffusionIntegrator(rate=1.0, threshold=0.5, time_step_size=0.1, noise=0.0),
+        function=pnl.DriftDiffusionIntegrator(
+            rate=1.0, threshold=0.5, time_step_size=0.1, noise=0.0
+        ),
         reset_stateful_function_when=pnl.AtTrialStart(),
     )
     comp = pnl.Composition(name="c_ddmi", pathways=[[d]])
@@ -391,8 +395,13 @@ def lca_mechanism():
 def lca_no_competition():
     """LCAMechanism without competition or self excitation (nothing recurrent)."""
     m = pnl.LCAMechanism(
-        name="lcan", **shaped(2), leak=0.5, competition=0.0, self_excitation=0.0,
-        time_step_size=0.2, integrator_mode=True,
+        name="lcan",
+        **shaped(2),
+        leak=0.5,
+        competition=0.0,
+        self_excitation=0.0,
+        time_step_size=0.2,
+        integrator_mode=True,
     )
     inp = pnl.ProcessingMechanism(name="lcan_in", **shaped(2))
     comp = pnl.Composition(name="c_lcan", pathways=[[inp, m]])
@@ -566,14 +575,10 @@ def fan_out_in():
     comp.add_nodes([s, b1, b2, b3, t])
     comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, -1.0]]), s, b1)
     comp.add_projection(pnl.MappingProjection(matrix=[[0.5], [0.5]]), s, b2)
-    comp.add_projection(
-        pnl.MappingProjection(matrix=[[1.0, -1.0, 0.5], [2.0, 0.0, -0.5]]), s, b3
-    )
+    comp.add_projection(pnl.MappingProjection(matrix=[[1.0, -1.0, 0.5], [2.0, 0.0, -0.5]]), s, b3)
     comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0]]), b1, t)
     comp.add_projection(pnl.MappingProjection(matrix=[[2.0, -2.0]]), b2, t)
-    comp.add_projection(
-        pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), b3, t
-    )
+    comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), b3, t)
     return comp, {s: THREE}
 
 
@@ -686,8 +691,9 @@ def cond_all_have_run():
     AfterNCalls(C, 2)."""
     a = pnl.TransferMechanism(name="ahA", function=pnl.Linear(slope=2.0))
     b = pnl.TransferMechanism(name="ahB", function=pnl.Linear(intercept=-1.0))
-    c = pnl.ProcessingMechanism(name="ahC", input_ports=["u", "v"],
-                                function=pnl.LinearCombination())
+    c = pnl.ProcessingMechanism(
+        name="ahC", input_ports=["u", "v"], function=pnl.LinearCombination()
+    )
     comp = pnl.Composition(name="c_ah")
     comp.add_nodes([a, b, c])
     comp.add_projection(pnl.MappingProjection(), a, c.input_ports[0])
