@@ -6,6 +6,7 @@ text: the oracle of what a reader sees)."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -270,3 +271,31 @@ def test_mdf_import_never_writes_its_weights_file_over_the_models_external_data(
         .astype(np.float32)
         .reshape(64, 64),
     )
+
+
+# ---------------------------------------------------------------- terminals
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("command", ["validate", "draw", "import", "sweep"])
+def test_file_names_echoed_on_stdout_are_escaped(tmp_path, capsys, command):
+    # model and output file names (from a script over a hostile archive's names, say) were
+    # printed raw by `validate`, `draw`, `import` and `sweep -o`: ESC sequences reached the
+    # terminal
+    evil = "e\x1b[2J\r\u202e"
+    m = tmp_path / f"{evil}.json"
+    m.write_text(_sweep_model(tmp_path).read_text())
+    args = {
+        "validate": ["validate", str(m)],
+        "draw": ["draw", str(m), str(tmp_path / f"{evil}.svg")],
+        "import": ["import", str(tmp_path / "net.onnx"), str(tmp_path / f"{evil}.json")],
+        "sweep": ["sweep", str(m), "--set", "A.k=0:1:2", "--record", "A.o0", "--backend",
+                  "interpreted", "-o", str(tmp_path / f"{evil}.nc")],
+    }[command]  # fmt: skip
+    if command == "import":
+        _matmul_onnx(tmp_path / "net.onnx")
+        m.unlink()
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "e\\x1b[2J\\r\\u202e" in out and not RAW.search(out), repr(out)
