@@ -299,3 +299,27 @@ def test_file_names_echoed_on_stdout_are_escaped(tmp_path, capsys, command):
     assert cli.main(args) == 0
     out = capsys.readouterr().out
     assert "e\\x1b[2J\\r\\u202e" in out and not RAW.search(out), repr(out)
+
+
+@pytest.mark.parametrize(
+    "dims, expect",
+    [([2**40, 2**40], "declares the shape"), ([100000, 100000], "would have 1e\\+10 elements")],
+)
+def test_mdf_import_refuses_declared_input_shapes_the_loader_would_refuse(
+    tmp_path, capsys, dims, expect
+):
+    # the import wrote a file whose input port shape `mdf run` and `mdf info` then refused
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    net = tmp_path / "net.onnx"
+    net.write_bytes(
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
+    rc = cli.main(["import", str(net), str(tmp_path / "out.json")])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "net.onnx: ONNX value 'x'" in err[0], err
+    assert re.search(expect, err[0]) and not (tmp_path / "out.json").exists()
