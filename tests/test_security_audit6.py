@@ -323,3 +323,15 @@ def test_mdf_import_refuses_declared_input_shapes_the_loader_would_refuse(
     err = capsys.readouterr().err.strip().split("\n")
     assert rc == 2 and len(err) == 1 and "net.onnx: ONNX value 'x'" in err[0], err
     assert re.search(expect, err[0]) and not (tmp_path / "out.json").exists()
+
+
+def test_the_fired_panel_shows_node_ids_literally(tmp_path):
+    # `mdf run --plot --fired`: the panel of nodes that ran had the node ids as raw tick
+    # labels: '$\frac{$' was an internal error (a mathtext parse error)
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(_chain(2, {0: BROKEN, 1: MATH})))
+    assert (
+        cli.main(["run", str(m), "--steps", "2", "--plot", str(tmp_path / "p.svg"), "--fired"]) == 0
+    )
+    texts = _svg_texts(tmp_path / "p.svg")
+    assert BROKEN in texts and MATH in texts, texts
