@@ -335,3 +335,13 @@ def test_the_fired_panel_shows_node_ids_literally(tmp_path):
     )
     texts = _svg_texts(tmp_path / "p.svg")
     assert BROKEN in texts and MATH in texts, texts
+
+
+@pytest.mark.parametrize("values", [["$\\frac{$", "b"], [{"a": 1}], [1, "x"], [[1, 2], [3]]])
+def test_sweep_values_that_are_not_numbers_are_one_clean_error(tmp_path, values):
+    # a list of texts (or of dicts, or ragged) was numpy's ValueError/TypeError out of sweep()
+    from mdf_engine.sweep import sweep
+
+    m = _sweep_model(tmp_path)
+    with pytest.raises(MDFError, match="sweep 'A.k': expected a non-empty list of numbers"):
+        sweep(str(m), {"A.k": values}, record=["A.o0"], backend="interpreted")
