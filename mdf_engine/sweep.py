@@ -135,7 +135,10 @@ def make_design(
     axes = []
     for name in names:
         v = params[name]
-        arr = parse_range(v) if isinstance(v, str) else np.atleast_1d(np.asarray(v, float))
+        try:  # (a list of texts, a dict: refused below)
+            arr = parse_range(v) if isinstance(v, str) else np.atleast_1d(np.asarray(v, float))
+        except (TypeError, ValueError, OverflowError):
+            arr = np.zeros((0,))
         if arr.ndim != 1 or arr.size == 0:
             raise MDFError(f"sweep '{name}': expected a non-empty list of numbers")
         axes.append(arr)

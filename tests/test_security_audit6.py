@@ -6,6 +6,7 @@ text: the oracle of what a reader sees)."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -270,3 +271,77 @@ def test_mdf_import_never_writes_its_weights_file_over_the_models_external_data(
         .astype(np.float32)
         .reshape(64, 64),
     )
+
+
+# ---------------------------------------------------------------- terminals
+
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("command", ["validate", "draw", "import", "sweep"])
+def test_file_names_echoed_on_stdout_are_escaped(tmp_path, capsys, command):
+    # model and output file names (from a script over a hostile archive's names, say) were
+    # printed raw by `validate`, `draw`, `import` and `sweep -o`: ESC sequences reached the
+    # terminal
+    evil = "e\x1b[2J\r\u202e"
+    m = tmp_path / f"{evil}.json"
+    m.write_text(_sweep_model(tmp_path).read_text())
+    args = {
+        "validate": ["validate", str(m)],
+        "draw": ["draw", str(m), str(tmp_path / f"{evil}.svg")],
+        "import": ["import", str(tmp_path / "net.onnx"), str(tmp_path / f"{evil}.json")],
+        "sweep": ["sweep", str(m), "--set", "A.k=0:1:2", "--record", "A.o0", "--backend",
+                  "interpreted", "-o", str(tmp_path / f"{evil}.nc")],
+    }[command]  # fmt: skip
+    if command == "import":
+        _matmul_onnx(tmp_path / "net.onnx")
+        m.unlink()
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "e\\x1b[2J\\r\\u202e" in out and not RAW.search(out), repr(out)
+
+
+@pytest.mark.parametrize(
+    "dims, expect",
+    [([2**40, 2**40], "declares the shape"), ([100000, 100000], "would have 1e\\+10 elements")],
+)
+def test_mdf_import_refuses_declared_input_shapes_the_loader_would_refuse(
+    tmp_path, capsys, dims, expect
+):
+    # the import wrote a file whose input port shape `mdf run` and `mdf info` then refused
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    net = tmp_path / "net.onnx"
+    net.write_bytes(
+        helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    )
+    rc = cli.main(["import", str(net), str(tmp_path / "out.json")])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and "net.onnx: ONNX value 'x'" in err[0], err
+    assert re.search(expect, err[0]) and not (tmp_path / "out.json").exists()
+
+
+def test_the_fired_panel_shows_node_ids_literally(tmp_path):
+    # `mdf run --plot --fired`: the panel of nodes that ran had the node ids as raw tick
+    # labels: '$\frac{$' was an internal error (a mathtext parse error)
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(_chain(2, {0: BROKEN, 1: MATH})))
+    assert (
+        cli.main(["run", str(m), "--steps", "2", "--plot", str(tmp_path / "p.svg"), "--fired"]) == 0
+    )
+    texts = _svg_texts(tmp_path / "p.svg")
+    assert BROKEN in texts and MATH in texts, texts
+
+
+@pytest.mark.parametrize("values", [["$\\frac{$", "b"], [{"a": 1}], [1, "x"], [[1, 2], [3]]])
+def test_sweep_values_that_are_not_numbers_are_one_clean_error(tmp_path, values):
+    # a list of texts (or of dicts, or ragged) was numpy's ValueError/TypeError out of sweep()
+    from mdf_engine.sweep import sweep
+
+    m = _sweep_model(tmp_path)
+    with pytest.raises(MDFError, match="sweep 'A.k': expected a non-empty list of numbers"):
+        sweep(str(m), {"A.k": values}, record=["A.o0"], backend="interpreted")

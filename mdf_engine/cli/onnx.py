@@ -153,8 +153,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     side = f", {n_arrays} arrays in {sidecar_name(args.out)}" if n_arrays else ""
     if not args.quiet:
         print(
-            f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
-            f"{model.onnx_opset_version}){side}"
+            one_line(
+                f"{args.out}: {len(g.nodes)} nodes, {len(g.edges)} edges (opset "
+                f"{model.onnx_opset_version}){side}"
+            )
         )
     return 0
 

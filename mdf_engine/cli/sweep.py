@@ -137,8 +137,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         plot_sweep(ds, args.plot, model=args.model)
     if not args.quiet:
         print(
-            f"{total} parameter sets x {ds.attrs['steps']} steps"
-            + (f" -> {args.output}" if args.output else "")
+            one_line(
+                f"{total} parameter sets x {ds.attrs['steps']} steps"
+                + (f" -> {args.output}" if args.output else "")
+            )
         )
         if not args.output:
             from ..sweep import final_table

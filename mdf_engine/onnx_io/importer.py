@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
+from ..loader.fields import MAX_DIM, MAX_NDIM
 from ..model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
 from ..onnx_ops._common import ONNX_DTYPES
 from ..sidecar import MIN_ELEMENTS
@@ -116,6 +118,10 @@ def _value_info(vi: Any) -> tuple[tuple[int, ...] | None, str | None]:
     shape = None
     if t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim):
         shape = tuple(int(d.dim_value) for d in t.shape.dim)
+        # as the loader holds an input port's shape (a default of this shape is allocated)
+        if len(shape) > MAX_NDIM or any(d > MAX_DIM for d in shape):
+            raise MDFError(f"ONNX value '{vi.name}' declares the shape {shape}: too large")
+        check_elements(shape, f"ONNX value '{vi.name}' (its declared shape)")
     return shape, dtype
 
 
