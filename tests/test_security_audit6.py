@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -345,3 +347,97 @@ def test_sweep_values_that_are_not_numbers_are_one_clean_error(tmp_path, values)
     m = _sweep_model(tmp_path)
     with pytest.raises(MDFError, match="sweep 'A.k': expected a non-empty list of numbers"):
         sweep(str(m), {"A.k": values}, record=["A.o0"], backend="interpreted")
+
+
+# ------------------------------------- compiled array constructors held to the size bound
+
+
+def _jump(expr: str) -> dict:
+    """A node whose array constructor asks for 3 elements for 50 steps, then a huge size."""
+    node = {
+        "parameters": {
+            "c": {"default_initial_value": 0, "value": "c + 1"},
+            "v": {"value": expr},
+        },
+        "output_ports": {"o": {"value": "v"}},
+    }
+    return {"jump": {"format": "ModECI MDF v0.4", "graphs": {"g": {"nodes": {"A": node}}}}}
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "np.ones(3 if c < 50 else 1000000000000)",
+        "np.zeros((3, 3 if c < 50 else 1000000000000))",
+        "np.eye(3 if c < 50 else 10000000)",
+        "np.linspace(0.0, 1.0, 3 if c < 50 else 1000000000000)",
+    ],
+)
+def test_a_compiled_constructor_beyond_the_bound_is_refused_before_it_allocates(tmp_path, expr):
+    # the compiled loop allocated what a later step asked for (np.ones of 10**12 float64s is
+    # 8 TB) before the slot's shape check; it now refuses the size first and the interpreter
+    # reports it, naming the node, as a first run does (the interpreter is the oracle)
+    m = tmp_path / "jump.json"
+    m.write_text(json.dumps(_jump(expr)))
+    messages = []
+    for backend in ("interpreted", "compiled"):
+        with pytest.raises(MDFError) as err:
+            Simulation(str(m), backend=backend).run(steps=60)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1], messages
+    assert "parameters.v.value: np." in messages[0] and "the limit is" in messages[0]
+
+
+def test_the_size_checks_return_their_argument_and_refuse_beyond_the_bound():
+    numba = pytest.importorskip("numba")
+    from mdf_engine.backends.compiled.sizes import HELPERS
+
+    _csize, _csize2, _crange, _ctile = (
+        HELPERS[k] for k in ("_csize", "_csize2", "_crange", "_ctile")
+    )
+
+    @numba.njit
+    def sizes(n, m, a):
+        return (
+            np.ones(_csize(n)).size,
+            np.zeros(_csize((n, m))).size,
+            np.eye(_csize2(n, m), m).size,
+            np.arange(0, _crange(0, n, 2), 2).size,
+            _ctile(a, n) * a.size,  # (Numba has no np.tile: the check alone)
+        )
+
+    a = np.ones(3)
+    assert sizes(4, 5, a) == (4, 20, 20, 2, 12)  # numpy's own sizes of the same calls
+    assert sizes(4, 5, a) == (
+        np.ones(4).size,
+        np.zeros((4, 5)).size,
+        np.eye(4, 5).size,
+        np.arange(0, 4, 2).size,
+        np.tile(a, 4).size,
+    )
+    for n, m in ((10**9, 1), (10**5, 10**4), (4, 10**9)):
+        with pytest.raises(ValueError, match="more than 100000000 elements"):
+            sizes(n, m, a)
+
+
+def test_the_compiled_refusal_comes_before_the_allocation(tmp_path):
+    # 1.5e8 float64s (1.2 GB) were allocated by the compiled loop before the interpreter
+    # refused them; the peak memory of a fresh process shows they no longer are
+    m = tmp_path / "jump.json"
+    m.write_text(json.dumps(_jump("np.ones(3 if c < 50 else 150000000)")))
+    script = (
+        "import resource, sys\n"
+        "from mdf_engine import Simulation\n"
+        "from mdf_engine.errors import MDFError\n"
+        "try:\n"
+        "    Simulation(sys.argv[1], backend='compiled').run(steps=60)\n"
+        "except MDFError as e:\n"
+        "    print(e)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(m)], capture_output=True, text=True, timeout=600
+    )
+    lines = out.stdout.strip().splitlines()
+    assert "np.ones(...) would have 1.5e+08 elements" in lines[0], out.stdout + out.stderr
+    assert int(lines[-1]) < 800_000, f"peak {int(lines[-1]) // 1024} MB"  # (kB; 1.2 GB before)

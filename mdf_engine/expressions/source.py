@@ -255,6 +255,8 @@ class Emitter:
                 self.emit(ast.Tuple(elts=a.elts)) if isinstance(a, ast.List) else s
                 for a, s in zip(node.args, args)
             ]
+        if self.checked is not None and name in _SIZED:
+            args = _sized_args(name, args, node.keywords)
         if name == "int" and self.checked is not None:
             if len(args) != 1 or node.keywords:
                 raise NotCompilable("int() with more than one argument")
@@ -262,5 +264,38 @@ class Emitter:
         for k in node.keywords:
             if k.arg not in SOURCE_KEYWORDS:
                 raise NotCompilable("a keyword argument that compiled code does not take")
-            args.append(f"{SOURCE_KEYWORDS[k.arg]}={self.emit(k.value)}")
+            value = self.emit(k.value)
+            if self.checked is not None and name in _SIZED and k.arg in ("shape", "num"):
+                value = f"_csize({value})"  # (compiled/sizes.py)
+            args.append(f"{SOURCE_KEYWORDS[k.arg]}={value}")
         return f"{name}({', '.join(args)})"
+
+
+#: numpy constructors whose result's size comes from their arguments: generated code passes
+#: the size through a check (compiled/sizes.py) before the array is made
+_SIZED = frozenset(
+    "np.zeros np.ones np.full np.empty np.linspace np.arange np.eye np.identity np.tile".split()
+)
+
+
+def _sized_args(name: str, args: list[str], keywords: list[ast.keyword]) -> list[str]:
+    """``args`` (positional, already source) of a call of the constructor ``name`` with its
+    size argument checked against the bound on an array's elements (compiled/sizes.py)."""
+    args = list(args)
+    if name in ("np.zeros", "np.ones", "np.full", "np.empty") and args:
+        args[0] = f"_csize({args[0]})"
+    elif name == "np.linspace" and len(args) >= 3:
+        args[2] = f"_csize({args[2]})"
+    elif name == "np.identity" and args:
+        args[0] = f"_csize2({args[0]}, {args[0]})"
+    elif name == "np.eye" and args:
+        m = args[1] if len(args) >= 2 and not any(k.arg == "M" for k in keywords) else args[0]
+        args[0] = f"_csize2({args[0]}, {m})"
+    elif name == "np.arange" and len(args) == 1 and not keywords:
+        args[0] = f"_csize({args[0]})"
+    elif name == "np.arange" and len(args) in (2, 3) and not keywords:
+        step = args[2] if len(args) == 3 else "1"
+        args[1] = f"_crange({args[0]}, {args[1]}, {step})"
+    elif name == "np.tile" and len(args) == 2:
+        args[1] = f"_ctile({args[0]}, {args[1]})"
+    return args

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import MDFError
 from .intdiv import HELPERS as INT_HELPERS
+from .sizes import HELPERS as SIZE_HELPERS
 
 #: The helpers generated code imports, each defined (with its Numba overload) in
 #: :func:`_make_helpers` and a name of this module; ``module_code`` spells the generated import
@@ -25,6 +26,7 @@ from .intdiv import HELPERS as INT_HELPERS
 HELPERS = tuple(
     "_bscalar _cast _ck _iadd _imul _int _iscalar _isub _ix1 _ix2 _put _scalar _where _fma".split()
 ) + tuple(INT_HELPERS)  # (integer //, %, ** and comparisons with floats: intdiv.py)
+HELPERS += tuple(SIZE_HELPERS)  # (array constructors held to the size bound: sizes.py)
 
 
 def _make_helpers() -> dict[str, Any]:
@@ -340,7 +342,7 @@ def _make_helpers() -> dict[str, Any]:
         return None
 
     del njit
-    made = {**locals(), **INT_HELPERS}
+    made = {**locals(), **INT_HELPERS, **SIZE_HELPERS}
     return {name: made[name] for name in HELPERS}
 
 
