@@ -209,6 +209,8 @@ class _ConvReluInto:
             y, r = self.both.one(x)
             if type(x) is np.ndarray and type(y) is np.ndarray and y.dtype == x.dtype:
                 if x.dtype.kind == "f" and x.dtype.itemsize >= 4:
+                    if len(self.shapes) >= _ConcatBuffer.KEEP:  # (ever new shapes)
+                        self.shapes.clear()
                     self.shapes[(x.shape, x.dtype)] = y.shape
         cell = self.cell
         cell[1] = r
