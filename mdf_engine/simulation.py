@@ -381,8 +381,7 @@ class Simulation:
                         ran = len(order)
                     done += 1
                     res.times.append(self.time)
-                    for n, p in keys:
-                        res.traces[f"{n}.{p}"].append(_snapshot(self.value(n, p)))
+                    res.record({f"{n}.{p}": _snapshot(self.value(n, p)) for n, p in keys}, steps)
                     if bar is not None:
                         bar.update(1)
                     if self.runner.finished:

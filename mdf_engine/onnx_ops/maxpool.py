@@ -21,6 +21,7 @@ from ..errors import MDFError
 from . import as_array, onnx_op
 from ._maxpool_rows import maxpool2d_rows, maxpool2d_values
 from ._pool_common import POOL_ATTRS, clip_taps
+from ._recycle import Recycler
 from ._spatial import geometry_array, hashable, ints, lift3, unpack_geometry, window_geometry
 from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
 from ._threads_pool import fetch_add, share, threads_for, watch
@@ -255,6 +256,7 @@ def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     except TypeError:
         return None
     memo: dict[tuple, tuple] = {}
+    ys = Recycler()  # (the values, handed out again once nothing refers to them)
 
     def run(X: Any) -> tuple[np.ndarray, ...]:
         if type(X) is np.ndarray and X.flags.c_contiguous:
@@ -264,7 +266,7 @@ def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
                 if plan is None:
                     plan = memo[X.shape] = _maxpool_plan(X.shape, *key)
                 g, shape5, shape, size, values = plan
-                yf = np.empty(size, dtype=dt)
+                yf = ys.empty((size,), dt)
                 if values is not None:
                     _shared_values(values, X.reshape(shape5), g, yf)
                 else:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable, evaluation_failed
+from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable
 from ...plan import GraphPlan
 from .batch import run_cold, run_handed_over
 from .build import (
@@ -38,7 +38,7 @@ from .build import (
     numba_failure,
 )
 from .draws import stream_for
-from .handback import History, hand_back
+from .handback import History, hand_back, hand_back_failure
 from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, Storage, fresh_state
 from .quick import QuickEvaluate, evaluate_again, quick_from
@@ -266,7 +266,6 @@ class CompiledGraph(StateReads):
             if steps == 0:
                 return
         if self.is_compiled:
-            first = self.evaluations == 0 or self.handed_over
             try:
                 self._run_compiled(steps, dt, initializer, first_without_dt)
                 self.handed_over = False
@@ -278,10 +277,8 @@ class CompiledGraph(StateReads):
                 hand_back(self, e)
                 self._give_up(str(e))
             except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
-                if not first or isinstance(e, MDFError):
-                    raise (
-                        e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
-                    ) from None
+                # (the interpreter runs the failing call and names the node: handback.py)
+                hand_back_failure(self, e)
                 self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)

@@ -14,6 +14,11 @@ copied); :func:`hand_back` replays them on the interpreter, which then runs the 
 and every later one. Every value the compiled loop gave was the interpreter's (exact, or
 refused), so the replayed state is the one the interpreter would hold.
 
+A run that fails on a model value (a kernel's index out of range, Numba's own failure on a
+broadcast: an exception that is not an MDFError, :func:`hand_back_failure`) is handed back the
+same way: the interpreter meets the failure itself and reports it as on a first run, naming the
+node and the field rather than the graph.
+
 A replay is refused, with a one-line MDFError naming the field, the cause and
 ``backend='interpreted'``, when the history is too long (:data:`REPLAY_UPDATES` updates, or
 :data:`REPLAY_NUMBERS` numbers of initializer values kept) or the graph draws random numbers
@@ -28,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError
+from ...errors import MDFError, evaluation_failed
 from .draws import stream_for
 
 log = logging.getLogger("mdf_engine")
@@ -155,3 +160,14 @@ def hand_back(graph: Any, error: MDFError) -> None:
             history.updates,
         )
     history.clear()
+
+
+def hand_back_failure(graph: Any, e: BaseException) -> None:
+    """After a compiled run of ``graph`` raised ``e`` (one of ``errors.EVALUATION_ERRORS``):
+    re-raise an MDFError (the generated code's own checks name their field); else replay the
+    :class:`History`, so that the interpreter runs the failing call and reports the failure
+    naming the node and the field, as a first run does. Where the replay is refused, the
+    MDFError names the graph."""
+    if isinstance(e, MDFError):
+        raise e from None
+    hand_back(graph, evaluation_failed(e, graph.plan.where))

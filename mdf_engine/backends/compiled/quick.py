@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import EVALUATION_ERRORS, MDFError, evaluation_failed
-from .handback import hand_back
+from ...errors import EVALUATION_ERRORS
+from .handback import hand_back, hand_back_failure
 from .runtime import ERR_WIDTH, PythonCallFailed, kept_dtype
 
 
@@ -143,8 +143,10 @@ def evaluate_again(graph: Any, initializer: Mapping[str, Any] | None) -> tuple |
         hand_back(graph, e)
         graph._give_up(str(e))
         return None
-    except EVALUATION_ERRORS as e:
-        raise (e if isinstance(e, MDFError) else evaluation_failed(e, graph.plan.where)) from None
+    except EVALUATION_ERRORS as e:  # (the interpreter names the node: handback.py)
+        hand_back_failure(graph, e)
+        graph._give_up(f"{type(e).__name__}: {e}", quiet=True)
+        return None
     graph.history.add(1, None, initializer, True)
     pair = q.pair
     if pair is None:
