@@ -276,6 +276,9 @@ def test_history_counts_a_repeated_initializer_once() -> None:
     assert [c[0] for c in h.calls] == [3, 1, 1, 1] and h.updates == 6
     x[1, 1] = 99.0
     assert h.calls[0][3]["x"][1, 1] == 5.0 and np.signbit(h.calls[1][3]["x"][0, 0])
-    while h.lost is None:  # (repeats fill the bound as copies would)
-        h.add(1, 0.5, {"x": y.astype(np.float64)}, True)
-    assert handback.REPLAY_NUMBERS < h.numbers <= handback.REPLAY_NUMBERS + 12 and h.calls == []
+    big = np.zeros(handback.REPLAY_NUMBERS // 4)
+    for _ in range(3):
+        h.add(1, None, {"x": big}, True)
+    assert h.lost is None and [c[0] for c in h.calls] == [3, 1, 1, 1, 3]
+    h.add(1, None, {"x": big}, True)  # (repeats fill the bound as copies would)
+    assert h.lost is not None and h.calls == []
