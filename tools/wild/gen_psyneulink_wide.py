@@ -5,15 +5,18 @@ PsyNeuLink as the oracle.
 
 Run with the Python of the PsyNeuLink 0.21 venv (tests/data/wild/psyneulink/README.md)::
 
-    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py [--llvm] [NAME ...]
+    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py [NAME ...]
+    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py --llvm [NAME ...]
 
 It writes ``wide_NAME.json`` (``pnl.get_mdf_serialized(comp)`` before the run) and
 ``wide_NAME.oracle.json`` (the oracle format of ``tools/pnl_export/make_wild.py``: inputs,
 every output port per trial, results, execution lists) into
 ``tests/data/wild/psyneulink/v<version>/``, and ``tools/wild/gen_psyneulink_wide.report.json``:
-per composition, written or not (and why PsyNeuLink could not build, run or export it), and
-with ``--llvm`` whether PsyNeuLink's compiled run (``ExecutionMode.LLVMRun``, a fresh copy of
-the composition, all trials in one ``run``) gives the same ``results`` as its Python run.
+per composition, written or not (and why PsyNeuLink could not build, run or export it).
+``--llvm`` adds to the report whether PsyNeuLink's compiled run (``ExecutionMode.LLVMRun``, a
+fresh copy of the composition, all trials in one ``run``) gives the stored oracle's ``results``
+(PsyNeuLink's Python run); an LLVM error can end the process, so rerun it until every
+written composition has an entry.
 
 Random matrices are drawn by numpy with the seed named in the builder; noise is 0 everywhere
 (PsyNeuLink's noise streams are not in the file).
@@ -322,7 +325,9 @@ def int_dual_adaptive():
 @model
 def int_interactive_activation():
     """InteractiveActivationIntegrator with rate, decay, rest, max and min, 3 calls."""
-    f = pnl.InteractiveActivationIntegrator(rate=0.6, decay=0.2, rest=0.05, max_val=1.0, min_val=-0.5)
+    f = pnl.InteractiveActivationIntegrator(
+        rate=0.6, decay=0.2, rest=0.05, max_val=1.0, min_val=-0.5
+    )
     return one_integrator("iai", f, ONE, 3)
 
 
@@ -362,7 +367,9 @@ def ddm_integrator():
     """DDM with a DriftDiffusionIntegrator (noise 0), run to its threshold (WhenFinished)."""
     d = pnl.DDM(
         name="ddmi",
-        function=pnl.DriftDiffusionIntegrator(rate=1.0, threshold=0.5, time_step_size=0.1, noise=0.0),
+        function=pnl.DriftDiffusionIntegrator(
+            rate=1.0, threshold=0.5, time_step_size=0.1, noise=0.0
+        ),
         reset_stateful_function_when=pnl.AtTrialStart(),
     )
     comp = pnl.Composition(name="c_ddmi", pathways=[[d]])
@@ -391,8 +398,13 @@ def lca_mechanism():
 def lca_no_competition():
     """LCAMechanism without competition or self excitation (nothing recurrent)."""
     m = pnl.LCAMechanism(
-        name="lcan", **shaped(2), leak=0.5, competition=0.0, self_excitation=0.0,
-        time_step_size=0.2, integrator_mode=True,
+        name="lcan",
+        **shaped(2),
+        leak=0.5,
+        competition=0.0,
+        self_excitation=0.0,
+        time_step_size=0.2,
+        integrator_mode=True,
     )
     inp = pnl.ProcessingMechanism(name="lcan_in", **shaped(2))
     comp = pnl.Composition(name="c_lcan", pathways=[[inp, m]])
@@ -566,14 +578,10 @@ def fan_out_in():
     comp.add_nodes([s, b1, b2, b3, t])
     comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, -1.0]]), s, b1)
     comp.add_projection(pnl.MappingProjection(matrix=[[0.5], [0.5]]), s, b2)
-    comp.add_projection(
-        pnl.MappingProjection(matrix=[[1.0, -1.0, 0.5], [2.0, 0.0, -0.5]]), s, b3
-    )
+    comp.add_projection(pnl.MappingProjection(matrix=[[1.0, -1.0, 0.5], [2.0, 0.0, -0.5]]), s, b3)
     comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0]]), b1, t)
     comp.add_projection(pnl.MappingProjection(matrix=[[2.0, -2.0]]), b2, t)
-    comp.add_projection(
-        pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), b3, t
-    )
+    comp.add_projection(pnl.MappingProjection(matrix=[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]), b3, t)
     return comp, {s: THREE}
 
 
@@ -686,8 +694,9 @@ def cond_all_have_run():
     AfterNCalls(C, 2)."""
     a = pnl.TransferMechanism(name="ahA", function=pnl.Linear(slope=2.0))
     b = pnl.TransferMechanism(name="ahB", function=pnl.Linear(intercept=-1.0))
-    c = pnl.ProcessingMechanism(name="ahC", input_ports=["u", "v"],
-                                function=pnl.LinearCombination())
+    c = pnl.ProcessingMechanism(
+        name="ahC", input_ports=["u", "v"], function=pnl.LinearCombination()
+    )
     comp = pnl.Composition(name="c_ah")
     comp.add_nodes([a, b, c])
     comp.add_projection(pnl.MappingProjection(), a, c.input_ports[0])
@@ -785,7 +794,24 @@ def llvm_check(build, oracle: dict) -> str:
     return "LLVMRun agrees"
 
 
-def main(names: list[str], llvm: bool) -> None:
+def llvm_only(names: list[str]) -> None:
+    """Add PsyNeuLink's LLVMRun check of each stored file to the report, one composition at a
+    time, the report written before each (an LLVM error can end the process: rerun to go on,
+    a composition marked as crashing is not tried again)."""
+    report = json.loads(REPORT.read_text())
+    for name, build in MODELS.items():
+        entry = report.get(name, {})
+        if (names and name not in names) or not entry.get("written") or "llvm" in entry:
+            continue
+        entry["llvm"] = "LLVMRun ended the process (LLVM ERROR)"
+        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        oracle = json.loads((OUT / f"wide_{name}.oracle.json").read_text())
+        entry["llvm"] = llvm_check(build, oracle)
+        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        print(f"{name}: {entry['llvm']}", flush=True)
+
+
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     report = json.loads(REPORT.read_text()) if REPORT.exists() and names else {}
     for name, build in MODELS.items():
@@ -801,16 +827,18 @@ def main(names: list[str], llvm: bool) -> None:
             print(f"{name}: not written ({entry['why']})")
             continue
         oracle["generator"] = "tools/wild/gen_psyneulink_wide.py"
-        if llvm:
-            oracle["llvm"] = entry["llvm"] = llvm_check(build, oracle)
         (OUT / f"wide_{name}.json").write_text(text)
         (OUT / f"wide_{name}.oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
         entry["written"] = True
         report[name] = entry
-        print(f"{name}: {len(oracle['trials'])} trials written {entry.get('llvm', '')}")
+        print(f"{name}: {len(oracle['trials'])} trials written")
     REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    main([a for a in argv if not a.startswith("-")], "--llvm" in argv)
+    selected = [a for a in argv if not a.startswith("-")]
+    if "--llvm" in argv:
+        llvm_only(selected)
+    else:
+        main(selected)
