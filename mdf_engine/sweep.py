@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MDFError
-from .limits import LIMITS, limit
+from .limits import LIMITS, check_local_workers, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
@@ -135,7 +135,10 @@ def make_design(
     axes = []
     for name in names:
         v = params[name]
-        arr = parse_range(v) if isinstance(v, str) else np.atleast_1d(np.asarray(v, float))
+        try:  # (a list of texts, a dict: refused below)
+            arr = parse_range(v) if isinstance(v, str) else np.atleast_1d(np.asarray(v, float))
+        except (TypeError, ValueError, OverflowError):
+            arr = np.zeros((0,))
         if arr.ndim != 1 or arr.size == 0:
             raise MDFError(f"sweep '{name}': expected a non-empty list of numbers")
         axes.append(arr)
@@ -403,6 +406,7 @@ def _run_on_dask(
     local = None
     if cluster == "local":
         n = workers or max(1, (os.cpu_count() or 2))
+        check_local_workers(n)
         local = LocalCluster(
             n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
         )

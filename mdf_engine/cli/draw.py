@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..errors import MDFError
+from ..errors import MDFError, one_line
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -51,5 +51,5 @@ def cmd_draw(args: argparse.Namespace) -> int:
     )
     if not args.quiet:
         unit = "px" if str(args.out).lower().endswith(".png") else "pt"
-        print(f"{args.out}: {w}x{h} {unit}")
+        print(one_line(f"{args.out}: {w}x{h} {unit}"))
     return 0

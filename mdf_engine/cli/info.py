@@ -42,7 +42,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"mdf: invalid: {e}", file=sys.stderr)
         return 1
     if not args.quiet:
-        print(f"{args.model}: valid ({len(model.graphs)} graph(s))")
+        print(one_line(f"{args.model}: valid ({len(model.graphs)} graph(s))"))
     return 0
 
 

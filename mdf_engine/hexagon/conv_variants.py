@@ -330,24 +330,10 @@ def quantized_conv2d_16x16to32(x, w, x_min, x_max, w_min, w_max, stride, *, padd
 
 
 @hexop("QuantizedTransposeConv2d_16x16p32to16", TC16_IN)
-def quantized_transpose_conv2d_16x16p32to16(
-    x,
-    w,
-    x_min,
-    x_max,
-    w_min,
-    w_max,
-    pad,
-    stride,
-    bias,
-    b_min,
-    b_max,
-    out_min,
-    out_max,
-    *,
-    padding="NA",
-):
-    """Transposed convolution of quint16 operands, qint32 bias, quint16 output (module doc)."""
+def quantized_transpose_conv2d_16x16p32to16(*args, padding="NA"):
+    """Transposed convolution of quint16 operands, qint32 bias, quint16 output (module doc);
+    ``args`` are the inputs of ``TC16_IN``, as for the 8-bit variants."""
+    x, w, x_min, x_max, w_min, w_max, pad, stride, bias, b_min, b_max, out_min, out_max = args
     xc, sx, zx = code_step(x, x_min, x_max)
     wc, sw_, zw = code_step(w, w_min, w_max)
     acc = _transpose_scatter(xc - zx, wc - zw, _transpose_geometry(xc.shape, wc.shape, pad, stride))

@@ -115,7 +115,7 @@ def _fired_panel(ax: Any, x: np.ndarray, fired: Sequence[Sequence[str]]) -> None
             when[n].append(x[k])
     for n, xs in when.items():
         ax.plot(xs, [row[n]] * len(xs), marker="|", markersize=10, color="C0", linestyle="none")
-    ax.set_yticks(range(len(nodes)), nodes)
+    ax.set_yticks(range(len(nodes)), [mpl_text(n) for n in nodes])
     ax.set_ylim(-0.6, len(nodes) - 0.4)
     ax.invert_yaxis()
     ax.set_title("nodes that ran", loc="left", fontsize="medium")

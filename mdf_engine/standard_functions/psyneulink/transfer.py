@@ -254,7 +254,7 @@ def softmax(
         raise MDFError(f"softmax: output {out!r} is not computed (one of {SOFTMAX_OUTPUTS})")
     v = f64(variable0)
     if v.ndim > 1:
-        return np.stack([_softmax_1d(row, gain, out) for row in v.reshape(-1, v.shape[-1])]).reshape(
-            v.shape
-        )
+        return np.stack(
+            [_softmax_1d(row, gain, out) for row in v.reshape(-1, v.shape[-1])]
+        ).reshape(v.shape)
     return _softmax_1d(v, gain, out)
