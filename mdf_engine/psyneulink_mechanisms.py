@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .errors import MDFError
 from .model import Edge, Function, Graph, Node
 
 #: per function, the arguments PsyNeuLink 0.21 writes into ``metadata`` only (not ``args``)
@@ -47,6 +48,15 @@ def _with_state(n: Node, fs: list[Function]) -> list[Function]:
     """The node's functions with ``previous_value`` passed where PsyNeuLink keeps it."""
     if n.get("parameters", "previous_value") is None:
         return fs
+    for f in fs:
+        if f.function == "ornsteinuhlenbeckintegrator":
+            noise = (f.args or {}).get("noise", 0.0)
+            if isinstance(noise, (int, float)) and noise != 0:
+                raise MDFError(
+                    "ornsteinuhlenbeckintegrator: a nonzero noise draws from PsyNeuLink's "
+                    "random stream, which the file does not hold",
+                    f"nodes.{n.id}.functions.{f.id}.args.noise",
+                )
     return [
         replace(f, args={**(f.args or {}), "previous_value": "previous_value"})
         if f.function in _STATE_FUNCTIONS and "previous_value" not in (f.args or {})

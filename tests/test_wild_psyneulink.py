@@ -50,7 +50,7 @@ for _v in ("v0.15.3.0", "v0.21.0.0"):  # PsyNeuLink's own test scripts (make_tes
     )
     KNOWN[(_v, "tests_stroop_conflict_monitoring")] = (
         "the export drops the CONTROL mechanism's control signal to TASK's gain "
-        "(docs/pnl.md) and its 'identity' function is refused"
+        "(docs/pnl.md)"
     )
 
 

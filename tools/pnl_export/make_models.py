@@ -362,6 +362,66 @@ def function_cases():
                 }
             )
             state = outs
+    # (added with the wide corpus, tools/wild/gen_psyneulink_wide.py: drawn after the cases
+    # above. The stored file keeps the earlier cases as first written: rerun today, a few
+    # differ in the last digits (DDM moments at small drift: 2e-5 relative, PsyNeuLink's own
+    # rounding), and only these cases were appended)
+    y = rng.normal(size=(3, 4))
+    add(
+        "tanh",
+        {"gain": 1.2, "bias": 0.3, "x_0": -0.2, "offset": 0.1, "scale": 0.9},
+        pnl.Tanh(gain=1.2, bias=0.3, x_0=-0.2, offset=0.1, scale=0.9),
+        list(y),
+    )
+    add(
+        "relu",
+        {"gain": 1.5, "bias": 0.2, "leak": 0.1, "scale": 1.1, "offset": -0.05},
+        pnl.ReLU(gain=1.5, bias=0.2, leak=0.1, scale=1.1, offset=-0.05),
+        list(y),
+    )
+    add(
+        "gaussian",
+        {"standard_deviation": 0.7, "bias": 0.1, "scale": 1.2, "offset": 0.2},
+        pnl.Gaussian(standard_deviation=0.7, bias=0.1, scale=1.2, offset=0.2),
+        list(y),
+    )
+    add("identity", {}, pnl.Identity(), list(y))
+    for output in ("ALL", "MAX_VAL", "MAX_INDICATOR"):
+        add(
+            "softmax",
+            {"gain": 1.5, "output": output},
+            pnl.SoftMax(gain=1.5, output=getattr(pnl, output)),
+            list(y),
+        )
+    seq = list(rng.normal(size=(4, 2)))
+    args = {"rate": 0.6, "decay": 0.2, "rest": 0.05, "max_val": 1.0, "min_val": -0.5}
+    fn = pnl.InteractiveActivationIntegrator(default_variable=[0.0, 0.0], **args)
+    for v in seq:
+        prev = _plain(np.ravel(fn.parameters.previous_value.get()))
+        out = _call(fn, v)
+        cases.append(
+            {
+                "function": "interactiveactivationintegrator",
+                "args": args,
+                "variable0": _plain(v),
+                "previous_value": prev,
+                "expected": out,
+            }
+        )
+    args = {"rate": 0.5, "decay": 0.8, "offset": 0.1, "time_step_size": 0.1}
+    fn = pnl.OrnsteinUhlenbeckIntegrator(default_variable=[0.0, 0.0], **args)
+    for v in seq:
+        prev = _plain(np.ravel(fn.parameters.previous_value.get()))
+        out = _plain(np.ravel(fn.execute(v)[0]))  # (its second output is the time)
+        cases.append(
+            {
+                "function": "ornsteinuhlenbeckintegrator",
+                "args": args,
+                "variable0": _plain(v),
+                "previous_value": prev,
+                "expected": out,
+            }
+        )
     return cases
 
 

@@ -5,15 +5,18 @@ PsyNeuLink as the oracle.
 
 Run with the Python of the PsyNeuLink 0.21 venv (tests/data/wild/psyneulink/README.md)::
 
-    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py [--llvm] [NAME ...]
+    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py [NAME ...]
+    /work/venvs/pnl/bin/python tools/wild/gen_psyneulink_wide.py --llvm [NAME ...]
 
 It writes ``wide_NAME.json`` (``pnl.get_mdf_serialized(comp)`` before the run) and
 ``wide_NAME.oracle.json`` (the oracle format of ``tools/pnl_export/make_wild.py``: inputs,
 every output port per trial, results, execution lists) into
 ``tests/data/wild/psyneulink/v<version>/``, and ``tools/wild/gen_psyneulink_wide.report.json``:
-per composition, written or not (and why PsyNeuLink could not build, run or export it), and
-with ``--llvm`` whether PsyNeuLink's compiled run (``ExecutionMode.LLVMRun``, a fresh copy of
-the composition, all trials in one ``run``) gives the same ``results`` as its Python run.
+per composition, written or not (and why PsyNeuLink could not build, run or export it).
+``--llvm`` adds to the report whether PsyNeuLink's compiled run (``ExecutionMode.LLVMRun``, a
+fresh copy of the composition, all trials in one ``run``) gives the stored oracle's ``results``
+(PsyNeuLink's Python run); an LLVM error can end the process, so rerun it until every
+written composition has an entry.
 
 Random matrices are drawn by numpy with the seed named in the builder; noise is 0 everywhere
 (PsyNeuLink's noise streams are not in the file).
@@ -791,7 +794,24 @@ def llvm_check(build, oracle: dict) -> str:
     return "LLVMRun agrees"
 
 
-def main(names: list[str], llvm: bool) -> None:
+def llvm_only(names: list[str]) -> None:
+    """Add PsyNeuLink's LLVMRun check of each stored file to the report, one composition at a
+    time, the report written before each (an LLVM error can end the process: rerun to go on,
+    a composition marked as crashing is not tried again)."""
+    report = json.loads(REPORT.read_text())
+    for name, build in MODELS.items():
+        entry = report.get(name, {})
+        if (names and name not in names) or not entry.get("written") or "llvm" in entry:
+            continue
+        entry["llvm"] = "LLVMRun ended the process (LLVM ERROR)"
+        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        oracle = json.loads((OUT / f"wide_{name}.oracle.json").read_text())
+        entry["llvm"] = llvm_check(build, oracle)
+        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        print(f"{name}: {entry['llvm']}", flush=True)
+
+
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     report = json.loads(REPORT.read_text()) if REPORT.exists() and names else {}
     for name, build in MODELS.items():
@@ -807,16 +827,18 @@ def main(names: list[str], llvm: bool) -> None:
             print(f"{name}: not written ({entry['why']})")
             continue
         oracle["generator"] = "tools/wild/gen_psyneulink_wide.py"
-        if llvm:
-            oracle["llvm"] = entry["llvm"] = llvm_check(build, oracle)
         (OUT / f"wide_{name}.json").write_text(text)
         (OUT / f"wide_{name}.oracle.json").write_text(json.dumps(oracle, indent=1) + "\n")
         entry["written"] = True
         report[name] = entry
-        print(f"{name}: {len(oracle['trials'])} trials written {entry.get('llvm', '')}")
+        print(f"{name}: {len(oracle['trials'])} trials written")
     REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    main([a for a in argv if not a.startswith("-")], "--llvm" in argv)
+    selected = [a for a in argv if not a.startswith("-")]
+    if "--llvm" in argv:
+        llvm_only(selected)
+    else:
+        main(selected)

@@ -7,7 +7,7 @@
   - decay*(previous_value - rest)``.
 * ``ornsteinuhlenbeckintegrator``: ``previous_value + (decay*previous_value - rate*variable0)
   *time_step_size + offset`` (its noise term draws from PsyNeuLink's random stream, which a file
-  does not hold: a nonzero ``noise`` is refused). PsyNeuLink also returns the time, which the
+  does not hold: a nonzero ``noise`` is refused when the graph is planned). PsyNeuLink also returns the time, which the
   export's ports do not read.
 """
 
@@ -25,12 +25,8 @@ from ._common import SINCE, f64
 
 @njit(cache=True)
 def _iai_jit(variable0, previous_value, rate, decay, rest, max_val, min_val, noise):
-    if variable0 > 0:
-        d = max_val - previous_value
-    elif variable0 < 0:
-        d = previous_value - min_val
-    else:
-        d = 0.0
+    # (numbers and arrays alike)
+    d = (variable0 > 0) * (max_val - previous_value) + (variable0 < 0) * (previous_value - min_val)
     return previous_value + rate * (variable0 + noise) * d - decay * (previous_value - rest)
 
 
@@ -69,11 +65,23 @@ def interactiveactivationintegrator(
 
 
 @njit(cache=True)
-def _ou_jit(variable0, previous_value, rate, decay, offset, time_step_size):
+def _ou_jit(
+    variable0,
+    previous_value,
+    rate,
+    decay,
+    offset,
+    time_step_size,
+    noise,
+    non_decision_time,
+    seed,
+    initializer,
+):
     return previous_value + (decay * previous_value - rate * variable0) * time_step_size + offset
 
 
-def _ou_checked(noise: Any) -> None:
+def ou_noise_checked(noise: Any) -> None:
+    """Refuse a nonzero noise (the compiled twin has no check: the planner calls this)."""
     if np.any(f64(noise) != 0):
         raise MDFError(
             "ornsteinuhlenbeckintegrator: a nonzero noise draws from PsyNeuLink's random "
@@ -97,7 +105,8 @@ def _ou_checked(noise: Any) -> None:
     },
     outputs=("out",),
     since=SINCE,
-    python_only=True,
+    jit=_ou_jit,
+    elementwise=True,
 )
 def ornsteinuhlenbeckintegrator(
     variable0: Any,
@@ -113,6 +122,6 @@ def ornsteinuhlenbeckintegrator(
     initializer: Any = 0.0,
 ) -> np.ndarray:
     """One noiseless step of the Ornstein-Uhlenbeck integrator (module docstring)."""
-    _ou_checked(noise)
-    p = np.atleast_2d(f64(previous_value))
+    ou_noise_checked(noise)
+    p = f64(previous_value)
     return p + (decay * p - rate * f64(variable0)) * time_step_size + offset

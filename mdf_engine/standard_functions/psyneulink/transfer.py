@@ -128,7 +128,8 @@ def tanh(
 @njit(cache=True)
 def _relu_jit(variable0, gain, bias, leak, scale, offset):
     x = gain * (variable0 - bias)
-    return scale * max(x, leak * x) + offset
+    y = leak * x
+    return scale * ((x >= y) * x + (x < y) * y) + offset  # (numbers and arrays alike)
 
 
 @register(
