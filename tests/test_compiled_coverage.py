@@ -41,15 +41,10 @@ STEPS = 12
 NOT_COMPILED: dict[str, str] = {}
 
 #: writer / file -> the functions its compiled loop still calls through Python (object mode):
-#: an op whose shape-deciding argument is a value and whose kernel cannot take one (Softmax's
-#: ``axis``, ReduceMean's ``axes``), or one without a Numba kernel (RNN). Any other file's
-#: compiled code calls no function through Python (a new call fails the test; shrink this).
-PYTHON_CALLS: dict[str, list[str]] = {
-    "onnx_to_mdf/test_reduce_mean_keepdims_example.json": ["onnx::ReduceMean"],
-    "onnx_to_mdf/test_softmax_axis_1.json": ["onnx::Softmax"],
-    "pytorch_to_mdf/mlp_softmax.json": ["onnx::Softmax"],
-    "pytorch_to_mdf/rnn_last_step.json": ["onnx::RNN"],
-}
+#: none now (Softmax's ``axis`` and ReduceMean's ``axes`` as values, and RNN's activations,
+#: have nopython kernels: tests/test_jit_ops_b.py). Any file's compiled code that calls a
+#: function through Python fails the test until it is listed here.
+PYTHON_CALLS: dict[str, list[str]] = {}
 
 #: functions the compiled loop draws itself when their attributes are constants
 DRAWN = {f"onnx::{op}" for op in ("RandomNormal", "RandomNormalLike", "RandomUniform")}

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..errors import MDFError
 from ..registry import REQUIRED
-from ._recurrent_jit import PYTHON_ATTRIBUTES
 from ._recurrent_kernels import ACT_CODES, ACT_PARAMS
 
 
@@ -120,11 +119,15 @@ class RecurrentInputs:
         B: Any,
         sequence_lens: Any,
         initial_h: Any,
-        hidden_size: Any,
-        direction: str,
-        layout: int,
+        attrs: dict[str, Any],
+        defaults: tuple[str, ...],
     ):
+        """``attrs``: the op's attributes given (:func:`schema` lists them); ``defaults``: its
+        activations when none are given (one name per activation of a direction)."""
         self.op = op
+        hidden_size = attrs.get("hidden_size")
+        direction = attrs.get("direction", "forward")
+        layout = attrs.get("layout", 0)
         X = np.asarray(X)
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
@@ -175,6 +178,18 @@ class RecurrentInputs:
             )
         self.layout = layout
         self.h0 = self.state(initial_h, "initial_h", op)
+        self.acts = activation_tables(
+            attrs.get("activations"),
+            attrs.get("activation_alpha"),
+            attrs.get("activation_beta"),
+            len(defaults),
+            defaults,
+            nd,
+            op,
+        )
+        clip = attrs.get("clip")
+        #: the bound of every gate's pre-activation (0: none)
+        self.clip = float(clip) if clip else 0.0
 
     def state(self, s: Any, what: str, op: str) -> np.ndarray:
         nd, Bt = len(self.dirs), self.X.shape[1]
@@ -199,15 +214,6 @@ class RecurrentInputs:
         biases while reading it)."""
         T, Bt, I = self.X.shape
         return np.dot(self.X.reshape(T * Bt, I), self.W[d].T).reshape(T, Bt, self.W.shape[1])
-
-    def activations(
-        self, names: Any, alpha: Any, beta: Any, defaults: tuple[str, ...]
-    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The activation attributes as kernel codes, one ``(codes, alphas, betas)`` per
-        direction, with ``defaults`` (one name per activation of a direction) when omitted."""
-        return activation_tables(
-            names, alpha, beta, len(defaults), defaults, len(self.dirs), self.op
-        )
 
     def finish(self, per_direction: list[tuple[np.ndarray, ...]]) -> tuple:
         """The op's outputs from each direction's ``(Y, *final states)`` (its time loop's
@@ -244,8 +250,7 @@ def schema(
 ) -> dict[str, Any]:
     """The ``onnx_op`` keywords of a recurrent op: the shared inputs (and ``extra_inputs``,
     optional too), :data:`COMMON_ATTRIBUTES` with the op's own ``attributes`` and ``layout``,
-    opset 7, and its ``jit`` form, which computes with the default activations only (a call
-    naming any activation attribute goes through the Python kernel)."""
+    opset 7, and its ``jit`` form."""
     return {
         "inputs": INPUTS + extra_inputs,
         "optional": INPUTS[3:] + extra_inputs,
@@ -253,5 +258,4 @@ def schema(
         "outputs": outputs,
         "since": 7,
         "jit": jit,
-        "jit_unless": PYTHON_ATTRIBUTES,
     }

@@ -4,11 +4,12 @@
 
 An omitted optional input arrives as ``None`` (Numba prunes the branch that reads it at compile
 time), as the ONNX spec says for optional inputs: ``B`` zeros, ``sequence_lens`` the whole
-sequence, ``initial_h`` / ``initial_c`` zeros, no peepholes. The jit forms compute with the
-default activations only: a call that names ``activations``, ``activation_alpha`` or
-``activation_beta`` goes through the Python kernel (the schema's ``jit_unless`` entry). Shapes
-were checked by the interpreted warm-up (compiled values keep their shapes); the sequence
-lengths, which are data, are checked on every call.
+sequence, ``initial_h`` / ``initial_c`` zeros, no peepholes. The ``activations`` attribute
+arrives as a tuple of names (or None: the op's defaults) and ``activation_alpha`` /
+``activation_beta`` as arrays or tuples of numbers; :func:`activation_tables` reads them as
+:func:`._recurrent_inputs.activation_tables` does. Shapes were checked by the interpreted
+warm-up (compiled values keep their shapes); the sequence lengths, which are data, are checked
+on every call.
 """
 
 from __future__ import annotations
@@ -16,10 +17,101 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.errors import TypingError
 from numba.extending import overload
 
-#: attributes under which a recurrent op's call goes through its Python kernel
-PYTHON_ATTRIBUTES = ("activations", "activation_alpha", "activation_beta")
+from ._recurrent_kernels import ACT_CODES, ACT_PARAMS
+
+#: the activation names (lower case) in the order of their codes
+_NAMES = tuple(sorted(ACT_CODES, key=ACT_CODES.get))
+assert [ACT_CODES[n] for n in _NAMES] == list(range(len(_NAMES)))
+#: per code: number of parameters, default alpha, default beta
+_PARAMS = np.array([ACT_PARAMS[c] for c in range(len(_NAMES))], dtype=np.float64)
+
+
+def _codes(names):  # pragma: no cover - typed by the overload below
+    """The activation names (a tuple of strings, or None: none given) as codes (int64[:])."""
+    raise NotImplementedError
+
+
+@overload(_codes, jit_options={"cache": True})
+def _codes_ov(names):
+    if isinstance(names, (types.NoneType, types.Omitted)):
+        return lambda names: np.empty(0, np.int64)
+    if isinstance(names, types.UniTuple) and isinstance(names.dtype, types.UnicodeType):
+
+        def codes(names):
+            out = np.empty(len(names), np.int64)
+            for i in range(len(names)):
+                key = names[i].lower()
+                out[i] = -1
+                for c in range(len(_NAMES)):
+                    if _NAMES[c] == key:
+                        out[i] = c
+                if out[i] < 0:
+                    raise ValueError("unknown activation of a recurrent op")
+            return out
+
+        return codes
+    if isinstance(names, types.BaseTuple) and len(names) == 0:
+        return lambda names: np.empty(0, np.int64)
+    raise TypingError(f"not a list of activation names: {names}")
+
+
+def _floats(v):  # pragma: no cover - typed by the overload below
+    """Numbers (None, a number, a tuple, an array) as float64[:]."""
+    raise NotImplementedError
+
+
+@overload(_floats, jit_options={"cache": True})
+def _floats_ov(v):
+    if isinstance(v, (types.NoneType, types.Omitted)):
+        return lambda v: np.empty(0, np.float64)
+    if isinstance(v, types.Number):
+        return lambda v: np.full(1, np.float64(v))
+    if isinstance(v, types.BaseTuple):
+
+        def tuple_floats(v):
+            out = np.empty(len(v), np.float64)
+            for i in range(len(v)):
+                out[i] = np.float64(v[i])
+            return out
+
+        return tuple_floats
+    if isinstance(v, types.Array):
+        return lambda v: np.ascontiguousarray(v).reshape(-1).astype(np.float64)
+    raise TypingError(f"not a list of numbers: {v}")
+
+
+@numba.njit(cache=True)
+def activation_tables(activations, alpha, beta, defaults, nd):
+    """``(codes, alphas, betas)``, each ``[nd, len(defaults)]``: the activations of each
+    direction (``defaults``, the op's default codes, when none are given; one direction's list
+    serves both of a bidirectional op), each taking its parameters in order from ``alpha`` and
+    ``beta`` (its defaults when they run out)."""
+    per = len(defaults)
+    codes = _codes(activations)
+    if len(codes) == 0:
+        codes = np.empty(per * nd, np.int64)
+        for i in range(per * nd):
+            codes[i] = defaults[i % per]
+    elif len(codes) == per and nd == 2:
+        codes = np.concatenate((codes, codes))
+    if len(codes) != per * nd:
+        raise ValueError("activations must list the activations of every direction")
+    al, be = _floats(alpha), _floats(beta)
+    alphas, betas = np.empty(per * nd), np.empty(per * nd)
+    ia = ib = 0
+    for i in range(per * nd):
+        c = codes[i]
+        alphas[i], betas[i] = _PARAMS[c, 1], _PARAMS[c, 2]
+        if _PARAMS[c, 0] >= 1 and ia < len(al):
+            alphas[i] = al[ia]
+            ia += 1
+        if _PARAMS[c, 0] >= 2 and ib < len(be):
+            betas[i] = be[ib]
+            ib += 1
+    return codes.reshape(nd, per), alphas.reshape(nd, per), betas.reshape(nd, per)
 
 
 def work_bits(x, n):  # pragma: no cover - typed by the overload below

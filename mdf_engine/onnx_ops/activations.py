@@ -20,6 +20,7 @@ from . import _ew_kernels as K
 from . import onnx_op
 from ._common import _COMPUTE, compute_dtype, normalize_axis
 from ._common import flat_as as _flat
+from ._jitb_axis import JITS as AXIS_JITS
 from .elementwise import binary, unary
 
 _FLT_MAX = 3.4028234663852886e38
@@ -147,7 +148,10 @@ def hardswish(X):
     return ((x * unary(K.HSIGMOID, x, 1.0 / 6.0, 0.5, name="HardSwish")).astype(x.dtype),)
 
 
-onnx_op("HardSwish", inputs=("X",), since=14)(hardswish)
+hardswish_jit = K.jit_entry(
+    lambda X: X * K.unary_nb(K.HSIGMOID, X, 1.0 / 6.0, 0.5, 0.0), "hardswish_jit", hardswish, 1
+)
+onnx_op("HardSwish", inputs=("X",), since=14, jit=hardswish_jit)(hardswish)
 
 
 # ---- Clip --------------------------------------------------------------------------------------
@@ -247,14 +251,11 @@ def _axis_family(op: str, code: int):
     v1.__name__ = v13.__name__ = op.lower()
     v1.__doc__ = f"ONNX {op} (opsets 1-12): the input coerced to 2-D at axis (default 1)"
     v13.__doc__ = f"ONNX {op} (opset 13+): along one axis (default -1)"
-    jit_v1 = K.jit_entry(
-        lambda input, axis: K.axis_nb(code, input, int(axis), True), f"{op.lower()}1_jit", v1, 1
+    jit_v1, jit_v13 = AXIS_JITS[op]  # (``axis`` a constant or a value: jit_like)
+    onnx_op(op, inputs=("input",), attributes={"axis": 1}, since=1, jit=jit_v1, jit_like=True)(v1)
+    onnx_op(op, inputs=("input",), attributes={"axis": -1}, since=13, jit=jit_v13, jit_like=True)(
+        v13
     )
-    jit_v13 = K.jit_entry(
-        lambda input, axis: K.axis_nb(code, input, int(axis), False), f"{op.lower()}_jit", v13, 1
-    )
-    onnx_op(op, inputs=("input",), attributes={"axis": 1}, since=1, jit=jit_v1)(v1)
-    onnx_op(op, inputs=("input",), attributes={"axis": -1}, since=13, jit=jit_v13)(v13)
     return v13
 
 

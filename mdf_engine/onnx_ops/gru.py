@@ -82,14 +82,14 @@ def gru_jit(
     linear_before_reset,
     layout,
 ):
-    """nopython GRU with its default activations (Sigmoid, Tanh), omitted inputs ``None``;
+    """nopython GRU (default activations Sigmoid, Tanh), omitted inputs ``None``;
     returns ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
     H = int(hidden)
     x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
         X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 3
     )
     cl = 0.0 if clip is None else float(clip)
-    codes, alphas, betas = np.array([2, 1], dtype=np.int64), np.zeros(2), np.zeros(2)
+    codes, alphas, betas = rj.activation_tables(activations, alpha, beta, (2, 1), nd)
     Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
     Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
@@ -105,9 +105,9 @@ def gru_jit(
             lens,
             rj.is_reverse(direction, d),
             linear_before_reset != 0,
-            codes,
-            alphas,
-            betas,
+            codes[d],
+            alphas[d],
+            betas[d],
             cl,
             rj.work_bits(x, 2 * H),
         )
@@ -124,22 +124,10 @@ def gru(
     B: Any = None,
     sequence_lens: Any = None,
     initial_h: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    linear_before_reset: int = 0,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX GRU (gate order z, r, h); returns ``Y``, ``Y_h``."""
-    p = RecurrentInputs(
-        "GRU", 3, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
-    )
-    acts = p.activations(activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh"))
-    cl = float(clip) if clip else 0.0
+    p = RecurrentInputs("GRU", 3, X, W, R, B, sequence_lens, initial_h, attrs, ("Sigmoid", "Tanh"))
     H = p.H
     outs = []
     for d, rev in enumerate(p.dirs):
@@ -155,9 +143,9 @@ def gru(
                 p.h0[d],
                 p.lens,
                 rev,
-                bool(linear_before_reset),
-                *acts[d],
-                cl,
+                bool(attrs.get("linear_before_reset", 0)),
+                *p.acts[d],
+                p.clip,
                 p.bits(2 * H),
             )
         )

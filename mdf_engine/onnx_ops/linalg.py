@@ -3,7 +3,8 @@
 MatMul and Gemm go to BLAS: ``np.matmul``/``np.dot`` from Python, and ``np.dot`` inside the
 nopython ``jit=`` versions (2-D operands; a batched MatMul is a loop of 2-D products), where a
 small Gemm of one float dtype runs in own loops instead. Det is
-an LU factorisation with partial pivoting in an njit kernel. Einsum parses the equation and
+an LU factorisation with partial pivoting in an njit kernel (:mod:`._jitb_linalg`, with
+its ``jit=`` twin). Einsum parses the equation and
 reduces it to diagonals, sums, transposes and batched matrix products (``np.matmul``); it never
 hands the equation to ``np.einsum``.
 """
@@ -22,6 +23,7 @@ from numba.extending import overload
 from ..errors import MDFError
 from . import onnx_op
 from ._blas import blas_threads_for
+from ._jitb_linalg import det_batch, det_like_jit
 
 # ---------------------------------------------------------------- MatMul
 
@@ -204,48 +206,13 @@ def matmulinteger(A, B, a_zero_point=None, b_zero_point=None):
 
 
 @numba.njit(cache=True)
-def _det_batch(x):
-    """Determinants of the (k, n, n) float64 stack ``x`` by LU with partial pivoting."""
-    k, n, _ = x.shape
-    out = np.empty(k, dtype=np.float64)
-    for t in range(k):
-        a = x[t].copy()
-        det = 1.0
-        for c in range(n):
-            p = c
-            best = abs(a[c, c])
-            for r in range(c + 1, n):
-                if abs(a[r, c]) > best:
-                    best = abs(a[r, c])
-                    p = r
-            if a[p, c] == 0.0:
-                det = 0.0
-                break
-            if p != c:
-                for j in range(n):
-                    tmp = a[c, j]
-                    a[c, j] = a[p, j]
-                    a[p, j] = tmp
-                det = -det
-            piv = a[c, c]
-            det *= piv
-            for r in range(c + 1, n):
-                f = a[r, c] / piv
-                if f != 0.0:
-                    for j in range(c + 1, n):
-                        a[r, j] -= f * a[c, j]
-        out[t] = det
-    return out
-
-
-@numba.njit(cache=True)
 def det_jit(X):
     """nopython Det of one square 2-D matrix (float64 result)."""
     n = X.shape[0]
-    return _det_batch(np.ascontiguousarray(X).astype(np.float64).reshape((1, n, n)))[0]
+    return det_batch(np.ascontiguousarray(X).astype(np.float64).reshape((1, n, n)))[0]
 
 
-@onnx_op("Det", inputs=("X",), since=11)
+@onnx_op("Det", inputs=("X",), since=11, jit=det_like_jit, jit_like=True)
 def det(X):
     """Determinant of each square matrix in the last two dims of ``X``."""
     x = np.asarray(X)
@@ -253,7 +220,7 @@ def det(X):
         raise MDFError(f"Det: X must end in a square matrix, got shape {x.shape}")
     n = x.shape[-1]
     stack = np.ascontiguousarray(x, dtype=np.float64).reshape(-1, n, n)
-    return (_det_batch(stack).astype(x.dtype, copy=False).reshape(x.shape[:-2]),)
+    return (det_batch(stack).astype(x.dtype, copy=False).reshape(x.shape[:-2]),)
 
 
 # ---------------------------------------------------------------- Einsum

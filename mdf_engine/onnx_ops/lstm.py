@@ -94,7 +94,7 @@ def lstm_jit(
     input_forget,
     layout,
 ):
-    """nopython LSTM with its default activations (Sigmoid, Tanh, Tanh), omitted inputs
+    """nopython LSTM (default activations Sigmoid, Tanh, Tanh), omitted inputs
     ``None``; returns ``(Y, Y_h, Y_c)`` (see :mod:`._recurrent_jit`)."""
     H = int(hidden)
     x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
@@ -103,7 +103,7 @@ def lstm_jit(
     dt, T, Bt = x.dtype, x.shape[0], x.shape[1]
     c0 = rj.state(initial_c, nd, Bt, H, layout, dt)
     cl = 0.0 if clip is None else float(clip)
-    codes, alphas, betas = np.array([2, 1, 1], dtype=np.int64), np.zeros(3), np.zeros(3)
+    codes, alphas, betas = rj.activation_tables(activations, alpha, beta, (2, 1, 1), nd)
     Y = np.empty((T, nd, Bt, H), dtype=dt)
     Yh = np.empty((nd, Bt, H), dtype=dt)
     Yc = np.empty((nd, Bt, H), dtype=dt)
@@ -124,9 +124,9 @@ def lstm_jit(
             lens,
             rj.is_reverse(direction, d),
             input_forget != 0,
-            codes,
-            alphas,
-            betas,
+            codes[d],
+            alphas[d],
+            betas[d],
             cl,
             rj.work_bits(x, 3 * H),
         )
@@ -149,24 +149,12 @@ def lstm(
     initial_h: Any = None,
     initial_c: Any = None,
     P: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    input_forget: int = 0,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX LSTM (gate order i, o, f, c; peepholes i, o, f); returns ``Y``, ``Y_h``, ``Y_c``."""
     p = RecurrentInputs(
-        "LSTM", 4, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
+        "LSTM", 4, X, W, R, B, sequence_lens, initial_h, attrs, ("Sigmoid", "Tanh", "Tanh")
     )
-    acts = p.activations(
-        activations, activation_alpha, activation_beta, ("Sigmoid", "Tanh", "Tanh")
-    )
-    cl = float(clip) if clip else 0.0
     H = p.H
     c0 = p.state(initial_c, "initial_c", "LSTM")
     nd = len(p.dirs)
@@ -189,9 +177,9 @@ def lstm(
                 P is not None,
                 p.lens,
                 rev,
-                bool(input_forget),
-                *acts[d],
-                cl,
+                bool(attrs.get("input_forget", 0)),
+                *p.acts[d],
+                p.clip,
                 p.bits(3 * H),
             )
         )

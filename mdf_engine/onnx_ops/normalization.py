@@ -18,6 +18,18 @@ import numpy as np
 from ..errors import MDFError
 from ..registry import REQUIRED
 from . import as_array, onnx_op
+from ._jitb_norm import (
+    instancenorm_like_jit,
+    lp_rows,
+    lpnorm_like_jit,
+    lrn_core,
+    lrn_like_jit,
+    mvn_like_jit,
+    standardize_rows,
+)
+
+#: the twins' registry keywords (``jit_like``: see ``_jitb_norm``)
+LIKE = {"jit_like": True}
 
 
 def _float_in(X: np.ndarray) -> np.ndarray:
@@ -320,29 +332,13 @@ def batch_normalization_14(
     return (y.reshape(X.shape).astype(X.dtype, copy=False), rm.astype(pdt), rv.astype(pdt))
 
 
-@numba.njit(cache=True)
-def _standardize_rows(x, eps, scale, bias):
-    """``(x - mean) / sqrt(var + eps) * scale[r] + bias[r]`` for each row r of x (R, L)."""
-    R, L = x.shape
-    y = np.empty_like(x)
-    for r in range(R):
-        s = 0.0
-        for t in range(L):
-            s += x[r, t]
-        m = s / L
-        q = 0.0
-        for t in range(L):
-            dv = x[r, t] - m
-            q += dv * dv
-        inv = 1.0 / np.sqrt(q / L + eps)
-        a = inv * scale[r]
-        for t in range(L):
-            y[r, t] = (x[r, t] - m) * a + bias[r]
-    return y
-
-
 @onnx_op(
-    "InstanceNormalization", inputs=("input", "scale", "B"), since=6, attributes={"epsilon": 1e-5}
+    "InstanceNormalization",
+    inputs=("input", "scale", "B"),
+    since=6,
+    attributes={"epsilon": 1e-5},
+    jit=instancenorm_like_jit,
+    **LIKE,
 )
 def instance_normalization(input: Any, scale: Any, B: Any, *, epsilon=1e-5) -> tuple[np.ndarray]:
     """Per (image, channel) standardization over the spatial axes, then ``* scale[c] + B[c]``."""
@@ -354,7 +350,7 @@ def instance_normalization(input: Any, scale: Any, B: Any, *, epsilon=1e-5) -> t
     op = "InstanceNormalization"
     sc = np.tile(_param(scale, C, "scale", op), N)
     bi = np.tile(_param(B, C, "B", op), N)
-    y = _standardize_rows(xf.reshape(N * C, -1), float(epsilon), sc, bi)
+    y = standardize_rows(xf.reshape(N * C, -1), float(epsilon), sc, bi)
     return (y.reshape(X.shape).astype(X.dtype, copy=False),)
 
 
@@ -373,32 +369,32 @@ def _norm_axes(axes: Any, ndim: int, op: str) -> list[int]:
     return out
 
 
-@onnx_op("MeanVarianceNormalization", inputs=("X",), since=9, attributes={"axes": (0, 2, 3)})
+@onnx_op(
+    "MeanVarianceNormalization",
+    inputs=("X",),
+    since=9,
+    attributes={"axes": (0, 2, 3)},
+    jit=mvn_like_jit,
+    **LIKE,
+)
 def mean_variance_normalization(X: Any, *, axes=(0, 2, 3)) -> tuple[np.ndarray]:
     """``(X - mean) / sqrt(var)`` with mean and variance over ``axes``."""
     X = as_array(X)
     ax = _norm_axes(axes, X.ndim, "MeanVarianceNormalization")
     rows, shape, perm = _rows_over(_float_in(X), ax)
     R = rows.shape[0]
-    y = _standardize_rows(rows, 0.0, np.ones(R), np.zeros(R))
+    y = standardize_rows(rows, 0.0, np.ones(R), np.zeros(R))
     return (y.reshape(shape).transpose(np.argsort(perm)).astype(X.dtype, copy=False),)
 
 
-@numba.njit(cache=True)
-def _lp_rows(x, p):
-    R, L = x.shape
-    y = np.empty_like(x)
-    for r in range(R):
-        s = 0.0
-        for t in range(L):
-            s += abs(x[r, t]) if p == 1 else x[r, t] * x[r, t]
-        nrm = s if p == 1 else np.sqrt(s)
-        for t in range(L):
-            y[r, t] = x[r, t] / nrm if nrm > 0 else 0.0
-    return y
-
-
-@onnx_op("LpNormalization", inputs=("input",), since=1, attributes={"axis": -1, "p": 2})
+@onnx_op(
+    "LpNormalization",
+    inputs=("input",),
+    since=1,
+    attributes={"axis": -1, "p": 2},
+    jit=lpnorm_like_jit,
+    **LIKE,
+)
 def lp_normalization(input: Any, *, axis=-1, p=2) -> tuple[np.ndarray]:
     """``x / ||x||_p`` along ``axis`` (p = 1 or 2); a zero vector stays zero."""
     X = as_array(input)
@@ -406,27 +402,8 @@ def lp_normalization(input: Any, *, axis=-1, p=2) -> tuple[np.ndarray]:
         raise MDFError(f"LpNormalization: p should be 1 or 2, got {p}")
     ax = _norm_axes([axis], X.ndim, "LpNormalization")
     rows, shape, perm = _rows_over(_float_in(X), ax)
-    y = _lp_rows(rows, int(p))
+    y = lp_rows(rows, int(p))
     return (y.reshape(shape).transpose(np.argsort(perm)).astype(X.dtype, copy=False),)
-
-
-@numba.njit(cache=True)
-def _lrn(x, alpha, beta, bias, size):
-    N, C, L = x.shape
-    y = np.empty_like(x)
-    lo = (size - 1) // 2
-    hi = size - 1 - lo
-    for n in range(N):
-        for c in range(C):
-            c0 = max(0, c - lo)
-            c1 = min(C - 1, c + hi)
-            for t in range(L):
-                s = 0.0
-                for cc in range(c0, c1 + 1):
-                    v = x[n, cc, t]
-                    s += v * v
-                y[n, c, t] = x[n, c, t] / (bias + alpha / size * s) ** beta
-    return y
 
 
 @onnx_op(
@@ -434,6 +411,8 @@ def _lrn(x, alpha, beta, bias, size):
     inputs=("X",),
     since=1,
     attributes={"alpha": 1e-4, "beta": 0.75, "bias": 1.0, "size": REQUIRED},
+    jit=lrn_like_jit,
+    **LIKE,
 )
 def lrn(X: Any, *, alpha=1e-4, beta=0.75, bias=1.0, size=None) -> tuple[np.ndarray]:
     """Local response normalization across channels:
@@ -444,7 +423,7 @@ def lrn(X: Any, *, alpha=1e-4, beta=0.75, bias=1.0, size=None) -> tuple[np.ndarr
     if X.ndim < 3:
         raise MDFError(f"LRN: X should be (N, C, D1, ...), got shape {X.shape}")
     xf = _float_in(X)
-    y = _lrn(
+    y = lrn_core(
         xf.reshape(X.shape[0], X.shape[1], -1), float(alpha), float(beta), float(bias), int(size)
     )
     return (y.reshape(X.shape).astype(X.dtype, copy=False),)

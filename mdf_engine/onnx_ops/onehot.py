@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from . import onnx_op
 from ._index_common import flat_view
 from ._jita_onehot import onehot_core, onehot_like_jit
@@ -41,6 +42,7 @@ def onehot(indices, depth, values, *, axis=-1):
     a %= r
     outer = math.prod(ind.shape[:a])
     inner = math.prod(ind.shape[a:])
+    check_elements(outer * d * inner, "OneHot's result")
     idx = flat_view(ind)
     idx = np.trunc(idx).astype(np.int64) if idx.dtype.kind == "f" else idx.astype(np.int64)
     if vals.dtype.kind in "biuf":

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from . import _jita_pad as P
 from . import onnx_op
 from ._axes import int_values, norm_axis
@@ -49,6 +50,7 @@ def _pad(
             )
         ]
     width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
+    check_elements([n + b + e for n, (b, e) in zip(x.shape, width)], "Pad's result")
     if mode == "constant":
         v = 0 if value is None or np.size(value) == 0 else np.asarray(value).reshape(-1)[0]
         out = np.full([n + b + e for n, (b, e) in zip(x.shape, width)], v, dtype=x.dtype)

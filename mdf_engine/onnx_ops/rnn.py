@@ -42,14 +42,14 @@ def _rnn_dir(xw, bias, R, h0, lens, reverse, codes, alphas, betas, clip, bt):
 def rnn_jit(
     X, W, R, B, sequence_lens, initial_h, alpha, beta, activations, clip, direction, hidden, layout
 ):
-    """nopython RNN with its default activation (Tanh), omitted inputs ``None``; returns
+    """nopython RNN (default activation Tanh), omitted inputs ``None``; returns
     ``(Y, Y_h)`` (see :mod:`._recurrent_jit`)."""
     H = int(hidden)
     x, Wc, Rc, Bc, lens, h0, nd = rj.inputs(
         X, W, R, B, sequence_lens, initial_h, direction, hidden, layout, 1
     )
     cl = 0.0 if clip is None else float(clip)
-    codes, alphas, betas = np.ones(1, dtype=np.int64), np.zeros(1), np.zeros(1)
+    codes, alphas, betas = rj.activation_tables(activations, alpha, beta, (1,), nd)
     Y = np.empty((x.shape[0], nd, x.shape[1], H), dtype=x.dtype)
     Yh = np.empty((nd, x.shape[1], H), dtype=x.dtype)
     for d in range(nd):
@@ -60,9 +60,9 @@ def rnn_jit(
             h0[d],
             lens,
             rj.is_reverse(direction, d),
-            codes,
-            alphas,
-            betas,
+            codes[d],
+            alphas[d],
+            betas[d],
             cl,
             rj.work_bits(x, H),
         )
@@ -79,21 +79,10 @@ def rnn(
     B: Any = None,
     sequence_lens: Any = None,
     initial_h: Any = None,
-    *,
-    activation_alpha: Any = None,
-    activation_beta: Any = None,
-    activations: Any = None,
-    clip: Any = None,
-    direction: str = "forward",
-    hidden_size: Any = None,
-    layout: int = 0,
+    **attrs: Any,
 ) -> tuple:
     """ONNX RNN: ``Ht = f(Xt W^T + Ht-1 R^T + Wb + Rb)``; returns ``Y``, ``Y_h``."""
-    p = RecurrentInputs(
-        "RNN", 1, X, W, R, B, sequence_lens, initial_h, hidden_size, direction, layout
-    )
-    acts = p.activations(activations, activation_alpha, activation_beta, ("Tanh",))
-    cl = float(clip) if clip else 0.0
+    p = RecurrentInputs("RNN", 1, X, W, R, B, sequence_lens, initial_h, attrs, ("Tanh",))
     H = p.H
     return p.finish(
         [
@@ -104,8 +93,8 @@ def rnn(
                 p.h0[d],
                 p.lens,
                 rev,
-                *acts[d],
-                cl,
+                *p.acts[d],
+                p.clip,
                 p.bits(H),
             )
             for d, rev in enumerate(p.dirs)
