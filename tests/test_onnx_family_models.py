@@ -513,8 +513,8 @@ NO_REFERENCE = {
 }
 #: families whose whole graph compiles to one Numba function (all ops have jit kernels)
 #: (RNN/GRU/LSTM have Numba kernels; shape's Split, DepthToSpace/SpaceToDepth and creation's
-#: EyeLike too, since helper jitA)
-COMPILES = {"compiled_mix", "recurrent", "shape", "creation"}
+#: EyeLike too, since helper jitA; normalization's since jitB)
+COMPILES = {"compiled_mix", "recurrent", "shape", "creation", "normalization"}
 #: families not run on the compiled backend: all their ops have jit kernels, so it would
 #: compile each whole family (minutes cold on 2 cores); ``compiled_mix`` takes ops of each
 #: through it, and test_onnx_elementwise_mdf.py::test_jit_in_nopython checks their jit kernels
@@ -633,6 +633,7 @@ def test_family_model(name, caplog):
         assert sim.runner.is_compiled, sim.runner.fallback_reason
         assert "running on the interpreted backend" not in caplog.text
         assert name in COMPILES or "through Python" in caplog.text
+        assert name in PYTHON_CALLED or not sim.runner.python_calls, sim.runner.python_calls
     elif sim.runner.is_compiled:
         # ops without a Numba kernel, called through Python from the compiled loop
         assert sim.runner.python_calls and "through Python" in caplog.text
