@@ -176,6 +176,19 @@ class BoundCall:
             raise evaluation_failed(e, self.where) from None
         return self._result(out)
 
+    def one_into(self, x: Any, out: Any) -> Any:
+        """:meth:`one` with the kernel also given ``relu_out=out`` (a kernel bound by
+        :func:`~mdf_engine.onnx_ops._conv_relu.prepare_conv_relu`, see :meth:`prepared`)."""
+        try:
+            out = self.kernel(x, *self.rest, relu_out=out)
+        except MDFError as e:
+            if e.path:
+                raise
+            raise MDFError(e.message, self.where) from None
+        except EVALUATION_ERRORS as e:
+            raise evaluation_failed(e, self.where) from None
+        return self._result(out)
+
     def __call__(self, env: dict[str, Any]) -> Any:
         try:
             if self.attrs:

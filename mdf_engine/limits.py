@@ -16,6 +16,8 @@ from .errors import MDFError
 LIMITS = {
     "steps": ("MDF_ENGINE_MAX_STEPS", 100_000_000),
     "sweep_values": ("MDF_ENGINE_MAX_SWEEP_VALUES", 200_000_000),
+    # numbers one run keeps in its recorded traces (results.Results.record)
+    "record_values": ("MDF_ENGINE_MAX_RECORD_VALUES", 100_000_000),
     # numbers of the constant arrays the compiled backend copies into its state (a memory
     # bound; large arrays are not frozen into machine code): beyond it a graph runs interpreted
     "compiled_constants": ("MDF_ENGINE_MAX_COMPILED_CONSTANTS", 50_000_000),
@@ -94,4 +96,19 @@ def check_sweep_design(axes: list, kind: str, samples: int | None) -> None:
         raise MDFError(
             f"the sweep design has {sets:.3g} parameter sets ({total:.3g} values); "
             f"the limit is {most} values (set {var} to allow more)"
+        )
+
+
+#: worker processes a sweep's Dask LocalCluster may start, per CPU of the machine
+LOCAL_WORKERS_PER_CPU = 4
+
+
+def check_local_workers(workers: int) -> None:
+    """Refuse a LocalCluster of more worker processes than ``LOCAL_WORKERS_PER_CPU`` per CPU
+    (``workers=100000`` started processes until the machine stalled)."""
+    most = LOCAL_WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if workers > most:
+        raise MDFError(
+            f"workers={workers}: a local cluster runs at most {most} worker processes "
+            f"({LOCAL_WORKERS_PER_CPU} per CPU of this machine); use --cluster ADDRESS for more"
         )

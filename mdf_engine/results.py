@@ -168,6 +168,16 @@ def summary(value: Any, depth: int = 0) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+def _numbers(v: Any) -> int:
+    """How many numbers a recorded value holds, at least one (an ACT-R chunk or list counts
+    its items)."""
+    if isinstance(v, np.ndarray):
+        return max(1, v.size)
+    if isinstance(v, (list, tuple, dict)):
+        return max(1, len(v))
+    return 1
+
+
 def csv_cell(text: str) -> str:
     """A CSV field that a spreadsheet shows as text: a leading ``= + - @`` or tab/CR gets a
     ``'`` (no formula runs), and a field holding a comma, quote or line break is quoted."""
@@ -213,6 +223,36 @@ class Results:
     #: (traces hold exactly those steps; outputs are the values at the interrupt, which may
     #: include part of the interrupted step); None for a run that completed.
     interrupted_at_step: int | None = None
+    #: numbers kept by :meth:`record` so far (held to the ``record_values`` limit)
+    recorded: int = field(default=0, repr=False, compare=False)
+
+    def record(self, values: Mapping[str, Any], planned: int) -> None:
+        """Append one step's recorded ``values`` (by ``NODE.PORT``) to the traces, counting
+        the numbers kept: a value counts its elements (at least one), the step's time and the
+        ids in ``fired`` one each. Beyond the ``record_values`` limit (``limits.py``) this is
+        an MDFError; after the first step, so is a run of ``planned`` steps that would pass it
+        at this rate, before it runs on for hours to get there."""
+        from .limits import LIMITS, limit
+
+        step = 1 + (len(self.fired[-1]) if self.fired else 0)
+        for key, v in values.items():
+            step += _numbers(v)
+            self.traces[key].append(v)
+        self.recorded += step
+        most = limit("record_values")
+        done = len(self.times)
+        ahead = self.recorded if done != 1 else max(self.recorded, step * planned)
+        if ahead > most:
+            keys = ", ".join(values)
+            what = (
+                f"{self.recorded:.3g} numbers after {done} steps"
+                if done != 1
+                else f"{step} numbers a step, {ahead:.3g} for {planned} steps"
+            )
+            raise MDFError(
+                f"recording {keys[:200]} keeps {what}; the limit is {most:.3g} "
+                f"(record fewer ports or steps, or set {LIMITS['record_values'][0]})"
+            )
 
     def trace(self, node: str, port: str) -> np.ndarray:
         key = f"{node}.{port}"

@@ -141,6 +141,7 @@ class Simulation:
         self._last_steps: tuple[list[builtins.set[str]], list[float]] = ([], [])
         self._undecided = backend == "auto"
         self.runner: Any = None
+        self._again: Any = None  # (the runner's replay of a repeated evaluate(), if it has one)
         cs = self.graph.conditions
         with _naming(self.model):
             self.plan = plan_graph(self.model, self.graph, source, scheduling_mode)
@@ -165,6 +166,7 @@ class Simulation:
             self.schedule_log,
             actr_inner=self.actr_inner,
         )
+        self._again = getattr(self.runner, "evaluate_again", None)
 
     def _reader(self) -> Any:
         """The runner, or (``auto`` before its first run) a graph that has not run."""
@@ -238,6 +240,17 @@ class Simulation:
         self, initializer: Mapping[str, Any] | None = None, time_increment: float | None = None
     ) -> None:
         """One reference ``EvaluableGraph.evaluate()`` call."""
+        again = self._again
+        if again is not None and time_increment is None:
+            # a repeated call the compiled runner replays (backends/compiled/quick.py): no
+            # layers of Python between it and the generated code (issue 22, goal 5)
+            try:
+                steps = again(initializer)
+            except MDFError as e:
+                raise name_file(e, getattr(self.model, "_source", None)) from None
+            if steps is not None:
+                self._last_steps = steps
+                return
         check_dt(time_increment, "time_increment")
         with _naming(self.model):
             self._evaluate(initializer, time_increment)
@@ -266,7 +279,8 @@ class Simulation:
 
     def value(self, node: str, name: str) -> Any:
         """Current value of a port, parameter or function of ``node`` by id."""
-        return self._reader().value(node, name)
+        runner = self.runner
+        return (runner if runner is not None else self._reader()).value(node, name)
 
     @property
     def outputs(self) -> dict[str, dict[str, Any]]:
@@ -367,8 +381,7 @@ class Simulation:
                         ran = len(order)
                     done += 1
                     res.times.append(self.time)
-                    for n, p in keys:
-                        res.traces[f"{n}.{p}"].append(_snapshot(self.value(n, p)))
+                    res.record({f"{n}.{p}": _snapshot(self.value(n, p)) for n, p in keys}, steps)
                     if bar is not None:
                         bar.update(1)
                     if self.runner.finished:

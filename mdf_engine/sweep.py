@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MDFError
-from .limits import LIMITS, limit
+from .limits import LIMITS, check_local_workers, limit
 from .loader import load
 from .model import Model
 from .randomness import check_seed
@@ -403,6 +403,7 @@ def _run_on_dask(
     local = None
     if cluster == "local":
         n = workers or max(1, (os.cpu_count() or 2))
+        check_local_workers(n)
         local = LocalCluster(
             n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
         )

@@ -74,10 +74,14 @@ class StreamWriter:
             self.offsets = _write_netcdf_header(self.fh, layout)
         elif self.ext == ".csv":
             self.fh.write((",".join(map(csv_cell, _csv_header(layout))) + "\n").encode())
-        else:
-            for name in layout.variables:
-                pfd, ptmp = tempfile.mkstemp(prefix=".tmp-part-", dir=folder)
-                self.parts[name] = (os.fdopen(pfd, "w+b"), ptmp)
+        else:  # one temporary file per variable: a process may open too many (EMFILE)
+            try:
+                for name in layout.variables:
+                    pfd, ptmp = tempfile.mkstemp(prefix=".tmp-part-", dir=folder)
+                    self.parts[name] = (os.fdopen(pfd, "w+b"), ptmp)
+            except OSError as e:
+                self.abort()
+                raise MDFError(f"'{self.path}': cannot write the file ({e.strerror})") from None
 
     def write(self, start: int, block: np.ndarray) -> None:
         """The records of parameter sets ``start .. start + len(block) - 1``."""

@@ -96,6 +96,10 @@ def test_bn_relu_fused_on_both_backends_equals_the_general_path(opset):
     assert sum(c.endswith(", True))") for c in calls) == 2
     assert sum(c.endswith(", False))") for c in calls) == 2
     assert sum(re.search(r", a\d+, a\d+\)$", c) is not None for c in calls) == 2
+    # the MaxPool (its Indices unread) writes its values into its slot's one item: no result
+    # array, no copy of it into the slot
+    assert sum(re.search(r", a\d+\[0\]\)$", c) is not None for c in calls) == 2
+    assert not re.search(r"_put\(a\d+\[0\], r_", source)
 
 
 def test_conv_kernel_writes_into_a_slot_as_it_returns_a_new_array():

@@ -252,3 +252,30 @@ def test_repeated_evaluate_replays_its_call() -> None:
     assert general == [1, 1, 1]  # (Fortran order; read-only, then writeable again)
     with pytest.raises(MDFError, match="same initializer keys"):
         sims["compiled"].evaluate(initializer={key: feeds[0], "other": feeds[0]})
+
+
+def test_history_counts_a_repeated_initializer_once() -> None:
+    """The calls a compiled run may have to replay on the interpreter (handback.History): a
+    call repeated with arrays equal bit for bit is counted in its entry, no copy kept (its
+    numbers counted towards REPLAY_NUMBERS all the same); a different bit (-0.0 for 0.0),
+    another dtype or another dt makes a new entry; each entry keeps its own copy of the
+    values, whatever the caller does to its array later."""
+    from mdf_engine.backends.compiled import handback
+    from mdf_engine.backends.compiled.handback import History
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    h = History()
+    for v in (x, x.copy(), np.array(x, order="F")):
+        h.add(1, None, {"x": v}, True)
+    assert [c[0] for c in h.calls] == [3] and h.numbers == 36 and h.updates == 3
+    y = x.copy()
+    y[0, 0] = -0.0
+    h.add(1, None, {"x": y}, True)
+    h.add(1, None, {"x": y.astype(np.float64)}, True)
+    h.add(1, 0.5, {"x": y.astype(np.float64)}, True)
+    assert [c[0] for c in h.calls] == [3, 1, 1, 1] and h.updates == 6
+    x[1, 1] = 99.0
+    assert h.calls[0][3]["x"][1, 1] == 5.0 and np.signbit(h.calls[1][3]["x"][0, 0])
+    while h.lost is None:  # (repeats fill the bound as copies would)
+        h.add(1, 0.5, {"x": y.astype(np.float64)}, True)
+    assert handback.REPLAY_NUMBERS < h.numbers <= handback.REPLAY_NUMBERS + 12 and h.calls == []

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mdf_engine import Simulation
+from mdf_engine.backends.compiled import small_products
 
 DATA = Path(__file__).resolve().parent / "data" / "pnl"
 
@@ -75,6 +76,8 @@ def test_rows_items_and_one_row_states_equal_the_interpreter_bit_for_bit():
 
 
 def test_stroop_lca_reads_rows_in_place_and_logs_every_time_step():
+    """Also the oracle of backends/compiled/small_products.py: Stroop's 2x2 projections are
+    own loops (``_fma``), bitwise equal to the interpreted backend's np.matmul."""
     exp = json.loads((DATA / "stroop.expected.json").read_text())
     sims = {
         "interpreted": Simulation(str(DATA / "stroop.json"), backend="interpreted"),
@@ -96,3 +99,6 @@ def test_stroop_lca_reads_rows_in_place_and_logs_every_time_step():
     assert kept == all_steps[-len(kept) :]
     run = _run_source(sims["compiled"])
     assert "_ix1(" not in run and "% q_logn]" not in run
+    source = Path(sys.modules[runner._fn.py_func.__module__].__file__).read_text()
+    if small_products.formula(2, 2, False) is not None:  # (this machine's BLAS has an order)
+        assert "_fma(" in source and "np.dot(" not in source

@@ -148,6 +148,26 @@ EVERY = C("EveryNPasses", n=1)
 AT5 = C("AtPass", n=5)
 
 
+def every(dependency: str, n: int) -> dict:
+    """``EveryNCalls``: each ``n``-th run of ``dependency``."""
+    return C("EveryNCalls", dependency=dependency, n=n)
+
+
+def after(dependency: str, n: int, **kwargs: str) -> dict:
+    """``AfterNCalls``: once ``dependency`` has run ``n`` times (in ``time_scale``)."""
+    return C("AfterNCalls", dependency=dependency, n=n, **kwargs)
+
+
+def all_of(*conditions: dict) -> dict:
+    """``All`` of ``conditions``."""
+    return C("All", dependencies=list(conditions))
+
+
+def any_of(*conditions: dict) -> dict:
+    """``Any`` of ``conditions``."""
+    return C("Any", dependencies=list(conditions))
+
+
 def _single(id_: str, cond: dict, term: dict, steps: int = 1) -> Scenario:
     return Scenario(id_, GRAPHS["single"], {"A": cond}, term, steps)
 
@@ -157,130 +177,71 @@ HAND: list[Scenario] = [
     Scenario(
         "linear_no_termination",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="B", n=3),
-        },
+        {"A": EVERY, "B": every("A", 2), "C": every("B", 3)},
     ),
     Scenario(
         "linear_1",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="B", n=3),
-        },
-        _t(C("AfterNCalls", dependency="C", n=4), ONE_UPDATE),
+        {"A": EVERY, "B": every("A", 2), "C": every("B", 3)},
+        _t(after("C", 4), ONE_UPDATE),
     ),
     Scenario(
         "linear_1b",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C(
-                "Any", dependencies=[C("EveryNCalls", dependency="A", n=2), C("AfterPass", n=1)]
-            ),
-            "C": C("EveryNCalls", dependency="B", n=3),
-        },
-        _t(C("AfterNCalls", dependency="C", n=4), ONE_UPDATE),
+        {"A": EVERY, "B": any_of(every("A", 2), C("AfterPass", n=1)), "C": every("B", 3)},
+        _t(after("C", 4), ONE_UPDATE),
     ),
     Scenario(
         "linear_3",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C(
-                "All",
-                dependencies=[
-                    C("AfterNCalls", dependency="B", n=2),
-                    C("EveryNCalls", dependency="B", n=1),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="C", n=4, time_scale="TimeScale.ENVIRONMENT_STATE_UPDATE")),
+        {"A": EVERY, "B": every("A", 2), "C": all_of(after("B", 2), every("B", 1))},
+        _t(after("C", 4, time_scale="TimeScale.ENVIRONMENT_STATE_UPDATE")),
     ),
     Scenario(
         "linear_6_two_updates",
         GRAPHS["chain"],
-        {
-            "A": C("BeforePass", n=5),
-            "B": C("AfterNCalls", dependency="A", n=5),
-            "C": C("AfterNCalls", dependency="B", n=1),
-        },
-        _t(C("AfterNCalls", dependency="C", n=3), C("AfterNEnvironmentStateUpdates", n=2)),
+        {"A": C("BeforePass", n=5), "B": after("A", 5), "C": after("B", 1)},
+        _t(after("C", 3), C("AfterNEnvironmentStateUpdates", n=2)),
         steps=3,
     ),
     Scenario(
         "linear_AAB_sequence_calls",
         GRAPHS["pair"],
-        {"A": EVERY, "B": C("EveryNCalls", dependency="A", n=2)},
-        _t(
-            C("AfterNCalls", dependency="B", n=2),
-            C("AfterNCalls", dependency="B", n=2, time_scale="TimeScale.ENVIRONMENT_SEQUENCE"),
-        ),
+        {"A": EVERY, "B": every("A", 2)},
+        _t(after("B", 2), after("B", 2, time_scale="TimeScale.ENVIRONMENT_SEQUENCE")),
         steps=2,
     ),
     Scenario(
         "linear_ABB",
         GRAPHS["pair"],
-        {
-            "A": C("Any", dependencies=[C("AtPass", n=0), C("EveryNCalls", dependency="B", n=2)]),
-            "B": C(
-                "Any",
-                dependencies=[
-                    C("EveryNCalls", dependency="A", n=1),
-                    C("EveryNCalls", dependency="B", n=1),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="B", n=8)),
+        {"A": any_of(C("AtPass", n=0), every("B", 2)), "B": any_of(every("A", 1), every("B", 1))},
+        _t(after("B", 8)),
     ),
     Scenario(
         "linear_ABBCC_just_ran",
         GRAPHS["chain"],
         {
-            "A": C("Any", dependencies=[C("AtPass", n=0), C("EveryNCalls", dependency="C", n=2)]),
-            "B": C(
-                "Any", dependencies=[C("JustRan", dependency="A"), C("JustRan", dependency="B")]
-            ),
-            "C": C(
-                "Any",
-                dependencies=[C("EveryNCalls", dependency="B", n=2), C("JustRan", dependency="C")],
-            ),
+            "A": any_of(C("AtPass", n=0), every("C", 2)),
+            "B": any_of(C("JustRan", dependency="A"), C("JustRan", dependency="B")),
+            "C": any_of(every("B", 2), C("JustRan", dependency="C")),
         },
-        _t(C("AfterNCalls", dependency="C", n=4)),
+        _t(after("C", 4)),
     ),
     Scenario(
         "linear_ABCBC",
         GRAPHS["chain"],
         {
-            "A": C("Any", dependencies=[C("AtPass", n=0), C("EveryNCalls", dependency="C", n=2)]),
-            "B": C(
-                "Any",
-                dependencies=[
-                    C("EveryNCalls", dependency="A", n=1),
-                    C("EveryNCalls", dependency="C", n=1),
-                ],
-            ),
-            "C": C("EveryNCalls", dependency="B", n=1),
+            "A": any_of(C("AtPass", n=0), every("C", 2)),
+            "B": any_of(every("A", 1), every("C", 1)),
+            "C": every("B", 1),
         },
-        _t(C("AfterNCalls", dependency="C", n=4)),
+        _t(after("C", 4)),
     ),
     Scenario(
         "two_node_any_all_calls",
         GRAPHS["pair"],
-        {"A": EVERY, "B": C("EveryNCalls", dependency="A", n=2)},
-        _t(
-            C(
-                "All",
-                dependencies=[
-                    C("AfterNCalls", dependency="A", n=1),
-                    C("AfterNCalls", dependency="B", n=1),
-                ],
-            )
-        ),
+        {"A": EVERY, "B": every("A", 2)},
+        _t(all_of(after("A", 1), after("B", 1))),
     ),
     Scenario(
         "when_finished_at_pass",
@@ -292,164 +253,79 @@ HAND: list[Scenario] = [
     Scenario(
         "when_finished_any_calls",
         GRAPHS["pair"],
-        {
-            "A": EVERY,
-            "B": C(
-                "Any",
-                dependencies=[
-                    C("WhenFinished", dependency="A"),
-                    C("AfterNCalls", dependency="A", n=3),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="B", n=5)),
+        {"A": EVERY, "B": any_of(C("WhenFinished", dependency="A"), after("A", 3))},
+        _t(after("B", 5)),
         finish={"A": 6},
     ),
     Scenario(
         "when_finished_all_calls",
         GRAPHS["pair"],
-        {
-            "A": EVERY,
-            "B": C(
-                "All",
-                dependencies=[
-                    C("WhenFinished", dependency="A"),
-                    C("AfterNCalls", dependency="A", n=3),
-                ],
-            ),
-        },
+        {"A": EVERY, "B": all_of(C("WhenFinished", dependency="A"), after("A", 3))},
         _t(C("AtPass", n=10)),
         finish={"A": 5},
     ),
     Scenario(
-        "default_condition_1",
-        paths("A C", "A B C"),
-        {"A": C("AtPass", n=1), "B": C("Always")},
+        "default_condition_1", paths("A C", "A B C"), {"A": C("AtPass", n=1), "B": C("Always")}
     ),
     Scenario("default_condition_2", GRAPHS["split"], {"C": C("AtPass", n=1)}),
     # branching
     Scenario(
         "triangle_1",
         GRAPHS["triangle"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=1),
-            "C": C("EveryNCalls", dependency="A", n=1),
-        },
-        _t(C("AfterNCalls", dependency="C", n=3)),
+        {"A": EVERY, "B": every("A", 1), "C": every("A", 1)},
+        _t(after("C", 3)),
     ),
     Scenario(
         "triangle_3",
         GRAPHS["triangle"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="A", n=3),
-        },
-        _t(C("AfterNCalls", dependency="C", n=2)),
+        {"A": EVERY, "B": every("A", 2), "C": every("A", 3)},
+        _t(after("C", 2)),
     ),
     Scenario(
         "triangle_4_when_finished",
         GRAPHS["triangle"],
         {
             "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C(
-                "All",
-                dependencies=[
-                    C("WhenFinished", dependency="A"),
-                    C("AfterNCalls", dependency="B", n=3),
-                ],
-            ),
+            "B": every("A", 2),
+            "C": all_of(C("WhenFinished", dependency="A"), after("B", 3)),
         },
-        _t(C("AfterNCalls", dependency="C", n=1)),
+        _t(after("C", 1)),
         finish={"A": 4},
     ),
     Scenario(
         "invtriangle_1",
         GRAPHS["invtriangle"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C(
-                "Any",
-                dependencies=[
-                    C("AfterNCalls", dependency="A", n=3),
-                    C("AfterNCalls", dependency="B", n=3),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="C", n=4)),
+        {"A": EVERY, "B": every("A", 2), "C": any_of(after("A", 3), after("B", 3))},
+        _t(after("C", 4)),
     ),
     Scenario(
         "invtriangle_2",
         GRAPHS["invtriangle"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C(
-                "All",
-                dependencies=[
-                    C("AfterNCalls", dependency="A", n=3),
-                    C("AfterNCalls", dependency="B", n=3),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="C", n=2)),
+        {"A": EVERY, "B": every("A", 2), "C": all_of(after("A", 3), after("B", 3))},
+        _t(after("C", 2)),
     ),
     Scenario(
-        "checkmark_1",
-        GRAPHS["checkmark"],
-        {n: C("Always") for n in "ABCD"},
-        _t(C("AfterNCalls", dependency="D", n=1)),
+        "checkmark_1", GRAPHS["checkmark"], {n: C("Always") for n in "ABCD"}, _t(after("D", 1))
     ),
-    Scenario(
-        "checkmark_2",
-        GRAPHS["checkmark"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="A", n=2),
-            "D": C(
-                "All",
-                dependencies=[
-                    C("EveryNCalls", dependency="B", n=2),
-                    C("EveryNCalls", dependency="C", n=2),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="D", n=1)),
-    ),
-    Scenario(
-        "checkmark2_1",
-        GRAPHS["checkmark2"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="A", n=2),
-            "D": C(
-                "All",
-                dependencies=[
-                    C("EveryNCalls", dependency="B", n=2),
-                    C("EveryNCalls", dependency="C", n=2),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="D", n=1)),
-    ),
+    *[  # (the same conditions with and without the edge A -> D)
+        Scenario(
+            name,
+            GRAPHS[graph],
+            {
+                "A": EVERY,
+                "B": every("A", 2),
+                "C": every("A", 2),
+                "D": all_of(every("B", 2), every("C", 2)),
+            },
+            _t(after("D", 1)),
+        )
+        for name, graph in (("checkmark_2", "checkmark"), ("checkmark2_1", "checkmark2"))
+    ],
     Scenario(
         "multisource_1",
         GRAPHS["multisource"],
         {n: C("Always") for n in GRAPHS["multisource"]},
-        _t(
-            C(
-                "All",
-                dependencies=[
-                    C("AfterNCalls", dependency="C1", n=1),
-                    C("AfterNCalls", dependency="C2", n=1),
-                ],
-            )
-        ),
+        _t(all_of(after("C1", 1), after("C2", 1))),
     ),
     Scenario(
         "multisource_2",
@@ -457,46 +333,20 @@ HAND: list[Scenario] = [
         {
             "A1": C("Always"),
             "A2": C("Always"),
-            "B1": C("EveryNCalls", dependency="A1", n=2),
-            "B3": C("EveryNCalls", dependency="A2", n=2),
-            "B2": C(
-                "All",
-                dependencies=[
-                    C("EveryNCalls", dependency="A1", n=4),
-                    C("EveryNCalls", dependency="A2", n=4),
-                ],
-            ),
-            "C1": C(
-                "Any",
-                dependencies=[
-                    C("AfterNCalls", dependency="B1", n=2),
-                    C("AfterNCalls", dependency="B2", n=2),
-                ],
-            ),
-            "C2": C(
-                "Any",
-                dependencies=[
-                    C("AfterNCalls", dependency="B2", n=2),
-                    C("AfterNCalls", dependency="B3", n=2),
-                ],
-            ),
+            "B1": every("A1", 2),
+            "B3": every("A2", 2),
+            "B2": all_of(every("A1", 4), every("A2", 4)),
+            "C1": any_of(after("B1", 2), after("B2", 2)),
+            "C2": any_of(after("B2", 2), after("B3", 2)),
         },
-        _t(
-            C(
-                "All",
-                dependencies=[
-                    C("AfterNCalls", dependency="C1", n=1),
-                    C("AfterNCalls", dependency="C2", n=1),
-                ],
-            )
-        ),
+        _t(all_of(after("C1", 1), after("C2", 1))),
     ),
     Scenario("stroop_defaults", GRAPHS["stroop"], steps=2),
     Scenario(
         "termination_partial_override",
         GRAPHS["pair"],
-        {"B": C("EveryNCalls", dependency="A", n=2)},
-        _t(C("AfterNCalls", dependency="B", n=2)),
+        {"B": every("A", 2)},
+        _t(after("B", 2)),
         steps=2,
     ),
     Scenario(
@@ -504,18 +354,14 @@ HAND: list[Scenario] = [
         GRAPHS["diamond"],
         {
             "A": C("EveryNPasses", n=2),
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="A", n=3),
+            "B": every("A", 2),
+            "C": every("A", 3),
             "D": C("AfterNCallsCombined", dependencies=["B", "C"], n=6),
         },
         steps=2,
     ),
     # conditions on one node
-    _single(
-        "any_end_before_one_finished",
-        EVERY,
-        _t(C("Any", dependencies=[C("AfterNCalls", dependency="A", n=10), AT5])),
-    ),
+    _single("any_end_before_one_finished", EVERY, _t(any_of(after("A", 10), AT5))),
     _single("not_at_pass", C("Not", condition=C("AtPass", n=0)), _t(AT5, ONE_UPDATE)),
     _single("not_at_pass_in_middle", C("Not", condition=C("AtPass", n=2)), _t(AT5)),
     _single("before_set_execution", C("BeforeConsiderationSetExecution", n=2), _t(AT5)),
@@ -580,7 +426,7 @@ HAND: list[Scenario] = [
         "at_pass_underconstrained",
         GRAPHS["chain"],
         {"A": C("AtPass", n=0), "B": C("Always"), "C": C("Always")},
-        _t(C("AfterNCalls", dependency="C", n=2)),
+        _t(after("C", 2)),
     ),
     Scenario(
         "after_call_unrelated",
@@ -591,7 +437,7 @@ HAND: list[Scenario] = [
     Scenario(
         "after_n_calls_unrelated",
         GRAPHS["two_origins"],
-        {"A": C("Always"), "B": C("AfterNCalls", dependency="A", n=3)},
+        {"A": C("Always"), "B": after("A", 3)},
         _t(AT5),
     ),
     Scenario(
@@ -606,72 +452,51 @@ HAND: list[Scenario] = [
         GRAPHS["chain"],
         {
             "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C(
-                "All",
-                dependencies=[
-                    C(
-                        "Any",
-                        dependencies=[C("AfterPass", n=6), C("AfterNCalls", dependency="B", n=2)],
-                    ),
-                    C(
-                        "Any",
-                        dependencies=[C("AfterPass", n=2), C("AfterNCalls", dependency="B", n=3)],
-                    ),
-                ],
+            "B": every("A", 2),
+            "C": all_of(
+                any_of(C("AfterPass", n=6), after("B", 2)),
+                any_of(C("AfterPass", n=2), after("B", 3)),
             ),
         },
-        _t(C("AfterNCalls", dependency="C", n=3)),
+        _t(after("C", 3)),
     ),
     Scenario(
         "calls_combined_term",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="B", n=2),
-        },
+        {"A": EVERY, "B": every("A", 2), "C": every("B", 2)},
         _t(C("AfterNCallsCombined", dependencies=["B", "C"], n=4)),
     ),
     Scenario(
         "all_have_run_listed",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="B", n=2),
-        },
+        {"A": EVERY, "B": every("A", 2), "C": every("B", 2)},
         _t(C("AllHaveRun", dependencies=["A", "B", "C"])),
         steps=2,
     ),
     Scenario(
         "all_have_run_every_node",
         GRAPHS["chain"],
-        {
-            "A": EVERY,
-            "B": C("EveryNCalls", dependency="A", n=2),
-            "C": C("EveryNCalls", dependency="B", n=2),
-        },
+        {"A": EVERY, "B": every("A", 2), "C": every("B", 2)},
         _t(C("AllHaveRun")),
     ),
     Scenario(
         "when_finished_any_both",
         GRAPHS["invtriangle"],
         {"A": EVERY, "B": EVERY, "C": C("WhenFinishedAny", dependencies=["A", "B"])},
-        _t(C("AfterNCalls", dependency="C", n=1)),
+        _t(after("C", 1)),
     ),
     Scenario(
         "when_finished_any_one",
         GRAPHS["invtriangle"],
         {"A": EVERY, "B": EVERY, "C": C("WhenFinishedAny", dependencies=["A", "B"])},
-        _t(C("AfterNCalls", dependency="A", n=5)),
+        _t(after("A", 5)),
         finish={"A": 10**6},
     ),
     Scenario(
         "when_finished_all_one",
         GRAPHS["invtriangle"],
         {"A": EVERY, "B": EVERY, "C": C("WhenFinishedAll", dependencies=["A", "B"])},
-        _t(C("AfterNCalls", dependency="A", n=5)),
+        _t(after("A", 5)),
         finish={"A": 10**6},
     ),
     Scenario(
@@ -730,7 +555,7 @@ HAND: list[Scenario] = [
                         "B": C("TimeInterval", repeat=4),
                         "C": C("TimeInterval", repeat=2),
                     },
-                    C("AfterNCalls", dependency="A", n=2),
+                    after("A", 2),
                 ),
                 (
                     {
@@ -738,36 +563,31 @@ HAND: list[Scenario] = [
                         "B": C("TimeInterval", repeat=3),
                         "C": C("TimeInterval", repeat=1),
                     },
-                    C("AfterNCalls", dependency="A", n=2),
+                    after("A", 2),
                 ),
                 (
                     {"A": C("TimeInterval", repeat=3), "B": C("TimeInterval", repeat=2)},
-                    C("AfterNCalls", dependency="A", n=2),
+                    after("A", 2),
                 ),
                 (
                     {"A": C("TimeInterval", repeat=5), "B": C("TimeInterval", repeat=7)},
-                    C("AfterNCalls", dependency="B", n=2),
+                    after("B", 2),
                 ),
                 (
                     {"A": C("TimeInterval", repeat=1200), "B": C("TimeInterval", repeat=1000)},
-                    C("AfterNCalls", dependency="A", n=3),
+                    after("A", 3),
                 ),
                 (
                     {"A": C("TimeInterval", repeat="2us"), "B": C("TimeInterval", repeat="4us")},
-                    C("AfterNCalls", dependency="B", n=3),
+                    after("B", 3),
                 ),
                 (
-                    {
-                        "A": C(
-                            "Any",
-                            dependencies=[C("TimeInterval", repeat=2), C("TimeInterval", repeat=3)],
-                        )
-                    },
-                    C("AfterNCalls", dependency="A", n=4),
+                    {"A": any_of(C("TimeInterval", repeat=2), C("TimeInterval", repeat=3))},
+                    after("A", 4),
                 ),
                 (
                     {"A": C("TimeInterval", repeat="100us"), "B": C("TimeInterval", repeat=2)},
-                    C("AfterNCalls", dependency="B", n=2),
+                    after("B", 2),
                 ),
             ]
         )
@@ -839,15 +659,15 @@ HAND: list[Scenario] = [
             "B": C("TimeInterval", repeat=3, start=1),
             "C": C("Always"),
         },
-        _t(C("AfterNCalls", dependency="B", n=3)),
+        _t(after("B", 3)),
         steps=2,
         mode="exact_time",
     ),
     Scenario(
         "exact_time_calls",
         GRAPHS["diamond"],
-        {"B": C("EveryNCalls", dependency="A", n=2), "D": C("AfterNCalls", dependency="C", n=2)},
-        _t(C("AfterNCalls", dependency="D", n=2)),
+        {"B": every("A", 2), "D": after("C", 2)},
+        _t(after("D", 2)),
         steps=2,
         mode="exact_time",
     ),
@@ -856,11 +676,8 @@ HAND: list[Scenario] = [
         Scenario(
             f"nwhen_after_n_calls_{n}",
             GRAPHS["pair"],
-            {
-                "A": C("Always"),
-                "B": C("NWhen", condition=C("AfterNCalls", dependency="A", n=3), n=n),
-            },
-            _t(C("AfterNCalls", dependency="A", n=6)),
+            {"A": C("Always"), "B": C("NWhen", condition=after("A", 3), n=n)},
+            _t(after("A", 6)),
             steps=2,
         )
         for n in (1, 2)
@@ -870,18 +687,10 @@ HAND: list[Scenario] = [
         "order_within_set",
         GRAPHS["multisource"],
         {
-            "A2": C(
-                "Any", dependencies=[C("AtPass", n=1), C("BeforeNCalls", dependency="A1", n=1)]
-            ),
-            "A1": C(
-                "Any", dependencies=[C("AtPass", n=1), C("BeforeNCalls", dependency="A2", n=1)]
-            ),
-            "B2": C(
-                "Not", condition=C("AfterNCalls", dependency="B3", n=1, time_scale="TimeScale.PASS")
-            ),
-            "B3": C(
-                "Not", condition=C("AfterNCalls", dependency="B2", n=1, time_scale="TimeScale.PASS")
-            ),
+            "A2": any_of(C("AtPass", n=1), C("BeforeNCalls", dependency="A1", n=1)),
+            "A1": any_of(C("AtPass", n=1), C("BeforeNCalls", dependency="A2", n=1)),
+            "B2": C("Not", condition=after("B3", 1, time_scale="TimeScale.PASS")),
+            "B3": C("Not", condition=after("B2", 1, time_scale="TimeScale.PASS")),
         },
         _t(C("AfterNPasses", n=3)),
         steps=2,
@@ -892,34 +701,16 @@ HAND: list[Scenario] = [
     Scenario(
         "feedback_loop_conditions",
         GRAPHS["pair"],
-        {
-            "A": C("Any", dependencies=[C("AtPass", n=0), C("EveryNCalls", dependency="B", n=2)]),
-            "B": C(
-                "Any",
-                dependencies=[
-                    C("EveryNCalls", dependency="A", n=1),
-                    C("EveryNCalls", dependency="B", n=1),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="A", n=3)),
+        {"A": any_of(C("AtPass", n=0), every("B", 2)), "B": any_of(every("A", 1), every("B", 1))},
+        _t(after("A", 3)),
         feedback=(("B", "A"),),
         steps=2,
     ),
     Scenario(
         "feedback_diamond",
         GRAPHS["diamond"],
-        {
-            "A": C("Always"),
-            "D": C(
-                "All",
-                dependencies=[
-                    C("EveryNCalls", dependency="B", n=1),
-                    C("EveryNCalls", dependency="C", n=1),
-                ],
-            ),
-        },
-        _t(C("AfterNCalls", dependency="D", n=2)),
+        {"A": C("Always"), "D": all_of(every("B", 1), every("C", 1))},
+        _t(after("D", 2)),
         feedback=(("D", "A"), ("D", "B")),
         steps=2,
     ),
@@ -952,7 +743,7 @@ def _leaf(r: random.Random, nodes: list[str]) -> dict:
     if pick == 1:
         return C("EveryNPasses", n=r.randint(1, 3))
     if pick in (2, 3):
-        return C("EveryNCalls", dependency=d, n=r.randint(1, 3))
+        return every(d, r.randint(1, 3))
     if pick in (4, 5):
         kw = {"time_scale": r.choice(SCALES)} if r.random() < 0.4 else {}
         name = r.choice(["AfterNCalls", "AtNCalls", "BeforeNCalls", "AfterCall"])
@@ -1057,12 +848,7 @@ def _term(r: random.Random, nodes: list[str]) -> dict:
         out[ES] = r.choice(
             [
                 C("AfterNEnvironmentStateUpdates", n=r.randint(1, 3)),
-                C(
-                    "AfterNCalls",
-                    dependency=r.choice(nodes),
-                    n=r.randint(1, 6),
-                    time_scale="TimeScale.LIFE",
-                ),
+                after(r.choice(nodes), r.randint(1, 6), time_scale="TimeScale.LIFE"),
                 C("AtEnvironmentStateUpdate", n=r.randint(1, 3)),
                 C("AfterEnvironmentStateUpdate", n=r.randint(0, 2)),
             ]

@@ -2,27 +2,20 @@
 
 The oracle is numpy's own ``np.matmul`` (the interpreted backend's projection): the order the
 probe finds must give its bits on operands the probe never saw, the generated ``_fma`` must be
-a correctly rounded fused multiply-add (checked against exact rational arithmetic), and a
-compiled PsyNeuLink Stroop model, whose 2x2 projections become own loops, must equal the
-interpreted run bit for bit, trial by trial.
+a correctly rounded fused multiply-add (checked against exact rational arithmetic). A
+compiled PsyNeuLink Stroop model, whose 2x2 projections become own loops, equals the
+interpreted run bit for bit, trial by trial: tests/test_compiled_rows.py runs it.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import mdf_engine
-from mdf_engine import Simulation
 from mdf_engine.backends.compiled import small_products
 from mdf_engine.backends.compiled.helpers import _fma
-
-DATA = Path(__file__).resolve().parent / "data" / "pnl"
 
 
 def _bits(a) -> bytes:
@@ -73,22 +66,3 @@ def test_the_probed_order_gives_numpys_bits_on_new_operands(k, n, row):
             for j in range(n)
         ]
         assert _bits(got) == _bits(want), (order, x, m)
-
-
-def test_stroop_projections_are_own_loops_bitwise_equal_to_interpreted():
-    exp = json.loads((DATA / "stroop.expected.json").read_text())
-    model = mdf_engine.load(str(DATA / "stroop.json"))
-    sims = {b: Simulation(model, backend=b) for b in ("interpreted", "compiled")}
-    for t in range(len(exp["trials"])):
-        init = {k: np.array(v[t], dtype=float) for k, v in exp["inputs"].items()}
-        for sim in sims.values():
-            sim.run(steps=3, initializer=init)
-        want, got = sims["interpreted"].outputs, sims["compiled"].outputs
-        for node, ports in want.items():
-            for port, v in ports.items():
-                assert _bits(got[node][port]) == _bits(v), f"trial {t} {node}.{port}"
-    runner = sims["compiled"].runner
-    assert runner.is_compiled, runner.fallback_reason
-    source = Path(sys.modules[runner._fn.py_func.__module__].__file__).read_text()
-    if small_products.formula(2, 2, False) is not None:  # (this machine's BLAS has an order)
-        assert "_fma(" in source and "np.dot(" not in source

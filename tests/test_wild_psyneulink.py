@@ -26,7 +26,11 @@ from mdf_engine import Simulation
 from mdf_engine.errors import MDFError
 
 DATA = Path(__file__).resolve().parent / "data" / "wild" / "psyneulink"
-FILES = sorted(p for p in DATA.glob("v*/*.json") if not p.name.endswith(".oracle.json"))
+FILES = sorted(
+    p
+    for p in DATA.glob("v*/*.json")
+    if not p.name.endswith(".oracle.json") and not p.name.startswith("wide_")
+)  # the wide corpus (wide_*) has its own test: tests/test_pnl_wide.py
 OUTCOMES: dict[tuple[str, str, str], str] = {}
 #: Files the engine does not yet run as their writer did, and why (strict xfail: a fix shows)
 KNOWN: dict[tuple[str, str], str] = {}
@@ -83,13 +87,20 @@ def run_file(path: Path, backend: str) -> tuple[Simulation, dict, list]:
     return sim, oracle, got
 
 
-def _compare(oracle: dict, got: list, name: str) -> None:
+def _compare(oracle: dict, got: list, name: str, loose: dict[str, float] | None = None) -> None:
+    """Every output port and the time steps of every trial; ``loose``: ports compared with
+    a wider relative tolerance (where PsyNeuLink's own float64 evaluation loses digits)."""
     nested = "nested_execution" in oracle
     for t, (trial, (outs, steps, times)) in enumerate(zip(oracle["trials"], got)):
         lost = LOSSY.get(name.split("/")[-1], ((), ""))[0]
         for port, want in trial.items():
             assert port in outs, f"trial {t}: no output port {port}"
             if _drawn_at_random(port, trial) or port.split("_")[0] in lost:
+                continue
+            if loose and port in loose:
+                np.testing.assert_allclose(
+                    np.ravel(outs[port]), np.ravel(want), rtol=loose[port], err_msg=port
+                )
                 continue
             assert_port_matches(outs[port], want, f"{name} trial {t} {port}")
         want_steps = oracle["execution"][t]
@@ -100,8 +111,8 @@ def _compare(oracle: dict, got: list, name: str) -> None:
                 for c, steps_of in oracle["nested_execution"][t].items()
             }
             want = Counter(n for s in want_steps for n in s if n not in inner)
-            for steps_of in inner.values():
-                want.update(n for s in steps_of for n in s)
+            for steps_of in inner.values():  # (a composition nested deeper has its own)
+                want.update(n for s in steps_of for n in s if n not in inner)
             got = Counter(n for s in steps for n in s if n not in lost)
             assert got == Counter({n: k for n, k in want.items() if n not in lost}), f"trial {t}"
         else:

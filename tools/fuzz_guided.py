@@ -570,33 +570,23 @@ def make_case(n: int, inp: Input, cov_out: Path) -> fuzz_models.Case:
 # ---------------------------------------------------------------- the loop
 
 
-class Guided:
+class Guided(fuzz_inputs.Session):
     """A coverage-guided session: the queue of inputs that found new arcs, the arcs seen, a
     tally per surface."""
 
     def __init__(self, seed: int, root: Path, *, mem_mb: int, keep: Path | None, verbose: bool):
         import fuzz_onnx
 
+        super().__init__(seed, root, mem_mb=mem_mb, keep=keep, verbose=verbose)
         self.rng = random.Random(f"guided:{seed}")
-        self.seed, self.root, self.mem_mb, self.keep, self.verbose = (
-            seed,
-            root,
-            mem_mb,
-            keep,
-            verbose,
-        )
         self.kinds, self.functions = fuzz_inputs.vocabulary()
         self.mdf = mdf_seeds()
         self.onnx = fuzz_onnx.seeds()
         self.seen: set[str] = set()
         self.queue: list[Input] = []
         self.tally: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-        self.findings: list[str] = []
         self.baseline: dict[tuple[str, int], bool] = {}
         self.n = 0
-        (root / "sandbox").mkdir(parents=True, exist_ok=True)
-        self.cache = root / "cache"
-        self.cache.mkdir(exist_ok=True)
 
     def fresh(self) -> Input:
         rng = self.rng
@@ -632,14 +622,7 @@ class Guided:
         timeout = TIMEOUT.get(inp.surface, 60.0)
         if inp.surface == "run" and inp.args.get("backend") in ("compiled", "auto"):
             timeout = 240.0
-        for _ in range(3):
-            o = fuzz_models.run_case(case, self.root / "sandbox", timeout=timeout, mem_mb=self.mem_mb,
-                                     subprocess_mode=False, cache=self.cache)  # fmt: skip
-            if o.rc is not None or o.cpu > 0.3 * timeout:
-                break
-            timeout *= 3
-        for box in (self.root / "sandbox").iterdir():
-            fuzz_models.shutil.rmtree(box, ignore_errors=True)
+        o = self.sandboxed(case, timeout)
         stage = "validate" if inp.surface == "validate" else inp.surface
         verdict = fuzz_inputs.classify(o, stage)
         last = (o.stderr.strip().split("\n") or [""])[-1]
@@ -667,15 +650,8 @@ class Guided:
         self.tally[inp.surface]["kept" if gain else "dropped"] += 1
         if "REFERENCE-AGREE" in o.stdout:
             self.tally[inp.surface]["reference-agree"] += 1
-        if verdict == "FINDING":
-            line = f"FINDING [{inp.surface}] {fuzz_models.describe(o)}"
-            self.findings.append(line)
-            print(line, flush=True)
-            if self.keep:
-                fuzz_models._keep(self.keep, self.seed, o)
-        elif self.verbose:
-            print(f"{verdict} [{inp.surface}] +{gain} {inp.source}: {'; '.join(inp.what)[:100]!a} "
-                  f"rc={o.rc} {o.seconds:.1f}s", flush=True)  # fmt: skip
+        detail = f"+{gain} {inp.source}: {'; '.join(inp.what)[:100]!a} rc={o.rc} {o.seconds:.1f}s"
+        self.report(verdict, inp.surface, o, detail)
         return verdict, gain
 
     def _baseline_agrees(self, inp: Input) -> bool:
@@ -688,8 +664,7 @@ class Guided:
         )
         case = make_case(0, base, self.root / "cov0")
         case.what = "baseline"
-        o = fuzz_models.run_case(case, self.root / "sandbox", timeout=400, mem_mb=self.mem_mb,
-                                 subprocess_mode=False, cache=self.cache)  # fmt: skip
+        o = self.sandboxed(case, 400.0)
         return "REFERENCE-AGREE" in o.stdout
 
     def step(self) -> None:

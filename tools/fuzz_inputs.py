@@ -294,33 +294,23 @@ def classify(o: fuzz_models.Outcome, stage: str) -> str:
     return "error" if failed else "ok"
 
 
-class Fuzzer:
-    """One fuzzing session: a corpus, a sandbox root and a compile cache, a tally."""
+class Session:
+    """What every sandboxed fuzzing session shares (this tool's and ``fuzz_guided``'s): a seed,
+    a sandbox root with its compile cache, the memory bound, the findings, and the one way a
+    case is run, judged and reported."""
 
     def __init__(self, seed: int, root: Path, *, mem_mb: int, keep: Path | None, verbose: bool):
-        self.seed, self.root, self.mem_mb, self.keep, self.verbose = (
-            seed,
-            root,
-            mem_mb,
-            keep,
-            verbose,
-        )
-        self.files = corpus()
-        self.kinds, self.functions = vocabulary()
-        self.tally: dict[str, collections.Counter] = {s: collections.Counter() for s in STAGES}
+        self.seed, self.root, self.mem_mb = seed, root, mem_mb
+        self.keep, self.verbose = keep, verbose
         self.findings: list[str] = []
-        self.baseline: dict[Path, bool] = {}
-        #: oracle stages by what the reference did: agreed, did not run, disagreed
-        self.oracle: collections.Counter = collections.Counter()
         (root / "sandbox").mkdir(parents=True, exist_ok=True)
         self.cache = root / "cache"
         self.cache.mkdir(exist_ok=True)
 
-    def run_stage(self, number: int, stage: str, model: str, blob: bytes, what: str, source: Path):
-        rng = random.Random(f"stage:{self.seed}:{number}:{stage}")
-        case = stage_case(number, stage, model, blob, what, rng)
-        case.source = str(source.relative_to(ROOT))
-        timeout = TIMEOUTS.get(stage, 60.0)
+    def sandboxed(self, case: fuzz_models.Case, timeout: float) -> fuzz_models.Outcome:
+        """Run ``case`` in the sandbox; a case the wall clock killed having had little CPU was
+        starved at nice 19 on a shared machine, not hung (a hang spins): it runs again with
+        three times the time, twice at most. The sandbox is emptied afterwards."""
         for _ in range(3):
             o = fuzz_models.run_case(
                 case,
@@ -330,30 +320,51 @@ class Fuzzer:
                 subprocess_mode=False,
                 cache=self.cache,
             )
-            # killed by the wall clock having had little CPU: starved at nice 19 on a shared
-            # machine, not hung (a hang spins); run again with more time
             if o.rc is not None or o.cpu > 0.3 * timeout:
                 break
             timeout *= 3
         for box in (self.root / "sandbox").iterdir():
             fuzz_models.shutil.rmtree(box, ignore_errors=True)
+        return o
+
+    def report(self, verdict: str, label: str, o: fuzz_models.Outcome, detail: str) -> None:
+        """A finding: one line printed and kept (and its case saved under ``--keep``);
+        otherwise, with ``--verbose``, ``detail``."""
+        if verdict == "FINDING":
+            line = f"FINDING [{label}] {fuzz_models.describe(o)}"
+            self.findings.append(line)
+            print(line, flush=True)
+            if self.keep:
+                fuzz_models._keep(self.keep, self.seed, o)
+        elif self.verbose:
+            print(f"{verdict} [{label}] {detail}", flush=True)
+
+
+class Fuzzer(Session):
+    """One fuzzing session over the corpus, stage by stage: a tally per stage."""
+
+    def __init__(self, seed: int, root: Path, *, mem_mb: int, keep: Path | None, verbose: bool):
+        super().__init__(seed, root, mem_mb=mem_mb, keep=keep, verbose=verbose)
+        self.files = corpus()
+        self.kinds, self.functions = vocabulary()
+        self.tally: dict[str, collections.Counter] = {s: collections.Counter() for s in STAGES}
+        self.baseline: dict[Path, bool] = {}
+        #: oracle stages by what the reference did: agreed, did not run, disagreed
+        self.oracle: collections.Counter = collections.Counter()
+
+    def run_stage(self, number: int, stage: str, model: str, blob: bytes, what: str, source: Path):
+        rng = random.Random(f"stage:{self.seed}:{number}:{stage}")
+        case = stage_case(number, stage, model, blob, what, rng)
+        case.source = str(source.relative_to(ROOT))
+        o = self.sandboxed(case, TIMEOUTS.get(stage, 60.0))
         verdict = classify(o, stage)
         if what != "baseline":  # an unmutated file is not a mutant
             self.tally[stage][verdict] += 1
             if stage == "oracle":
                 marks = ("REFERENCE-AGREE", "REFERENCE-SKIP", "REFERENCE-DISAGREE")
                 self.oracle.update(m for m in marks if m in o.stdout)
-        if verdict == "FINDING" and what != "baseline":
-            line = f"FINDING [{stage}] {fuzz_models.describe(o)}"
-            self.findings.append(line)
-            print(line, flush=True)
-            if self.keep:
-                fuzz_models._keep(self.keep, self.seed, o)
-        elif self.verbose:
-            print(
-                f"{verdict} [{stage}] {case.source}: {what[:100]!a} rc={o.rc} {o.seconds:.1f}s",
-                flush=True,
-            )
+            detail = f"{case.source}: {what[:100]!a} rc={o.rc} {o.seconds:.1f}s"
+            self.report(verdict, stage, o, detail)
         return verdict, o
 
     def agrees_unmutated(self, src: Path) -> bool:

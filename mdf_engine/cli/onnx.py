@@ -141,7 +141,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise MDFError(
             "the output of 'mdf import' must be a .json, .yaml or .yml file", source=args.out
         )
+    side = os.path.join(os.path.dirname(args.out), sidecar_name(args.out))
+    _spare_inputs(side, args)
     model = import_model(args.model, model_id=args.id)
+    if os.path.exists(side):
+        _spare_external_data(side, args)
     if args.inputs is not None:
         set_inputs(model, read_feeds(args.inputs))
     n_arrays = save_imported(model, args.out)
@@ -153,3 +157,41 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{model.onnx_opset_version}){side}"
         )
     return 0
+
+
+def _spare_inputs(side: str, args: argparse.Namespace) -> None:
+    """The weights file ``mdf import`` writes beside its output (``OUT.weights.npz``) is not a
+    file it reads (the ONNX file, ``--inputs``): writing it would destroy what the user saved."""
+    for what, path in (("ONNX", args.model), ("--inputs", args.inputs)):
+        try:
+            same = path is not None and os.path.samefile(side, path)
+        except (OSError, ValueError):  # one of them does not exist (yet)
+            same = False
+        if same:
+            raise MDFError(
+                f"its weights file {side!r} would be the {what} file it reads; refusing to "
+                "overwrite it (choose another output name)",
+                source=args.out,
+            )
+
+
+def _spare_external_data(side: str, args: argparse.Namespace) -> None:
+    """Nor is that weights file a file the ONNX model keeps its tensors in (``external_data``:
+    read by the import, it would be replaced after it)."""
+    import onnx
+    from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+
+    mp = onnx.load(args.model, load_external_data=False)  # (the import read it already)
+    folder = os.path.dirname(os.path.abspath(args.model))
+    tensors = list(mp.graph.initializer)
+    tensors += [a.t for n in mp.graph.node for a in n.attribute if a.HasField("t")]
+    for t in tensors:
+        if uses_external_data(t):
+            path = os.path.join(folder, ExternalDataInfo(t).location)
+            if os.path.exists(path) and os.path.samefile(side, path):
+                raise MDFError(
+                    f"its weights file {side!r} would be the file the ONNX model keeps "
+                    f"tensor {t.name!r:.80} in; refusing to overwrite it (choose another "
+                    "output name)",
+                    source=args.out,
+                )

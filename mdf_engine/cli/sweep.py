@@ -123,7 +123,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             backend=args.backend,
             cluster=args.cluster,
             workers=args.workers,
-            chunk=args.chunk or (max(1, total // 100) if bar else None),
+            chunk=args.chunk if args.chunk is not None or not bar else max(1, total // 100),
             progress=bar.update if bar else None,
             duration=args.duration,
             output=args.output,  # (streamed: the series are not held in memory)

@@ -23,6 +23,25 @@ def taps(o, stride, pad, k, size):  # pragma: no cover - compiled
     return lo, max(lo, min(k, size - start))
 
 
+@numba.njit(cache=True, inline="always")
+def window(i, j, sh, sw, pad_t, pad_l, kh, kw, ih, iw):  # pragma: no cover - compiled
+    """The window of output ``(i, j)`` inside the input: its taps ``[a0, a1)`` down and
+    ``[b0, b1)`` across (:func:`taps`), and the input row and column of tap 0, so that tap
+    ``(a, b)`` reads ``(y0 + a, x0 + b)``."""
+    y0 = i * sh - pad_t
+    x0 = j * sw - pad_l
+    a0, a1 = taps(i, sh, pad_t, kh, ih)
+    b0, b1 = taps(j, sw, pad_l, kw, iw)
+    return a0, a1, b0, b1, y0, x0
+
+
+@numba.njit(cache=True, inline="always")
+def to_u8(v):  # pragma: no cover - compiled
+    """The uint8 code of a float32 ``v`` in code units: rounded half up, clamped to [0, 255]."""
+    r = np.floor(v + np.float32(0.5)) if v >= 0 else np.float32(0.0)
+    return 255 if r > 255 else np.uint8(r)
+
+
 @numba.njit(cache=True)
 def conv2d_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover - compiled
     """acc[b,i,j,o] = sum over (fh,fw,c) of (x - zx) * (w - zw), int32; w is [fh,fw,din,dout]."""
@@ -40,14 +59,11 @@ def conv2d_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
         for i in range(oh):
             for j in range(ow):
                 acc = out[n, i, j]
-                a0, a1 = taps(i, sh, pad_t, fh, ih)
-                b0, b1 = taps(j, sw, pad_l, fw, iw)
+                a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, fh, fw, ih, iw)
                 for a in range(a0, a1):
-                    y = i * sh - pad_t + a
                     for b in range(b0, b1):
-                        xx = j * sw - pad_l + b
                         for c in range(din):
-                            xs[c] = np.int32(x[n, y, xx, c]) - zx
+                            xs[c] = np.int32(x[n, y0 + a, x0 + b, c]) - zx
                         for c in range(din):
                             v = xs[c]
                             if v == 0:
@@ -66,14 +82,11 @@ def depthwise_u8(x, w, zx, zw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cove
     for n in range(nb):
         for i in range(oh):
             for j in range(ow):
-                a0, a1 = taps(i, sh, pad_t, fh, ih)
-                b0, b1 = taps(j, sw, pad_l, fw, iw)
+                a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, fh, fw, ih, iw)
                 for a in range(a0, a1):
-                    y = i * sh - pad_t + a
                     for b in range(b0, b1):
-                        xx = j * sw - pad_l + b
                         for c in range(din):
-                            v = np.int32(x[n, y, xx, c]) - zx
+                            v = np.int32(x[n, y0 + a, x0 + b, c]) - zx
                             for m in range(mult):
                                 out[n, i, j, c * mult + m] += v * (np.int32(w[a, b, c, m]) - zw)
     return out
@@ -114,13 +127,10 @@ def pool_u8(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow, zx, step):  # pragma:
                     s = 0
                     s2 = 0.0
                     cnt = 0
-                    a0, a1 = taps(i, sh, pad_t, kh, ih)
-                    b0, b1 = taps(j, sw, pad_l, kw, iw)
+                    a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, kh, kw, ih, iw)
                     for a in range(a0, a1):
-                        y = i * sh - pad_t + a
                         for b in range(b0, b1):
-                            xx = j * sw - pad_l + b
-                            v = np.int32(x[n, y, xx, c])
+                            v = np.int32(x[n, y0 + a, x0 + b, c])
                             if v > mx:
                                 mx = v
                             s += v
@@ -150,13 +160,10 @@ def pool_f(x, kind, kh, kw, sh, sw, pad_t, pad_l, oh, ow):  # pragma: no cover -
                     mx = -np.inf
                     s = 0.0
                     cnt = 0
-                    a0, a1 = taps(i, sh, pad_t, kh, ih)
-                    b0, b1 = taps(j, sw, pad_l, kw, iw)
+                    a0, a1, b0, b1, y0, x0 = window(i, j, sh, sw, pad_t, pad_l, kh, kw, ih, iw)
                     for a in range(a0, a1):
-                        y = i * sh - pad_t + a
                         for b in range(b0, b1):
-                            xx = j * sw - pad_l + b
-                            v = x[n, y, xx, c]
+                            v = x[n, y0 + a, x0 + b, c]
                             if v > mx:
                                 mx = v
                             s += v * v if kind == 2 else v
@@ -177,8 +184,7 @@ def requantize_q32(q, step_in, mn, step_out):  # pragma: no cover - compiled
     out = np.empty(flat.size, dtype=np.uint8)
     for i in range(flat.size):
         v = (np.float32(flat[i]) * step_in - mn) / step_out
-        r = np.floor(v + np.float32(0.5)) if v >= 0 else np.float32(0.0)
-        out[i] = 255 if r > 255 else np.uint8(r)
+        out[i] = to_u8(v)
     return out
 
 
@@ -191,8 +197,7 @@ def requantize_affine(acc, gain, offset, mn, step_out):  # pragma: no cover - co
     for i in range(flat.size):
         c = i % d
         v = (np.float32(flat[i]) * gain[c] + offset[c] - mn) / step_out
-        r = np.floor(v + np.float32(0.5)) if v >= 0 else np.float32(0.0)
-        out[i] = 255 if r > 255 else np.uint8(r)
+        out[i] = to_u8(v)
     return out
 
 

@@ -94,22 +94,22 @@ class NodeRewriter(RewriterBase):
         acc = conv
         b = self.const_of(args.get("B"))
         if b is not None:
-            codes, lo, hi = self.bias_q32(b, sx, sw)
-            acc = self.add(
-                pid,
-                "QuantizedBiasAdd_32p32to32",
-                {
-                    "input": f"{conv}[0]",
-                    "bias": codes,
-                    "input_min": f"{conv}[1]",
-                    "input_max": f"{conv}[2]",
-                    "bias_min": lo,
-                    "bias_max": hi,
-                },
-            )
+            acc = self._bias_add(pid, conv, self.bias_q32(b, sx, sw))
+        return self._requantized(pid, acc, "nchw")
+
+    def _bias_add(self, pid: str, acc: str, bias: tuple) -> str:
+        """The node adding int32 bias codes ``bias`` (codes, min, max) to the accumulator
+        triple of node ``acc``."""
+        codes, lo, hi = bias
+        args = {"input": f"{acc}[0]", "bias": codes, "input_min": f"{acc}[1]"}
+        args.update(input_max=f"{acc}[2]", bias_min=lo, bias_max=hi)
+        return self.add(pid, "QuantizedBiasAdd_32p32to32", args)
+
+    def _requantized(self, pid: str, acc: str, layout: str) -> QT:
+        """The int32 accumulator ``acc`` requantized to 8 bits in ``pid``'s recorded range."""
         rng = self.range_of(pid)
         out = self.requant32(pid, acc, rng)
-        return self.triple(out, "nchw", self.stat(pid)["shape"], rng)
+        return self.triple(out, layout, self.stat(pid)["shape"], rng)
 
     def _matmul(self, pid: str, a_arg, w: np.ndarray, bias: np.ndarray | None):
         a = self.qref(a_arg, "flat", pid)
@@ -135,24 +135,9 @@ class NodeRewriter(RewriterBase):
         acc = mm
         if bias is not None:
             xr = a.rng or self.range_of(a_arg)
-            codes, lo, hi = self.bias_q32(
-                np.broadcast_to(bias.reshape(-1), (w.shape[1],)), step_u8(*xr), step_u8(wmn, wmx)
-            )
-            acc = self.add(
-                pid,
-                "QuantizedBiasAdd_32p32to32",
-                {
-                    "input": f"{mm}[0]",
-                    "bias": codes,
-                    "input_min": f"{mm}[1]",
-                    "input_max": f"{mm}[2]",
-                    "bias_min": lo,
-                    "bias_max": hi,
-                },
-            )
-        rng = self.range_of(pid)
-        out = self.requant32(pid, acc, rng)
-        return self.triple(out, "flat", self.stat(pid)["shape"], rng)
+            b = np.broadcast_to(bias.reshape(-1), (w.shape[1],))
+            acc = self._bias_add(pid, mm, self.bias_q32(b, step_u8(*xr), step_u8(wmn, wmx)))
+        return self._requantized(pid, acc, "flat")
 
     def op_Gemm(self, pid: str, args):
         if int(args.get("transA", 0)):

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import MDFError
 from ..model import Edge, Graph, InputPort, Model, Node, OutputPort, Parameter
+from ..onnx_ops._common import ONNX_DTYPES
 from ..sidecar import MIN_ELEMENTS
 from .names import NamePool, identifier
 
@@ -42,20 +43,10 @@ __all__ = [
     "read_feeds",
 ]
 
-#: ONNX TensorProto element types by numpy dtype name, and back.
+#: ONNX TensorProto element types by numpy dtype name, and back: the ONNX operators' one table
+#: (``onnx_ops._common.ONNX_DTYPES``) less what an MDF value does not hold (strings, complex).
 _NP_TO_ONNX = {
-    "float32": 1,
-    "uint8": 2,
-    "int8": 3,
-    "uint16": 4,
-    "int16": 5,
-    "int32": 6,
-    "int64": 7,
-    "bool": 9,
-    "float16": 10,
-    "float64": 11,
-    "uint32": 12,
-    "uint64": 13,
+    np.dtype(t).name: code for code, t in ONNX_DTYPES.items() if np.dtype(t).kind not in "USc"
 }
 _ONNX_TO_NP = {v: k for k, v in _NP_TO_ONNX.items()}
 

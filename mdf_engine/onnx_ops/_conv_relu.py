@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import MDFError
 from ._blas import blas_threads_for
 from ._conv_threads import conv_pointwise_shared, conv_shift_shared, conv_threads
+from ._recycle import Recycler
 from .activations import relu
 from .conv import (
     _GEOMETRY_ATTRS,
@@ -63,6 +64,8 @@ def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     except TypeError:
         return None
     memo: dict[tuple, tuple] = {}
+    # the values and Relus of the tile kernels, handed out again once nothing refers to them
+    ys, rs = Recycler(), Recycler()
 
     def run(
         X: Any, W_: Any = None, B_: Any = None, *, relu_out: np.ndarray | None = None
@@ -79,18 +82,24 @@ def prepare_conv_relu(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
             pixels = math.prod(out_shape[2:])
             macs = shape5[0] * M * w2.shape[1] * pixels
             blas = calls_blas(method, group, M, w2.shape[1], pixels, B is not None)
-            plan = memo[(X.shape, X.dtype)] = (g, method, shape5, out_shape, w2, bias, macs, blas)
-        g, method, shape5, out_shape, w2, bias, macs, blas = plan
+            # the kernel's own output shape: (N, M, od, oh, ow), or (N, M, pixels) for a 1x1
+            inner = (M, *(int(v) for v in g[12:15])) if method == "shift" else (M, pixels)
+            yshape = (shape5[0], *inner)
+            plan = (g, method, shape5, out_shape, w2, bias, macs, blas, yshape)
+            memo[(X.shape, X.dtype)] = plan
+        g, method, shape5, out_shape, w2, bias, macs, blas, yshape = plan
         X = np.ascontiguousarray(X)
         if method in ("shift", "pointwise"):
-            r = np.empty(out_shape, X.dtype) if relu_out is None else relu_out
+            r = rs.empty(out_shape, X.dtype) if relu_out is None else relu_out
             if r.shape != out_shape:
                 raise ValueError(f"Conv: relu_out should be an array of {out_shape}")
+            n = conv_threads(macs)
+            y = ys.empty(yshape, X.dtype)
             if method == "shift":
-                y = conv_shift_shared(X.reshape(shape5), w2, bias, g, conv_threads(macs), r)
+                y = conv_shift_shared(X.reshape(shape5), w2, bias, g, n, r, y)
             else:
                 x3 = X.reshape(shape5[0], shape5[1], -1)
-                y = conv_pointwise_shared(x3, w2, bias, B is not None, conv_threads(macs), r)
+                y = conv_pointwise_shared(x3, w2, bias, B is not None, n, r, y)
             return y.reshape(out_shape), r
         if method == "direct":
             y = conv_direct_g(X.reshape(shape5), w2, bias, g)

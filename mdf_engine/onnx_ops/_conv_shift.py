@@ -52,6 +52,19 @@ def phase_into(out, x, n, c0, cg, s, pb, Q):
     C = x.shape[1]
     out[:] = 0
     xf = x.reshape(-1)
+    if s[0] == 1 and s[1] == 1 and s[2] == 1:  # (one phase: the padded input, row by row)
+        j0 = pb[2]
+        j1 = min(Q[2], W + pb[2])
+        z0, z1 = max(pb[0], 0), min(Q[0], D + pb[0])
+        i0, i1 = max(pb[1], 0), min(Q[1], H + pb[1])
+        for c in range(cg):
+            for zq in range(z0, z1):
+                for iq in range(i0, i1):
+                    src = (((n * C + c0 + c) * D + zq - pb[0]) * H + iq - pb[1]) * W - pb[2]
+                    dst = ((c * Q[0] + zq) * Q[1] + iq) * Q[2]
+                    for jq in range(j0, j1):
+                        out[U(dst + jq)] = xf[U(src + jq)]
+        return
     ph = 0
     for p0 in range(s[0]):
         for p1 in range(s[1]):
@@ -143,19 +156,24 @@ def shift_layout(x, group, k, s, d, pb, o):
         Q[2] = max(pb[2] + W, o[2] + (k[2] - 1) * d[2] - pb[2], o[2])
     Hq, Wq = Q[1], Q[2]
     plane = Q[0] * Hq * Wq
-    offs = np.empty(K, dtype=np.int64)
+    # each tap's phase and shift, worked out once (not once per channel: integer divisions)
+    taps = k[0] * k[1] * k[2]
+    tph = np.empty(taps, dtype=np.int64)
+    tsh = np.empty(taps, dtype=np.int64)
     r = 0
+    for a in range(k[0]):
+        za = a * d[0]
+        for b in range(k[1]):
+            yb = b * d[1]
+            for e in range(k[2]):
+                xe = e * d[2]
+                tph[r] = ((za % s[0]) * s[1] + yb % s[1]) * s[2] + xe % s[2]
+                tsh[r] = ((za // s[0]) * Hq + yb // s[1]) * Wq + xe // s[2]
+                r += 1
+    offs = np.empty(K, dtype=np.int64)
     for c in range(cg):
-        for a in range(k[0]):
-            za = a * d[0]
-            for b in range(k[1]):
-                yb = b * d[1]
-                for e in range(k[2]):
-                    xe = e * d[2]
-                    ph = ((za % s[0]) * s[1] + yb % s[1]) * s[2] + xe % s[2]
-                    shift = ((za // s[0]) * Hq + yb // s[1]) * Wq + xe // s[2]
-                    offs[r] = (ph * cg + c) * plane + shift
-                    r += 1
+        for t in range(taps):
+            offs[c * taps + t] = (tph[t] * cg + c) * plane + tsh[t]
     # the last position of the grid that is an output pixel, plus one
     T = ((o[0] - 1) * Hq + o[1] - 1) * Wq + o[2]
     nph = s[0] * s[1] * s[2]
@@ -276,13 +294,13 @@ def pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item):
 
 
 @numba.njit(cache=True)
-def shift_setup(x, w, g):
-    """What the items of a convolution by shifted slices of ``x`` (geometry array ``g`` of
-    ``conv._conv_geometry``, filters ``w`` (M, K)) read, on the calling thread: the
-    phase-split input, the filter rows' offsets, the layout (:func:`shift_layout`), the item
-    count and an accumulator buffer."""
-    group = g[15]
-    k, s, d, pb, o = g[0:3], g[3:6], g[6:9], g[9:12], g[12:15]
+def shift_prepare(x, M, group, k, s, d, pb, o):
+    """What the items of a convolution by shifted slices of ``x`` (N, C, D, H, W) into ``M``
+    filters read, made on the calling thread for every way of running them (the threads of
+    ``_conv_threads``, a compiled slot, the BatchNormalization epilogue of ``_conv_bn``): the
+    phase-split input ``xps`` (:func:`phase_into`, one row per image and group), the layout
+    ``offs, Q, T, rows`` (:func:`shift_layout`), the item count and the width of an
+    accumulator row (a thread's ``acc`` is (4, width))."""
     N, C = x.shape[0], x.shape[1]
     cg = C // group
     Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
@@ -292,8 +310,17 @@ def shift_setup(x, w, g):
     for n in range(N):
         for gi in range(group):
             phase_into(xps[n * group + gi], x, n, gi * cg, cg, s, pb, Q)
-    total = shift_items_count(N, group, w.shape[0] // group, T, rows, Q[2])
-    acc = np.empty((4, rows * Q[2] + vl), dtype=x.dtype)
+    total = shift_items_count(N, group, M // group, T, rows, Q[2])
+    return xps, offs, Q, T, rows, total, rows * Q[2] + vl
+
+
+@numba.njit(cache=True)
+def shift_setup(x, w, g):
+    """:func:`shift_prepare` for the filters ``w`` (M, K) and the geometry array ``g`` of
+    ``conv._conv_geometry``, with the calling thread's accumulator buffer."""
+    k, s, d, pb, o = g[0:3], g[3:6], g[6:9], g[9:12], g[12:15]
+    xps, offs, Q, T, rows, total, width = shift_prepare(x, w.shape[0], g[15], k, s, d, pb, o)
+    acc = np.empty((4, width), dtype=x.dtype)
     return xps, offs, Q, T, rows, total, acc
 
 

@@ -66,19 +66,23 @@ def _accepts(xp, offs, w, acc, bias, ints) -> bool:
     )
 
 
-def _tile(nf: int, nb: int):
-    """The intrinsic of ``nf`` filters by ``nb`` vectors (see the module docstring)."""
+def _tile(nf: int, nb: int, relu: bool = False):
+    """The intrinsic of ``nf`` filters by ``nb`` vectors (see the module docstring); with
+    ``relu`` it takes one more argument last, ``rel`` (acc's shape and dtype), and writes the
+    engine's Relu of each value (``v`` above zero, else ``v * 0``) there too."""
 
-    def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq):
+    def typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel):
         if not _accepts(xp, offs, w, acc, bias, (m, am, K, t0, a0, nq)):
             return None
-        sig = types.void(xp, offs, w, acc, bias, m, am, K, t0, a0, nq)
+        if relu != (rel is not None) or (relu and rel != acc):
+            return None
+        sig = types.void(xp, offs, w, acc, bias, m, am, K, t0, a0, nq, *([rel] if relu else []))
 
         def codegen(context, builder, signature, args):
             i64 = ir.IntType(64)
             mv, amv, kv, t0v, a0v, nqv = (
                 context.cast(builder, v, t, types.int64)
-                for v, t in zip(args[5:], signature.args[5:])
+                for v, t in zip(args[5:11], signature.args[5:11])
             )
             fty = context.get_value_type(xp.dtype)
             vl = VEC_BYTES * 8 // xp.dtype.bitwidth
@@ -93,6 +97,8 @@ def _tile(nf: int, nb: int):
                 context.make_array(t)(context, builder, v)
                 for t, v in zip(signature.args[:5], args[:5])
             )
+            if relu:
+                ra = context.make_array(signature.args[11])(context, builder, args[11])
             ldw = cgutils.unpack_tuple(builder, wa.shape, 2)[1]
             lda = cgutils.unpack_tuple(builder, aa.shape, 2)[1]
             accs = [[cgutils.alloca_once(builder, vty) for _ in range(nb)] for _ in range(nf)]
@@ -132,16 +138,35 @@ def _tile(nf: int, nb: int):
                     arow = builder.add(amv, ir.Constant(i64, f))
                     at = builder.add(builder.mul(arow, lda), builder.add(a0v, gbase))
                     row = builder.gep(aa.data, [at])
+                    if relu:
+                        rrow = builder.gep(ra.data, [at])
                     for j in range(nb):
                         pj = builder.gep(row, [ir.Constant(i64, j * vl)])
                         v = builder.fadd(builder.load(accs[f][j]), bv)
                         st = builder.store(v, builder.bitcast(pj, vptr))
                         st.align = xp.dtype.bitwidth // 8
+                        if relu:
+                            pos = builder.fcmp_ordered(">", v, zero)
+                            rv = builder.select(pos, v, builder.fmul(v, zero))
+                            rj = builder.gep(rrow, [ir.Constant(i64, j * vl)])
+                            st = builder.store(rv, builder.bitcast(rj, vptr))
+                            st.align = xp.dtype.bitwidth // 8
             return context.get_dummy_value()
 
         return sig, codegen
 
-    tile.__name__ = f"tile_{nf}_{nb}"
+    # (no default argument: Numba's lowering of an intrinsic's call would look it up)
+    if relu:
+
+        def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel):
+            return typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, rel)
+
+    else:
+
+        def tile(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq):
+            return typer(typingctx, xp, offs, w, acc, bias, m, am, K, t0, a0, nq, None)
+
+    tile.__name__ = f"tile_{nf}_{nb}" + ("_relu" if relu else "")
     return intrinsic(tile)
 
 
@@ -150,3 +175,8 @@ tile_4_wide = _tile(4, WIDE)
 tile_4_1 = _tile(4, 1)
 tile_1_wide = _tile(1, WIDE)
 tile_1_1 = _tile(1, 1)
+#: The same, also writing the Relu of each value into their last argument.
+tile_4_wide_relu = _tile(4, WIDE, True)
+tile_4_1_relu = _tile(4, 1, True)
+tile_1_wide_relu = _tile(1, WIDE, True)
+tile_1_1_relu = _tile(1, 1, True)

@@ -44,15 +44,23 @@ import numpy as np
 
 from ._conv_shift import (
     CHUNK_INPUT,
-    phase_into,
+    block_start,
+    filter_blocks,
     pointwise_item,
     pointwise_items_count,
     relu_value,
     shift_item,
-    shift_items_count,
-    shift_layout,
+    shift_prepare,
 )
-from ._conv_simd import VEC_BYTES, WIDE
+from ._conv_simd import (
+    VEC_BYTES,
+    WIDE,
+    _tile,
+    tile_1_1_relu,
+    tile_1_wide_relu,
+    tile_4_1_relu,
+    tile_4_wide_relu,
+)
 from ._threads_pool import (  # noqa: F401 - (_workers, numba_threads: re-exported)
     _workers,
     fetch_add,
@@ -83,21 +91,13 @@ def conv_threads(macs: int) -> int:
 
 
 @numba.njit(cache=True)
-def _shift_prepare(x, w, bias, group, k, s, d, pb, o):
-    """The phase-split inputs, layout and output of a convolution by shifted slices."""
-    N, C = x.shape[0], x.shape[1]
+def _shift_prepare(x, w, bias, group, k, s, d, pb, o, y):
+    """The phase-split inputs, layout and output (``y``, or a new array when ``y`` is empty)
+    of a convolution by shifted slices."""
     M = w.shape[0]
-    cg = C // group
-    Q, offs, T, rows = shift_layout(x, group, k, s, d, pb, o)
-    vl = VEC_BYTES // x.itemsize
-    nph = s[0] * s[1] * s[2]
-    xps = np.empty((N * group, nph * cg * Q[0] * Q[1] * Q[2] + WIDE * vl + pb[2]), dtype=x.dtype)
-    for n in range(N):
-        for g in range(group):
-            phase_into(xps[n * group + g], x, n, g * cg, cg, s, pb, Q)
-    out = np.empty((N, M, o[0], o[1], o[2]), dtype=x.dtype)
-    total = shift_items_count(N, group, M // group, T, rows, Q[2])
-    return xps, offs, out, Q, T, rows, total, rows * Q[2] + vl
+    xps, offs, Q, T, rows, total, width = shift_prepare(x, M, group, k, s, d, pb, o)
+    out = np.empty((x.shape[0], M, o[0], o[1], o[2]), dtype=x.dtype) if y.size == 0 else y
+    return xps, offs, out, Q, T, rows, total, width
 
 
 @numba.njit(cache=True, nogil=True)
@@ -115,8 +115,8 @@ def _shift_claim(
 
 
 @numba.njit(cache=True)
-def _shift_serial(x, w, bias, group, k, s, d, pb, o, r):
-    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
+def _shift_serial(x, w, bias, group, k, s, d, pb, o, r, y):
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o, y)
     wc = np.ascontiguousarray(w)
     bc = np.ascontiguousarray(bias)
     acc = np.empty((4, width), dtype=x.dtype)
@@ -134,7 +134,8 @@ def conv_shift(x, w, bias, group, k, s, d, pb, o):
     kd*kh*kw) plus ``bias`` (M,), with strides ``s``, dilations ``d``, pads ``pb`` before each
     axis and output shape ``o`` (see :mod:`._conv_shift`), on the calling thread. Returns (N,
     M, od, oh, ow) in x's dtype."""
-    return _shift_serial(x, w, bias, group, k, s, d, pb, o, np.empty((0,) * 5, x.dtype))
+    none = np.empty((0,) * 5, x.dtype)
+    return _shift_serial(x, w, bias, group, k, s, d, pb, o, none, none)
 
 
 @numba.njit(cache=True)
@@ -144,22 +145,36 @@ def conv_shift_g(x, w, bias, g):
 
 
 @numba.njit(cache=True)
-def conv_shift_relu_g(x, w, bias, g, r):
+def conv_shift_relu_g(x, w, bias, g, r, y):
     """:func:`conv_shift_g`, also writing the Relu of its output into ``r`` (C-contiguous, of
-    the output's shape (N, M, od, oh, ow) and x's dtype)."""
-    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], r)
+    the output's shape (N, M, od, oh, ow) and x's dtype); the output is ``y`` (the same) unless
+    that is empty (then a new array)."""
+    return _shift_serial(x, w, bias, g[15], g[0:3], g[3:6], g[6:9], g[9:12], g[12:15], r, y)
 
 
-def _relu_target(relu_out: np.ndarray, shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """``relu_out`` as an array of ``shape`` to write into (a view: it must be C-contiguous,
-    of the output's size and dtype)."""
+_nones: dict[tuple, np.ndarray] = {}
+
+
+def _none(nd: int, dtype: np.dtype) -> np.ndarray:
+    """An empty array of ``nd`` axes: "no output array given" to the nopython kernels."""
+    a = _nones.get((nd, dtype))
+    if a is None:
+        a = _nones[(nd, dtype)] = np.empty((0,) * nd, dtype)
+    return a
+
+
+def _relu_target(
+    relu_out: np.ndarray, shape: tuple, dtype: np.dtype, name: str = "relu_out"
+) -> np.ndarray:
+    """``relu_out`` (or the array ``name``) as an array of ``shape`` to write into (a view: it
+    must be C-contiguous, of the output's size and dtype)."""
     if (
         type(relu_out) is not np.ndarray
         or relu_out.dtype != dtype
         or not relu_out.flags.c_contiguous
         or relu_out.size != math.prod(shape)
     ):
-        raise ValueError(f"Conv: relu_out should be a C-contiguous {dtype} array of {shape}")
+        raise ValueError(f"Conv: {name} should be a C-contiguous {dtype} array of {shape}")
     return relu_out.reshape(shape)
 
 
@@ -170,20 +185,24 @@ def conv_shift_shared(
     g: np.ndarray,
     threads: int,
     relu_out: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`conv_shift_g` on up to ``threads`` threads (:func:`conv_threads`); ``x`` (N, C,
     D, H, W) C-contiguous, ``w`` (M, K) and ``bias`` (M,) C-contiguous in x's dtype. With
     ``relu_out`` (C-contiguous, the output's size and dtype) the Relu of the output is written
-    into it as well."""
+    into it as well; with ``out`` (C-contiguous, the output's shape and dtype) the output is
+    written there (with ``relu_out`` only)."""
     o = g[12:15]
+    shape = (x.shape[0], w.shape[0], *o)
     if relu_out is not None:
-        relu_out = _relu_target(relu_out, (x.shape[0], w.shape[0], *o), x.dtype)
+        relu_out = _relu_target(relu_out, shape, x.dtype)
+    y = _none(5, x.dtype) if out is None else _relu_target(out, shape, x.dtype, "out")
     if threads <= 1:
         if relu_out is None:
             return conv_shift_g(x, w, bias, g)
-        return conv_shift_relu_g(x, w, bias, g, relu_out)
+        return conv_shift_relu_g(x, w, bias, g, relu_out, y)
     group, k, s, d, pb = int(g[15]), g[0:3], g[3:6], g[6:9], g[9:12]
-    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o)
+    xps, offs, out, Q, T, rows, total, width = _shift_prepare(x, w, bias, group, k, s, d, pb, o, y)
     rf = np.empty(0, x.dtype) if relu_out is None else relu_out.reshape(-1)
     common = (xps, offs, w, bias, out.reshape(-1), rf)
     rest = (group, w.shape[0] // group, o, Q, T, rows)
@@ -195,6 +214,81 @@ def conv_shift_shared(
 # ---- 1x1 ------------------------------------------------------------------------------------
 
 
+#: Four filters by two and by three vectors, with the Relu step: the last pixels of a chunk in
+#: one group of registers (:func:`_tail_4`).
+_tile_4_2_relu = _tile(4, 2, True)
+_tile_4_3_relu = _tile(4, 3, True)
+
+
+@numba.njit(cache=True)
+def _tail_4(xf, offs, w, acc, bias, m, r, C, t0, a0, tv, rf):
+    """The ``tv`` (1 .. :data:`~._conv_simd.WIDE`) vectors of four filters from pixel ``a0``
+    (input ``t0``) in one group of registers, with the Relu step."""
+    if tv == 1:
+        tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    elif tv == 2:
+        _tile_4_2_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    elif tv == 3:
+        _tile_4_3_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+    else:
+        tile_4_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, a0, 1, rf)
+
+
+@numba.njit(cache=True)
+def _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item):
+    """:func:`~._conv_shift.pointwise_item` with ``rf`` (acc's shape) given: the same items
+    and sums, the Relu of each value written beside it by the tiles' last step, from the
+    registers (:func:`~._conv_simd._tile`'s ``relu``), not by a second loop over ``acc``. The
+    pixels after a chunk's last full group of four filters by ``WIDE`` vectors are one group
+    of as many vectors as they need, ending at the chunk's last pixel (overlapping the group
+    before, whose values it writes again, equal), where single vectors kept only four sums in
+    registers (a 13 x 13 layer's 169 pixels: 41 of them)."""
+    M, C = w.shape
+    vl = VEC_BYTES // xf.itemsize
+    gw = WIDE * vl
+    blocks = filter_blocks(M)
+    chunks = (P + chunk - 1) // chunk
+    b = item % blocks
+    c = item // blocks
+    n = c // chunks
+    p0 = (c - n * chunks) * chunk
+    pc = min(chunk, P - p0)
+    nw = pc // gw
+    n1 = (pc - nw * gw) // vl
+    rest = pc - nw * gw - n1 * vl
+    t0 = n * C * P + p0
+    m, nf = block_start(b, M)
+    r = n * M + m
+    if nf == 4:
+        if nw > 0:
+            tile_4_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, p0, nw, rf)
+        tail = pc - nw * gw
+        if nw > 0 and tail > 0:
+            tv = (tail + vl - 1) // vl
+            _tail_4(xf, offs, w, acc, bias, m, r, C, t0 + pc - tv * vl, p0 + pc - tv * vl, tv, rf)
+            return
+        if n1 > 0:
+            tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1, rf)
+        if rest > 0:
+            tile_4_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1, rf)
+    else:
+        if nw > 0:
+            tile_1_wide_relu(xf, offs, w, acc, bias, m, r, C, t0, p0, nw, rf)
+        if n1 > 0:
+            tile_1_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + nw * gw, p0 + nw * gw, n1, rf)
+        if rest > 0:
+            tile_1_1_relu(xf, offs, w, acc, bias, m, r, C, t0 + pc - vl, p0 + pc - vl, 1, rf)
+
+
+@numba.njit(cache=True)
+def _pw_item(xf, offs, w, acc, rf, bias, P, chunk, item):
+    """Item ``item`` of a 1x1 convolution, with its Relu when ``rf`` is not empty."""
+    if rf.size > 0:
+        _pointwise_relu_item(xf, offs, w, acc, rf, bias, P, chunk, item)
+    else:
+        pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, item)
+
+
 @numba.njit(cache=True, nogil=True)
 def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bias, P, chunk):
     """Take items of a shared 1x1 convolution until none is left, then
@@ -203,15 +297,15 @@ def _pointwise_claim(state, total, board, seen, budget, xf, offs, w, acc, rf, bi
         i = fetch_add(state, 0)
         if i >= total:
             return watch(board, seen, budget)
-        pointwise_item(xf, offs, w, acc, rf, bias, P, chunk, i)
+        _pw_item(xf, offs, w, acc, rf, bias, P, chunk, i)
         fetch_add(state, 1)
 
 
 @numba.njit(cache=True)
-def _pointwise_prepare(x, w, bias, has_bias):
+def _pointwise_prepare(x, w, bias, has_bias, y):
     N, C, P = x.shape
     M = w.shape[0]
-    out = np.empty((N, M, P), dtype=x.dtype)
+    out = np.empty((N, M, P), dtype=x.dtype) if y.size == 0 else y
     gw = WIDE * VEC_BYTES // x.itemsize
     bc = np.ascontiguousarray(bias) if has_bias else np.zeros(M, dtype=x.dtype)
     chunk = max(gw, CHUNK_INPUT // C // gw * gw)
@@ -219,11 +313,11 @@ def _pointwise_prepare(x, w, bias, has_bias):
 
 
 @numba.njit(cache=True)
-def _pointwise_serial(x, w, bias, has_bias, r):
+def _pointwise_serial(x, w, bias, has_bias, r, y):
     N, C, P = x.shape
     M = w.shape[0]
     relu = r.size > 0
-    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias, y)
     if P < VEC_BYTES // x.itemsize:  # too narrow for a vector: plain loops
         for n in range(N):
             for m in range(M):
@@ -240,7 +334,7 @@ def _pointwise_serial(x, w, bias, has_bias, r):
     ra = r.reshape((N * M, P) if relu else (0, 0))
     wc = np.ascontiguousarray(w)
     for i in range(total):
-        pointwise_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
+        _pw_item(x.reshape(-1), offs, wc, acc, ra, bc, P, chunk, i)
     return out
 
 
@@ -252,14 +346,16 @@ def conv_pointwise_tiles(x, w, bias, has_bias):
     into the output's rows, the bias added in registers (see
     :func:`~._conv_shift.pointwise_item`), on the calling thread. Returns (N, M, P) in x's
     dtype."""
-    return _pointwise_serial(x, w, bias, has_bias, np.empty((0, 0, 0), x.dtype))
+    none = np.empty((0, 0, 0), x.dtype)
+    return _pointwise_serial(x, w, bias, has_bias, none, none)
 
 
 @numba.njit(cache=True)
-def conv_pointwise_relu(x, w, bias, has_bias, r):
+def conv_pointwise_relu(x, w, bias, has_bias, r, y):
     """:func:`conv_pointwise_tiles`, also writing the Relu of its output into ``r``
-    (C-contiguous (N, M, P) in x's dtype)."""
-    return _pointwise_serial(x, w, bias, has_bias, r)
+    (C-contiguous (N, M, P) in x's dtype); the output is ``y`` (the same) unless that is empty
+    (then a new array)."""
+    return _pointwise_serial(x, w, bias, has_bias, r, y)
 
 
 def conv_pointwise_shared(
@@ -269,20 +365,22 @@ def conv_pointwise_shared(
     has_bias: bool,
     threads: int,
     relu_out: np.ndarray | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`conv_pointwise_tiles` on up to ``threads`` threads; ``x`` (N, C, P)
     C-contiguous, ``w`` (M, C) and ``bias`` (M,) C-contiguous in x's dtype. With ``relu_out``
     (C-contiguous, the output's size and dtype) the Relu of the output is written into it as
-    well."""
+    well; with ``out`` (the same) the output is written there (with ``relu_out`` only)."""
     N, C, P = x.shape
     M = w.shape[0]
     if relu_out is not None:
         relu_out = _relu_target(relu_out, (N, M, P), x.dtype)
+    y = _none(3, x.dtype) if out is None else _relu_target(out, (N, M, P), x.dtype, "out")
     if threads <= 1 or P < VEC_BYTES // x.itemsize:
         if relu_out is None:
             return conv_pointwise_tiles(x, w, bias, has_bias)
-        return conv_pointwise_relu(x, w, bias, has_bias, relu_out)
-    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias)
+        return conv_pointwise_relu(x, w, bias, has_bias, relu_out, y)
+    out, bc, offs, chunk, total = _pointwise_prepare(x, w, bias, has_bias, y)
     ra = np.empty((0, 0), x.dtype) if relu_out is None else relu_out.reshape(N * M, P)
     args = (x.reshape(-1), offs, w, out.reshape(N * M, P), ra, bc, P, chunk)
     share(_pointwise_claim, total, lambda j: args, min(threads, total))

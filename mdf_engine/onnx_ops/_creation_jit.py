@@ -10,7 +10,7 @@ from numba import types
 from numba.extending import overload
 
 from ._reshape_jit import SHAPE_CHANGED
-from ._shape_jit import _dims, _flat, _ints, check_like
+from ._shape_jit import _dims, _flat, _ints, _shaped, check_like
 
 
 @numba.njit(cache=True)
@@ -84,3 +84,20 @@ def range_like_jit(start, limit, delta, like):
     vals = _range_values(start, limit, delta)
     check_like(_dims(vals), like, "Range: " + SHAPE_CHANGED)
     return vals.astype(like.dtype)
+
+
+@numba.njit(cache=True)
+def eyelike_like_jit(input, dtype, k, like):
+    """EyeLike: ones on diagonal ``k`` of a 2-D array shaped as ``input``, in ``like``'s dtype
+    (``dtype``'s, or the input's when None, as the warm-up held it)."""
+    xd = _dims(input)
+    if len(xd) != 2:
+        raise ValueError("EyeLike: input must be 2-D")
+    check_like(xd, like, "EyeLike: " + SHAPE_CHANGED)
+    out = np.zeros(xd[0] * xd[1], like.dtype)
+    kk = np.int64(k)
+    for i in range(xd[0]):
+        j = i + kk
+        if 0 <= j < xd[1]:
+            out[i * xd[1] + j] = 1
+    return _shaped(out, like)

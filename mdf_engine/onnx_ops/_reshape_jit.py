@@ -65,55 +65,51 @@ def reshape5_like_jit(data, shape, like):
 
 
 @numba.njit(cache=True)
+def _axes_mask(ax, r, op, repeats):
+    """The axes ``ax`` (negative from the end) marked in a mask of rank ``r``; an axis out of
+    range raises, and a repeated one unless ``repeats``."""
+    mask = np.zeros(r, np.bool_)
+    for a in ax:
+        k = norm_axis(a, r)
+        if k < 0:
+            raise ValueError(op + ": an axis is out of range")
+        if mask[k] and not repeats:
+            raise ValueError(op + ": repeated axes")
+        mask[k] = True
+    return mask
+
+
+@numba.njit(cache=True)
+def _relabelled(data, want, like, op):
+    """``data``'s elements in ``like``'s shape, which must be ``want``."""
+    check_like(want, like, op + ": " + SHAPE_CHANGED)
+    return _shaped(_flat(data), like)
+
+
+@numba.njit(cache=True)
 def squeeze_like_jit(data, axes, like):
     """Squeeze (``axes`` an input from opset 13, an attribute before; None: every 1)."""
     xd = _dims(data)
     ax = _ints(axes)
-    drop = np.zeros(len(xd), np.bool_)
-    if len(ax) == 0:
-        for i in range(len(xd)):
-            drop[i] = xd[i] == 1
-    for a in ax:
-        k = norm_axis(a, len(xd))
-        if k < 0:
-            raise ValueError("Squeeze: an axis is out of range")
-        if xd[k] != 1:
+    drop = _axes_mask(ax, len(xd), "Squeeze", True) if len(ax) else xd == 1
+    for k in range(len(xd)):
+        if drop[k] and xd[k] != 1:
             raise ValueError("Squeeze: an axis to squeeze has a length other than 1")
-        drop[k] = True
-    want = np.empty(len(xd) - drop.sum(), np.int64)
-    j = 0
-    for i in range(len(xd)):
-        if not drop[i]:
-            want[j] = xd[i]
-            j += 1
-    check_like(want, like, "Squeeze: " + SHAPE_CHANGED)
-    return _shaped(_flat(data), like)
+    return _relabelled(data, xd[~drop], like, "Squeeze")
 
 
 @numba.njit(cache=True)
 def unsqueeze_like_jit(data, axes, like):
     """Unsqueeze (``axes`` positions in the output)."""
     xd = _dims(data)
-    ax = _ints(axes)
-    r = len(xd) + len(ax)
-    ones = np.zeros(r, np.bool_)
-    for a in ax:
-        k = norm_axis(a, r)
-        if k < 0:
-            raise ValueError("Unsqueeze: an axis is out of range")
-        if ones[k]:
-            raise ValueError("Unsqueeze: repeated axes")
-        ones[k] = True
-    want = np.empty(r, np.int64)
+    ones = _axes_mask(_ints(axes), len(xd) + len(_ints(axes)), "Unsqueeze", False)
+    want = np.ones(len(ones), np.int64)
     j = 0
-    for i in range(r):
-        if ones[i]:
-            want[i] = 1
-        else:
+    for i in range(len(ones)):
+        if not ones[i]:
             want[i] = xd[j]
             j += 1
-    check_like(want, like, "Unsqueeze: " + SHAPE_CHANGED)
-    return _shaped(_flat(data), like)
+    return _relabelled(data, want, like, "Unsqueeze")
 
 
 @numba.njit(cache=True)

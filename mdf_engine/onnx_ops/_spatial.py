@@ -21,6 +21,7 @@ import numba
 import numpy as np
 
 from ..errors import MDFError
+from ._spatial_jit import axis_window
 
 AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
 
@@ -65,7 +66,8 @@ def window_geometry(
     n = len(in_shape)
     mode = auto_pad_name(auto_pad)
     pads_t = ints(pads, 2 * n, 0, "pads", op)
-    same = mode == "SAME_UPPER" or mode == "SAME_LOWER"
+    code = AUTO_PADS.index(mode)  # (_spatial_jit's codes)
+    window = axis_window.py_func  # (the rule in Python: no Numba call per axis)
     out = [0] * n
     pb = [0] * n
     pe = [0] * n
@@ -73,24 +75,7 @@ def window_geometry(
         size, k, s, d = in_shape[i], kernel[i], strides[i], dilations[i]
         if s < 1 or d < 1 or k < 1:
             raise MDFError(f"{op}: kernel, strides and dilations must be >= 1")
-        dk = (k - 1) * d + 1
-        if same:
-            o = -(-size // s)
-            total = max(0, (o - 1) * s + dk - size)
-            small = total // 2
-            b, e = (small, total - small) if mode == "SAME_UPPER" else (total - small, small)
-        elif mode == "VALID":
-            b = e = 0
-            o = (size - dk) // s + 1
-        else:
-            b, e = pads_t[i], pads_t[n + i]
-            span = size + b + e - dk
-            if ceil_mode:
-                o = -(-span // s) + 1
-                if (o - 1) * s >= size + b:
-                    o -= 1
-            else:
-                o = span // s + 1
+        o, b, e = window(size, k, s, d, pads_t[i], pads_t[n + i], code, ceil_mode)
         if o < 1:
             raise MDFError(
                 f"{op}: the window (kernel {k}, dilation {d}) does not fit an input of size "

@@ -64,6 +64,32 @@ def pad_mode(auto_pad):
     raise ValueError("auto_pad should be NOTSET, SAME_UPPER, SAME_LOWER or VALID")
 
 
+@numba.njit(cache=True, inline="always")
+def axis_window(size, k, s, d, b, e, mode, ceil_mode):
+    """``(outputs, pad at the beginning, pad at the end)`` of a window of ``k`` taps ``d``
+    apart, ``s`` apart, along an axis of ``size`` (``mode``: the ``auto_pad`` code; ``b``
+    and ``e``: the given pads, which only NOTSET reads). The one statement of the rule: both
+    :func:`window_nb` and :func:`._spatial.window_geometry` (as ``.py_func``) call it; the
+    outputs may be below 1 (each caller reports that as its backend does)."""
+    dk = (k - 1) * d + 1
+    if mode == SAME_UPPER or mode == SAME_LOWER:
+        o = -(-size // s)
+        total = max(0, (o - 1) * s + dk - size)
+        small = total // 2
+        if mode == SAME_UPPER:
+            return o, small, total - small
+        return o, total - small, small
+    if mode == VALID:
+        return (size - dk) // s + 1, 0, 0
+    span = size + b + e - dk
+    if ceil_mode:
+        o = -(-span // s) + 1
+        if (o - 1) * s >= size + b:
+            o -= 1
+        return o, b, e
+    return span // s + 1, b, e
+
+
 @numba.njit(cache=True)
 def window_nb(sp, k, s, d, pads, mode, ceil_mode, extra):
     """The geometry array (16 int64: see :func:`._spatial.geometry_array`, ``extra`` last)
@@ -83,28 +109,7 @@ def window_nb(sp, k, s, d, pads, mode, ceil_mode, extra):
         size, ki, si, di = sp[i], k[i], s[i], d[i]
         if si < 1 or di < 1 or ki < 1:
             raise ValueError("kernel, strides and dilations must be >= 1")
-        dk = (ki - 1) * di + 1
-        if mode == SAME_UPPER or mode == SAME_LOWER:
-            o = -(-size // si)
-            total = max(0, (o - 1) * si + dk - size)
-            small = total // 2
-            if mode == SAME_UPPER:
-                b, e = small, total - small
-            else:
-                b, e = total - small, small
-        elif mode == VALID:
-            b = 0
-            e = 0
-            o = (size - dk) // si + 1
-        else:
-            b, e = pads[i], pads[n + i]
-            span = size + b + e - dk
-            if ceil_mode:
-                o = -(-span // si) + 1
-                if (o - 1) * si >= size + b:
-                    o -= 1
-            else:
-                o = span // si + 1
+        o, b, e = axis_window(size, ki, si, di, pads[i], pads[n + i], mode, ceil_mode)
         if o < 1 or b < 0 or e < 0:
             raise ValueError("the window does not fit the input")
         j = off + i

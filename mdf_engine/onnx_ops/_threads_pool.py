@@ -22,8 +22,9 @@ two shared kernels of an inference is the caller's Python and its unshared kerne
 returns to Python, and takes the GIL, only when a task came or the time is up (:func:`rest`,
 called at the end of an interpreted update, sends the workers to sleep at once). The caller
 waits for a worker's last items by watching ``state[1]`` (:data:`CALLER_SPIN_US`, a few
-items' time) before it polls the task's event. Spinning costs CPU time that a fork-join pool spends too
-(onnxruntime's threads spin after each run); a busy machine bounds it by the same times.
+items' time) before it polls it every 0.2 ms. Spinning costs CPU time that a fork-join pool
+spends too (onnxruntime's threads spin after each run); a busy machine bounds it by the same
+times.
 
 **How many threads** (:func:`threads_for`): Numba's thread count of the calling thread
 (``numba.set_num_threads``, ``NUMBA_NUM_THREADS``), at most ``MDF_ENGINE_BLAS_THREADS`` when
@@ -47,11 +48,11 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _iget_num_threads
 
-from ._blas import thread_cap
+from ._blas import THREADS_VAR, thread_cap
 
 #: How long a worker watches for the next task before it sleeps on its queue (microseconds).
 WORKER_SPIN_US = 200
-#: How long the caller watches a worker finish its last items before it sleeps on its event.
+#: How long the caller watches a worker finish its last items before it polls (0.2 ms sleeps).
 CALLER_SPIN_US = 100
 #: How long the caller waits for a worker to start before it runs a hook (:func:`share`).
 START_SPIN_US = 50
@@ -166,10 +167,24 @@ def threads_for(work: int, part: int) -> int:
         return 1
     n = min(numba_threads(), work // part)
     if n > 1:
-        cap = thread_cap()
+        cap = _cap()
         if cap and cap < n:
             n = cap
     return max(n, 1)
+
+
+#: (the setting's text, its value) as :func:`_cap` last read them
+_cap_memo: list = [None, 0]
+
+
+def _cap() -> int:
+    """:func:`~._blas.thread_cap`, read and checked again only when the variable's text
+    changed (a shared kernel asks once per call: the check and its import cost microseconds)."""
+    text = os.environ.get(THREADS_VAR)
+    if text != _cap_memo[0]:
+        _cap_memo[1] = thread_cap()
+        _cap_memo[0] = text
+    return _cap_memo[1]
 
 
 class _Task:
@@ -181,7 +196,8 @@ class _Task:
         self.claim = claim
         self.args = args
         self.started = False
-        self.done = threading.Event()
+        #: set once the claim loop returned (no Event: the caller polls, see :func:`_finish`)
+        self.done = False
         self.error: BaseException | None = None
 
     def run(self) -> bool:
@@ -198,7 +214,7 @@ class _Task:
             # (at its next task), they made glibc trim and fault in the caller's heap pages
             # again (~400 page faults, 0.3-0.7 ms of system time per SqueezeNet conv1)
             del args
-            self.done.set()
+            self.done = True
         return bool(found)
 
 
@@ -218,7 +234,7 @@ def _calibrate() -> None:
     c0, t0 = _now_cycles(), time.perf_counter()
     time.sleep(0.002)
     rate = (_now_cycles() - c0) / max(time.perf_counter() - t0, 1e-4)  # per second
-    rate = max(rate, 1e6)  # a counter that does not tick: short spins, then the events
+    rate = max(rate, 1e6)  # a counter that does not tick: short spins, then the polling
     _budget[:] = [
         int(rate * WORKER_SPIN_US * 1e-6),
         int(rate * CALLER_SPIN_US * 1e-6),
@@ -322,14 +338,14 @@ def share(claim: Callable[..., bool], total: int, args_of: Callable[[int], tuple
 
 def _finish(claim: Callable[..., bool], args: tuple, tasks: list) -> None:
     """The caller's part of :func:`share`: take the items left, wait for the workers' last
-    (spinning, then polling: a worker's task is done when its items are, its event set only
+    (spinning, then polling: a worker's task is done when its items are, its flag set only
     once its watch ends)."""
     claim(*args)
     state, total = args[0], args[1]
     if state[1] < total and not _spin_below(state, 1, total, _budget[1]):
         for t in tasks:  # a worker still has items: it has started, and will finish them
-            while t.started and state[1] < total and not t.done.is_set():
-                t.done.wait(0.0002)
+            while t.started and state[1] < total and not t.done:
+                time.sleep(0.0002)
     for t in tasks:
-        if t.error is not None and t.done.is_set():
+        if t.error is not None and t.done:
             raise t.error

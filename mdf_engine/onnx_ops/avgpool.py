@@ -299,40 +299,26 @@ def _sum3(dst, off, src, o0, o1, o2, step, n, m, update):
 
 
 def _sum_pool(
-    X, p, count_include_pad, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
-):
+    X: Any,
+    p: float,
+    count_include_pad: Any,
+    op: str,
+    *,
+    auto_pad="NOTSET",
+    ceil_mode=0,
+    dilations=None,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> np.ndarray:
+    """AveragePool (``p`` 0) or LpPool (``p`` > 0) of ``X`` with the window attributes of
+    ``POOL_ATTRS`` (the two ops' common attributes: each op passes them on as given)."""
     X = as_array(X)
     nsp, k, s, d, out, pb, pe = pool_window(
         X, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, op
     )
     hi = tuple(X.shape[2 + i] + pe[i] for i in range(nsp))
-    xf = float_in(X)
-    if nsp <= 2 and p == 0:
-        y = _avgpool2d_rows(
-            as5d(xf),
-            lift3(k, 1),
-            lift3(s, 1),
-            lift3(d, 1),
-            lift3(pb, 0),
-            lift3(out, 1),
-            lift3(hi, 1),
-            bool(count_include_pad),
-        )
-        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
-    if nsp <= 2:
-        y = _sumpool2d_rows(
-            as5d(xf),
-            lift3(k, 1),
-            lift3(s, 1),
-            lift3(d, 1),
-            lift3(pb, 0),
-            lift3(out, 1),
-            lift3(hi, 1),
-            bool(count_include_pad),
-            float(p),
-        )
-        return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
-    y = _sumpool3d(
+    args = (
         as5d(float_in(X)),
         lift3(k, 1),
         lift3(s, 1),
@@ -341,9 +327,14 @@ def _sum_pool(
         lift3(out, 1),
         lift3(hi, 1),
         bool(count_include_pad),
-        float(p),
     )
-    return y.reshape(X.shape[:2] + out).astype(X.dtype)
+    if nsp <= 2 and p == 0:
+        y = _avgpool2d_rows(*args)
+    elif nsp <= 2:
+        y = _sumpool2d_rows(*args, float(p))
+    else:
+        y = _sumpool3d(*args, float(p))
+    return y.reshape(X.shape[:2] + out).astype(X.dtype, copy=False)
 
 
 @numba.njit(cache=True)
@@ -372,51 +363,14 @@ def avgpool_jit(X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, 
     attributes={**POOL_ATTRS, "count_include_pad": 0},
     jit=avgpool_jit,
 )
-def average_pool(
-    X: Any,
-    *,
-    auto_pad="NOTSET",
-    ceil_mode=0,
-    dilations=None,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
-    count_include_pad=0,
-) -> tuple[np.ndarray]:
+def average_pool(X: Any, *, count_include_pad=0, **window: Any) -> tuple[np.ndarray]:
     """Mean over each window; padding counted in the divisor only with count_include_pad."""
-    return (
-        _sum_pool(
-            X,
-            0.0,
-            count_include_pad,
-            kernel_shape,
-            strides,
-            dilations,
-            pads,
-            auto_pad,
-            ceil_mode,
-            "AveragePool",
-        ),
-    )
+    return (_sum_pool(X, 0.0, count_include_pad, "AveragePool", **window),)
 
 
 @onnx_op("LpPool", inputs=("X",), since=2, attributes={**POOL_ATTRS, "p": 2})
-def lp_pool(
-    X: Any,
-    *,
-    auto_pad="NOTSET",
-    ceil_mode=0,
-    dilations=None,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
-    p=2,
-) -> tuple[np.ndarray]:
+def lp_pool(X: Any, *, p=2, **window: Any) -> tuple[np.ndarray]:
     """``(sum |x|^p)^(1/p)`` over each window (padding contributes zeros)."""
     if float(p) <= 0:
         raise MDFError(f"LpPool: p should be positive, got {p}")
-    return (
-        _sum_pool(
-            X, float(p), 0, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, "LpPool"
-        ),
-    )
+    return (_sum_pool(X, float(p), 0, "LpPool", **window),)

@@ -110,29 +110,20 @@ def cast_array(x: Any, to: Any) -> np.ndarray:
         return a.astype(dt)
 
 
-@onnx_op(
-    "Cast",
-    inputs=("input",),
-    attributes={"to": 1},
-    outputs=("output",),
-    since=6,
-    jit=J.cast_like_jit,
-    jit_like=True,
-)
+#: the schema fields every Cast version shares: its nopython twin takes the result's template
+#: (``jit_like``), and a constant ``to`` its slot holds as another dtype goes through Python
+CAST = {"inputs": ("input",), "outputs": ("output",), "jit_like": True, "jit_dtype": "to"}
+#: CastLike's: the template's dtype is ``target_type``'s
+CASTLIKE = {"inputs": ("input", "target_type"), "outputs": ("output",), "jit_like": True}
+
+
+@onnx_op("Cast", attributes={"to": 1}, since=6, jit=J.cast_like_jit, **CAST)
 def cast(input, *, to=1):
     """Convert to the ONNX data type ``to`` (enum number or name)."""
     return (cast_array(input, to),)
 
 
-@onnx_op(
-    "Cast",
-    inputs=("input",),
-    attributes={"to": 1, "saturate": 1},
-    outputs=("output",),
-    since=19,
-    jit=J.cast19_like_jit,
-    jit_like=True,
-)
+@onnx_op("Cast", attributes={"to": 1, "saturate": 1}, since=19, jit=J.cast19_like_jit, **CAST)
 def cast_v19(input, *, to=1, saturate=1):
     """Cast; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
     return (cast_array(input, to),)
@@ -145,28 +136,13 @@ def _castlike(input: Any, target_type: Any) -> np.ndarray:
     return cast_array(input, t.dtype.name)
 
 
-@onnx_op(
-    "CastLike",
-    inputs=("input", "target_type"),
-    outputs=("output",),
-    since=15,
-    jit=J.castlike_like_jit,
-    jit_like=True,
-)
+@onnx_op("CastLike", since=15, jit=J.castlike_like_jit, **CASTLIKE)
 def castlike(input, target_type):
     """Cast ``input`` to the element type of ``target_type`` (only its dtype is read)."""
     return (_castlike(input, target_type),)
 
 
-@onnx_op(
-    "CastLike",
-    inputs=("input", "target_type"),
-    attributes={"saturate": 1},
-    outputs=("output",),
-    since=19,
-    jit=J.castlike19_like_jit,
-    jit_like=True,
-)
+@onnx_op("CastLike", attributes={"saturate": 1}, since=19, jit=J.castlike19_like_jit, **CASTLIKE)
 def castlike_v19(input, target_type, *, saturate=1):
     """CastLike; ``saturate`` only concerns float8 targets, which are outside the spec's era."""
     return (_castlike(input, target_type),)

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from . import onnx_op
 from ._axes import int_values, norm_axis
+from ._jita_split import split2_into_jit, split13_into_jit, split18_into_jit
 from ._reshape_jit import concat_like_jit
 
 
@@ -107,14 +108,26 @@ def _split_by(input: Any, split: Any, axis: Any, num_outputs: Any, parts=_equal_
     return _split(x, parts(n, int(num_outputs)), axis)
 
 
+#: the schema fields of every Split version (the kernels write into the parts' slots)
+PARTS = {"outputs": ("outputs",), "jit_parts": True}
+#: Split's inputs and attributes from opset 13
+SPLIT13 = {
+    "inputs": ("input", "split"),
+    "optional": ("split",),
+    "attributes": {"axis": 0, "num_outputs": None},
+    **PARTS,
+}
+
+
 # Before opset 18 an equal split has as many parts as the node has outputs, which only the
 # graph runner knows: it passes that count as ``num_outputs`` (see ``onnx_ops.run``).
 @onnx_op(
     "Split",
     inputs=("input",),
     attributes={"axis": 0, "split": None, "num_outputs": None},
-    outputs=("outputs",),
     since=2,
+    jit=split2_into_jit,
+    **PARTS,
 )
 def split_v2(input, *, axis=0, split=None, num_outputs=None):
     """Split along ``axis`` into parts of the sizes in the ``split`` attribute, or into
@@ -122,28 +135,14 @@ def split_v2(input, *, axis=0, split=None, num_outputs=None):
     return _split_by(input, split, axis, num_outputs)
 
 
-@onnx_op(
-    "Split",
-    inputs=("input", "split"),
-    optional=("split",),
-    attributes={"axis": 0, "num_outputs": None},
-    outputs=("outputs",),
-    since=13,
-)
+@onnx_op("Split", since=13, jit=split13_into_jit, **SPLIT13)
 def split_v13(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` into parts of the sizes given by the ``split`` input, or into
     ``num_outputs`` (the node's output count) equal parts."""
     return _split_by(input, split, axis, num_outputs)
 
 
-@onnx_op(
-    "Split",
-    inputs=("input", "split"),
-    optional=("split",),
-    attributes={"axis": 0, "num_outputs": None},
-    outputs=("outputs",),
-    since=18,
-)
+@onnx_op("Split", since=18, jit=split18_into_jit, **SPLIT13)
 def split(input, split=None, *, axis=0, num_outputs=None):
     """Split along ``axis`` by ``split`` sizes, or into ``num_outputs`` parts of
     ceil(n/num_outputs) (the last one smaller)."""

@@ -23,8 +23,24 @@ def _zero_point(zp: Any, default_dtype) -> np.ndarray:
     return np.asarray(zp)
 
 
-def _int_conv(x, w, xzp, wzp, B, key, op) -> np.ndarray:
-    """Exact integer convolution of (x - xzp) and (w - wzp) (+ int32 B) as float64."""
+def _int_conv(
+    x: Any,
+    w: Any,
+    xzp: Any,
+    wzp: Any,
+    B: Any,
+    op: str,
+    *,
+    auto_pad="NOTSET",
+    dilations=None,
+    group=1,
+    kernel_shape=None,
+    pads=None,
+    strides=None,
+) -> np.ndarray:
+    """Exact integer convolution of (x - xzp) and (w - wzp) (+ int32 B) as float64, with the
+    attributes of ``CONV_ATTRS`` (both ops pass them on as given)."""
+    key = geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
     x = as_array(x)
     w = np.asarray(w)
     xzp = _zero_point(xzp, x.dtype)
@@ -52,17 +68,10 @@ def conv_integer(
     w: Any,
     x_zero_point: Any = None,
     w_zero_point: Any = None,
-    *,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
+    **geometry: Any,
 ) -> tuple[np.ndarray]:
     """Integer convolution with zero points; the int32 accumulator is the output."""
-    key = geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
-    y = _int_conv(x, w, x_zero_point, w_zero_point, None, key, "ConvInteger")
+    y = _int_conv(x, w, x_zero_point, w_zero_point, None, "ConvInteger", **geometry)
     return (y.astype(np.int32),)
 
 
@@ -93,17 +102,10 @@ def qlinear_conv(
     y_scale: Any,
     y_zero_point: Any,
     B: Any = None,
-    *,
-    auto_pad="NOTSET",
-    dilations=None,
-    group=1,
-    kernel_shape=None,
-    pads=None,
-    strides=None,
+    **geometry: Any,
 ) -> tuple[np.ndarray]:
     """Quantized convolution: int32 accumulation, requantized to y's 8-bit type."""
-    key = geometry_key(auto_pad, dilations, group, kernel_shape, pads, strides)
-    acc = _int_conv(x, w, x_zero_point, w_zero_point, B, key, "QLinearConv")
+    acc = _int_conv(x, w, x_zero_point, w_zero_point, B, "QLinearConv", **geometry)
     M = acc.shape[1]
     ws = np.asarray(w_scale, np.float32).reshape(-1)
     if ws.size not in (1, M):

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import MDFError
 from ..limits import check_elements
 from . import onnx_op
-from ._creation_jit import range_like_jit, trilu_jit
+from ._creation_jit import eyelike_like_jit, range_like_jit, trilu_jit
 from ._reshape_jit import constantofshape_like_jit
 from .cast import onnx_dtype
 
@@ -159,7 +159,14 @@ def constantofshape(input, *, value=None):
 
 
 @onnx_op(
-    "EyeLike", inputs=("input",), attributes={"dtype": None, "k": 0}, outputs=("output",), since=9
+    "EyeLike",
+    inputs=("input",),
+    attributes={"dtype": None, "k": 0},
+    outputs=("output",),
+    since=9,
+    jit=eyelike_like_jit,
+    jit_like=True,
+    jit_dtype="dtype",
 )
 def eyelike(input, *, dtype=None, k=0):
     """Ones on the ``k``-th diagonal of a 2-D tensor shaped like ``input``, zeros elsewhere;

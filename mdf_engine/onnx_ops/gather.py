@@ -23,7 +23,15 @@ from ._index_common import (
     guarded,
     index_axis,
     reduction_code,
-    scatter_one,
+)
+from ._jita_elements import (
+    elements_offsets,
+    gatherelements_like_jit,
+    scatter_flat,
+    scatter_like_jit,
+    scatterelements16_like_jit,
+    scatterelements18_like_jit,
+    take_flat,
 )
 from ._shape_jit import _dims, _flat, _ints, _shaped, check_like, norm_axis
 
@@ -108,56 +116,13 @@ def gather(data, indices, *, axis=0):
 # ---------------------------------------------------------------- GatherElements / ScatterElements
 
 
-@numba.njit(cache=True)
-def _elements_offsets(idx, ishape, dshape, axis):
-    """Flat offsets into the C-ordered data for each element of the indices tensor."""
-    nd = ishape.size
-    dstr = np.ones(nd, dtype=np.int64)
-    for i in range(nd - 2, -1, -1):
-        dstr[i] = dstr[i + 1] * dshape[i + 1]
-    n = dshape[axis]
-    offs = np.empty(idx.size, dtype=np.int64)
-    for k in range(idx.size):
-        rem = k
-        off = 0
-        for d in range(nd - 1, -1, -1):
-            c = rem % ishape[d]
-            rem //= ishape[d]
-            if d == axis:
-                j = idx[k]
-                if j < 0:
-                    j += n
-                if j < 0 or j >= n:
-                    raise IndexError("index out of range")
-                c = j
-            off += c * dstr[d]
-        offs[k] = off
-    return offs
-
-
-@numba.njit(cache=True)
-def _take_flat(x, offs):
-    out = np.empty(offs.size, dtype=x.dtype)
-    for k in range(offs.size):
-        out[k] = x[offs[k]]
-    return out
-
-
-@numba.njit(cache=True)
-def _scatter_flat(out, offs, upd, reduction):
-    """out[offs[k]] (op)= upd[k]; reduction 0 none, 1 add, 2 mul, 3 max, 4 min."""
-    for k in range(offs.size):
-        scatter_one(out, offs[k], upd[k], reduction)
-    return out
-
-
 def _elem_offsets(op: str, x: np.ndarray, ind: np.ndarray, axis: Any) -> tuple[np.ndarray, int]:
     if ind.ndim != x.ndim:
         raise MDFError(f"{op}: indices must have the rank of data ({x.ndim}), got {ind.ndim}")
     ax = index_axis(axis, x.ndim, op)
     offs = guarded(
         op,
-        _elements_offsets,
+        elements_offsets,
         flat_view(ind).astype(np.int64),
         np.array(ind.shape, dtype=np.int64),
         np.array(x.shape, dtype=np.int64),
@@ -172,13 +137,15 @@ def _elem_offsets(op: str, x: np.ndarray, ind: np.ndarray, axis: Any) -> tuple[n
     attributes={"axis": 0},
     outputs=("output",),
     since=11,
+    jit=gatherelements_like_jit,
+    jit_like=True,
 )
 def gatherelements(data, indices, *, axis=0):
     """``out[i..] = data[i.. with the axis coordinate replaced by indices[i..]]``."""
     x = np.asarray(data)
     ind = np.asarray(indices)
     offs, _ = _elem_offsets("GatherElements", x, ind, axis)
-    return (_take_flat(as_bits(flat_view(x)), offs).view(x.dtype).reshape(ind.shape),)
+    return (take_flat(as_bits(flat_view(x)), offs).view(x.dtype).reshape(ind.shape),)
 
 
 def _scatter_elements(
@@ -191,55 +158,44 @@ def _scatter_elements(
         raise MDFError(f"{op}: updates shape {upd.shape} must equal indices shape {ind.shape}")
     offs, _ = _elem_offsets(op, x, ind, axis)
     out = np.array(x, order="C", copy=True).reshape(-1)
-    _scatter_flat(out, offs, flat_view(upd).astype(x.dtype, copy=False), reduction)
+    scatter_flat(out, offs, flat_view(upd).astype(x.dtype, copy=False), reduction)
     return out.reshape(x.shape)
 
 
-@onnx_op(
-    "Scatter",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0},
-    outputs=("output",),
-    since=9,
-)
+#: the schema fields every Scatter/ScatterElements version shares (``jit_like``: a template)
+SCATTER = {"inputs": ("data", "indices", "updates"), "outputs": ("output",), "jit_like": True}
+#: the reductions of ScatterElements 16 (18 adds max and min)
+REDUCE16 = ("none", "add", "mul")
+
+
+@onnx_op("Scatter", attributes={"axis": 0}, since=9, jit=scatter_like_jit, **SCATTER)
 def scatter(data, indices, updates, *, axis=0):
     """Deprecated alias of ScatterElements without reduction."""
     return (_scatter_elements("Scatter", data, indices, updates, axis, 0),)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0},
-    outputs=("output",),
-    since=11,
-)
+@onnx_op("ScatterElements", attributes={"axis": 0}, since=11, jit=scatter_like_jit, **SCATTER)
 def scatterelements_v11(data, indices, updates, *, axis=0):
     """A copy of ``data`` with ``updates`` written at ``indices`` along ``axis``."""
     return (_scatter_elements("ScatterElements", data, indices, updates, axis, 0),)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0, "reduction": "none"},
-    outputs=("output",),
-    since=16,
-)
+def _reduced(data, indices, updates, axis, reduction, allowed) -> tuple:
+    r = reduction_code(reduction, "ScatterElements", allowed)
+    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+
+
+#: ScatterElements' attributes from opset 16
+REDUCING = {"attributes": {"axis": 0, "reduction": "none"}, **SCATTER}
+
+
+@onnx_op("ScatterElements", since=16, jit=scatterelements16_like_jit, **REDUCING)
 def scatterelements_v16(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add or mul (in index order for duplicates)."""
-    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul"))
-    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+    return _reduced(data, indices, updates, axis, reduction, REDUCE16)
 
 
-@onnx_op(
-    "ScatterElements",
-    inputs=("data", "indices", "updates"),
-    attributes={"axis": 0, "reduction": "none"},
-    outputs=("output",),
-    since=18,
-)
+@onnx_op("ScatterElements", since=18, jit=scatterelements18_like_jit, **REDUCING)
 def scatterelements(data, indices, updates, *, axis=0, reduction="none"):
     """ScatterElements with ``reduction`` none, add, mul, max or min."""
-    r = reduction_code(reduction, "ScatterElements", ("none", "add", "mul", "max", "min"))
-    return (_scatter_elements("ScatterElements", data, indices, updates, axis, r),)
+    return _reduced(data, indices, updates, axis, reduction, (*REDUCE16, "max", "min"))

@@ -10,61 +10,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 
 from ..errors import MDFError
+from . import _jita_nd as N
 from . import onnx_op
-from ._index_common import as_bits, flat_view, guarded, reduction_code, scatter_one
-
-
-@numba.njit(cache=True)
-def _nd_offsets(idx2, dshape, b, nbatch):
-    """Flat data offsets (in units of ``inner`` blocks) of each index tuple.
-
-    ``idx2`` is (nbatch * per_batch, q); tuple t belongs to batch t // per_batch."""
-    rows, q = idx2.shape
-    per = rows // nbatch if nbatch > 0 else 0
-    # block = product of dshape[b + q:], strides over dshape[b : b + q] in blocks
-    st = np.ones(q, dtype=np.int64)
-    for i in range(q - 2, -1, -1):
-        st[i] = st[i + 1] * dshape[b + i + 1]
-    slab = 1
-    for i in range(q):
-        slab *= dshape[b + i]
-    offs = np.empty(rows, dtype=np.int64)
-    for t in range(rows):
-        bi = t // per if per > 0 else 0
-        off = bi * slab
-        for i in range(q):
-            j = idx2[t, i]
-            n = dshape[b + i]
-            if j < 0:
-                j += n
-            if j < 0 or j >= n:
-                raise IndexError("index out of range")
-            off += j * st[i]
-        offs[t] = off
-    return offs
-
-
-@numba.njit(cache=True)
-def _gather_blocks(x, offs, inner):
-    out = np.empty(offs.size * inner, dtype=x.dtype)
-    for t in range(offs.size):
-        s = offs[t] * inner
-        for i in range(inner):
-            out[t * inner + i] = x[s + i]
-    return out
-
-
-@numba.njit(cache=True)
-def _scatter_blocks(out, offs, upd, inner, reduction):
-    for t in range(offs.size):
-        s = offs[t] * inner
-        for i in range(inner):
-            scatter_one(out, s + i, upd[t * inner + i], reduction)
-    return out
+from ._index_common import as_bits, flat_view, guarded, reduction_code
+from ._jita_nd import gather_blocks, nd_offsets, scatter_blocks
 
 
 def _nd_layout(op: str, x: np.ndarray, ind: np.ndarray, b: int):
@@ -78,7 +30,7 @@ def _nd_layout(op: str, x: np.ndarray, ind: np.ndarray, b: int):
     nbatch = math.prod(x.shape[:b])
     inner = math.prod(x.shape[b + q :])
     idx2 = np.ascontiguousarray(ind, dtype=np.int64).reshape(-1, q)
-    offs = guarded(op, _nd_offsets, idx2, np.array(x.shape, dtype=np.int64), b, nbatch)
+    offs = guarded(op, nd_offsets, idx2, np.array(x.shape, dtype=np.int64), b, nbatch)
     return offs, inner, q
 
 
@@ -87,11 +39,15 @@ def _gathernd(data: Any, indices: Any, batch_dims: int) -> np.ndarray:
     ind = np.asarray(indices)
     b = int(batch_dims)
     offs, inner, q = _nd_layout("GatherND", x, ind, b)
-    out = _gather_blocks(as_bits(flat_view(x)), offs, inner).view(x.dtype)
+    out = gather_blocks(as_bits(flat_view(x)), offs, inner).view(x.dtype)
     return out.reshape(ind.shape[:-1] + x.shape[b + q :])
 
 
-@onnx_op("GatherND", inputs=("data", "indices"), outputs=("output",), since=11)
+#: the nopython twins take the result's template (``jit_like``: ``_jita_nd``)
+LIKE = {"outputs": ("output",), "jit_like": True}
+
+
+@onnx_op("GatherND", inputs=("data", "indices"), since=11, jit=N.gathernd11_like_jit, **LIKE)
 def gathernd_v11(data, indices):
     """Slices of ``data`` addressed by the last dim of ``indices``."""
     return (_gathernd(data, indices, 0),)
@@ -101,8 +57,9 @@ def gathernd_v11(data, indices):
     "GatherND",
     inputs=("data", "indices"),
     attributes={"batch_dims": 0},
-    outputs=("output",),
     since=12,
+    jit=N.gathernd_like_jit,
+    **LIKE,
 )
 def gathernd(data, indices, *, batch_dims=0):
     """GatherND whose first ``batch_dims`` dims of data and indices are batch dims."""
@@ -118,46 +75,37 @@ def _scatternd(data: Any, indices: Any, updates: Any, reduction: int) -> np.ndar
     if upd.shape != want:
         raise MDFError(f"ScatterND: updates must have shape {want}, got {upd.shape}")
     out = np.array(x, order="C", copy=True).reshape(-1)
-    _scatter_blocks(out, offs, flat_view(upd).astype(x.dtype, copy=False), inner, reduction)
+    scatter_blocks(out, offs, flat_view(upd).astype(x.dtype, copy=False), inner, reduction)
     return out.reshape(x.shape)
 
 
-@onnx_op("ScatterND", inputs=("data", "indices", "updates"), outputs=("output",), since=11)
+#: ScatterND's inputs; its reductions from opset 16 (18 adds max and min)
+SCATTER = {"inputs": ("data", "indices", "updates"), **LIKE}
+REDUCE16 = ("none", "add", "mul")
+
+
+@onnx_op("ScatterND", since=11, jit=N.scatternd11_like_jit, **SCATTER)
 def scatternd_v11(data, indices, updates):
     """A copy of ``data`` with ``updates`` written at the index tuples of ``indices``."""
     return (_scatternd(data, indices, updates, 0),)
 
 
+def _reduced(data, indices, updates, reduction, allowed) -> tuple:
+    r = reduction_code(reduction, "ScatterND", allowed)
+    return (_scatternd(data, indices, updates, r),)
+
+
 @onnx_op(
-    "ScatterND",
-    inputs=("data", "indices", "updates"),
-    attributes={"reduction": "none"},
-    outputs=("output",),
-    since=16,
+    "ScatterND", attributes={"reduction": "none"}, since=16, jit=N.scatternd16_like_jit, **SCATTER
 )
 def scatternd_v16(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add or mul."""
-    return (
-        _scatternd(
-            data, indices, updates, reduction_code(reduction, "ScatterND", ("none", "add", "mul"))
-        ),
-    )
+    return _reduced(data, indices, updates, reduction, REDUCE16)
 
 
 @onnx_op(
-    "ScatterND",
-    inputs=("data", "indices", "updates"),
-    attributes={"reduction": "none"},
-    outputs=("output",),
-    since=18,
+    "ScatterND", attributes={"reduction": "none"}, since=18, jit=N.scatternd18_like_jit, **SCATTER
 )
 def scatternd(data, indices, updates, *, reduction="none"):
     """ScatterND with ``reduction`` none, add, mul, max or min."""
-    return (
-        _scatternd(
-            data,
-            indices,
-            updates,
-            reduction_code(reduction, "ScatterND", ("none", "add", "mul", "max", "min")),
-        ),
-    )
+    return _reduced(data, indices, updates, reduction, (*REDUCE16, "max", "min"))

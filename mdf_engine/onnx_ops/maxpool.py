@@ -21,6 +21,7 @@ from ..errors import MDFError
 from . import as_array, onnx_op
 from ._maxpool_rows import maxpool2d_rows, maxpool2d_values
 from ._pool_common import POOL_ATTRS, clip_taps
+from ._recycle import Recycler
 from ._spatial import geometry_array, hashable, ints, lift3, unpack_geometry, window_geometry
 from ._spatial_jit import as5d_nb, attr_int, pool_geometry, shaped_like_nb, spatial_nb
 from ._threads_pool import fetch_add, share, threads_for, watch
@@ -196,11 +197,13 @@ def _maxpool_plan(
 
 @numba.njit(cache=True)
 def maxpool_jit(
-    X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, storage_order, wanted
+    X, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, storage_order, wanted, Y=None
 ):
     """nopython MaxPool for the compiled backend: ``(Y, Indices)`` by the kernels
     :func:`max_pool` picks (the geometry from :mod:`._spatial_jit`); with ``wanted`` 1 (the
-    node uses Y alone) the Indices are left uncomputed."""
+    node uses Y alone) the Indices are neither computed nor given their shape (one
+    uninitialised element), and given ``Y`` (a C-contiguous compiled slot of Y's size,
+    ``backends/compiled/into.py``) the values are written there: no new array, no copy."""
     x5 = as5d_nb(X)
     sp = spatial_nb(X)
     if kernel_shape is None:
@@ -211,8 +214,13 @@ def maxpool_jit(
     rows = sp.size <= 2 and not _some_window_in_padding(k, s, d, pb, o, x5.shape[3], x5.shape[4])
     g[15] = 1 if rows else 0
     size = N * C * o[0] * o[1] * o[2]
-    yf = np.empty(size, dtype=x5.dtype)
-    idf = np.empty(size, dtype=np.int64)
+    if Y is None:
+        yf = np.empty(size, dtype=x5.dtype)
+    else:
+        if Y.size != size:
+            raise ValueError("a value of another shape than its compiled slot")
+        yf = Y.reshape(-1)
+    idf = np.empty(1 if wanted == 1 else size, dtype=np.int64)
     order = attr_int(storage_order, 0)
     if wanted == 1:
         if not rows:
@@ -228,7 +236,8 @@ def maxpool_jit(
     else:
         _maxpool_3d(x5, g, order, yf, idf, True)
     shape5 = (N, C, o[0], o[1], o[2])
-    return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(shape5), X)
+    ishape = (1, 1, 1, 1, 1) if wanted == 1 else shape5
+    return shaped_like_nb(yf.reshape(shape5), X), shaped_like_nb(idf.reshape(ishape), X)
 
 
 def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
@@ -247,6 +256,7 @@ def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
     except TypeError:
         return None
     memo: dict[tuple, tuple] = {}
+    ys = Recycler()  # (the values, handed out again once nothing refers to them)
 
     def run(X: Any) -> tuple[np.ndarray, ...]:
         if type(X) is np.ndarray and X.flags.c_contiguous:
@@ -256,7 +266,7 @@ def prepare_max_pool(consts: list[tuple[bool, Any]], attrs: dict[str, Any]):
                 if plan is None:
                     plan = memo[X.shape] = _maxpool_plan(X.shape, *key)
                 g, shape5, shape, size, values = plan
-                yf = np.empty(size, dtype=dt)
+                yf = ys.empty((size,), dt)
                 if values is not None:
                     _shared_values(values, X.reshape(shape5), g, yf)
                 else:

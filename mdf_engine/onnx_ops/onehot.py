@@ -7,26 +7,13 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
 from . import onnx_op
 from ._index_common import flat_view
-
-
-@numba.njit(cache=True)
-def _onehot_core(idx, outer, depth, inner, off, on, out):
-    for k in range(out.size):
-        out[k] = off
-    for o in range(outer):
-        for i in range(inner):
-            j = idx[o * inner + i]
-            if j < 0:
-                j += depth
-            if 0 <= j < depth:
-                out[(o * depth + j) * inner + i] = on
-    return out
+from ._jita_onehot import onehot_core, onehot_like_jit
 
 
 @onnx_op(
@@ -35,6 +22,8 @@ def _onehot_core(idx, outer, depth, inner, off, on, out):
     attributes={"axis": -1},
     outputs=("output",),
     since=9,
+    jit=onehot_like_jit,
+    jit_like=True,
 )
 def onehot(indices, depth, values, *, axis=-1):
     """One-hot encoding: a new ``depth``-long axis at ``axis`` holding ``values[1]`` at each
@@ -53,12 +42,13 @@ def onehot(indices, depth, values, *, axis=-1):
     a %= r
     outer = math.prod(ind.shape[:a])
     inner = math.prod(ind.shape[a:])
+    check_elements(outer * d * inner, "OneHot's result")
     idx = flat_view(ind)
     idx = np.trunc(idx).astype(np.int64) if idx.dtype.kind == "f" else idx.astype(np.int64)
     if vals.dtype.kind in "biuf":
         out = np.empty(outer * d * inner, dtype=vals.dtype)
-        _onehot_core(idx, outer, d, inner, vals[0], vals[1], out)
+        onehot_core(idx, outer, d, inner, vals[0], vals[1], out)
     else:  # strings, or dtypes Numba does not know: build a mask, then select
-        mask = _onehot_core(idx, outer, d, inner, 0, 1, np.empty(outer * d * inner, np.uint8))
+        mask = onehot_core(idx, outer, d, inner, 0, 1, np.empty(outer * d * inner, np.uint8))
         out = np.where(mask.astype(bool), vals[1], vals[0]).astype(vals.dtype)
     return (out.reshape(ind.shape[:a] + (d,) + ind.shape[a:]),)

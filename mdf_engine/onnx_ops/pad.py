@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MDFError
+from ..limits import check_elements
+from . import _jita_pad as P
 from . import onnx_op
 from ._axes import int_values, norm_axis
 
@@ -48,6 +50,7 @@ def _pad(
             )
         ]
     width = [(max(b, 0), max(e, 0)) for b, e in zip(before, after)]
+    check_elements([n + b + e for n, (b, e) in zip(x.shape, width)], "Pad's result")
     if mode == "constant":
         v = 0 if value is None or np.size(value) == 0 else np.asarray(value).reshape(-1)[0]
         out = np.full([n + b + e for n, (b, e) in zip(x.shape, width)], v, dtype=x.dtype)
@@ -82,22 +85,38 @@ def _pad(
     return out
 
 
+#: the modes of opsets 2-18 (19 adds wrap)
+MODES = ("constant", "reflect", "edge")
+
+
+def _pad_call(data, pads, value, axes, mode, allowed=MODES) -> tuple:
+    """The Python kernels' one call: ``pads`` and ``axes`` as ints (``axes`` None: all)."""
+    ax = None if axes is None else int_values(axes)
+    return (_pad(np.asarray(data), int_values(pads), mode, value, ax, allowed),)
+
+
+#: the nopython twins take the result's template (``jit_like``: ``_jita_pad``)
+LIKE = {"outputs": ("output",), "jit_like": True}
+#: Pad's inputs from opset 18
+INPUTS18 = {
+    "inputs": ("data", "pads", "constant_value", "axes"),
+    "optional": ("constant_value", "axes"),
+}
+
+
 @onnx_op(
     "Pad",
     inputs=("data",),
     attributes={"pads": None, "mode": "constant", "value": 0.0},
-    outputs=("output",),
     since=2,
+    jit=P.pad2_like_jit,
+    **LIKE,
 )
 def pad_v2(data, *, pads=None, mode="constant", value=0.0):
     """Pad (or crop, for negative values) by the ``pads`` attribute [begins..., ends...]."""
     if pads is None:
         raise MDFError("Pad (opset 2) needs the attribute 'pads'")
-    return (
-        _pad(
-            np.asarray(data), int_values(pads), mode, value, None, ("constant", "reflect", "edge")
-        ),
-    )
+    return _pad_call(data, pads, value, None, mode)
 
 
 @onnx_op(
@@ -105,62 +124,22 @@ def pad_v2(data, *, pads=None, mode="constant", value=0.0):
     inputs=("data", "pads", "constant_value"),
     optional=("constant_value",),
     attributes={"mode": "constant"},
-    outputs=("output",),
     since=11,
+    jit=P.pad11_like_jit,
+    **LIKE,
 )
 def pad_v11(data, pads, constant_value=None, *, mode="constant"):
     """Pad by the ``pads`` input; modes constant, reflect and edge."""
-    return (
-        _pad(
-            np.asarray(data),
-            int_values(pads),
-            mode,
-            constant_value,
-            None,
-            ("constant", "reflect", "edge"),
-        ),
-    )
+    return _pad_call(data, pads, constant_value, None, mode)
 
 
-@onnx_op(
-    "Pad",
-    inputs=("data", "pads", "constant_value", "axes"),
-    optional=("constant_value", "axes"),
-    attributes={"mode": "constant"},
-    outputs=("output",),
-    since=18,
-)
+@onnx_op("Pad", attributes={"mode": "constant"}, since=18, jit=P.pad18_like_jit, **INPUTS18, **LIKE)
 def pad_v18(data, pads, constant_value=None, axes=None, *, mode="constant"):
     """Pad by ``pads`` over ``axes`` (all when absent); modes constant, reflect and edge."""
-    return (
-        _pad(
-            np.asarray(data),
-            int_values(pads),
-            mode,
-            constant_value,
-            None if axes is None else int_values(axes),
-            ("constant", "reflect", "edge"),
-        ),
-    )
+    return _pad_call(data, pads, constant_value, axes, mode)
 
 
-@onnx_op(
-    "Pad",
-    inputs=("data", "pads", "constant_value", "axes"),
-    optional=("constant_value", "axes"),
-    attributes={"mode": "constant"},
-    outputs=("output",),
-    since=19,
-)
+@onnx_op("Pad", attributes={"mode": "constant"}, since=19, jit=P.pad19_like_jit, **INPUTS18, **LIKE)
 def pad(data, pads, constant_value=None, axes=None, *, mode="constant"):
     """Pad by ``pads`` over ``axes``; modes constant, reflect, edge and wrap."""
-    return (
-        _pad(
-            np.asarray(data),
-            int_values(pads),
-            mode,
-            constant_value,
-            None if axes is None else int_values(axes),
-            ("constant", "reflect", "edge", "wrap"),
-        ),
-    )
+    return _pad_call(data, pads, constant_value, axes, mode, (*MODES, "wrap"))

@@ -21,8 +21,9 @@ interpreted kernels draw from (``backends/compiled/draws.compiled_stream``): Num
 and the stream's state after them are numpy's, bit for bit (tests/test_random_compiled.py); a
 float32 output is the float64 draw rounded, as ``astype`` rounds it. A call with a ``seed``
 attribute gives the same values at every call: the compiled loop holds them as a constant (a
-seeded Bernoulli, whose values follow its input, is called through Python). Multinomial and
-Dropout are called through Python from the compiled loop.
+seeded Bernoulli, whose values follow its input, is called through Python). Multinomial is
+called through Python from the compiled loop; Dropout in inference has a nopython twin
+(``_jita_dropout``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from numba import objmode
 
 from ..errors import MDFError
 from ..randomness import generator
+from . import _jita_dropout as D
 from . import onnx_op
 
 _FLOAT_DTYPES = {1: np.float32, 10: np.float16, 11: np.float64}
@@ -308,7 +310,7 @@ def _dropout(x: np.ndarray, ratio: float, training: bool, seed: Any) -> tuple:
     attributes={"seed": None},
     outputs=("output", "mask"),
     since=12,
-    python_only=True,
+    jit=D.dropout_jit,
 )
 def dropout(data: Any, ratio: Any = None, training_mode: Any = None, *, seed: Any = None) -> tuple:
     """ONNX Dropout (opset >= 12): identity unless ``training_mode`` is true."""
@@ -323,7 +325,7 @@ def dropout(data: Any, ratio: Any = None, training_mode: Any = None, *, seed: An
     attributes={"ratio": 0.5},
     outputs=("output", "mask"),
     since=10,
-    python_only=True,
+    jit=D.dropout10_jit,
 )
 def dropout_10(data: Any, *, ratio: float = 0.5) -> tuple:
     """ONNX Dropout opset 10-11 (inference): the input, and an all-true bool mask."""
@@ -336,7 +338,7 @@ def dropout_10(data: Any, *, ratio: float = 0.5) -> tuple:
     attributes={"ratio": 0.5, "is_test": 0},
     outputs=("output", "mask"),
     since=1,
-    python_only=True,
+    jit=D.dropout1_jit,
 )
 def dropout_1(data: Any, *, ratio: float = 0.5, is_test: int = 0) -> tuple:
     """ONNX Dropout before opset 10 (inference; ``is_test`` accepted): the input, and a mask of

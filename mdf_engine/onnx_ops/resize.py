@@ -39,6 +39,9 @@ COORD_MODES = (
     "tf_half_pixel_for_nn",
     "tf_crop_and_resize",
 )
+#: cells along one resized axis: each takes a Python row of the axis's table (~10 us and
+#: ~200 bytes), so 10^8 cells cost 20 minutes and 20 GB before the result (audit 6)
+MAX_AXIS_CELLS = 2**20
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
 
 
@@ -314,6 +317,8 @@ def _resize(
     # before any table or the result is allocated (an axis alone, when another one is empty)
     check_elements(out, "Resize's result")
     check_elements(max(out, default=0), "Resize's result along one axis")
+    if max(out, default=0) > MAX_AXIS_CELLS:  # (its table is built in Python, cell by cell)
+        raise MDFError(f"Resize: an axis of {max(out)} cells; the limit is {MAX_AXIS_CELLS}")
     return resize_nd(
         X,
         tuple(out),

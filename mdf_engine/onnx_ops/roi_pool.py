@@ -140,16 +140,19 @@ def _roi_align(x, rois, bidx, oh, ow, sr, scale, offset, clamp_one, use_max):
 
 
 def _roi_align_impl(
-    X,
-    rois,
-    batch_indices,
-    mode,
-    output_height,
-    output_width,
-    sampling_ratio,
-    spatial_scale,
-    half_pixel,
-):
+    X: Any,
+    rois: Any,
+    batch_indices: Any,
+    half_pixel: bool,
+    *,
+    mode="avg",
+    output_height=1,
+    output_width=1,
+    sampling_ratio=0,
+    spatial_scale=1.0,
+) -> tuple[np.ndarray]:
+    """RoiAlign of every opset: the attributes of ``ROI_ATTRS`` as given, and whether sample
+    points are offset by half a pixel (``half_pixel``)."""
     X = as_array(X)
     rois = np.ascontiguousarray(rois, dtype=np.float64)
     bidx = np.ascontiguousarray(batch_indices, dtype=np.int64).reshape(-1)
@@ -187,30 +190,10 @@ ROI_ATTRS = {
 
 
 @onnx_op("RoiAlign", inputs=("X", "rois", "batch_indices"), since=10, attributes=ROI_ATTRS)
-def roi_align_10(
-    X: Any,
-    rois: Any,
-    batch_indices: Any,
-    *,
-    mode="avg",
-    output_height=1,
-    output_width=1,
-    sampling_ratio=0,
-    spatial_scale=1.0,
-) -> tuple[np.ndarray]:
+def roi_align_10(X: Any, rois: Any, batch_indices: Any, **attrs: Any) -> tuple[np.ndarray]:
     """Bilinear-sampled average/max over each bin of each region (opset 10: no half-pixel
     offset, regions at least 1x1)."""
-    return _roi_align_impl(
-        X,
-        rois,
-        batch_indices,
-        mode,
-        output_height,
-        output_width,
-        sampling_ratio,
-        spatial_scale,
-        False,
-    )
+    return _roi_align_impl(X, rois, batch_indices, False, **attrs)
 
 
 @onnx_op(
@@ -225,11 +208,7 @@ def roi_align_16(
     batch_indices: Any,
     *,
     coordinate_transformation_mode="half_pixel",
-    mode="avg",
-    output_height=1,
-    output_width=1,
-    sampling_ratio=0,
-    spatial_scale=1.0,
+    **attrs: Any,
 ) -> tuple[np.ndarray]:
     """RoiAlign with coordinate_transformation_mode half_pixel (default) or
     output_half_pixel (the opset-10 behaviour)."""
@@ -238,14 +217,5 @@ def roi_align_16(
             "RoiAlign: coordinate_transformation_mode should be 'half_pixel' or "
             f"'output_half_pixel', got '{coordinate_transformation_mode}'"
         )
-    return _roi_align_impl(
-        X,
-        rois,
-        batch_indices,
-        mode,
-        output_height,
-        output_width,
-        sampling_ratio,
-        spatial_scale,
-        coordinate_transformation_mode == "half_pixel",
-    )
+    half_pixel = coordinate_transformation_mode == "half_pixel"
+    return _roi_align_impl(X, rois, batch_indices, half_pixel, **attrs)

@@ -51,28 +51,17 @@ def _reshape(data: Any, shape: Any, allowzero: int) -> np.ndarray:
         raise MDFError(f"Reshape: cannot reshape {x.shape} into {tuple(target)}") from e
 
 
-@onnx_op(
-    "Reshape",
-    inputs=("data", "shape"),
-    outputs=("reshaped",),
-    since=5,
-    jit=J.reshape5_like_jit,
-    **LIKE,
-)
+#: Reshape's inputs and output
+RESHAPE = {"inputs": ("data", "shape"), "outputs": ("reshaped",), **LIKE}
+
+
+@onnx_op("Reshape", since=5, jit=J.reshape5_like_jit, **RESHAPE)
 def reshape_v5(data, shape):
     """Reshape to ``shape`` (0 copies the input dim, -1 is inferred); a view when possible."""
     return (_reshape(data, shape, 0),)
 
 
-@onnx_op(
-    "Reshape",
-    inputs=("data", "shape"),
-    attributes={"allowzero": 0},
-    outputs=("reshaped",),
-    since=14,
-    jit=J.reshape_like_jit,
-    **LIKE,
-)
+@onnx_op("Reshape", attributes={"allowzero": 0}, since=14, jit=J.reshape_like_jit, **RESHAPE)
 def reshape(data, shape, *, allowzero=0):
     """Reshape; with ``allowzero`` a 0 in ``shape`` means an empty dim, not a copied one."""
     return (_reshape(data, shape, allowzero),)
@@ -112,29 +101,18 @@ def _squeeze(data: Any, axes: Any) -> np.ndarray:
     return x.reshape([s for i, s in enumerate(x.shape) if i not in ax])
 
 
-@onnx_op(
-    "Squeeze",
-    inputs=("data",),
-    attributes={"axes": None},
-    outputs=("squeezed",),
-    since=11,
-    jit=J.squeeze_like_jit,
-    **LIKE,
-)
+#: Squeeze's and Unsqueeze's fields (``axes`` an attribute before opset 13, an input from 13)
+SQUEEZE = {"outputs": ("squeezed",), "jit": J.squeeze_like_jit, **LIKE}
+UNSQUEEZE = {"outputs": ("expanded",), "jit": J.unsqueeze_like_jit, **LIKE}
+
+
+@onnx_op("Squeeze", inputs=("data",), attributes={"axes": None}, since=11, **SQUEEZE)
 def squeeze_v11(data, *, axes=None):
     """Remove the length-1 dims in ``axes`` (attribute; all length-1 dims when absent)."""
     return (_squeeze(data, axes),)
 
 
-@onnx_op(
-    "Squeeze",
-    inputs=("data", "axes"),
-    optional=("axes",),
-    outputs=("squeezed",),
-    since=13,
-    jit=J.squeeze_like_jit,
-    **LIKE,
-)
+@onnx_op("Squeeze", inputs=("data", "axes"), optional=("axes",), since=13, **SQUEEZE)
 def squeeze(data, axes=None):
     """Remove the length-1 dims in ``axes`` (input; all length-1 dims when absent)."""
     return (_squeeze(data, axes),)
@@ -153,27 +131,13 @@ def _unsqueeze(data: Any, axes: Any) -> np.ndarray:
     return x.reshape(shape)
 
 
-@onnx_op(
-    "Unsqueeze",
-    inputs=("data",),
-    attributes={"axes": None},
-    outputs=("expanded",),
-    jit=J.unsqueeze_like_jit,
-    **LIKE,
-)
+@onnx_op("Unsqueeze", inputs=("data",), attributes={"axes": None}, **UNSQUEEZE)
 def unsqueeze_v1(data, *, axes=None):
     """Insert length-1 dims at ``axes`` (attribute, positions in the output)."""
     return (_unsqueeze(data, axes),)
 
 
-@onnx_op(
-    "Unsqueeze",
-    inputs=("data", "axes"),
-    outputs=("expanded",),
-    since=13,
-    jit=J.unsqueeze_like_jit,
-    **LIKE,
-)
+@onnx_op("Unsqueeze", inputs=("data", "axes"), since=13, **UNSQUEEZE)
 def unsqueeze(data, axes):
     """Insert length-1 dims at ``axes`` (input, positions in the output)."""
     return (_unsqueeze(data, axes),)
@@ -204,14 +168,11 @@ def transpose(data, *, perm=None):
 # ---------------------------------------------------------------- Tile / Expand
 
 
-@onnx_op(
-    "Tile",
-    inputs=("input", "repeats"),
-    since=6,
-    outputs=("output",),
-    jit=J.tile_like_jit,
-    **LIKE,
-)
+#: Tile's and Expand's output
+OUTPUT = {"outputs": ("output",), **LIKE}
+
+
+@onnx_op("Tile", inputs=("input", "repeats"), since=6, jit=J.tile_like_jit, **OUTPUT)
 def tile(input, repeats):
     """Repeat the input ``repeats[i]`` times along each dim i."""
     x = np.asarray(input)
@@ -222,14 +183,7 @@ def tile(input, repeats):
     return (np.tile(x, r),)
 
 
-@onnx_op(
-    "Expand",
-    inputs=("input", "shape"),
-    since=8,
-    outputs=("output",),
-    jit=J.expand_like_jit,
-    **LIKE,
-)
+@onnx_op("Expand", inputs=("input", "shape"), since=8, jit=J.expand_like_jit, **OUTPUT)
 def expand(input, shape):
     """Broadcast the input against ``shape`` (both ways: the result may exceed ``shape``)."""
     x = input if isinstance(input, np.ndarray) else np.asarray(input)

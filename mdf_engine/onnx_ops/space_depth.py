@@ -11,7 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import MDFError
+from . import _jita_space as J
 from . import onnx_op
+
+#: the nopython twins take the result's template (``jit_like``: ``_jita_space``)
+LIKE = {"outputs": ("output",), "jit_like": True}
 
 
 def _depth_to_space(x: np.ndarray, b: int, mode: str) -> np.ndarray:
@@ -29,7 +33,13 @@ def _depth_to_space(x: np.ndarray, b: int, mode: str) -> np.ndarray:
     return t.reshape(n, c // (b * b), h * b, w * b)
 
 
-@onnx_op("DepthToSpace", inputs=("input",), attributes={"blocksize": None}, outputs=("output",))
+@onnx_op(
+    "DepthToSpace",
+    inputs=("input",),
+    attributes={"blocksize": None},
+    jit=J.depthtospace1_like_jit,
+    **LIKE,
+)
 def depthtospace_v1(input, *, blocksize=None):
     """Move blocks of channels into spatial blocks (DCR order)."""
     if blocksize is None:
@@ -41,8 +51,9 @@ def depthtospace_v1(input, *, blocksize=None):
     "DepthToSpace",
     inputs=("input",),
     attributes={"blocksize": None, "mode": "DCR"},
-    outputs=("output",),
     since=11,
+    jit=J.depthtospace_like_jit,
+    **LIKE,
 )
 def depthtospace(input, *, blocksize=None, mode="DCR"):
     """Move blocks of channels into spatial blocks, ``mode`` DCR (default) or CRD."""
@@ -67,7 +78,13 @@ def _space_to_depth(x: np.ndarray, b: int, mode: str) -> np.ndarray:
     return t.reshape(n, c * b * b, h // b, w // b)
 
 
-@onnx_op("SpaceToDepth", inputs=("input",), attributes={"blocksize": None}, outputs=("output",))
+@onnx_op(
+    "SpaceToDepth",
+    inputs=("input",),
+    attributes={"blocksize": None},
+    jit=J.spacetodepth1_like_jit,
+    **LIKE,
+)
 def spacetodepth_v1(input, *, blocksize=None):
     """Move spatial blocks of ``blocksize`` x ``blocksize`` into channels (DCR order)."""
     if blocksize is None:
@@ -79,8 +96,9 @@ def spacetodepth_v1(input, *, blocksize=None):
     "SpaceToDepth",
     inputs=("input",),
     attributes={"blocksize": None, "mode": "DCR"},
-    outputs=("output",),
     since=28,
+    jit=J.spacetodepth_like_jit,
+    **LIKE,
 )
 def spacetodepth(input, *, blocksize=None, mode="DCR"):
     """SpaceToDepth with the channel order ``mode`` (DCR or CRD; opset 28)."""

@@ -70,6 +70,8 @@ def plan_call(
     if fname is not None:
         load_function_libraries([fname])
         name = fname if fname in REGISTRY else _alias(fname)
+        if prefer != "pnl" and _only_pnl(name):  # PsyNeuLink's "relu" is not others' "Relu"
+            name = _alias(fname, skip=name)
         schema = REGISTRY.lookup(
             name, opset if name.startswith("onnx::") else None, f"{where}.function"
         )
@@ -141,8 +143,14 @@ def _spread_name_list(schema: OpSchema, args: dict[str, Any], known: set[str]) -
     return out
 
 
-def _alias(fname: str) -> str:
+def _alias(fname: str, skip: str | None = None) -> str:
     """Spellings seen in files: ``onnx_ops.add`` -> ``onnx::Add`` is not guessed; only
-    case-insensitive matches of a registered name are accepted."""
-    lowered = {n.lower(): n for n in REGISTRY.names()}
+    case-insensitive matches of a registered name (other than ``skip``) are accepted."""
+    lowered = {n.lower(): n for n in REGISTRY.names() if n != skip}
     return lowered.get(fname.lower(), fname)
+
+
+def _only_pnl(name: str) -> bool:
+    """``name`` is registered by PsyNeuLink's functions alone (a file of another writer
+    spelling it means the case-insensitive match of another name, if there is one)."""
+    return name in REGISTRY and all(v.namespace == "pnl" for v in REGISTRY.versions(name))

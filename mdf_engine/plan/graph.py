@@ -12,6 +12,7 @@ from ..errors import MDFError
 from ..expressions import names_in
 from ..model import Graph, Model, Node, Parameter
 from ..psyneulink_files import ddm_outputs, edge_matrices, fold_projection_nodes, older_writer
+from ..psyneulink_mechanisms import mechanism_values, recurrent_projections
 from .calls import plan_call, preferred_namespace
 from .conventions import fresh_parameters_in_calls, number_bare_output_ports
 from .libraries import expression_functions, graph_function_names, load_function_libraries
@@ -35,7 +36,8 @@ def plan_graph(
     opset = getattr(model, "onnx_opset_version", None) if model is not None else None
     prefer = preferred_namespace(model)
     if prefer == "pnl":
-        graph = ddm_outputs(edge_matrices(fold_projection_nodes(older_writer(graph, model))))
+        graph = fold_projection_nodes(older_writer(graph, model))
+        graph = mechanism_values(ddm_outputs(edge_matrices(recurrent_projections(graph))))
     load_function_libraries(graph_function_names(graph))
     funcs = expression_functions()
     try:

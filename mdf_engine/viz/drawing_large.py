@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import Graph, Node
+from ..safe_text import mpl_text
 from .figures import new_figure, save_figure
 
 #: Graphs with more nodes than this are drawn with the compact layout.
@@ -196,7 +197,7 @@ def draw_large(
     ax.text(
         nat_w / 2,
         -0.15,
-        heading + f"  ({len(graph.nodes)} nodes, compact view)",
+        mpl_text(heading + f"  ({len(graph.nodes)} nodes, compact view)"),
         ha="center",
         va="top",
         fontsize=font * 1.2,
@@ -229,7 +230,7 @@ def draw_large(
             ax.text(
                 x,
                 y - 0.03,
-                head if len(head) <= chars + 12 else head[: chars + 11] + "…",
+                mpl_text(head if len(head) <= chars + 12 else head[: chars + 11] + "…"),
                 ha="center",
                 va="top",
                 fontsize=font * 0.85,
@@ -240,7 +241,7 @@ def draw_large(
                 ax.text(
                     x,
                     y - 0.2,
-                    body,
+                    mpl_text(body),
                     ha="center",
                     va="top",
                     fontsize=font * 0.8,

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..safe_text import mpl_text
 from .figures import MAX_HEIGHT, axis_label, new_figure, numeric_values, save_figure
 from .sweep_table import SweepTable, coord_values, select_values
 
@@ -78,7 +79,7 @@ def plot_facets(
             mesh = ax.pcolormesh(
                 xs[ox], ys[oy], z, shading="nearest", cmap="viridis", vmin=lo, vmax=hi
             )
-            ax.set_title(f"{facet} = {fs[k]:.4g}", fontsize="small")
+            ax.set_title(mpl_text(f"{facet} = {fs[k]:.4g}"), fontsize="small")
         row[0].set_ylabel(axis_label(y, known.get(y)))
         cbar = fig.colorbar(mesh, ax=list(row))
         cbar.set_label(axis_label(name, known.get(name)) + (" (final)" if reduced else ""))
@@ -88,5 +89,5 @@ def plot_facets(
     if notes:
         head = (head + "\n" if head else "") + "at " + ", ".join(notes)
     if head:
-        fig.suptitle(head, fontsize="medium")
+        fig.suptitle(mpl_text(head), fontsize="medium")
     return save_figure(fig, path)

@@ -10,6 +10,7 @@ written image is ``size`` inches times ``dpi`` pixels (SVG/PDF: times 72 points)
 from __future__ import annotations
 
 import io
+import math
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +27,11 @@ IMAGE_FORMATS = ("png", "svg", "pdf")
 
 #: Default figures grow with their panels up to this height (inches).
 MAX_HEIGHT = 60.0
+
+#: A figure's side at most (pixels at its dpi), and its area (pixels): a PNG of 10^8 pixels
+#: is 400 MB in memory; matplotlib itself fails past 2^23 pixels a side, or with a MemoryError.
+MAX_SIDE_PIXELS = 2**15
+MAX_PIXELS = 10**8
 
 
 def image_format(path: str | os.PathLike) -> str:
@@ -44,9 +50,17 @@ def new_figure(size: tuple[float, float], dpi: float) -> Any:
     from ..extras import require
 
     Figure = require("matplotlib.figure").Figure
-    w, h = float(size[0]), float(size[1])
-    if not (w > 0 and h > 0 and dpi > 0):
-        raise MDFError(f"figure size and dpi must be positive, got size={size} dpi={dpi}")
+    w, h, dpi = float(size[0]), float(size[1]), float(dpi)
+    if not all(math.isfinite(x) and x > 0 for x in (w, h, dpi)):
+        raise MDFError(
+            f"figure size and dpi must be finite and positive, got size=({w:g}, {h:g}) dpi={dpi:g}"
+        )
+    if max(w, h) * dpi > MAX_SIDE_PIXELS or w * h * dpi * dpi > MAX_PIXELS:
+        raise MDFError(
+            f"a figure of {w:g} x {h:g} inches at {dpi:g} dpi is {w * dpi:.3g} x {h * dpi:.3g} "
+            f"pixels: at most {MAX_SIDE_PIXELS} a side and {MAX_PIXELS:.0e} in all "
+            "(a smaller --size or --dpi)"
+        )
     return Figure(figsize=(w, h), dpi=dpi)
 
 

@@ -217,7 +217,9 @@ def _family(
             z[i][order],
             marker="o" if len(xs) <= 40 else None,
             markersize=3,
-            label=f"{hue} = {h:.4g}" if isinstance(h, (float, int, np.number)) else f"{hue} = {h}",
+            label=mpl_text(
+                f"{hue} = {h:.4g}" if isinstance(h, (float, int, np.number)) else f"{hue} = {h}"
+            ),
         )
     ax.legend(loc="best", fontsize="small")
     ax.set_xlabel(axis_label(x, known.get(x)))

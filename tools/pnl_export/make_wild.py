@@ -66,6 +66,14 @@ def _mechanisms(comp):
             yield node
 
 
+def _compositions(comp):
+    """``comp`` and every composition nested in it, at any depth."""
+    yield comp
+    for node in comp.nodes:
+        if isinstance(node, pnl.Composition):
+            yield from _compositions(node)
+
+
 def _step_ids(step) -> list[str]:
     return sorted(ident(n.name) for n in step)
 
@@ -127,8 +135,8 @@ def record(
         seen = len(elist)
         execution.append([_step_ids(s) for s in steps])
         inner = {}
-        for node in comp.nodes:
-            if isinstance(node, pnl.Composition):
+        for node in _compositions(comp):
+            if node is not comp:
                 inner[ident(node.name)] = [
                     _step_ids(s) for s in node.scheduler.execution_list.get(eid, [])
                 ]

@@ -46,17 +46,28 @@ def connect(
     )
 
 
+def _model(model: str, graph: str) -> tuple[Model, Graph]:
+    """A model ``model`` of one empty graph ``graph``."""
+    m = Model(id=model)
+    g = Graph(id=graph)
+    m.graphs.append(g)
+    return m, g
+
+
+def _level_node(nid: str, level: object) -> Node:
+    """A source node ``nid`` whose output ``out_port`` is its parameter ``input_level``."""
+    return Node(
+        id=nid,
+        parameters=[Parameter(id="input_level", value=level)],
+        output_ports=[OutputPort(id="out_port", value="input_level")],
+    )
+
+
 def model_chain() -> tuple[Model, dict]:
     """A source node and a processing node using a standard function (linear) and an
     expression with a standard function call inside it (logistic)."""
-    m = Model(id="SimpleChain")
-    g = Graph(id="simple_chain")
-    m.graphs.append(g)
-    src = Node(
-        id="input_node",
-        parameters=[Parameter(id="input_level", value=0.5)],
-        output_ports=[OutputPort(id="out_port", value="input_level")],
-    )
+    m, g = _model("SimpleChain", "simple_chain")
+    src = _level_node("input_node", 0.5)
     proc = Node(id="processing_node")
     proc.input_ports.append(InputPort(id="input_port1"))
     proc.parameters += [
@@ -82,14 +93,8 @@ def model_chain() -> tuple[Model, dict]:
 
 def model_abcd() -> tuple[Model, dict]:
     """Four nodes in a chain, each with a different standard function."""
-    m = Model(id="ABCD")
-    g = Graph(id="abcd_example")
-    m.graphs.append(g)
-    inp = Node(
-        id="input0",
-        parameters=[Parameter(id="input_level", value=0.0)],
-        output_ports=[OutputPort(id="out_port", value="input_level")],
-    )
+    m, g = _model("ABCD", "abcd_example")
+    inp = _level_node("input0", 0.0)
     spec = [
         ("A", "linear", {"slope": 1.1, "intercept": 1.2}),
         ("B", "logistic", {"gain": 2.1, "bias": 3.2, "offset": 1.2}),
@@ -114,14 +119,8 @@ def model_abcd() -> tuple[Model, dict]:
 
 def model_arrays() -> tuple[Model, dict]:
     """2-D array parameters, an array weight on an edge and matrix expressions."""
-    m = Model(id="Arrays")
-    g = Graph(id="array_example")
-    m.graphs.append(g)
-    a = Node(
-        id="input_node",
-        parameters=[Parameter(id="input_level", value=[[1, 2.0], [3, 4]])],
-        output_ports=[OutputPort(id="out_port", value="input_level")],
-    )
+    m, g = _model("Arrays", "array_example")
+    a = _level_node("input_node", [[1, 2.0], [3, 4]])
     b = Node(id="middle_node", input_ports=[InputPort(id="input_port1", shape="(2, 2)")])
     b.parameters += [
         Parameter(id="slope", value=0.5),
@@ -143,9 +142,7 @@ def model_arrays() -> tuple[Model, dict]:
 
 def model_states() -> tuple[Model, dict]:
     """A counter (value mentioning itself) and a sine oscillator (two time derivatives)."""
-    m = Model(id="States")
-    g = Graph(id="state_example")
-    m.graphs.append(g)
+    m, g = _model("States", "state_example")
     counter = Node(id="counter_node")
     counter.parameters += [
         Parameter(id="increment", value=1),
@@ -167,9 +164,7 @@ def model_states() -> tuple[Model, dict]:
 
 
 def model_newton() -> tuple[Model, dict]:
-    m = Model(id="NewtonCoolingModel")
-    g = Graph(id="cooling_process")
-    m.graphs.append(g)
+    m, g = _model("NewtonCoolingModel", "cooling_process")
     n = Node(id="cool_node")
     n.parameters += [
         Parameter(id="cooling_coeff", value=0.1),
@@ -187,9 +182,7 @@ def model_newton() -> tuple[Model, dict]:
 
 def model_switched_rlc() -> tuple[Model, dict]:
     """A source voltage defined only by two conditions on time (no value)."""
-    m = Model(id="SwitchedRLC_Circuit")
-    g = Graph(id="SwitchedRLC_Circuit")
-    m.graphs.append(g)
+    m, g = _model("SwitchedRLC_Circuit", "SwitchedRLC_Circuit")
     n = Node(id="V")
     vs = Parameter(id="Vs")
     vs.conditions.append(ParameterCondition(id="off", test="time<0.5", value="0"))
@@ -245,9 +238,7 @@ def _iaf_node(nid: str, cells: int) -> Node:
 
 def _iaf(mid: str, cells: int) -> tuple[Model, dict]:
     random.seed(1234)
-    m = Model(id=mid)
-    g = Graph(id="iaf_example")
-    m.graphs.append(g)
+    m, g = _model(mid, "iaf_example")
     inp = Node(id="input_node")
     amp = [random.random() * 20 for _ in range(cells)] if cells > 1 else 10
     level = Parameter(id="level", value=0)
@@ -296,9 +287,7 @@ def _counter(nid: str, inputs: bool = True) -> Node:
 
 def _counter_chain(model: str, graph: str) -> tuple[Model, Graph]:
     """Counters A -> B -> C (A without input) in graph ``graph`` of model ``model``."""
-    m = Model(id=model)
-    g = Graph(id=graph)
-    m.graphs.append(g)
+    m, g = _model(model, graph)
     a, b, c = _counter("A", False), _counter("B"), _counter("C")
     g.nodes += [a, b, c]
     connect(g, a, b)
@@ -351,9 +340,7 @@ def model_composite_conditions() -> tuple[Model, dict]:
 def model_params_funcs() -> tuple[Model, dict]:
     """Parameters of every kind: constants, expressions, standard functions with args, node
     functions (the older list) and a function used inside an expression."""
-    m = Model(id="ParametersFunctions")
-    g = Graph(id="params_funcs_example")
-    m.graphs.append(g)
+    m, g = _model("ParametersFunctions", "params_funcs_example")
     n = Node(id="node0")
     n.parameters += [
         Parameter(id="param_fixed_int", value=2),

@@ -4,6 +4,11 @@
 module, the rows spread over threads); a graph whose first steps the interpreted backend runs
 (:mod:`.handover`) runs each set on an interpreter of its own for those steps and then the
 compiled ``run_quiet`` from its handed-over state (:func:`run_handed_over`).
+
+A batch the generated code stops with an exception of a model value (a kernel's index out of
+range, Numba's own failure; a parallel batch's ``SystemError`` caused by one) is reported as
+the interpreted backend reports it, naming the parameter set, the node and the field: the
+interpreter runs the sets in order until one fails (:func:`_replayed_error`).
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError
+from ...errors import EVALUATION_ERRORS, MDFError, evaluation_failed
 from .draws import stream_for
+from .handback import REPLAY_UPDATES
 from .handover import plan_with, write_schedule, write_state
 from .layout import Layout
 from .runtime import (
@@ -57,7 +63,14 @@ def run_cold(
         "rng": stream_for(runner.plan),
         "I": initializer_args(initializer),
     }
-    runner.call_jitted(runner._batch_fn, *arguments(BATCH_ARGS, args))
+    try:
+        runner.call_jitted(runner._batch_fn, *arguments(BATCH_ARGS, args))
+    except (SystemError, *EVALUATION_ERRORS) as e:
+        rows = range(values.shape[0])
+        found = _replayed_error(e, runner, values, rows, steps, dt, initializer, first_without_dt)
+        if found is None:
+            raise
+        raise found from None
     bad = first_failure(err)
     if bad is not None:
         runner.check_error(err[bad], f"parameter set {bad}: ")
@@ -120,9 +133,51 @@ def run_handed_over(
             "rng": stream_for(runner.plan),
             "I": inits,
         }
-        runner.call_jitted(runner._quiet_fn, *arguments(RUN_ARGS, args))
+        try:
+            runner.call_jitted(runner._quiet_fn, *arguments(RUN_ARGS, args))
+        except (SystemError, *EVALUATION_ERRORS) as e:
+            rows = (b,)
+            found = _replayed_error(
+                e, runner, values, rows, steps, dt, initializer, first_without_dt
+            )
+            if found is None:
+                raise
+            raise found from None
         runner.check_error(err, f"parameter set {b}: ")
     return rec[:, :, :width]
+
+
+def _replayed_error(
+    e: BaseException,
+    runner: Any,
+    values: np.ndarray,
+    rows: Any,
+    steps: int,
+    dt: float | None,
+    initializer: Mapping[str, Any] | None,
+    first_without_dt: bool,
+) -> MDFError | None:
+    """The MDFError for ``e``, which a batch's generated code raised: None when ``e`` is an
+    MDFError (the code's own checks) or not a model value's failure; else the first error
+    the interpreted backend meets running the parameter sets ``rows`` of ``values`` in order
+    (prefixed with the set), or, when it meets none or the sets are more than
+    ``REPLAY_UPDATES`` updates, the cause naming the graph."""
+    cause = e.__cause__ if isinstance(e, SystemError) else e
+    if isinstance(cause, MDFError) or not isinstance(cause, EVALUATION_ERRORS):
+        return None
+    from ...interpreter import InterpretedGraph
+
+    if len(rows) * steps <= REPLAY_UPDATES:
+        for b in rows:
+            plan = plan_with(runner.plan, runner.swept, values[b])
+            interp = InterpretedGraph(plan, check_finite=runner.check_finite)
+            for k in range(steps):
+                inc = None if ((k == 0 and first_without_dt) or dt is None) else dt
+                try:
+                    interp.evaluate(time_increment=inc, initializer=initializer)
+                except MDFError as found:
+                    return MDFError(f"parameter set {b}: {found.message}", found.path)
+    return evaluation_failed(cause, runner.plan.where)
 
 
 def _record(rec: np.ndarray, row: int, layout: Layout, interp: Any) -> None:

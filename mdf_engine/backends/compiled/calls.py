@@ -22,6 +22,7 @@ from ...plan import CallPlan, ValuePlan
 from ...registry import REGISTRY
 from . import helpers, runtime
 from .cache import files_digest
+from .call_slots import CallSlots
 from .draws import draw_call
 from .layout import Slot, Storage, numba_type, value_key
 from .runtime import _jit, _schema
@@ -75,7 +76,7 @@ def shape_from_values(cp: CallPlan) -> bool:
     return any(name in SHAPE_INPUTS and vp.expr is not None for name, vp in cp.args)
 
 
-class CallEmitter:
+class CallEmitter(CallSlots):
     """Code for calls of registered functions: Numba kernels as globals ``F<k>``, functions
     without one as ``PY<k>`` called through Python, argument temporaries, dtype checks."""
 
@@ -86,12 +87,7 @@ class CallEmitter:
         integers, bitwise and logical ops, indices, ...) would compute something else when an
         integer comes from a number slot or from an expression over slots."""
         for nid, np_ in self.plan.nodes.items():
-            st = self.interp.states[nid]
-            env = {
-                **st.inputs_read,
-                **{k: st.lookup(k) for k in st.params},
-                **{k: v for k, v in st.funcs.items() if v is not None},
-            }
+            env = self.warm_env(nid)
             calls = [(f"functions.{fid}", cp) for fid, cp in np_.functions]
             calls += [
                 (f"parameters.{pp.id}", pp.call) for pp in np_.parameters if pp.call is not None
@@ -200,6 +196,9 @@ class CallEmitter:
         like = self.like_template(cp, slot)  # (a kernel told its result's shape and dtype)
         jit = has_kernel(cp) and (like is not None or not shape_from_values(cp))
         jit = jit and (like is not None or not cp.schema.extra.get("jit_like"))
+        jit = jit and not self.dtype_not_held(cp, slot)
+        parts = self.parts_of(slot) if cp.schema.extra.get("jit_parts") else None
+        jit = jit and (parts is not None or not cp.schema.extra.get("jit_parts"))
         fn = self.function_schema(cp) if jit else None
         args = [local[n] if n is not None else "None" for n in cp.input_names]
         if not cp.schema.variadic:  # trailing optional inputs that were not given
@@ -221,6 +220,9 @@ class CallEmitter:
             return None if into else self.python_call(cp, args, out, ind, tag, slot)
         if like is not None:
             args.append(like)
+        if parts is not None:  # (Split: the kernel writes its parts into their slots)
+            out.append(f"{ind}{fn}({', '.join(args)}, {parts})")
+            return None
         if into:
             return f"{fn}({', '.join(args + into)})"
         if len(cp.schema.outputs) > 1:
@@ -311,6 +313,11 @@ class CallEmitter:
                 f"function '{sch.name}' has no Numba kernel, and a call "
                 f"through Python with {why} is not compiled"
             )
+        for i, dtype in self.narrow_numbers(cp, slot).items():  # (a uint8 number: 0-d uint8)
+            t = f"t_{tag}_{len(cp.args) + i}"  # (after the argument temporaries)
+            kind = self.consts.array(np.zeros(1, dtype))
+            out += [f"{ind}{t} = {kind}.copy().reshape(())", f"{ind}{t}[()] = {args[i]}"]
+            args[i] = t
         var = self.python_kernel(cp, [slot], False)
         res = f"r_{tag}"
         out += [

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable, evaluation_failed
+from ...errors import EVALUATION_ERRORS, MDFError, NotCompilable
 from ...plan import GraphPlan
 from .batch import run_cold, run_handed_over
 from .build import (
@@ -38,10 +38,10 @@ from .build import (
     numba_failure,
 )
 from .draws import stream_for
-from .handback import History, hand_back
+from .handback import History, hand_back, hand_back_failure
 from .handover import Handover, hand_over, run_prefix
 from .layout import Layout, Storage, fresh_state
-from .quick import QuickEvaluate, quick_from
+from .quick import QuickEvaluate, evaluate_again, quick_from
 from .readback import StateReads
 from .runtime import (
     ERR_WIDTH,
@@ -207,23 +207,18 @@ class CompiledGraph(StateReads):
         self, time_increment: float | None = None, initializer: Mapping[str, Any] | None = None
     ) -> None:
         """One reference ``evaluate()`` (see :class:`mdf_engine.backends.base.Runner`)."""
-        q = self._quick
-        if q is not None and time_increment is None and q.fits(self, initializer):
-            try:  # (errors as run_steps gives them after a first call)
-                self._raise_error(q.run(self.call_jitted, self.log))
-                return self.history.add(1, None, initializer, True)
-            except PythonCallFailed as e:  # (the interpreter runs it: handback.py)
-                hand_back(self, e)
-                self._give_up(str(e))
-            except EVALUATION_ERRORS as e:
-                raise (
-                    e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
-                ) from None
+        if time_increment is None and evaluate_again(self, initializer) is not None:
+            return
         if self.handover is not None and self.interp.evaluations >= self.handover.steps:
             hand_over(self)  # (before the mark: the log gets the interpreter's steps)
         mark = self.log.here()
         self.run_steps(1, time_increment, initializer, first_without_dt=time_increment is None)
         self.log.mark = mark
+
+    def evaluate_again(self, initializer: Mapping[str, Any] | None) -> tuple | None:
+        """A repeated evaluate() replayed (:func:`.quick.evaluate_again`): its time steps and
+        their times, or None when the general :meth:`evaluate` must run it."""
+        return evaluate_again(self, initializer)
 
     def last_update_steps(self) -> tuple[list[set[str]], list[float]]:
         """The time steps of the last evaluate() and their absolute times in ms (with
@@ -271,7 +266,6 @@ class CompiledGraph(StateReads):
             if steps == 0:
                 return
         if self.is_compiled:
-            first = self.evaluations == 0 or self.handed_over
             try:
                 self._run_compiled(steps, dt, initializer, first_without_dt)
                 self.handed_over = False
@@ -283,10 +277,8 @@ class CompiledGraph(StateReads):
                 hand_back(self, e)
                 self._give_up(str(e))
             except EVALUATION_ERRORS as e:  # also Numba's own failure on model values (a broadcast)
-                if not first or isinstance(e, MDFError):
-                    raise (
-                        e if isinstance(e, MDFError) else evaluation_failed(e, self.plan.where)
-                    ) from None
+                # (the interpreter runs the failing call and names the node: handback.py)
+                hand_back_failure(self, e)
                 self._give_up(f"{type(e).__name__}: {e}", quiet=True)
         if self._nodes is not None:
             self._check_initializer_keys(initializer)

@@ -14,6 +14,11 @@ copied); :func:`hand_back` replays them on the interpreter, which then runs the 
 and every later one. Every value the compiled loop gave was the interpreter's (exact, or
 refused), so the replayed state is the one the interpreter would hold.
 
+A run that fails on a model value (a kernel's index out of range, Numba's own failure on a
+broadcast: an exception that is not an MDFError, :func:`hand_back_failure`) is handed back the
+same way: the interpreter meets the failure itself and reports it as on a first run, naming the
+node and the field rather than the graph.
+
 A replay is refused, with a one-line MDFError naming the field, the cause and
 ``backend='interpreted'``, when the history is too long (:data:`REPLAY_UPDATES` updates, or
 :data:`REPLAY_NUMBERS` numbers of initializer values kept) or the graph draws random numbers
@@ -28,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import MDFError
+from ...errors import MDFError, evaluation_failed
 from .draws import stream_for
 
 log = logging.getLogger("mdf_engine")
@@ -72,12 +77,21 @@ class History:
             self._lose(f"it has run more than {REPLAY_UPDATES} updates compiled")
             return
         if initializer:
-            kept = {k: np.array(v, copy=True) for k, v in initializer.items()}
+            same = self.calls and _repeats(self.calls[-1], steps, dt, initializer, first_without_dt)
+            # (the same arrays, bit for bit: counted as a copy would be, none kept)
+            kept = (
+                self.calls[-1][3]
+                if same
+                else {k: np.array(v, copy=True) for k, v in initializer.items()}
+            )
             self.numbers += sum(v.size for v in kept.values())
             if self.numbers > REPLAY_NUMBERS:
                 self._lose(f"its initializer values exceed {REPLAY_NUMBERS} numbers")
                 return
-            self.calls.append([1, steps, dt, kept, first_without_dt])
+            if same:
+                self.calls[-1][0] += 1
+            else:
+                self.calls.append([1, steps, dt, kept, first_without_dt])
             return
         calls = self.calls
         if calls:  # (a loop of equal calls: one entry, counted; no list made per call)
@@ -94,6 +108,28 @@ class History:
 
     def _lose(self, why: str) -> None:
         self.calls, self.lost = [], why
+
+
+def _repeats(last: list, steps: int, dt: Any, initializer: Mapping[str, Any], first: bool) -> bool:
+    """Whether a call equals the kept call ``last``: its numeric arrays equal bit for bit
+    (a copy costs a page fault per 4 KB of new memory: 13 us a call for a 32x32 image). Such
+    a call counts towards :data:`REPLAY_NUMBERS` as a copy would, so the history is kept as
+    long as before (and then costs nothing more per call)."""
+    kept = last[3]
+    if (
+        kept is None
+        or last[1:3] != [steps, dt]
+        or last[4] != first
+        or kept.keys() != initializer.keys()
+    ):
+        return False
+    for k, v in initializer.items():
+        w = kept[k]
+        if type(v) is not np.ndarray or v.dtype.kind not in "biufc" or v.dtype != w.dtype:
+            return False
+        if v.shape != w.shape or v.tobytes() != w.tobytes():
+            return False
+    return True
 
 
 def hand_back(graph: Any, error: MDFError) -> None:
@@ -124,3 +160,14 @@ def hand_back(graph: Any, error: MDFError) -> None:
             history.updates,
         )
     history.clear()
+
+
+def hand_back_failure(graph: Any, e: BaseException) -> None:
+    """After a compiled run of ``graph`` raised ``e`` (one of ``errors.EVALUATION_ERRORS``):
+    re-raise an MDFError (the generated code's own checks name their field); else replay the
+    :class:`History`, so that the interpreter runs the failing call and reports the failure
+    naming the node and the field, as a first run does. Where the replay is refused, the
+    MDFError names the graph."""
+    if isinstance(e, MDFError):
+        raise e from None
+    hand_back(graph, evaluation_failed(e, graph.plan.where))

@@ -21,6 +21,7 @@ what its own kernel gives (the same kernels and float operations; the Relu the e
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -32,7 +33,8 @@ from .layout import Slot, Storage, value_key
 
 #: The registered ONNX functions whose Numba kernel takes its value's slot as the argument
 #: ``Y`` after its attributes and writes the value there: Conv's (then ``BN``: a fused
-#: normalization) and BatchNormalization's (then ``R``: a fused Relu).
+#: normalization) and BatchNormalization's (then ``R``: a fused Relu). MaxPool's does too
+#: (``IntoEmitter._pool_target``: after ``wanted``, into its slot or its one tuple item).
 INTO_KERNELS = frozenset({"onnx::Conv", "onnx::BatchNormalization"})
 #: Write kernels' values into their slots and fuse the chains above (tests compare against
 #: the generated code without them by turning this off).
@@ -52,13 +54,17 @@ class IntoEmitter:
         fused = self._into_fused()
         if (nid, pp.id) in fused["done"]:
             return []
+        pool = None
         if not self._into_ok(nid, pp, slot):
-            return None
+            pool = self._pool_target(nid, pp, slot)
+            if pool is None:
+                return None
         node = self.plan.nodes[nid]
         lines: list[str] = []
         written = [slot.var]
-        into = [slot.var]
-        chain = fused["conv"].get(nid) or fused["bn"].get(nid)
+        # (MaxPool: its ``wanted`` 1, then where Y goes)
+        into = [slot.var] if pool is None else [self.consts.literal(1), pool]
+        chain = None if pool is not None else fused["conv"].get(nid) or fused["bn"].get(nid)
         if chain is not None:
             bn, bn_pp, bn_slot, relu_slot = chain
             if nid in fused["bn"]:  # (the normalization with its Relu: R)
@@ -134,6 +140,32 @@ class IntoEmitter:
             and cp.outputs_wanted in (None, 1)
             and (cp.schema.name != "onnx::BatchNormalization" or inference_bn(cp))
         )
+
+    def _pool_target(self, nid: str, pp: ParameterPlan, slot: Slot) -> str | None:
+        """Where a MaxPool parameter whose Indices nobody reads writes its values: its slot,
+        or the one item of its slot when the model keeps its result as a tuple read as
+        ``pool[0]`` (modeci's ``onnx_to_mdf``); None when it is computed the general way."""
+        cp = pp.call
+        if (
+            cp is None
+            or cp.schema is None
+            or cp.schema.namespace != "onnx"
+            or cp.schema.name != "onnx::MaxPool"
+            or cp.outputs_wanted != 1
+            or not has_kernel(cp)
+            or shape_from_values(cp)
+            or pp.stateful
+            or pp.derivative is not None
+            or pp.conditions
+            or pp.value is not None
+            or (nid, pp.id) in self.swept
+        ):
+            return None
+        if not cp.keep_tuple:
+            return slot.var if self._into_slot(slot) else None
+        whole = dataclasses.replace(slot, seq="")
+        one = slot.seq and len(slot.shape) > 1 and slot.shape[0] == 1
+        return f"{slot.var}[0]" if one and self._into_slot(whole) else None
 
     def _into_slot(self, slot: Slot) -> bool:
         """Whether a kernel may write a value into ``slot``: a whole float array of its own."""

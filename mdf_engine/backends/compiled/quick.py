@@ -21,12 +21,15 @@ that call's array.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from .runtime import ERR_WIDTH, kept_dtype
+from ...errors import EVALUATION_ERRORS
+from .handback import hand_back, hand_back_failure
+from .runtime import ERR_WIDTH, PythonCallFailed, kept_dtype
 
 
 class QuickEvaluate:
@@ -47,9 +50,14 @@ class QuickEvaluate:
         self.err = np.zeros(ERR_WIDTH, dtype=np.int64)
         args[at_err] = self.err
         self.kinds = [_kind(v) for v in args[self.at_init :]]
+        if None in self.kinds:  # (the first call's array was converted: never replayed)
+            self.keys = (None,) * len(keys)
         self.entry = _entry_point(fn, args)
         self.clock = state["clock"]
         self._steps: list[frozenset[str]] | None = None
+        #: the ``(time steps, times)`` of every replayed update, when they never change (a
+        #: fixed schedule's one update, no absolute clock): :func:`evaluate_again`
+        self.pair: tuple[list[frozenset[str]], list[float]] | None = None
 
     def one_update(self, log: Any) -> list[frozenset[str]] | None:
         """The time steps of the last evaluate() when it was one update of a fixed schedule
@@ -82,18 +90,35 @@ class QuickEvaluate:
         args, k, kinds = self.args, self.at_init, self.kinds
         for key in keys:
             v = initializer.get(key, None)
-            if type(v) is not np.ndarray or _kind(v) != kinds[k - self.at_init]:
+            if type(v) is not np.ndarray:
+                return False
+            dtype, ndim, _, writeable, aligned = kinds[k - self.at_init]
+            f = v.flags  # (what _kind compares, without a tuple made per call)
+            if not (
+                f.c_contiguous
+                and v.ndim == ndim
+                and v.dtype == dtype
+                and f.writeable == writeable
+                and f.aligned == aligned
+            ):
                 return False
             args[k] = v
             k += 1
         return True
 
-    def run(self, call: Callable[..., Any], log: Any) -> np.ndarray | None:
-        """One update through ``call(fn, *args)``; the ``err`` row if the code set it (a
-        copy: this object's row is cleared for the next call), else None."""
+    def run(self, call: Callable[..., Any], log: Any, direct: bool = False) -> np.ndarray | None:
+        """One update through ``call(fn, *args)`` (``direct``: the machine code called
+        itself, its errors mapped by ``call`` only when it raises); the ``err`` row if the
+        code set it (a copy: this object's row is cleared for the next call), else None."""
         updates = int(self.clock[2])
         log.mark = (int(log.pos[0]), log.static_updates)
-        call(self.entry, *self.args)
+        if not direct:
+            call(self.entry, *self.args)
+        else:
+            try:
+                self.entry(*self.args)
+            except (ValueError, IndexError, SystemError):  # (mapped as call_checked does)
+                call(_reraise, sys.exc_info()[1])
         if self.static:
             log.static_updates += int(self.clock[2]) - updates
         err = self.err
@@ -102,6 +127,38 @@ class QuickEvaluate:
             err[:] = 0
             return out
         return None
+
+
+def evaluate_again(graph: Any, initializer: Mapping[str, Any] | None) -> tuple | None:
+    """A repeated ``evaluate()`` without a time increment replayed on ``graph`` (a
+    :class:`.graph.CompiledGraph`) when its :class:`QuickEvaluate` fits: the ``(time steps,
+    times)`` of the update (``last_update_steps``), or None when nothing was run (or a stop
+    handed the graph back to the interpreter), and the general path must run the call."""
+    q = graph._quick
+    if q is None or not q.fits(graph, initializer):
+        return None
+    try:  # (errors as run_steps gives them after a first call)
+        graph._raise_error(q.run(graph.call_jitted, graph.log, not graph.blas_macs))
+    except PythonCallFailed as e:  # (the interpreter runs it: handback.py)
+        hand_back(graph, e)
+        graph._give_up(str(e))
+        return None
+    except EVALUATION_ERRORS as e:  # (the interpreter names the node: handback.py)
+        hand_back_failure(graph, e)
+        graph._give_up(f"{type(e).__name__}: {e}", quiet=True)
+        return None
+    graph.history.add(1, None, initializer, True)
+    pair = q.pair
+    if pair is None:
+        pair = graph.last_update_steps()
+        if q._steps is not None and not graph.absolute_clock().enabled:
+            q.pair = pair  # (the same frozen sets and zero times at every call)
+    return pair
+
+
+def _reraise(error: BaseException) -> None:
+    """Raise ``error`` again (inside ``call``, which maps it as generated code's own)."""
+    raise error
 
 
 def _kind(v: Any) -> tuple | None:

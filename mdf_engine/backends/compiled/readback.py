@@ -72,7 +72,9 @@ class Reader:
     def __init__(self, layout: Layout, node_ids: list[str], outputs: Mapping[str, Any]):
         self.layout = layout
         self._index = {nid: k for k, nid in enumerate(node_ids)}
-        self._slots: dict[tuple[str, str], tuple[Slot | None, int]] = {}
+        #: per (node, name): its slot, its node's ``ever`` index, and a plain array slot's
+        #: index in ``A`` (else -1)
+        self._slots: dict[tuple[str, str], tuple[Slot | None, int, int]] = {}
         self._node_ids, self._outputs = node_ids, outputs
         self._table: OutputTable | None = None
 
@@ -87,16 +89,17 @@ class Reader:
     def read(self, state: dict, node: str, name: str) -> Any:
         """The value of ``node``'s ``name`` in ``state``; :data:`UNREAD` when the layout has
         no slot for it or ``node`` has not run (its ``ever`` entry False)."""
-        key = (node, name)
-        hit = self._slots.get(key)
+        hit = self._slots.get((node, name))
         if hit is None:
-            hit = (self.layout.lookup(node, name), self._index.get(node, -1))
-            self._slots[key] = hit
-        slot, k = hit
+            slot = self.layout.lookup(node, name)
+            plain = slot is not None and slot.kind is Storage.ARRAY and not slot.seq
+            hit = (slot, self._index.get(node, -1), slot.index if plain and slot.won < 0 else -1)
+            self._slots[(node, name)] = hit
+        slot, k, plain = hit
         ever = state.get("ever")
         if slot is None or (ever is not None and not ever[k]):
             return UNREAD
-        return read_value(state, slot)
+        return state["A"][plain].copy() if plain >= 0 else read_value(state, slot)
 
 
 def read_value(state: dict, slot: Slot) -> Any:
@@ -118,14 +121,19 @@ class StateReads:
     node_ids: list[str]
     _live: bool
     _nodes: Any
+    handover: Any
     interp: Any
 
     def value(self, node: str, name: str) -> Any:
         """The current value of an input port, parameter, function or output port (looked up
         in that order, as the interpreted backend does)."""
-        if not self._live and self._nodes is None:
+        state = self._state  # (not _live, and no nodes run node by node: the interpreter's)
+        if self._nodes is None and (state is None or self.handover is not None):
             return self.interp.value(node, name)
-        got = self._reads().read(self._state, node, name)
+        reader = self._reader
+        if reader is None or reader.layout is not self._layout:
+            reader = self._reads()
+        got = reader.read(state, node, name)
         # (unread: its error names what is missing; an unrun node's slot holds warm-up values)
         return self.interp.value(node, name) if got is UNREAD else got
 

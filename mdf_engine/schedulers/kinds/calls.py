@@ -23,12 +23,21 @@ if TYPE_CHECKING:  # (imported where graph-scheduler's own condition is built)
 COMPARATORS = ("<", "<=", ">", ">=", "==", "!=")
 
 
+def _is_zero(i: Any) -> bool:
+    try:
+        return int(i) == 0
+    except (TypeError, ValueError):
+        return False
+
+
 def threshold_number(value: Any, indices: Any, what: str) -> float:
     """The number a ``Threshold`` compares: ``value`` at ``indices``, which must hold one
     element (a one-element array, such as PsyNeuLink's ``[x]`` at index 0, is that element, as
     graph-scheduler's ``float()`` took it); ``what`` names the value (``node.parameter``)."""
     v = value
     for i in indices if indices is not None else ():
+        if np.ndim(v) == 0 and np.size(v) == 1 and _is_zero(i):
+            continue  # PsyNeuLink's [[x]] at (0, 0) where the value is held as x
         try:
             v = np.asarray(v)[int(i)]
         except (IndexError, TypeError, ValueError):

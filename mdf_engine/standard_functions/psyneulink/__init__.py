@@ -11,10 +11,11 @@ registered with ``since=0`` so that the standard version stays the default of th
 and every (name, since) pair names one kernel.
 
 One family per module, each documenting its formulas: :mod:`.transfer` (linear, logistic,
-exponential), :mod:`.combination` (linearcombination, reduce), :mod:`.objective` (distance,
+exponential, tanh, relu, gaussian, identity, softmax), :mod:`.combination` (linearcombination, reduce), :mod:`.objective` (distance,
 energy), :mod:`.integrators` (one-step simple, adaptive, leaky competing and FitzHugh-Nagumo
 integrators), :mod:`.drift_diffusion` (driftdiffusionanalytical) and :mod:`.control`
-(defaultallocationfunction). Importing this package registers all of them.
+(defaultallocationfunction), :mod:`.more_integrators` (interactive activation, Ornstein-Uhlenbeck).
+Importing this package registers all of them.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from . import (  # noqa: F401  (importing a family registers its kernels)
     control,
     drift_diffusion,
     integrators,
+    more_integrators,
     objective,
     transfer,
 )

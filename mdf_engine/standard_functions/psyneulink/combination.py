@@ -2,7 +2,8 @@
 
 * ``linearcombination``: items of ``variable0`` (axis 0) raised to ``exponents``, multiplied by
   ``weights`` (one per item), combined by ``operation`` ("sum" or "product") across items, then
-  ``*scale + offset``; a 0-d/1-d variable is just ``variable0*scale + offset``.
+  ``*scale + offset``; a 0-d/1-d variable is just ``variable0*scale + offset``; items of shape
+  ``(1, n)`` (ports declared 2-d) are PsyNeuLink's ``(n,)`` items.
 * ``reduce``: the same on the elements of each item (axis 1 of the variable made 2-d).
 """
 
@@ -81,6 +82,8 @@ def linearcombination(
     op = _operation(operation, "linearcombination")
     if v.ndim < 2:  # one item: nothing to combine
         return _scaled(v, scale, offset)
+    if v.ndim == 3 and v.shape[1] == 1:  # items read from (1, n) ports: PsyNeuLink's are (n,)
+        v = v[:, 0, :]
     return _combined(_weighted(v, weights, exponents, 0), 0, op, scale, offset)
 
 
