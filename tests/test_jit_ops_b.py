@@ -104,7 +104,10 @@ def _kind(c) -> tuple:
 
 
 def _cap(op: str) -> int:
-    return PER_OP_RESIZE if op in ("Resize", "Upsample") else 1 if op in RECURRENT else PER_OP
+    if op in ("Resize", "Upsample"):
+        return PER_OP_RESIZE
+    # (the ten Reduce* ops share their cores: one case each)
+    return 1 if op in RECURRENT or op.startswith("Reduce") else PER_OP
 
 
 def _cases():
