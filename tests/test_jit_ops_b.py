@@ -118,11 +118,7 @@ def _cases():
         if c.name in skips or c.domain not in ("", "ai.onnx") or c.op not in OPS:
             continue
         kinds = seen.setdefault(c.op, set())
-        if (
-            not _usable(c)
-            or _kind(c) in kinds
-            or len(kinds) >= (PER_OP_RESIZE if c.op == "Resize" else PER_OP)
-        ):
+        if not _usable(c) or _kind(c) in kinds or len(kinds) >= _cap(c.op):
             continue
         kinds.add(_kind(c))
         out.append(pytest.param(c, id=c.name))
