@@ -40,14 +40,13 @@ from ._ew_binary import (
 )
 from ._ew_codes import *  # noqa: F403  (the op codes, read as K.ADD, K.RELU, ...)
 from ._ew_codes import __all__ as _CODES
-from ._ew_unary import axis_core, axis_nb, classify_core, unary_core, unary_int_core, unary_nb
+from ._ew_unary import axis_core, classify_core, unary_core, unary_int_core, unary_nb
 
 __all__ = [
     *_CODES,
     "arith_core",
     "arith_nb",
     "axis_core",
-    "axis_nb",
     "broadcast_nb",
     "bshape_nb",
     "bstrides_nb",

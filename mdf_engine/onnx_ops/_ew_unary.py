@@ -1,7 +1,8 @@
 """Unary and along-an-axis loops of the elementwise kernels: ``unary_core`` (float math and the
 activations, three float parameters), ``unary_int_core`` (the unary ops defined on integers),
 ``classify_core`` (IsNaN/IsInf), ``axis_core`` (Softmax/LogSoftmax/Hardmax over the middle axis of
-an (outer, n, inner) view), and the nopython entry points ``unary_nb`` and ``axis_nb``."""
+an (outer, n, inner) view; the Softmax family's twins are in ``_jitb_axis``), and the nopython
+entry point ``unary_nb``."""
 
 from __future__ import annotations
 
@@ -282,27 +283,4 @@ def unary_nb(code, X, p1, p2, p3):
     x = np.asarray(X)
     out = np.empty(x.shape, x.dtype)
     unary_core(code, np.ascontiguousarray(x).reshape(-1), out.reshape(-1), p1, p2, p3)
-    return out
-
-
-@njit(cache=True)
-def axis_nb(code, X, axis, coerce_2d):
-    """Softmax-family op along ``axis`` (per axis, or over the trailing block when coerce_2d)."""
-    x = np.ascontiguousarray(np.asarray(X))
-    nd = x.ndim
-    ax = axis + nd if axis < 0 else axis
-    outer = 1
-    for d in range(ax):
-        outer *= x.shape[d]
-    n = 1
-    inner = 1
-    if coerce_2d:
-        for d in range(ax, nd):
-            n *= x.shape[d]
-    else:
-        n = x.shape[ax]
-        for d in range(ax + 1, nd):
-            inner *= x.shape[d]
-    out = np.empty(x.shape, x.dtype)
-    axis_core(code, x.reshape(-1), out.reshape(-1), outer, n, inner)
     return out

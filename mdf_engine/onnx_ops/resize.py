@@ -4,7 +4,8 @@ Resizing is separable: for each resized axis an index/weight table (output cell 
 cells and their weights) is built from the coordinate transformation, the interpolation mode
 (nearest, linear, cubic; antialiased when downsampling with ``antialias=1``) and the edge rules
 (taps clamped to the edge, or dropped and the weights renormalized with ``exclude_outside``).
-A Numba kernel then applies the table along that axis. Nearest resizing only gathers, so it
+A Numba kernel then applies the table along that axis (the ``jit=`` twins, which take the
+same steps: :mod:`._jitb_resize`). Nearest resizing only gathers, so it
 keeps any dtype exactly. With ``tf_crop_and_resize`` a cell whose source coordinate falls
 outside the input on any axis gets ``extrapolation_value``.
 """
@@ -21,6 +22,13 @@ from ..errors import MDFError
 from ..limits import check_elements
 from ..registry import REQUIRED
 from . import as_array, onnx_op
+from ._jitb_resize import (
+    resize10_like_jit,
+    resize11_like_jit,
+    resize18_like_jit,
+    upsample7_like_jit,
+    upsample_like_jit,
+)
 
 COORD_MODES = (
     "half_pixel",
@@ -343,7 +351,14 @@ def _legacy_mode(mode: str, op: str) -> str:
     return m
 
 
-@onnx_op("Resize", inputs=("X", "scales"), attributes={"mode": "nearest"}, since=10)
+@onnx_op(
+    "Resize",
+    inputs=("X", "scales"),
+    attributes={"mode": "nearest"},
+    since=10,
+    jit=resize10_like_jit,
+    jit_like=True,
+)
 def resize_10(X: Any, scales: Any, *, mode="nearest") -> tuple[np.ndarray]:
     """Resize by ``scales`` (opset 10): asymmetric coordinates, nearest or (multi)linear."""
     return (
@@ -365,6 +380,8 @@ def resize_10(X: Any, scales: Any, *, mode="nearest") -> tuple[np.ndarray]:
     optional=("roi", "scales", "sizes"),
     attributes=RESIZE_ATTRS,
     since=11,
+    jit=resize11_like_jit,
+    jit_like=True,
 )
 def resize_11(
     X: Any, roi: Any = None, scales: Any = None, sizes: Any = None, **attrs: Any
@@ -385,6 +402,8 @@ def resize_11(
         "keep_aspect_ratio_policy": "stretch",
     },
     since=18,
+    jit=resize18_like_jit,
+    jit_like=True,
 )
 def resize_18(
     X: Any, roi: Any = None, scales: Any = None, sizes: Any = None, **attrs: Any
@@ -393,13 +412,27 @@ def resize_18(
     return (_resize(X, roi, scales, sizes, **attrs),)
 
 
-@onnx_op("Upsample", inputs=("X",), attributes={"mode": "nearest", "scales": REQUIRED}, since=7)
+@onnx_op(
+    "Upsample",
+    inputs=("X",),
+    attributes={"mode": "nearest", "scales": REQUIRED},
+    since=7,
+    jit=upsample7_like_jit,
+    jit_like=True,
+)
 def upsample_7(X: Any, *, mode="nearest", scales=None) -> tuple[np.ndarray]:
     """Upsample by the ``scales`` attribute (each >= 1): nearest or linear, asymmetric."""
     return upsample_9(X, scales, mode=mode)
 
 
-@onnx_op("Upsample", inputs=("X", "scales"), attributes={"mode": "nearest"}, since=9)
+@onnx_op(
+    "Upsample",
+    inputs=("X", "scales"),
+    attributes={"mode": "nearest"},
+    since=9,
+    jit=upsample_like_jit,
+    jit_like=True,
+)
 def upsample_9(X: Any, scales: Any, *, mode="nearest") -> tuple[np.ndarray]:
     """Upsample by ``scales`` (each >= 1): nearest or linear, asymmetric coordinates."""
     s = np.asarray(scales, np.float64).reshape(-1)

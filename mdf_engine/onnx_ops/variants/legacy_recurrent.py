@@ -73,6 +73,23 @@ def _seed_inputs(
     return lens, h0, d, dirs, _names(activations if activations is not None else default, op)
 
 
+def _family(
+    kernel: Any, inputs: tuple, acts: list[str], d: str, clip: Any, hidden_size: Any, **extra: Any
+) -> tuple:
+    """The family ``kernel`` on a seed op's inputs in the family's order (``X`` as a float
+    array), its activations per direction, direction, clip and hidden size (and ``extra``)."""
+    X, *rest = inputs
+    return kernel(
+        float_dtype(arr(X)),
+        *rest,
+        activations=acts,
+        clip=clip,
+        direction=d,
+        hidden_size=hidden_size,
+        **extra,
+    )
+
+
 def _per_direction(names: list[str], per: int, dirs: int, op: str) -> list[list[str]]:
     if len(names) == per:
         names = names * dirs
@@ -129,18 +146,7 @@ def rnn_legacy(
         "RNN", initial_h, sequence_lens, direction, activations, [activation or "tanh"]
     )
     acts = [a for per in _per_direction(names, 1, dirs, "RNN") for a in per]
-    return rnn(
-        float_dtype(arr(X)),
-        W,
-        R,
-        B,
-        lens,
-        h0,
-        activations=acts,
-        clip=clip,
-        direction=d,
-        hidden_size=hidden_size,
-    )
+    return _family(rnn, (X, W, R, B, lens, h0), acts, d, clip, hidden_size)
 
 
 @legacy_op(
@@ -183,19 +189,8 @@ def gru_legacy(
     acts = []
     for f, r, g in _per_direction(names, 3, dirs, "GRU"):
         acts += [_same([f, r], "GRU", "update and reset"), g]
-    return gru(
-        float_dtype(arr(X)),
-        W,
-        R,
-        B,
-        lens,
-        h0,
-        activations=acts,
-        clip=clip,
-        direction=d,
-        hidden_size=hidden_size,
-        linear_before_reset=int(linear_before_reset),
-    )
+    lbr = int(linear_before_reset)
+    return _family(gru, (X, W, R, B, lens, h0), acts, d, clip, hidden_size, linear_before_reset=lbr)
 
 
 @legacy_op(
@@ -251,18 +246,5 @@ def lstm_legacy(
                 f"onnx::LSTM: P must be [{dirs}, {3 * hs}] (element-wise peepholes; "
                 f"the seed's matrix form is not supported), got {arr(P).shape}"
             )
-    return lstm(
-        float_dtype(arr(X)),
-        W,
-        R,
-        B,
-        lens,
-        h0,
-        initial_c,
-        P,
-        activations=acts,
-        clip=clip,
-        direction=d,
-        hidden_size=hidden_size,
-        input_forget=int(input_forget),
-    )
+    inputs = (X, W, R, B, lens, h0, initial_c, P)
+    return _family(lstm, inputs, acts, d, clip, hidden_size, input_forget=int(input_forget))
