@@ -47,8 +47,7 @@ NOT_COMPILED: dict[str, str] = {}
 #: Numba kernel yet. Any other file's compiled code that calls a function through Python fails
 #: the test until it is listed here.
 PYTHON_CALLS: dict[str, list[str]] = {
-    f"psyneulink/v0.21.0.0/wide_tm_softmax{s}.json": ["softmax"]
-    for s in ("", "_indicator", "_max")
+    f"psyneulink/v0.21.0.0/wide_tm_softmax{s}.json": ["softmax"] for s in ("", "_indicator", "_max")
 }
 
 #: functions the compiled loop draws itself when their attributes are constants

@@ -49,8 +49,7 @@ for _v in ("v0.15.3.0", "v0.21.0.0"):  # PsyNeuLink's own test scripts (make_tes
         "allocation, which the file cannot express ('gridsearch' is refused)"
     )
     KNOWN[(_v, "tests_stroop_conflict_monitoring")] = (
-        "the export drops the CONTROL mechanism's control signal to TASK's gain "
-        "(docs/pnl.md)"
+        "the export drops the CONTROL mechanism's control signal to TASK's gain (docs/pnl.md)"
     )
 
 
