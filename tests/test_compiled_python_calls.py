@@ -86,9 +86,7 @@ def test_function_without_kernel_runs_through_python_in_the_compiled_loop(cache,
     with caplog.at_level(logging.WARNING, logger="mdf_engine"):
         a, b = _both(_conv_model(), 25)
     assert b.runner.mode == "compiled" and b.runner.python_calls == ["onnx::TopK"]
-    assert any(
-        "onnx::TopK has no Numba kernel" in r.getMessage() for r in caplog.records
-    )
+    assert any("onnx::TopK has no Numba kernel" in r.getMessage() for r in caplog.records)
     for name in ("out", "total", "x"):
         np.testing.assert_allclose(
             b.value("n", name), a.value("n", name), rtol=1e-12, atol=0, err_msg=name

@@ -513,8 +513,8 @@ NO_REFERENCE = {
 }
 #: families whose whole graph compiles to one Numba function (all ops have jit kernels)
 #: (RNN/GRU/LSTM have Numba kernels; shape's Split, DepthToSpace/SpaceToDepth and creation's
-#: EyeLike too, since helper jitA; normalization's since jitB)
-COMPILES = {"compiled_mix", "recurrent", "shape", "creation", "normalization"}
+#: EyeLike too, since helper jitA; normalization's and resize's since jitB)
+COMPILES = {"compiled_mix", "recurrent", "shape", "creation", "normalization", "resize"}
 #: families not run on the compiled backend: all their ops have jit kernels, so it would
 #: compile each whole family (minutes cold on 2 cores); ``compiled_mix`` takes ops of each
 #: through it, and test_onnx_elementwise_mdf.py::test_jit_in_nopython checks their jit kernels

@@ -82,7 +82,7 @@ REFUSED = {
     "Izhikevich.mdf.json": "node 'InputList_stim' has no output port 'i'",
     # functions the engine itself does not run (test_wild_psyneulink: strict xfails)
     "tests_model_with_control.json": "unknown function 'gridsearch'",
-    "tests_stroop_conflict_monitoring.json": "unknown function 'identity'",
+    "tests_stroop_conflict_monitoring.json": "function 'identity' (namespace pnl) has no ONNX",
     # random draws: onnxruntime's generator is not the engine's (docs/onnx_io.md)
     "tests_model_integrators.json": "draws random numbers",
     "tests_model_integrators_edges.json": "draws random numbers",
@@ -99,6 +99,33 @@ REFUSED = {
     "PyNN_IF_cond_net.mdf.json": "unknown name 'v'",
     # an MDF v0.1 sketch (the reference cannot read it either)
     "leaky_competing_accumulator.yaml": "condition args must be a mapping",
+    # PsyNeuLink 0.21 exports of helper pnlwide: functions and calls with no ONNX form yet, draws
+    "wide_cond_all_have_run.json": "function 'linearcombination' (namespace pnl) has no ONNX export",
+    "wide_ddm_integrator.json": "function 'onnx::RandomNormal' draws random numbers",
+    "wide_fan_out_in.json": "function 'tanh' (namespace pnl) has no ONNX export",
+    "wide_int_ddi.json": "function 'onnx::RandomNormal' draws random numbers",
+    "wide_int_dual_adaptive.json": "unknown function 'dualadaptiveintegrator'",
+    "wide_int_interactive_activation.json": "function 'interactiveactivationintegrator' (namespace pnl) has no ONNX export",
+    "wide_int_ornstein_uhlenbeck.json": "function 'ornsteinuhlenbeckintegrator' (namespace pnl) has no ONNX export",
+    "wide_nested_two_levels.json": "function 'tanh' (namespace pnl) has no ONNX export",
+    "wide_pm_lincomb_exponents.json": "function 'linearcombination' (namespace pnl) has no ONNX export",
+    "wide_pm_lincomb_product.json": "function 'linearcombination' (namespace pnl) has no ONNX export",
+    "wide_pm_lincomb_weights.json": "function 'linearcombination' (namespace pnl) has no ONNX export",
+    "wide_pm_reduce.json": "function 'reduce' (namespace pnl) has no ONNX export",
+    "wide_pm_reduce_product.json": "function 'reduce' (namespace pnl) has no ONNX export",
+    "wide_ports_input_weights.json": "function 'linearcombination' (namespace pnl) has no ONNX export",
+    "wide_ports_standard_outputs.json": "call 'numpy.var(stdout_Linear_Function_740)' has no ONNX export",
+    "wide_ports_two_inputs_outputs.json": "call 'numpy.array([two_x, two_y])' has no ONNX export",
+    "wide_proj_random_seeded.json": "function 'tanh' (namespace pnl) has no ONNX export",
+    "wide_tm_clip.json": "call 'numpy.clip(clip_Linear_Function_224, -1.0, 1.5)' has no ONNX export",
+    "wide_tm_gaussian.json": "function 'gaussian' (namespace pnl) has no ONNX export",
+    "wide_tm_identity.json": "function 'identity' (namespace pnl) has no ONNX export",
+    "wide_tm_integrator_clip.json": "call 'numpy.clip(tmclip_Linear_Function_245, -0.8, 1.0)' has no ONNX export",
+    "wide_tm_relu.json": "function 'relu' (namespace pnl) has no ONNX export",
+    "wide_tm_softmax.json": "function 'softmax' (namespace pnl) has no ONNX export",
+    "wide_tm_softmax_indicator.json": "function 'softmax' (namespace pnl) has no ONNX export",
+    "wide_tm_softmax_max.json": "function 'softmax' (namespace pnl) has no ONNX export",
+    "wide_tm_tanh.json": "function 'tanh' (namespace pnl) has no ONNX export",
 }
 
 

@@ -222,10 +222,11 @@ def is_constant(pp: Any) -> bool:
 
 
 def _index_scalar(v: Any, indices: Any) -> float:
-    arr = np.asarray(v, dtype=float)
-    for i in indices or []:
-        arr = arr[int(i)]
-    return float(np.asarray(arr).reshape(-1)[0])
+    """The number a Threshold compares, as the schedulers read it (PsyNeuLink's (0, 0) on a
+    value held as one number included)."""
+    from ..schedulers.kinds.calls import threshold_number
+
+    return threshold_number(v, indices, "a Threshold's value")
 
 
 def _fresh(names: set[str], base: str) -> str:
