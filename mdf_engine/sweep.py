@@ -135,13 +135,11 @@ def make_design(
     axes = []
     for name in names:
         v = params[name]
-        if isinstance(v, str):
-            arr = parse_range(v)  # (its own errors name the range)
-        else:
-            try:  # (a list of texts, a dict: refused below)
-                arr = np.atleast_1d(np.asarray(v, float))
-            except (TypeError, ValueError, OverflowError):
-                arr = np.zeros((0,))
+        try:  # (a list of texts, a dict: refused below)
+            arr = None if isinstance(v, str) else np.atleast_1d(np.asarray(v, float))
+        except (TypeError, ValueError, OverflowError):
+            arr = np.zeros((0,))
+        arr = parse_range(v) if arr is None else arr  # (its own errors name the range)
         if arr.ndim != 1 or arr.size == 0:
             raise MDFError(f"sweep '{name}': expected a non-empty list of numbers")
         axes.append(arr)
