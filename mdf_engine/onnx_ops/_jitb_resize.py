@@ -29,7 +29,11 @@ _MESSAGE = "Resize: " + SHAPE_CHANGED
 
 @numba.njit(cache=True)
 def _coord(o, mode, scale, n_in, n_out, start, end):
-    """The input coordinate output cell ``o`` samples (``resize._source_coord``)."""
+    """The input coordinate that output cell ``o`` samples (ONNX coordinate transformation).
+
+    As in ONNX, the resized length in these formulas is ``scale * n_in`` (a real number, not
+    the integer output size), except in half_pixel_symmetric's adjustment and in
+    tf_crop_and_resize. The Python kernel runs it as plain Python (resize.py)."""
     length = scale * n_in
     if mode == "half_pixel":
         return (o + 0.5) / scale - 0.5

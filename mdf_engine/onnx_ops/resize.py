@@ -23,12 +23,15 @@ from ..limits import check_elements
 from ..registry import REQUIRED
 from . import as_array, onnx_op
 from ._jitb_resize import (
+    _coord,
     resize10_like_jit,
     resize11_like_jit,
     resize18_like_jit,
     upsample7_like_jit,
     upsample_like_jit,
 )
+from ._jitb_resize import _cubic as _jit_cubic
+from ._jitb_resize import _nearest as _jit_nearest
 
 COORD_MODES = (
     "half_pixel",
@@ -45,55 +48,11 @@ MAX_AXIS_CELLS = 2**20
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
 
 
-def _source_coord(
-    o: int, mode: str, scale: float, n_in: int, n_out: int, start: float, end: float
-) -> float:
-    """The input coordinate that output cell ``o`` samples (ONNX coordinate transformation).
-
-    As in ONNX, the resized length in these formulas is ``scale * n_in`` (a real number, not
-    the integer output size), except in half_pixel_symmetric's adjustment and in
-    tf_crop_and_resize."""
-    length = scale * n_in
-    if mode == "half_pixel":
-        return (o + 0.5) / scale - 0.5
-    if mode == "half_pixel_symmetric":
-        adjust = n_out / (scale * n_in)
-        offset = n_in / 2.0 * (1.0 - adjust)
-        return offset + (o + 0.5) / scale - 0.5
-    if mode == "pytorch_half_pixel":
-        return (o + 0.5) / scale - 0.5 if length > 1 else 0.0
-    if mode == "align_corners":
-        return 0.0 if length == 1 else o * (n_in - 1) / (length - 1)
-    if mode == "asymmetric":
-        return o / scale
-    if mode == "tf_half_pixel_for_nn":
-        return (o + 0.5) / scale
-    # tf_crop_and_resize
-    if n_out > 1:
-        return start * (n_in - 1) + o * (end - start) * (n_in - 1) / (n_out - 1)
-    return 0.5 * (start + end) * (n_in - 1)
-
-
-def _nearest(x: float, mode: str, scale: float) -> int:
-    if mode == "round_prefer_floor":
-        return math.ceil(x - 0.5)
-    if mode == "round_prefer_ceil":
-        return math.floor(x + 0.5)
-    if mode == "floor":
-        return math.floor(x)
-    if mode == "ceil":
-        return math.ceil(x)
-    # "simple" (Resize-10 / Upsample): truncate when enlarging, ceil when shrinking
-    return math.ceil(x) if scale < 1 else math.floor(x)
-
-
-def _cubic(t: float, a: float) -> float:
-    t = abs(t)
-    if t <= 1:
-        return ((a + 2) * t - (a + 3)) * t * t + 1
-    if t < 2:
-        return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a
-    return 0.0
+# the coordinate, nearest-index and cubic-weight rules are the nopython kernel's own functions,
+# run as plain Python here (``py_func``): one spelling of each for both kernels
+_source_coord = _coord.py_func
+_nearest = _jit_nearest.py_func
+_cubic = _jit_cubic.py_func
 
 
 def _axis_table(
